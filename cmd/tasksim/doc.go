@@ -1,0 +1,7 @@
+// Command tasksim is the command line of tasksim, a load and chaos simulator for fleets of
+// MCP Tasks: subcommands, flags (pflag), signals and exit codes. It is the only package that
+// wires the others together; the engines never exit or touch signals themselves.
+//
+// Exit codes (DESIGN.md section 5): 0 pass, 1 runtime error, 2 usage or invalid input,
+// 99 a gate or threshold failed.
+package main

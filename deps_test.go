@@ -1,0 +1,50 @@
+// Package tasksim_test holds repository-wide checks.
+package tasksim_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/tasksim/tasksim"
+
+// allowedImports is the dependency direction of DESIGN.md section 1: for each package, the
+// tasksim packages it may import (directly or not). Third-party modules and the standard
+// library are always allowed; cmd/tasksim may import everything.
+var allowedImports = map[string][]string{
+	"internal/mcp": {},
+	"metrics":      {},
+	"scenarios":    {},
+	"results":      {"metrics", "scenarios"},
+	"loadgen":      {"internal/mcp", "metrics", "scenarios"},
+	"mockserver":   {"internal/mcp", "metrics", "scenarios"},
+}
+
+// TestImportRules runs `go list -deps` for every library package and fails on any tasksim
+// dependency that DESIGN.md section 1 does not allow (loadgen and mockserver, above all,
+// must never reach each other).
+func TestImportRules(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go command not available")
+	}
+	for pkg, allowed := range allowedImports {
+		out, err := exec.Command("go", "list", "-deps", "./"+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps ./%s: %v", pkg, err)
+		}
+		ok := map[string]bool{pkg: true}
+		for _, a := range allowed {
+			ok[a] = true
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			rel, inModule := strings.CutPrefix(dep, module+"/")
+			if !inModule {
+				continue
+			}
+			if !ok[rel] {
+				t.Errorf("%s depends on %s, which DESIGN.md section 1 does not allow", pkg, rel)
+			}
+		}
+	}
+}

@@ -1,0 +1,202 @@
+package mcp
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// Op is a protocol operation, independent of how a dialect spells it on the wire. Ops index
+// arrays (per-method latency histograms, request counters), so the hot path never keys
+// anything by a method string.
+type Op uint8
+
+const (
+	OpUnknown Op = iota
+	OpInitialize
+	OpInitialized
+	OpPing
+	OpToolsList
+	OpToolsCall
+	OpTasksGet
+	OpTasksResult
+	OpTasksList
+	OpTasksCancel
+	OpTaskStatus
+	OpElicit
+	OpCancelled
+	NumOps
+)
+
+// metricNames are the stable names of DESIGN.md section 4 (latency_<name>).
+var metricNames = [NumOps]string{
+	"unknown", "initialize", "initialized", "ping", "tools_list", "tools_call", "tasks_get",
+	"tasks_result", "tasks_list", "tasks_cancel", "tasks_status", "elicitation_create", "cancelled",
+}
+
+// MetricName returns the op's stable metric name, e.g. "tasks_get".
+func (o Op) MetricName() string {
+	if o < NumOps {
+		return metricNames[o]
+	}
+	return "unknown"
+}
+
+// Dialect is the seam between tasksim's engines and one protocol revision: method names,
+// field names and result shapes. The engines speak in Ops and Tasks; a Dialect turns them into
+// bytes and back.
+type Dialect interface {
+	// Version is the protocolVersion string of this revision.
+	Version() string
+	// Method returns the wire method of op, or "" when the revision has no such method.
+	Method(op Op) string
+	// Op maps a wire method to its Op; OpUnknown when the revision has no such method.
+	Op(method string) Op
+	// AppendTask appends the flattened task result of tasks/get and tasks/cancel.
+	AppendTask(dst []byte, t *Task) []byte
+	// AppendCreateResult appends the reply to an accepted task-augmented tools/call (R11).
+	AppendCreateResult(dst []byte, t *Task) []byte
+	// ParseCallReply reads a tools/call result: a created task, or a plain CallToolResult
+	// when the receiver ran the call synchronously. Exactly one of the two is non-nil.
+	ParseCallReply(raw []byte) (*Task, *CallToolResult, error)
+}
+
+// Method names of protocol 2025-11-25.
+const (
+	MethodInitialize  = "initialize"
+	MethodInitialized = "notifications/initialized"
+	MethodPing        = "ping"
+	MethodToolsList   = "tools/list"
+	MethodToolsCall   = "tools/call"
+	MethodTasksGet    = "tasks/get"
+	MethodTasksResult = "tasks/result"
+	MethodTasksList   = "tasks/list"
+	MethodTasksCancel = "tasks/cancel"
+	MethodTaskStatus  = "notifications/tasks/status"
+	MethodElicit      = "elicitation/create"
+	MethodCancelled   = "notifications/cancelled"
+)
+
+// Protocol versions tasksim knows. Only 2025-11-25 has Tasks; the older ones are negotiated
+// so that a peer pinned to them gets a session without the tasks capability.
+const (
+	Version20251125 = "2025-11-25"
+	Version20250618 = "2025-06-18"
+	Version20250326 = "2025-03-26"
+	Version20241105 = "2024-11-05"
+)
+
+// KnownVersion reports whether v is a protocol version tasksim can negotiate.
+func KnownVersion(v string) bool {
+	switch v {
+	case Version20251125, Version20250618, Version20250326, Version20241105:
+		return true
+	}
+	return false
+}
+
+// HasTasks reports whether protocol version v includes Tasks (only 2025-11-25 does).
+func HasTasks(v string) bool { return v == Version20251125 }
+
+// V20251125 is the 2025-11-25 dialect (spec/TASKS.md).
+type V20251125 struct{}
+
+var _ Dialect = V20251125{}
+
+var methods20251125 = [NumOps]string{
+	OpInitialize:  MethodInitialize,
+	OpInitialized: MethodInitialized,
+	OpPing:        MethodPing,
+	OpToolsList:   MethodToolsList,
+	OpToolsCall:   MethodToolsCall,
+	OpTasksGet:    MethodTasksGet,
+	OpTasksResult: MethodTasksResult,
+	OpTasksList:   MethodTasksList,
+	OpTasksCancel: MethodTasksCancel,
+	OpTaskStatus:  MethodTaskStatus,
+	OpElicit:      MethodElicit,
+	OpCancelled:   MethodCancelled,
+}
+
+// Version implements Dialect.
+func (V20251125) Version() string { return Version20251125 }
+
+// Method implements Dialect.
+func (V20251125) Method(op Op) string {
+	if op < NumOps {
+		return methods20251125[op]
+	}
+	return ""
+}
+
+// Op implements Dialect.
+func (V20251125) Op(method string) Op {
+	for op := OpInitialize; op < NumOps; op++ {
+		if methods20251125[op] == method {
+			return op
+		}
+	}
+	return OpUnknown
+}
+
+// AppendTask implements Dialect: GetTaskResult and CancelTaskResult are Result & Task, the
+// task's fields at the top level. It allocates nothing beyond growing dst.
+func (V20251125) AppendTask(dst []byte, t *Task) []byte {
+	return appendTaskFields(append(dst, '{'), t)
+}
+
+// AppendCreateResult implements Dialect: CreateTaskResult nests the task under "task".
+func (V20251125) AppendCreateResult(dst []byte, t *Task) []byte {
+	dst = appendTaskFields(append(dst, `{"task":{`...), t)
+	return append(dst, '}')
+}
+
+// appendTaskFields writes the task's members and the closing brace of its object.
+func appendTaskFields(dst []byte, t *Task) []byte {
+	dst = append(dst, `"taskId":`...)
+	dst = AppendString(dst, t.TaskID)
+	dst = append(dst, `,"status":"`...)
+	dst = append(dst, t.Status.String()...)
+	dst = append(dst, '"')
+	if t.StatusMessage != "" {
+		dst = append(dst, `,"statusMessage":`...)
+		dst = AppendString(dst, t.StatusMessage)
+	}
+	dst = append(dst, `,"createdAt":`...)
+	dst = AppendString(dst, t.CreatedAt)
+	dst = append(dst, `,"lastUpdatedAt":`...)
+	dst = AppendString(dst, t.LastUpdatedAt)
+	dst = append(dst, `,"ttl":`...)
+	if t.TTL == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = strconv.AppendInt(dst, int64(*t.TTL), 10)
+	}
+	if t.PollInterval != nil {
+		dst = append(dst, `,"pollInterval":`...)
+		dst = strconv.AppendInt(dst, int64(*t.PollInterval), 10)
+	}
+	return append(dst, '}')
+}
+
+// ParseCallReply implements Dialect. A result with a "task" object is a CreateTaskResult;
+// anything else is read as a CallToolResult.
+func (V20251125) ParseCallReply(raw []byte) (*Task, *CallToolResult, error) {
+	var probe struct {
+		Task *Task `json:"task"`
+	}
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		return nil, nil, fmt.Errorf("tools/call result: %w", err)
+	}
+	if probe.Task != nil {
+		if probe.Task.TaskID == "" {
+			return nil, nil, fmt.Errorf("CreateTaskResult: task.taskId is missing")
+		}
+		return probe.Task, nil, nil
+	}
+	var r CallToolResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, nil, fmt.Errorf("CallToolResult: %w", err)
+	}
+	return nil, &r, nil
+}

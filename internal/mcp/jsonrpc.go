@@ -1,0 +1,253 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// JSON-RPC 2.0 and MCP error codes (spec/TASKS.md section 9).
+const (
+	CodeParseError             = -32700 // malformed JSON
+	CodeInvalidRequest         = -32600 // not a valid JSON-RPC 2.0 message (batches included)
+	CodeMethodNotFound         = -32601 // unknown method, or taskSupport violated (R8, R10)
+	CodeInvalidParams          = -32602 // bad params, unknown tool, unknown or foreign taskId (R46, R53)
+	CodeInternalError          = -32603 // internal failure (R48)
+	CodeURLElicitationRequired = -32042 // URL elicitation required
+)
+
+// Error is a JSON-RPC error object. It is also a Go error so that handlers can return it.
+type Error struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("json-rpc error %d: %s", e.Code, e.Message) }
+
+// Errorf returns an *Error with a formatted message.
+func Errorf(code int, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ID is a JSON-RPC request id: a string or an integer, never null (H11). The zero ID is
+// "absent", which marks a notification. It keeps the exact JSON text so that a reply echoes
+// the id byte for byte.
+type ID struct{ raw string }
+
+// StringID returns the id "s" as a JSON string.
+func StringID(s string) ID {
+	b, _ := json.Marshal(s)
+	return ID{raw: string(b)}
+}
+
+// IntID returns the integer id n.
+func IntID(n int64) ID { return ID{raw: strconv.FormatInt(n, 10)} }
+
+// IsZero reports whether the id is absent.
+func (id ID) IsZero() bool { return id.raw == "" }
+
+// String returns the id's JSON text, e.g. `"c-1"` or `7`; "" for an absent id.
+func (id ID) String() string { return id.raw }
+
+// MarshalJSON writes the id; an absent id is written as null, JSON-RPC 2.0's spelling
+// (AppendError leaves an absent id out instead, as the MCP schema requires).
+func (id ID) MarshalJSON() ([]byte, error) {
+	if id.raw == "" {
+		return []byte("null"), nil
+	}
+	return []byte(id.raw), nil
+}
+
+// UnmarshalJSON accepts a string or an integer and rejects anything else, null included.
+func (id *ID) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return errors.New("empty id")
+	}
+	switch {
+	case b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return fmt.Errorf("id: %w", err)
+		}
+	case b[0] == '-' || (b[0] >= '0' && b[0] <= '9'):
+		if _, err := strconv.ParseInt(string(b), 10, 64); err != nil {
+			return fmt.Errorf("id must be a string or an integer, got %s", b)
+		}
+	default:
+		return fmt.Errorf("id must be a string or an integer, got %s", b)
+	}
+	id.raw = string(b)
+	return nil
+}
+
+// Kind classifies a decoded message.
+type Kind uint8
+
+const (
+	KindRequest      Kind = iota + 1 // method and id
+	KindNotification                 // method, no id
+	KindResult                       // id and result
+	KindError                        // error (id may be absent if the request was unreadable)
+)
+
+// Message is one decoded JSON-RPC 2.0 message. Params and Result stay raw: the method
+// decides their type.
+type Message struct {
+	ID     ID
+	Method string
+	Params json.RawMessage
+	Result json.RawMessage
+	Error  *Error
+	Kind   Kind
+}
+
+// envelope mirrors the wire form; pointers tell "absent" from "empty".
+type envelope struct {
+	JSONRPC *string         `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  *string         `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   *Error          `json:"error"`
+}
+
+// Decode parses exactly one JSON-RPC 2.0 message. It returns a *Error with code -32700 for
+// malformed JSON and -32600 for anything that is JSON but not a single valid message; a JSON
+// array (a batch) is rejected with -32600 because 2025-11-25 has no batches. When the id
+// could be read, the returned Message carries it so that the error reply can echo it.
+func Decode(b []byte) (Message, *Error) {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return Message{}, Errorf(CodeParseError, "parse error: empty body")
+	}
+	if !json.Valid(b) {
+		return Message{}, Errorf(CodeParseError, "parse error: body is not valid JSON")
+	}
+	switch b[0] {
+	case '[':
+		return Message{}, Errorf(CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported by protocol 2025-11-25")
+	case '{':
+	default:
+		return Message{}, Errorf(CodeInvalidRequest, "invalid request: a message must be a JSON object")
+	}
+	var env envelope
+	if err := json.Unmarshal(b, &env); err != nil {
+		return Message{}, Errorf(CodeInvalidRequest, "invalid request: %v", err)
+	}
+	var m Message
+	hasID := len(env.ID) > 0 && string(env.ID) != "null"
+	if hasID {
+		if err := m.ID.UnmarshalJSON(env.ID); err != nil {
+			return Message{}, Errorf(CodeInvalidRequest, "invalid request: %v", err)
+		}
+	}
+	if env.JSONRPC == nil || *env.JSONRPC != "2.0" {
+		return m, Errorf(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
+	}
+	switch {
+	case env.Method != nil:
+		if *env.Method == "" {
+			return m, Errorf(CodeInvalidRequest, `invalid request: "method" is empty`)
+		}
+		if env.Result != nil || env.Error != nil {
+			return m, Errorf(CodeInvalidRequest, `invalid request: a request carries neither "result" nor "error"`)
+		}
+		if len(env.ID) > 0 && !hasID {
+			return m, Errorf(CodeInvalidRequest, `invalid request: "id" must not be null (H11)`)
+		}
+		if len(env.Params) > 0 && env.Params[0] != '{' && string(env.Params) != "null" {
+			return m, Errorf(CodeInvalidRequest, `invalid request: "params" must be an object`)
+		}
+		m.Method, m.Params = *env.Method, env.Params
+		if string(m.Params) == "null" {
+			m.Params = nil
+		}
+		m.Kind = KindNotification
+		if hasID {
+			m.Kind = KindRequest
+		}
+	case env.Error != nil:
+		if env.Result != nil {
+			return m, Errorf(CodeInvalidRequest, `invalid request: a response carries "result" or "error", not both`)
+		}
+		m.Error, m.Kind = env.Error, KindError
+	case env.Result != nil:
+		if !hasID {
+			return m, Errorf(CodeInvalidRequest, `invalid request: a result response needs an "id"`)
+		}
+		m.Result, m.Kind = env.Result, KindResult
+	default:
+		return m, Errorf(CodeInvalidRequest, `invalid request: a message needs "method", "result" or "error"`)
+	}
+	return m, nil
+}
+
+// AppendResult appends the JSON-RPC response {"jsonrpc":"2.0","id":id,"result":result}.
+// result must be valid JSON.
+func AppendResult(dst []byte, id ID, result []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = appendID(dst, id)
+	dst = append(dst, `,"result":`...)
+	dst = append(dst, result...)
+	return append(dst, '}')
+}
+
+// AppendError appends the JSON-RPC error response for id. An absent id (the request's id
+// could not be read) is left out rather than written as JSON-RPC 2.0's "id":null: the
+// 2025-11-25 schema makes JSONRPCErrorResponse.id optional but types it string or integer,
+// so null fails it.
+func AppendError(dst []byte, id ID, e *Error) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0",`...)
+	if !id.IsZero() {
+		dst = append(dst, `"id":`...)
+		dst = append(dst, id.raw...)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"error":`...)
+	b, _ := json.Marshal(e)
+	dst = append(dst, b...)
+	return append(dst, '}')
+}
+
+// AppendRequest appends a request (or, with a zero id, a notification) for method with
+// params already encoded as JSON (nil for none).
+func AppendRequest(dst []byte, id ID, method string, params []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0",`...)
+	if !id.IsZero() {
+		dst = append(dst, `"id":`...)
+		dst = append(dst, id.raw...)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"method":`...)
+	dst = AppendString(dst, method)
+	if params != nil {
+		dst = append(dst, `,"params":`...)
+		dst = append(dst, params...)
+	}
+	return append(dst, '}')
+}
+
+func appendID(dst []byte, id ID) []byte {
+	if id.IsZero() {
+		return append(dst, "null"...)
+	}
+	return append(dst, id.raw...)
+}
+
+// AppendString appends s as a JSON string. Plain printable ASCII (ids, method names) takes a
+// copy-only path; anything else goes through encoding/json for correct escaping.
+func AppendString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s)
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}

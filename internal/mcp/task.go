@@ -1,0 +1,149 @@
+package mcp
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Status is a task status. The zero value is invalid so that a forgotten status is caught.
+type Status uint8
+
+const (
+	StatusWorking Status = iota + 1
+	StatusInputRequired
+	StatusCompleted
+	StatusFailed
+	StatusCancelled
+	numStatuses
+)
+
+var statusNames = [numStatuses]string{"", "working", "input_required", "completed", "failed", "cancelled"}
+
+// String returns the wire name of s.
+func (s Status) String() string {
+	if s < numStatuses {
+		return statusNames[s]
+	}
+	return fmt.Sprintf("Status(%d)", s)
+}
+
+// ParseStatus maps a wire name to a Status; ok is false for an unknown name.
+func ParseStatus(name string) (s Status, ok bool) {
+	for i := StatusWorking; i < numStatuses; i++ {
+		if statusNames[i] == name {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// Terminal reports whether s is completed, failed or cancelled.
+func (s Status) Terminal() bool {
+	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
+}
+
+// Valid reports whether s is one of the five statuses.
+func (s Status) Valid() bool { return s >= StatusWorking && s < numStatuses }
+
+// MarshalJSON writes the wire name.
+func (s Status) MarshalJSON() ([]byte, error) {
+	if !s.Valid() {
+		return nil, fmt.Errorf("invalid task status %d", s)
+	}
+	return AppendString(nil, s.String()), nil
+}
+
+// UnmarshalJSON reads a wire name and rejects unknown ones.
+func (s *Status) UnmarshalJSON(b []byte) error {
+	var name string
+	if err := json.Unmarshal(b, &name); err != nil {
+		return fmt.Errorf("task status: %w", err)
+	}
+	v, ok := ParseStatus(name)
+	if !ok {
+		return fmt.Errorf("unknown task status %q", name)
+	}
+	*s = v
+	return nil
+}
+
+// transitions is the R14 table (spec/TASKS.md section 6): transitions[from][to] is true when
+// a task may move from one status to the other. A status "moving" to itself is a self update
+// (new statusMessage, new lastUpdatedAt) and is allowed for non-terminal statuses; terminal
+// statuses never change.
+//
+//	from \ to        working  input_required  completed  failed  cancelled
+//	working          self     yes             yes        yes     yes
+//	input_required   yes      self            yes        yes     yes
+//	completed        no       no              final      no      no
+//	failed           no       no              no         final   no
+//	cancelled        no       no              no         no      final
+var transitions = [numStatuses][numStatuses]bool{
+	StatusWorking:       {StatusWorking: true, StatusInputRequired: true, StatusCompleted: true, StatusFailed: true, StatusCancelled: true},
+	StatusInputRequired: {StatusWorking: true, StatusInputRequired: true, StatusCompleted: true, StatusFailed: true, StatusCancelled: true},
+}
+
+// InitialStatus is the status every new task starts in (R13).
+const InitialStatus = StatusWorking
+
+// CanTransition reports whether R14 allows a task observed in from to be observed next in to.
+// Observing a terminal status again (from == to, terminal) is a repeat, not a change, and is
+// allowed; any change out of a terminal status is not.
+func CanTransition(from, to Status) bool {
+	if !from.Valid() || !to.Valid() {
+		return false
+	}
+	if from == to {
+		return true
+	}
+	return transitions[from][to]
+}
+
+// Task is the 2025-11-25 wire form of a task (spec/TASKS.md section 4). TTL is always sent:
+// nil is written as null (unlimited retention, R44).
+type Task struct {
+	TaskID        string `json:"taskId"`
+	Status        Status `json:"status"`
+	StatusMessage string `json:"statusMessage,omitempty"`
+	CreatedAt     string `json:"createdAt"`
+	LastUpdatedAt string `json:"lastUpdatedAt"`
+	TTL           *Ms    `json:"ttl"`
+	PollInterval  *Ms    `json:"pollInterval,omitempty"`
+}
+
+// Ms is a count of milliseconds on the wire (ttl, pollInterval). The schema says integer;
+// the TypeScript source says number, so reading is lenient about 12000.0 (spec/TASKS.md
+// section 4) while writing always emits an integer.
+type Ms int64
+
+// UnmarshalJSON accepts integers and finite numbers with a fraction, rounding down.
+func (m *Ms) UnmarshalJSON(b []byte) error {
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return fmt.Errorf("milliseconds: %w", err)
+	}
+	if f < -(1<<53) || f > 1<<53 {
+		return fmt.Errorf("milliseconds out of range: %s", b)
+	}
+	*m = Ms(f)
+	return nil
+}
+
+// Duration converts m to a time.Duration.
+func (m Ms) Duration() time.Duration { return time.Duration(m) * time.Millisecond }
+
+// TimeLayout is the RFC 3339 layout tasksim writes: UTC with milliseconds.
+const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// FormatTime formats t for createdAt and lastUpdatedAt (R42, R43).
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+// ParseTime reads an ISO 8601 / RFC 3339 timestamp, with or without fractional seconds.
+func ParseTime(s string) (time.Time, error) { return time.Parse(time.RFC3339Nano, s) }
+
+// Millis returns d in whole milliseconds as the *Ms the wire fields take.
+func Millis(d time.Duration) *Ms {
+	ms := Ms(d.Milliseconds())
+	return &ms
+}

@@ -1,0 +1,133 @@
+package mockserver
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Config tunes a Server. The zero value of every field means "use the default" written next
+// to it, so Config{} is a valid, spec-complete server.
+type Config struct {
+	// Addr is the listen address of NewServer. Default "127.0.0.1:0" (a free loopback port).
+	Addr string
+
+	// PollInterval is the pollInterval advertised on every task. Default 1s.
+	PollInterval time.Duration
+
+	// DefaultTTL is the ttl granted to a task that requests none. Default 5m.
+	DefaultTTL time.Duration
+
+	// MaxTTL caps requested ttls; larger requests are clamped to it (R45, R56). Default 1h.
+	MaxTTL time.Duration
+
+	// UnlimitedTTL grants ttl null (unlimited retention) to tasks that request no ttl,
+	// instead of DefaultTTL. Requested ttls are still clamped to MaxTTL. Default false.
+	UnlimitedTTL bool
+
+	// ReaperInterval is how often expired tasks are swept. Lookups of an expired task delete
+	// it at once as well, so this bounds cleanup lag only for tasks nobody asks about.
+	// Default 1s.
+	ReaperInterval time.Duration
+
+	// ListPageSize is the number of tasks per tasks/list page. Default 50.
+	ListPageSize int
+
+	// DefaultDuration is the duration of a tool call that passes no duration_ms. Default 1s.
+	DefaultDuration time.Duration
+
+	// Tokens maps bearer tokens to tenant names. When empty the server has no authorization
+	// context: every request is accepted, tasks are not bound to anyone, and tasks.list is not
+	// declared (R54). When set, every request needs a known token (else 401) and each task is
+	// bound to its creator's tenant (R52, R53).
+	Tokens map[string]string
+
+	// AllowedOrigins lists Origin header values accepted besides loopback origins (H10).
+	// Requests with any other Origin get 403. A request without Origin is accepted.
+	AllowedOrigins []string
+
+	// MaxBodyBytes limits a POST body; larger bodies get 413. Default 4 MiB.
+	MaxBodyBytes int64
+
+	// StatusNotifications turns on notifications/tasks/status, sent on the owning session's
+	// GET stream only (R20 says clients must not depend on them). Default off.
+	StatusNotifications bool
+
+	// ServerName and ServerVersion are reported as serverInfo. Defaults "tasksim-mock" and
+	// the tasksim version "0.1.0".
+	ServerName, ServerVersion string
+}
+
+// Limits on per-call tool arguments, so a single call cannot exhaust the mock.
+const (
+	maxDurationMs   = 24 * 60 * 60 * 1000 // one day
+	maxPayloadBytes = 1 << 20             // 1 MiB per result
+	maxInputRounds  = 16
+)
+
+// withDefaults returns c with every zero field replaced by its documented default.
+func (c Config) withDefaults() Config {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	if c.Addr == "" {
+		c.Addr = "127.0.0.1:0"
+	}
+	def(&c.PollInterval, time.Second)
+	def(&c.DefaultTTL, 5*time.Minute)
+	def(&c.MaxTTL, time.Hour)
+	def(&c.ReaperInterval, time.Second)
+	def(&c.DefaultDuration, time.Second)
+	if c.ListPageSize == 0 {
+		c.ListPageSize = 50
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = 4 << 20
+	}
+	if c.ServerName == "" {
+		c.ServerName = "tasksim-mock"
+	}
+	if c.ServerVersion == "" {
+		c.ServerVersion = "0.1.0"
+	}
+	return c
+}
+
+// Validate reports every problem with c at once.
+func (c Config) Validate() error {
+	var errs []error
+	neg := func(name string, d time.Duration) {
+		if d < 0 {
+			errs = append(errs, fmt.Errorf("%s must not be negative, got %v", name, d))
+		}
+	}
+	neg("poll interval", c.PollInterval)
+	neg("default ttl", c.DefaultTTL)
+	neg("max ttl", c.MaxTTL)
+	neg("reaper interval", c.ReaperInterval)
+	neg("default duration", c.DefaultDuration)
+	d := c.withDefaults()
+	if d.DefaultTTL > d.MaxTTL {
+		errs = append(errs, fmt.Errorf("default ttl %v exceeds max ttl %v", d.DefaultTTL, d.MaxTTL))
+	}
+	if d.DefaultDuration > maxDurationMs*time.Millisecond {
+		errs = append(errs, fmt.Errorf("default duration %v exceeds the limit of 24h", d.DefaultDuration))
+	}
+	if c.ListPageSize < 0 {
+		errs = append(errs, fmt.Errorf("list page size must not be negative, got %d", c.ListPageSize))
+	}
+	if c.MaxBodyBytes < 0 {
+		errs = append(errs, fmt.Errorf("max body bytes must not be negative, got %d", c.MaxBodyBytes))
+	}
+	for tok, tenant := range c.Tokens {
+		if tok == "" {
+			errs = append(errs, errors.New("a token must not be empty"))
+		}
+		if tenant == "" {
+			errs = append(errs, errors.New("every token needs a tenant name"))
+		}
+	}
+	return errors.Join(errs...)
+}

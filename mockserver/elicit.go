@@ -1,0 +1,103 @@
+package mockserver
+
+import (
+	"strconv"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+)
+
+// elicitation is one elicitation/create the server sends for a task in input_required. Its
+// id is unique across the server, so it is never reused within any session (H11), and an
+// answer is routed by it. Mutable fields are guarded by the task's mu.
+type elicitation struct {
+	id    string // JSON-RPC id text, e.g. "e-7" with quotes
+	t     *task
+	round int
+	msg   []byte // the encoded request
+
+	answered    bool
+	deliveredTo *stream // the tasks/result stream that carried it, if any
+}
+
+// elicitationSchema is the form every input round asks for.
+const elicitationSchema = `{"type":"object","properties":{"answer":{"type":"string","description":"any text"}},"required":["answer"]}`
+
+// newElicitation builds and registers the request for round of t. It carries related-task
+// _meta (R31, R36).
+func (s *Server) newElicitation(t *task, round int) *elicitation {
+	id := mcp.StringID("e-" + strconv.FormatUint(s.elicitSeq.Add(1), 10))
+	params := []byte(`{"mode":"form","message":`)
+	params = mcp.AppendString(params, "tasksim needs input for task "+t.id+" (round "+strconv.Itoa(round)+" of "+strconv.Itoa(t.work.rounds)+")")
+	params = append(params, `,"requestedSchema":`+elicitationSchema+`,"_meta":`...)
+	params = append(params, mcp.RelatedTaskMeta(t.id)...)
+	params = append(params, '}')
+	e := &elicitation{id: id.String(), t: t, round: round, msg: mcp.AppendRequest(nil, id, mcp.MethodElicit, params)}
+	s.elicitMu.Lock()
+	s.elicits[e.id] = e
+	s.elicitMu.Unlock()
+	return e
+}
+
+// forgetElicitation unregisters e; later answers to it are ignored.
+func (s *Server) forgetElicitation(e *elicitation) {
+	s.elicitMu.Lock()
+	delete(s.elicits, e.id)
+	s.elicitMu.Unlock()
+}
+
+// answerElicitation routes a client's response message to the waiting task. Answers to
+// unknown ids, or from another tenant than the task's, are ignored: a response needs no reply.
+func (s *Server) answerElicitation(msg *mcp.Message, tenant string) {
+	s.elicitMu.Lock()
+	e := s.elicits[msg.ID.String()]
+	if e != nil && e.t.tenant == tenant {
+		delete(s.elicits, e.id)
+	} else {
+		e = nil
+	}
+	s.elicitMu.Unlock()
+	if e == nil {
+		return
+	}
+	if msg.Kind == mcp.KindError {
+		e.t.answer(e, "", true)
+		return
+	}
+	var r mcp.ElicitResult
+	if err := jsonUnmarshal(msg.Result, &r); err != nil {
+		r.Action = "malformed"
+	}
+	e.t.answer(e, r.Action, false)
+}
+
+// statusNotification encodes notifications/tasks/status for t when they are enabled; nil
+// otherwise. It has no related-task _meta (R21). Called with t.mu held.
+func (s *Server) statusNotification(t *task) []byte {
+	if !s.cfg.StatusNotifications || t.owner.getReaders.Load() == 0 {
+		return nil
+	}
+	var pi mcp.Ms
+	w := t.wireLocked(&pi)
+	return mcp.AppendRequest(nil, mcp.ID{}, mcp.MethodTaskStatus, s.dialect.AppendTask(nil, &w))
+}
+
+// notifyOwner queues a notification for the owning session's GET stream only (never
+// broadcast); a full queue drops it, since notifications are optional (R20).
+func (s *Server) notifyOwner(sess *session, msg []byte) {
+	if msg == nil {
+		return
+	}
+	select {
+	case sess.getQ <- msg:
+	default:
+	}
+}
+
+// sendOwner queues a server request for the owning session's GET stream when one is open.
+// If it is dropped, the request is still pending and the next tasks/result carries it.
+func (s *Server) sendOwner(sess *session, msg []byte) {
+	if sess.getReaders.Load() == 0 {
+		return
+	}
+	s.notifyOwner(sess, msg)
+}

@@ -1,0 +1,320 @@
+package mockserver
+
+import (
+	"bytes"
+	"errors"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+)
+
+// Header names of Streamable HTTP (H2, H3). Go canonicalises header keys, so these match
+// any case on the wire.
+const (
+	headerSessionID       = "Mcp-Session-Id"
+	headerProtocolVersion = "Mcp-Protocol-Version"
+)
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// serveMCP is the single MCP endpoint: POST carries one JSON-RPC message, GET opens the
+// server-to-client stream, DELETE ends a session (spec/TASKS.md section 13).
+func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
+	if !s.originAllowed(r.Header.Get("Origin")) {
+		httpError(w, http.StatusForbidden, "origin "+r.Header.Get("Origin")+" is not allowed (H10)")
+		return
+	}
+	tenant, ok := s.authenticate(r)
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="tasksim", error="invalid_token"`)
+		httpError(w, http.StatusUnauthorized, "a valid bearer token is required (H10)")
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		s.servePost(w, r, tenant)
+	case http.MethodGet:
+		s.serveGet(w, r)
+	case http.MethodDelete:
+		s.serveDelete(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		httpError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on the MCP endpoint")
+	}
+}
+
+func (s *Server) servePost(w http.ResponseWriter, r *http.Request, tenant string) {
+	if !isJSON(r.Header.Get("Content-Type")) {
+		httpError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json, got "+quoteOrNone(r.Header.Get("Content-Type")))
+		return
+	}
+	bp := bufPool.Get().(*[]byte)
+	defer func() { *bp = (*bp)[:0]; bufPool.Put(bp) }()
+	body, err := readBody(w, r, s.cfg.MaxBodyBytes, (*bp)[:0])
+	*bp = body
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			httpError(w, http.StatusRequestEntityTooLarge, "request body exceeds the limit of "+itoa(mbe.Limit)+" bytes")
+			return
+		}
+		httpError(w, http.StatusBadRequest, "reading request body: "+err.Error())
+		return
+	}
+	msg, perr := mcp.Decode(body)
+	if perr != nil {
+		writeJSONError(w, http.StatusBadRequest, msg.ID, perr)
+		return
+	}
+	if msg.Kind == mcp.KindRequest && msg.Method == mcp.MethodInitialize {
+		s.initialize(w, &msg)
+		return
+	}
+	sess, status, reason := s.sessionOf(r)
+	if sess == nil {
+		httpErrorID(w, status, msg.ID, reason)
+		return
+	}
+	switch msg.Kind {
+	case mcp.KindNotification:
+		if msg.Method == mcp.MethodInitialized {
+			sess.initialized.Store(true)
+		}
+		w.WriteHeader(http.StatusAccepted)
+	case mcp.KindResult, mcp.KindError:
+		s.answerElicitation(&msg, tenant)
+		w.WriteHeader(http.StatusAccepted)
+	case mcp.KindRequest:
+		c := call{srv: s, w: w, r: r, sess: sess, tenant: tenant, msg: &msg}
+		s.dispatch(&c)
+	}
+}
+
+// sessionOf finds the session a non-initialize request belongs to and checks its protocol
+// version header: 400 without a session id (H2) or with a bad version (H3), 404 for an
+// unknown or ended session (H8).
+func (s *Server) sessionOf(r *http.Request) (*session, int, string) {
+	id := r.Header.Get(headerSessionID)
+	if id == "" {
+		return nil, http.StatusBadRequest, "missing " + headerSessionID + " header: send initialize first (H2)"
+	}
+	sess := s.sessions.lookup(id)
+	if sess == nil {
+		return nil, http.StatusNotFound, "session not found: it is unknown or has ended; initialize again (H8)"
+	}
+	if v := r.Header.Get(headerProtocolVersion); v != "" && v != sess.version {
+		if !mcp.KnownVersion(v) {
+			return nil, http.StatusBadRequest, "unsupported " + headerProtocolVersion + " " + quoteOrNone(v) + " (H3)"
+		}
+		return nil, http.StatusBadRequest, headerProtocolVersion + " " + v + " does not match the negotiated version " + sess.version + " (H3)"
+	}
+	return sess, 0, ""
+}
+
+// serveGet opens the session's server-to-client SSE stream (H6). It carries status
+// notifications and elicitation requests of the session's tasks; each message goes out on
+// exactly one stream.
+func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
+	if !accepts(r.Header.Get("Accept"), "text/event-stream") {
+		httpError(w, http.StatusNotAcceptable, "GET needs Accept: text/event-stream (H6)")
+		return
+	}
+	sess, status, reason := s.sessionOf(r)
+	if sess == nil {
+		httpError(w, status, reason)
+		return
+	}
+	sess.getReaders.Add(1)
+	defer sess.getReaders.Add(-1)
+	sw := newSSE(w, sess)
+	if err := sw.start(); err != nil {
+		return
+	}
+	for {
+		select {
+		case msg := <-sess.getQ:
+			if sw.event(msg) != nil {
+				return
+			}
+		case <-r.Context().Done():
+			return
+		case <-sess.closed:
+			return
+		case <-s.closing:
+			return
+		}
+	}
+}
+
+// serveDelete ends a session (H9). Tasks outlive it: they are bound to the authorization
+// context, not to the session (spec/TASKS.md section 12).
+func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get(headerSessionID)
+	if id == "" {
+		httpError(w, http.StatusBadRequest, "missing "+headerSessionID+" header (H9)")
+		return
+	}
+	if !s.sessions.remove(id) {
+		httpError(w, http.StatusNotFound, "session not found (H8)")
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// authenticate maps the bearer token to a tenant; without configured tokens every request is
+// accepted with the empty tenant (no authorization context).
+func (s *Server) authenticate(r *http.Request) (string, bool) {
+	if len(s.cfg.Tokens) == 0 {
+		return "", true
+	}
+	h := r.Header.Get("Authorization")
+	const prefix = "Bearer "
+	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
+		return "", false
+	}
+	tenant, ok := s.cfg.Tokens[h[len(prefix):]]
+	return tenant, ok
+}
+
+// originAllowed accepts no Origin (non-browser clients), loopback origins, and the
+// configured list (H10): a browser page elsewhere must not drive a local server.
+func (s *Server) originAllowed(origin string) bool {
+	if origin == "" {
+		return true
+	}
+	for _, o := range s.cfg.AllowedOrigins {
+		if o == origin {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// readBody reads at most limit bytes of the body into buf.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, buf []byte) ([]byte, error) {
+	rd := http.MaxBytesReader(w, r.Body, limit)
+	bb := bytes.NewBuffer(buf)
+	_, err := bb.ReadFrom(rd)
+	return bb.Bytes(), err
+}
+
+// isJSON reports whether a Content-Type is application/json (parameters allowed).
+func isJSON(ct string) bool {
+	if ct == "application/json" {
+		return true // the common case, without parsing
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
+// accepts reports whether an Accept header admits media type mt.
+func accepts(accept, mt string) bool {
+	for _, part := range strings.Split(accept, ",") {
+		t := strings.TrimSpace(part)
+		if i := strings.IndexByte(t, ';'); i >= 0 {
+			t = strings.TrimSpace(t[:i])
+		}
+		if t == mt || t == "*/*" || (strings.HasSuffix(t, "/*") && strings.HasPrefix(mt, t[:len(t)-1])) {
+			return true
+		}
+	}
+	return false
+}
+
+// httpError writes a transport-level rejection with a JSON-RPC error body (id null), so that
+// every client can read what went wrong.
+func httpError(w http.ResponseWriter, status int, message string) {
+	httpErrorID(w, status, mcp.ID{}, message)
+}
+
+func httpErrorID(w http.ResponseWriter, status int, id mcp.ID, message string) {
+	writeJSONError(w, status, id, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: message})
+}
+
+func writeJSONError(w http.ResponseWriter, status int, id mcp.ID, e *mcp.Error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(mcp.AppendError(nil, id, e))
+}
+
+// writeJSON writes a 200 reply holding one JSON-RPC message.
+func writeJSON(w http.ResponseWriter, body []byte) {
+	h := w.Header()
+	h["Content-Type"] = contentTypeJSON
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+var contentTypeJSON = []string{"application/json"}
+
+func quoteOrNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return `"` + s + `"`
+}
+
+// sse writes one Server-Sent Events stream. Only the handler goroutine that owns w uses it.
+type sse struct {
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	sess   *session
+	stream uint64
+	buf    []byte
+	on     bool
+}
+
+func newSSE(w http.ResponseWriter, sess *session) *sse {
+	return &sse{w: w, rc: http.NewResponseController(w), sess: sess, stream: sess.streams.Add(1)}
+}
+
+// start sends the headers and the priming event: an id and an empty data field (H5).
+func (s *sse) start() error {
+	if s.on {
+		return nil
+	}
+	s.on = true
+	h := s.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	s.w.WriteHeader(http.StatusOK)
+	return s.write(nil)
+}
+
+// event sends one message as an SSE event with a session-unique id (H7).
+func (s *sse) event(msg []byte) error {
+	if err := s.start(); err != nil {
+		return err
+	}
+	return s.write(msg)
+}
+
+func (s *sse) write(msg []byte) error {
+	b := append(s.buf[:0], "id: "...)
+	b = s.sess.eventID(b, s.stream)
+	b = append(b, "\ndata: "...)
+	b = append(b, msg...) // JSON from our encoders never holds a raw newline
+	b = append(b, "\n\n"...)
+	s.buf = b
+	if _, err := s.w.Write(b); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

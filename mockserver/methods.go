@@ -1,0 +1,380 @@
+package mockserver
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+)
+
+// call is one JSON-RPC request in flight.
+type call struct {
+	srv    *Server
+	w      http.ResponseWriter
+	r      *http.Request
+	sess   *session
+	tenant string
+	msg    *mcp.Message
+}
+
+// reply writes result (or e) as the JSON reply to c.
+func (c *call) reply(result []byte, e *mcp.Error) {
+	bp := bufPool.Get().(*[]byte)
+	b := (*bp)[:0]
+	if e != nil {
+		b = mcp.AppendError(b, c.msg.ID, e)
+	} else {
+		b = mcp.AppendResult(b, c.msg.ID, result)
+	}
+	writeJSON(c.w, b)
+	*bp = b[:0]
+	bufPool.Put(bp)
+}
+
+// dispatch routes a request by method. Tasks methods exist only on sessions that negotiated
+// Tasks; elsewhere they are unknown methods (-32601).
+func (s *Server) dispatch(c *call) {
+	op := s.dialect.Op(c.msg.Method)
+	switch op {
+	case mcp.OpPing:
+		c.reply([]byte(`{}`), nil)
+	case mcp.OpToolsList:
+		c.reply(s.toolsList())
+	case mcp.OpToolsCall:
+		s.toolsCall(c)
+	case mcp.OpTasksGet, mcp.OpTasksResult, mcp.OpTasksCancel, mcp.OpTasksList:
+		if !c.sess.tasks {
+			c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "method %q is not available: the session negotiated protocol %s, which has no Tasks", c.msg.Method, c.sess.version))
+			return
+		}
+		switch op {
+		case mcp.OpTasksGet:
+			s.tasksGet(c)
+		case mcp.OpTasksResult:
+			s.tasksResult(c)
+		case mcp.OpTasksCancel:
+			s.tasksCancel(c)
+		case mcp.OpTasksList:
+			s.tasksList(c)
+		}
+	case mcp.OpInitialize:
+		c.reply(nil, mcp.Errorf(mcp.CodeInvalidRequest, "initialize must be sent without a session; this session is already initialized"))
+	default:
+		c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "method not found: %q", c.msg.Method))
+	}
+}
+
+// initialize negotiates the protocol version (H1) and opens a session (H2). A client asking
+// for a version the server does not know gets the server's newest, 2025-11-25. Only a
+// 2025-11-25 session is offered the tasks capability.
+func (s *Server) initialize(w http.ResponseWriter, msg *mcp.Message) {
+	c := call{w: w, msg: msg}
+	var p mcp.InitializeParams
+	if err := json.Unmarshal(msg.Params, &p); err != nil || len(msg.Params) == 0 {
+		why := "params are missing"
+		if err != nil {
+			why = err.Error()
+		}
+		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "invalid initialize params: %s", why))
+		return
+	}
+	if p.ProtocolVersion == "" {
+		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "invalid initialize params: protocolVersion is required"))
+		return
+	}
+	version := p.ProtocolVersion
+	if !mcp.KnownVersion(version) {
+		version = mcp.Version20251125
+	}
+	sess := newSession(version, p.Capabilities)
+	res := mcp.InitializeResult{
+		ProtocolVersion: version,
+		Capabilities:    mcp.ServerCapabilities{Tools: &mcp.ToolsCapability{}},
+		ServerInfo:      mcp.Implementation{Name: s.cfg.ServerName, Version: s.cfg.ServerVersion},
+	}
+	if sess.tasks {
+		tc := &mcp.TasksCapability{
+			Cancel:   mcp.On(),
+			Requests: &mcp.TaskRequestsLeafs{Tools: &mcp.ToolsTaskLeafs{Call: mcp.On()}},
+		}
+		if s.bound() {
+			tc.List = mcp.On() // R54: only with an authorization context
+		}
+		res.Capabilities.Tasks = tc
+		res.Instructions = s.instructions()
+	}
+	b, _ := json.Marshal(res)
+	s.sessions.add(sess)
+	w.Header().Set(headerSessionID, sess.id)
+	c.reply(b, nil)
+}
+
+// bound reports whether tasks are bound to an authorization context (tokens configured).
+func (s *Server) bound() bool { return len(s.cfg.Tokens) > 0 }
+
+func (s *Server) instructions() string {
+	if s.bound() {
+		return "tasksim mock server: tasks are bound to the tenant of the bearer token."
+	}
+	// R54: without binding, say so.
+	return "tasksim mock server: no authorization context; tasks are not bound to a requestor, " +
+		"task ids are 128-bit random, and tasks/list is not offered."
+}
+
+func (s *Server) toolsList() ([]byte, *mcp.Error) {
+	b, err := json.Marshal(mcp.ListToolsResult{Tools: toolList()})
+	if err != nil {
+		return nil, mcp.Errorf(mcp.CodeInternalError, "encoding tools: %v", err)
+	}
+	return b, nil
+}
+
+// toolsCall runs a call synchronously or creates a task, by the rules of spec/TASKS.md
+// section 3 (R4, R8, R10, R11).
+func (s *Server) toolsCall(c *call) {
+	var p mcp.CallToolParams
+	if err := json.Unmarshal(c.msg.Params, &p); err != nil || p.Name == "" {
+		why := "name is required"
+		if err != nil {
+			why = err.Error()
+		}
+		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "invalid tools/call params: %s", why))
+		return
+	}
+	ts, ok := taskSupport(p.Name)
+	if !ok {
+		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "unknown tool %q (tools: %s, %s, %s)", p.Name, ToolWork, ToolWorkTask, ToolWorkSync))
+		return
+	}
+	asTask := p.Task != nil && c.sess.tasks // R4: without the capability, task is ignored
+	switch {
+	case asTask && ts == mcp.TaskForbidden:
+		c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "tool %q does not support task-augmented calls (taskSupport forbidden, R8)", p.Name))
+		return
+	case !asTask && ts == mcp.TaskRequired && c.sess.tasks:
+		c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "tool %q requires a task-augmented call (taskSupport required, R10)", p.Name))
+		return
+	}
+	plan, perr := s.planWork(p.Name, p.Arguments)
+	if perr != nil {
+		c.reply(nil, perr)
+		return
+	}
+	if !asTask {
+		s.callSync(c, p.Name, &plan)
+		return
+	}
+	ttl, expires, perr := s.grantTTL(p.Task.TTL)
+	if perr != nil {
+		c.reply(nil, perr)
+		return
+	}
+	now := time.Now()
+	t := &task{
+		srv: s, id: randomID(), tenant: c.tenant, owner: c.sess,
+		created: now, createdAt: mcp.FormatTime(now), ttl: ttl, work: plan,
+		status: mcp.InitialStatus, // R13
+	}
+	t.updatedAt = t.createdAt
+	if expires > 0 {
+		t.expires = now.Add(expires)
+	}
+	s.store.add(t)
+	s.created.Add(1)
+	// The reply is built before the work starts, so a zero-duration task is still reported
+	// working here; the next tasks/get sees the outcome.
+	var pi mcp.Ms
+	t.mu.Lock()
+	w := t.wireLocked(&pi)
+	b := s.dialect.AppendCreateResult(nil, &w)
+	t.mu.Unlock()
+	t.start()
+	c.reply(b, nil)
+}
+
+// grantTTL applies the ttl policy: default when none is requested (or null with
+// UnlimitedTTL), clamped to MaxTTL (R45, R56). It returns the wire ttl and the retention.
+func (s *Server) grantTTL(req *mcp.Ms) (*mcp.Ms, time.Duration, *mcp.Error) {
+	if req == nil {
+		if s.cfg.UnlimitedTTL {
+			return nil, 0, nil
+		}
+		return mcp.Millis(s.cfg.DefaultTTL), s.cfg.DefaultTTL, nil
+	}
+	if *req < 0 {
+		return nil, 0, mcp.Errorf(mcp.CodeInvalidParams, "task.ttl must not be negative, got %d", *req)
+	}
+	d := min(req.Duration(), s.cfg.MaxTTL)
+	return mcp.Millis(d), d, nil
+}
+
+// callSync runs work inline and replies with its CallToolResult (or JSON-RPC error). A
+// dropped connection abandons the call.
+func (s *Server) callSync(c *call, tool string, p *workPlan) {
+	if p.rounds > 0 {
+		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "input_required needs a task-augmented call; tool %q was called synchronously", tool))
+		return
+	}
+	if p.duration > 0 {
+		t := time.NewTimer(p.duration)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-c.r.Context().Done():
+			return
+		case <-s.closing:
+			c.reply(nil, mcp.Errorf(mcp.CodeInternalError, "server is shutting down"))
+			return
+		}
+	}
+	if p.ending == endRPCError {
+		c.reply(nil, simulatedError())
+		return
+	}
+	if p.ending == endCompleted {
+		s.ledger.record(p.idempotencyKey, c.tenant, "")
+	}
+	c.reply(appendToolResult(nil, p, p.ending, "", ""), nil)
+}
+
+// taskParam decodes {"taskId": ...}; related-task _meta on the request is ignored (R32).
+func taskParam(c *call) (string, *mcp.Error) {
+	var p mcp.TaskIDParams
+	if err := json.Unmarshal(c.msg.Params, &p); err != nil {
+		return "", mcp.Errorf(mcp.CodeInvalidParams, "invalid %s params: %v", c.msg.Method, err)
+	}
+	if p.TaskID == "" {
+		return "", mcp.Errorf(mcp.CodeInvalidParams, "invalid %s params: taskId is required", c.msg.Method)
+	}
+	return p.TaskID, nil
+}
+
+// notFound is the error for an unknown, expired or foreign task id (R46, R53).
+func notFound(id string) *mcp.Error {
+	return mcp.Errorf(mcp.CodeInvalidParams, "task not found: %q is unknown, expired, or not yours", id)
+}
+
+func (s *Server) lookupTask(c *call) (*task, *mcp.Error) {
+	id, e := taskParam(c)
+	if e != nil {
+		return nil, e
+	}
+	t := s.find(id, c.tenant)
+	if t == nil {
+		return nil, notFound(id)
+	}
+	return t, nil
+}
+
+// tasksGet answers with the task, never waiting and never over SSE (R40).
+func (s *Server) tasksGet(c *call) {
+	t, e := s.lookupTask(c)
+	if e != nil {
+		c.reply(nil, e)
+		return
+	}
+	bp := bufPool.Get().(*[]byte)
+	var pi mcp.Ms
+	t.mu.Lock()
+	w := t.wireLocked(&pi)
+	b := s.dialect.AppendTask((*bp)[:0], &w)
+	t.mu.Unlock()
+	c.reply(b, nil)
+	*bp = b[:0]
+	bufPool.Put(bp)
+}
+
+func (s *Server) tasksCancel(c *call) {
+	t, e := s.lookupTask(c)
+	if e != nil {
+		c.reply(nil, e)
+		return
+	}
+	b, e := t.cancel(nil, s.dialect)
+	c.reply(b, e)
+}
+
+// tasksList pages through the caller's tasks in creation order (R22-R25, R53). The cursor
+// is opaque to clients (R24): base64url of the last sequence number shown, tagged so that
+// a made-up cursor is rejected with -32602 (R47).
+func (s *Server) tasksList(c *call) {
+	if !s.bound() {
+		c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "tasks/list is not offered: the server has no authorization context (R54)"))
+		return
+	}
+	var p mcp.ListTasksParams
+	if len(c.msg.Params) > 0 {
+		if err := json.Unmarshal(c.msg.Params, &p); err != nil {
+			c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "invalid tasks/list params: %v", err))
+			return
+		}
+	}
+	var after uint64
+	if p.Cursor != nil {
+		var ok bool
+		if after, ok = decodeCursor(*p.Cursor); !ok {
+			c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "invalid tasks/list cursor %q (R47)", *p.Cursor))
+			return
+		}
+	}
+	var mine []*task
+	now := time.Now()
+	s.store.each(func(t *task) bool {
+		if t.tenant == c.tenant && t.seq > after && (t.expires.IsZero() || now.Before(t.expires)) {
+			mine = append(mine, t)
+		}
+		return true
+	})
+	slices.SortFunc(mine, func(a, b *task) int { return cmpUint(a.seq, b.seq) })
+	page := mine[:min(len(mine), s.cfg.ListPageSize)]
+	b := []byte(`{"tasks":[`)
+	var pi mcp.Ms
+	for i, t := range page {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		t.mu.Lock()
+		w := t.wireLocked(&pi)
+		b = s.dialect.AppendTask(b, &w)
+		t.mu.Unlock()
+	}
+	b = append(b, ']')
+	if len(mine) > len(page) { // R23
+		b = append(b, `,"nextCursor":`...)
+		b = mcp.AppendString(b, encodeCursor(page[len(page)-1].seq))
+	}
+	b = append(b, '}')
+	c.reply(b, nil)
+}
+
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// cursorTag marks tasksim cursors; it is not a secret, only a format check.
+const cursorTag = "tsl1"
+
+func encodeCursor(seq uint64) string {
+	var b [len(cursorTag) + 8]byte
+	copy(b[:], cursorTag)
+	binary.BigEndian.PutUint64(b[len(cursorTag):], seq)
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func decodeCursor(s string) (uint64, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) != len(cursorTag)+8 || string(b[:len(cursorTag)]) != cursorTag {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(b[len(cursorTag):]), true
+}

@@ -1,0 +1,236 @@
+package mockserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+)
+
+// Server is a mock MCP Tasks server. Create it with NewServer or NewUnstartedServer.
+type Server struct {
+	// URL is the MCP endpoint, http://127.0.0.1:PORT/mcp, once the server has started.
+	URL string
+	// Listener is the listener Start serves on; NewUnstartedServer opens it on Config.Addr
+	// so that a caller may replace it before Start.
+	Listener net.Listener
+
+	cfg      Config
+	dialect  mcp.Dialect
+	store    *store
+	sessions sessions
+	ledger   ledger
+	mux      *http.ServeMux
+
+	elicitMu  sync.Mutex
+	elicits   map[string]*elicitation
+	elicitSeq atomic.Uint64
+
+	httpSrv   *http.Server
+	closing   chan struct{} // closed by Close: long-lived streams end
+	closeOnce sync.Once
+	reaperWG  sync.WaitGroup
+	started   bool
+
+	created  atomic.Uint64
+	expired  atomic.Uint64
+	orphaned atomic.Uint64
+	lagMaxNs atomic.Int64
+}
+
+// NewUnstartedServer validates cfg and builds a server whose listener is open on cfg.Addr but
+// which does not serve yet: call Start. Handler may be used without starting at all.
+func NewUnstartedServer(cfg Config) (*Server, error) {
+	s, err := newServer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("mock server: listen on %s: %w", s.cfg.Addr, err)
+	}
+	s.Listener = ln
+	return s, nil
+}
+
+// NewServer returns a started server listening on cfg.Addr (default 127.0.0.1:0).
+func NewServer(cfg Config) (*Server, error) {
+	s, err := NewUnstartedServer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.Start()
+	return s, nil
+}
+
+// NewHandlerServer builds a server that is never bound to a port: for tests that drive
+// Handler in-process (httptest.NewRecorder, testing/synctest). Call Close when done.
+func NewHandlerServer(cfg Config) (*Server, error) {
+	s, err := newServer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.startReaper()
+	return s, nil
+}
+
+func newServer(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("mock server config: %w", err)
+	}
+	s := &Server{
+		cfg:     cfg.withDefaults(),
+		dialect: mcp.V20251125{},
+		store:   newStore(),
+		elicits: make(map[string]*elicitation),
+		closing: make(chan struct{}),
+	}
+	s.mux = http.NewServeMux()
+	s.mux.Handle("/mcp", http.HandlerFunc(s.serveMCP))
+	return s, nil
+}
+
+// Start serves on s.Listener in the background and sets URL.
+func (s *Server) Start() {
+	if s.started {
+		panic("mockserver: Server already started")
+	}
+	s.started = true
+	s.URL = "http://" + s.Listener.Addr().String() + "/mcp"
+	s.httpSrv = &http.Server{
+		Handler:           s.mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		// No WriteTimeout: tasks/result and GET streams are long-lived by design (H5, H6).
+	}
+	s.startReaper()
+	go func() { _ = s.httpSrv.Serve(s.Listener) }()
+}
+
+// Handler returns the server's HTTP handler (the /mcp endpoint).
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Close ends every stream and session, stops the reaper, and waits for in-flight requests.
+func (s *Server) Close() {
+	s.shutdown(context.Background())
+}
+
+// Shutdown is Close bounded by ctx: it returns ctx's error if in-flight requests outlive it.
+func (s *Server) Shutdown(ctx context.Context) error { return s.shutdown(ctx) }
+
+func (s *Server) shutdown(ctx context.Context) error {
+	var err error
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		s.sessions.closeAll()
+		if s.httpSrv != nil {
+			err = s.httpSrv.Shutdown(ctx)
+			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+				_ = s.httpSrv.Close()
+			}
+		} else if s.Listener != nil {
+			_ = s.Listener.Close()
+		}
+		s.reaperWG.Wait()
+		s.store.each(func(t *task) bool {
+			t.mu.Lock()
+			if t.timer != nil {
+				t.timer.Stop()
+				t.timer = nil
+			}
+			t.mu.Unlock()
+			return true
+		})
+	})
+	return err
+}
+
+// Stats is a snapshot of the server's counters.
+type Stats struct {
+	Sessions         int           // live sessions
+	TasksLive        int64         // tasks held in the store (retained_tasks)
+	TasksCreated     uint64        // tasks ever created
+	TasksExpired     uint64        // tasks deleted because their ttl ran out
+	OrphanedTasks    uint64        // terminal tasks deleted before anyone fetched the result
+	MaxCleanupLag    time.Duration // largest expiry -> deletion delay seen
+	Effects          uint64        // domain effects recorded in the ledger
+	DuplicateEffects uint64        // second effects for one idempotency key (hard gate)
+}
+
+// Stats returns the current counters.
+func (s *Server) Stats() Stats {
+	eff, dup := s.ledger.counts()
+	return Stats{
+		Sessions:         s.sessions.count(),
+		TasksLive:        s.store.live.Load(),
+		TasksCreated:     s.created.Load(),
+		TasksExpired:     s.expired.Load(),
+		OrphanedTasks:    s.orphaned.Load(),
+		MaxCleanupLag:    time.Duration(s.lagMaxNs.Load()),
+		Effects:          eff,
+		DuplicateEffects: dup,
+	}
+}
+
+func (s *Server) startReaper() {
+	s.reaperWG.Add(1)
+	go func() {
+		defer s.reaperWG.Done()
+		tick := time.NewTicker(s.cfg.ReaperInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-s.closing:
+				return
+			case now := <-tick.C:
+				for _, t := range s.store.expired(now) {
+					s.purge(t, now)
+				}
+			}
+		}
+	}()
+}
+
+// purge deletes an expired task and records the cleanup lag (DESIGN.md section 4).
+func (s *Server) purge(t *task, now time.Time) {
+	if !s.store.remove(t) {
+		return
+	}
+	t.expire()
+	s.expired.Add(1)
+	t.mu.Lock()
+	orphan := t.status.Terminal() && !t.fetched
+	t.mu.Unlock()
+	if orphan {
+		s.orphaned.Add(1)
+	}
+	lag := int64(now.Sub(t.expires))
+	for {
+		cur := s.lagMaxNs.Load()
+		if lag <= cur || s.lagMaxNs.CompareAndSwap(cur, lag) {
+			break
+		}
+	}
+}
+
+// find returns the live task id as seen by tenant, or nil. A task of another tenant is
+// reported exactly like a missing one, so that existence does not leak (R53, section 9).
+// A task found expired is deleted on the spot.
+func (s *Server) find(id, tenant string) *task {
+	t := s.store.lookup(id)
+	if t == nil || t.tenant != tenant {
+		return nil
+	}
+	if !t.expires.IsZero() {
+		if now := time.Now(); !now.Before(t.expires) {
+			s.purge(t, now)
+			return nil
+		}
+	}
+	return t
+}

@@ -1,0 +1,247 @@
+package mockserver
+
+import (
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+)
+
+// ending says how a task's work ended; it decides the tasks/result payload (R17).
+type ending uint8
+
+const (
+	endNone      ending = iota
+	endCompleted        // CallToolResult, isError false -> completed
+	endToolError        // CallToolResult, isError true -> failed (R51)
+	endRPCError         // JSON-RPC error -> failed, tasks/result returns the same error
+	endDeclined         // the requestor declined or cancelled an elicitation -> failed
+	endCancelled        // tasks/cancel -> cancelled
+)
+
+// task is one task of the store. Fields above mu never change after creation; the rest are
+// guarded by mu. Its work is event driven (timers and answers, no goroutine per task), so a
+// live task costs a few hundred bytes.
+type task struct {
+	srv       *Server
+	id        string
+	seq       uint64
+	tenant    string   // "" without an authorization context
+	owner     *session // the creating session: status notifications go only there
+	created   time.Time
+	createdAt string    // formatted once
+	expires   time.Time // zero when ttl is null
+	ttl       *mcp.Ms   // nil when ttl is null
+	work      workPlan
+
+	mu            sync.Mutex
+	status        mcp.Status
+	statusMessage string
+	updatedAt     string
+	end           ending
+	round         int           // input rounds answered so far
+	timer         *time.Timer   // the current phase of work
+	changed       chan struct{} // closed and cleared on every change; nil until awaited
+	pending       []*elicitation
+	waiters       int  // open tasks/result calls on this task
+	fetched       bool // a terminal payload was delivered
+	gone          bool // deleted from the store (expired)
+}
+
+// wireLocked returns the task's wire form. The returned Task points into t and into the
+// caller's *pi, so it must be encoded before mu is released.
+func (t *task) wireLocked(pi *mcp.Ms) mcp.Task {
+	*pi = mcp.Ms(t.srv.cfg.PollInterval.Milliseconds())
+	return mcp.Task{
+		TaskID:        t.id,
+		Status:        t.status,
+		StatusMessage: t.statusMessage,
+		CreatedAt:     t.createdAt,
+		LastUpdatedAt: t.updatedAt,
+		TTL:           t.ttl,
+		PollInterval:  pi,
+	}
+}
+
+// signalLocked wakes everyone waiting for a change of t.
+func (t *task) signalLocked() {
+	if t.changed != nil {
+		close(t.changed)
+		t.changed = nil
+	}
+}
+
+// changedLocked returns a channel that is closed at t's next change.
+func (t *task) changedLocked() <-chan struct{} {
+	if t.changed == nil {
+		t.changed = make(chan struct{})
+	}
+	return t.changed
+}
+
+// setLocked moves t to status to with msg, enforcing R14: it reports false, and changes
+// nothing, when the transition is not allowed (a terminal task never changes, R28).
+func (t *task) setLocked(to mcp.Status, msg string) bool {
+	if !mcp.CanTransition(t.status, to) || t.status.Terminal() {
+		return false
+	}
+	t.status, t.statusMessage = to, msg
+	t.updatedAt = mcp.FormatTime(time.Now())
+	if to.Terminal() {
+		if t.timer != nil {
+			t.timer.Stop()
+			t.timer = nil
+		}
+		for _, e := range t.pending {
+			t.srv.forgetElicitation(e)
+		}
+		t.pending = nil
+	}
+	t.signalLocked()
+	return true
+}
+
+// start runs the first phase of work. Called once, right after the task is stored.
+func (t *task) start() {
+	t.mu.Lock()
+	t.schedulePhaseLocked()
+	t.mu.Unlock()
+}
+
+// schedulePhaseLocked arms the timer for the next phase. The work of a task with r input
+// rounds is r+1 equal phases; an input round sits between two phases.
+func (t *task) schedulePhaseLocked() {
+	phases := time.Duration(t.work.rounds + 1)
+	d := t.work.duration / phases
+	if t.round == t.work.rounds {
+		d = t.work.duration - d*time.Duration(t.work.rounds) // the last phase takes the remainder
+	}
+	t.timer = time.AfterFunc(d, t.phaseDone)
+}
+
+// phaseDone ends a phase of work: ask for input, or finish.
+func (t *task) phaseDone() {
+	t.mu.Lock()
+	if t.status.Terminal() || t.gone {
+		t.mu.Unlock()
+		return
+	}
+	t.timer = nil
+	if t.round < t.work.rounds {
+		t.askLocked()
+		return // askLocked unlocks
+	}
+	end := t.work.ending
+	msg := endMessage(end)
+	to := mcp.StatusCompleted
+	if end != endCompleted {
+		to = mcp.StatusFailed // R50: failures carry a diagnostic statusMessage
+	}
+	t.finishLocked(end, to, msg)
+}
+
+// finishLocked ends the work with outcome end, records the domain effect and unlocks t.
+func (t *task) finishLocked(end ending, to mcp.Status, msg string) {
+	ok := t.setLocked(to, msg)
+	if ok {
+		t.end = end
+	}
+	var snap []byte
+	if ok {
+		snap = t.srv.statusNotification(t)
+	}
+	t.mu.Unlock()
+	if !ok {
+		return
+	}
+	if end == endCompleted {
+		t.srv.ledger.record(t.work.idempotencyKey, t.tenant, t.id)
+	}
+	t.srv.notifyOwner(t.owner, snap)
+}
+
+// askLocked moves t to input_required with a queued elicitation/create and unlocks t.
+// A client that did not declare form elicitation is never sent one (R60): the task fails.
+func (t *task) askLocked() {
+	if !t.owner.elicitForm {
+		t.finishLocked(endDeclined, mcp.StatusFailed, "input required, but the client did not declare form elicitation (R60)")
+		return
+	}
+	e := t.srv.newElicitation(t, t.round+1)
+	t.pending = append(t.pending, e)
+	t.setLocked(mcp.StatusInputRequired, "waiting for input: round "+strconv.Itoa(t.round+1)+" of "+strconv.Itoa(t.work.rounds))
+	snap := t.srv.statusNotification(t)
+	deliverGET := t.waiters == 0 // no tasks/result stream to carry it (R39)
+	t.mu.Unlock()
+	t.srv.notifyOwner(t.owner, snap)
+	if deliverGET {
+		t.srv.sendOwner(t.owner, e.msg)
+	}
+}
+
+// answer applies the requestor's answer to elicitation e: accept resumes the work (R38),
+// anything else ends the task failed.
+func (t *task) answer(e *elicitation, action string, rpcErr bool) {
+	t.mu.Lock()
+	if t.status != mcp.StatusInputRequired || e.answered {
+		t.mu.Unlock()
+		return
+	}
+	e.answered = true
+	for i, p := range t.pending {
+		if p == e {
+			t.pending = append(t.pending[:i], t.pending[i+1:]...)
+			break
+		}
+	}
+	if rpcErr || action != mcp.ElicitAccept {
+		if rpcErr {
+			action = "error"
+		}
+		t.finishLocked(endDeclined, mcp.StatusFailed, "input round "+strconv.Itoa(e.round)+" answered with "+action)
+		return
+	}
+	t.round++
+	t.setLocked(mcp.StatusWorking, "")
+	t.schedulePhaseLocked()
+	snap := t.srv.statusNotification(t)
+	t.mu.Unlock()
+	t.srv.notifyOwner(t.owner, snap)
+}
+
+// cancel makes a non-terminal task cancelled before returning it (R27, R28); a terminal task
+// gets -32602 (R26).
+func (t *task) cancel(dst []byte, d mcp.Dialect) ([]byte, *mcp.Error) {
+	t.mu.Lock()
+	if t.status.Terminal() {
+		st := t.status
+		t.mu.Unlock()
+		return dst, mcp.Errorf(mcp.CodeInvalidParams, "cannot cancel task %s: it is already %s (R26)", t.id, st)
+	}
+	t.setLocked(mcp.StatusCancelled, "cancelled by requestor")
+	t.end = endCancelled
+	var pi mcp.Ms
+	w := t.wireLocked(&pi)
+	dst = d.AppendTask(dst, &w)
+	snap := t.srv.statusNotification(t)
+	t.mu.Unlock()
+	t.srv.notifyOwner(t.owner, snap)
+	return dst, nil
+}
+
+// expire marks t deleted and wakes its waiters; their tasks/result calls then fail.
+func (t *task) expire() {
+	t.mu.Lock()
+	t.gone = true
+	if t.timer != nil {
+		t.timer.Stop()
+		t.timer = nil
+	}
+	for _, e := range t.pending {
+		t.srv.forgetElicitation(e)
+	}
+	t.pending = nil
+	t.signalLocked()
+	t.mu.Unlock()
+}
