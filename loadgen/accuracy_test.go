@@ -1,0 +1,155 @@
+package loadgen_test
+
+// Accuracy tests: the engine against the mock server's handler, in-process and in virtual
+// time (testing/synctest), so that the figures are exact and do not depend on the speed of
+// the machine. The mock server is handed in as an http.Handler, as DESIGN.md section 1
+// allows for tests; loadgen itself never imports it.
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+	"github.com/tasksim/tasksim/loadgen"
+	"github.com/tasksim/tasksim/metrics"
+	"github.com/tasksim/tasksim/mockserver"
+)
+
+// runEmbedded runs cfg against an in-process mock server with srvCfg and returns the run's
+// totals. It must be called inside a synctest bubble.
+func runEmbedded(t *testing.T, srvCfg mockserver.Config, cfg loadgen.Config, during func(*loadgen.Engine)) (*metrics.Snapshot, *loadgen.Engine) {
+	t.Helper()
+	srv, err := mockserver.NewHandlerServer(srvCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	target := &loadgen.Target{
+		URL:        "http://embedded.test/mcp",
+		Client:     &http.Client{Transport: loadgen.HandlerTransport(srv.Handler())},
+		ClientInfo: mcp.Implementation{Name: "tasksim-test", Version: "1"},
+	}
+	ctx := context.Background()
+	m, err := loadgen.Probe(ctx, target, cfg.Tool)
+	if err != nil {
+		t.Fatalf("probe: %v", err)
+	}
+	if err := m.Decide(cfg.Fallback); err != nil {
+		t.Fatalf("decide: %v", err)
+	}
+	rec := metrics.NewRecorder(max(1, cfg.Shards), time.Now())
+	eng, err := loadgen.New(cfg, target, m, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	if during != nil {
+		wg.Go(func() { during(eng) })
+	}
+	if err := eng.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	rec.Flush(time.Now())
+	return rec.Total(), eng
+}
+
+// hdrPrecision is the relative error of a value read back from a 3-digit HDR histogram.
+const hdrPrecision = 1.001
+
+// TestPollAccuracyServerPolicy: 5 s tasks, a 1 s advised pollInterval, policy server
+// without jitter: a task is polled at 1, 2, 3, 4 and 5 s (and once more at 6 s when the
+// 5 s poll races the completion), so polls_per_task is 5 or 6 and poll_amplification lies
+// in [1.0, 1.2] (R15).
+func TestPollAccuracyServerPolicy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		snap, _ := runEmbedded(t, mockserver.Config{PollInterval: time.Second},
+			loadgen.Config{
+				Tool: "work_task", Args: map[string]any{"duration_ms": 5000},
+				Clients: 20, Duration: 30 * time.Second, Grace: 30 * time.Second,
+				Poll: loadgen.PollPolicy{Kind: loadgen.PollServer},
+			}, nil)
+		if got := snap.Counters[metrics.TasksCompleted]; got < 100 {
+			t.Fatalf("completed %d tasks, want >= 100", got)
+		}
+		ppt := snap.Summary(metrics.PollsPerTask)
+		if ppt.Min < 5 || ppt.Max > 6 {
+			t.Errorf("polls_per_task in [%v, %v], want within [5, 6]", ppt.Min, ppt.Max)
+		}
+		amp := snap.Summary(metrics.PollAmplification)
+		if amp.Min < 1.0 || amp.Max > 1.2*hdrPrecision {
+			t.Errorf("poll_amplification in [%v, %v], want within [1.0, 1.2]", amp.Min, amp.Max)
+		}
+		if f := snap.FleetPollAmplification(); f < 1.0 || f > 1.2 {
+			t.Errorf("fleet poll_amplification %v, want within [1.0, 1.2]", f)
+		}
+		if n := snap.Counters[metrics.InvalidTransitions]; n != 0 {
+			t.Errorf("%d invalid transitions, want 0", n)
+		}
+		if n := snap.Counters[metrics.TasksUnknown] + snap.Counters[metrics.TasksFailed]; n != 0 {
+			t.Errorf("%d tasks unknown or failed, want 0", n)
+		}
+	})
+}
+
+// TestPollAccuracyFixedPolicy: policy fixed at 250 ms polls a 1 s task about 4 times,
+// whatever the server advertises.
+func TestPollAccuracyFixedPolicy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		snap, _ := runEmbedded(t, mockserver.Config{PollInterval: 5 * time.Second},
+			loadgen.Config{
+				Tool: "work_task", Args: map[string]any{"duration_ms": 1000},
+				Clients: 10, Duration: 10 * time.Second, Grace: 10 * time.Second,
+				Poll: loadgen.PollPolicy{Kind: loadgen.PollFixed, Interval: 250 * time.Millisecond},
+			}, nil)
+		ppt := snap.Summary(metrics.PollsPerTask)
+		if ppt.Min < 4 || ppt.Max > 5 {
+			t.Errorf("polls_per_task in [%v, %v], want 4 (5 when the 1 s poll races the completion)", ppt.Min, ppt.Max)
+		}
+		// Against a 5 s advice, a 1 s task is advised one poll: amplification is the poll count.
+		if amp := snap.Summary(metrics.PollAmplification); amp.Min < 4 || amp.Max > 5*hdrPrecision {
+			t.Errorf("poll_amplification in [%v, %v], want [4, 5]", amp.Min, amp.Max)
+		}
+	})
+}
+
+// TestLittlesLaw: in the open model the mean number of tasks in flight equals the arrival
+// rate times the mean time a task spends in flight (Little's law, L = lambda W), within 5%.
+// W is the measured task_e2e: the 2 s of work plus the wait for the first poll after
+// completion.
+func TestLittlesLaw(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const rate, dur = 50.0, 2 * time.Second
+		var sum, n float64
+		snap, _ := runEmbedded(t, mockserver.Config{PollInterval: 500 * time.Millisecond},
+			loadgen.Config{
+				Tool: "work_task", Args: map[string]any{"duration_ms": dur.Milliseconds()},
+				Model: loadgen.Open, Rate: rate, MaxInFlight: 1000,
+				Duration: 20 * time.Second, Grace: 10 * time.Second,
+				Poll: loadgen.PollPolicy{Kind: loadgen.PollServer},
+			}, func(e *loadgen.Engine) {
+				time.Sleep(5 * time.Second) // past the fill-up
+				for range 100 {             // sample 10 s of steady state
+					time.Sleep(100 * time.Millisecond)
+					sum += float64(e.InFlight())
+					n++
+				}
+			})
+		w := snap.Summary(metrics.TaskE2E).Mean / 1000 // seconds
+		if w < dur.Seconds() || w > dur.Seconds()+0.5 {
+			t.Fatalf("mean task_e2e %.3f s, want within [2.0, 2.5] s", w)
+		}
+		mean, want := sum/n, rate*w
+		if math.Abs(mean-want)/want > 0.05 {
+			t.Errorf("mean in flight %.1f, want %.1f = rate x mean task_e2e within 5%%", mean, want)
+		}
+		if d := snap.Counters[metrics.TasksDropped]; d != 0 {
+			t.Errorf("%d arrivals dropped with 1000 slots for ~110 in flight, want 0", d)
+		}
+	})
+}

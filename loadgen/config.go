@@ -1,0 +1,123 @@
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// Model is the workload model.
+type Model uint8
+
+const (
+	// Closed runs Clients virtual clients, each running tasks back to back.
+	Closed Model = iota
+	// Open starts tasks at a rate, whatever the clients are doing; an arrival that finds
+	// no free client is dropped, never delayed (coordinated omission).
+	Open
+)
+
+// Fallback is what a run does when the target cannot run the tool as a task (R6, R7).
+type Fallback uint8
+
+const (
+	// FallbackRefuse stops the run with a usage error naming the missing capability.
+	FallbackRefuse Fallback = iota
+	// FallbackSync calls the tool without task augmentation.
+	FallbackSync
+)
+
+// Stage is one piece of an open-model ramp: the arrival rate moves linearly from the
+// previous stage's Target (or Rate) to Target over Duration.
+type Stage struct {
+	Duration time.Duration
+	Target   float64 // arrivals per second at the end of the stage
+}
+
+// Config is everything the engine needs for one run. Zero values are documented per field.
+type Config struct {
+	Tool     string         // the task tool; required
+	Args     map[string]any // its arguments; nil = none
+	TaskTTL  time.Duration  // requested ttl; 0 = none requested
+	Fallback Fallback
+
+	Model       Model
+	Clients     int           // closed: virtual clients; open: pool size (0 = MaxInFlight)
+	ThinkTime   time.Duration // closed: pause between a client's tasks
+	Rate        float64       // open: constant arrivals per second (without Stages)
+	Stages      []Stage       // open: ramp; overrides Rate after the first stage starts
+	MaxInFlight int           // open: cap on tasks in flight; 0 = Clients
+
+	Duration time.Duration // load phase; required
+	Grace    time.Duration // drain after the load phase; in-flight tasks then end unknown
+
+	Poll     PollPolicy
+	Result   ResultStrategy
+	Cancel   CancelPolicy
+	Input    InputPolicy
+	Timeout  time.Duration // per request, tasks/result excepted; 0 = 30s
+	Seed     uint64        // seeds every client's random source
+	Shards   int           // metric shards; 0 = 8
+	Protocol string        // informational: the dialect version
+}
+
+// CancelPolicy decides whether and when a client cancels a task.
+type CancelPolicy struct {
+	Probability float64                           // share of tasks cancelled
+	Delay       func(r *rand.Rand) time.Duration // after creation; nil = at once
+}
+
+// InputPolicy decides how elicitation/create is answered; the ratios are normalised.
+type InputPolicy struct {
+	Accept, Decline, Cancel float64 // all zero = always accept
+}
+
+// Validate reports every problem at once.
+func (c *Config) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.Tool == "" {
+		add("tool is required")
+	}
+	if c.Duration <= 0 {
+		add("duration must be > 0, got %v", c.Duration)
+	}
+	switch c.Model {
+	case Closed:
+		if c.Clients <= 0 {
+			add("closed model needs clients > 0, got %d", c.Clients)
+		}
+	case Open:
+		if c.Rate <= 0 && len(c.Stages) == 0 {
+			add("open model needs a rate or stages")
+		}
+		if c.MaxInFlight <= 0 && c.Clients <= 0 {
+			add("open model needs max_in_flight > 0")
+		}
+	}
+	if c.Cancel.Probability < 0 || c.Cancel.Probability > 1 {
+		add("cancel probability must be in [0, 1], got %v", c.Cancel.Probability)
+	}
+	if c.Poll.Jitter < 0 || c.Poll.Jitter >= 1 {
+		add("poll jitter must be in [0, 1), got %v", c.Poll.Jitter)
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) timeout() time.Duration {
+	if c.Timeout <= 0 {
+		return 30 * time.Second
+	}
+	return c.Timeout
+}
+
+func (c *Config) pool() int {
+	if c.Model == Closed {
+		return c.Clients
+	}
+	if c.MaxInFlight > 0 {
+		return c.MaxInFlight
+	}
+	return c.Clients
+}

@@ -1,0 +1,387 @@
+package loadgen
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+)
+
+// Target is an MCP endpoint and how to reach it. One Target, and so one http.Transport, is
+// shared by every virtual client of a run.
+type Target struct {
+	// URL is the Streamable HTTP endpoint, e.g. http://127.0.0.1:8080/mcp.
+	URL string
+	// Header is added to every request (e.g. Authorization). Values are never logged.
+	Header http.Header
+	// Client carries the requests; see NewHTTPClient.
+	Client *http.Client
+	// Dialect speaks the wire protocol; V20251125 when nil.
+	Dialect mcp.Dialect
+	// ClientInfo is sent in initialize.
+	ClientInfo mcp.Implementation
+}
+
+// NewHTTPClient returns a client whose keep-alive pool holds conns idle connections to the
+// target, so that thousands of virtual clients reuse connections instead of piling up
+// TIME_WAIT sockets. A virtual client may hold a blocking tasks/result stream and a poll at
+// once, so size conns at twice the number of clients.
+func NewHTTPClient(conns int) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		Proxy:               nil, // load goes straight to the target
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        conns,
+		MaxIdleConnsPerHost: conns,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+		ForceAttemptHTTP2:   false,
+	}}
+}
+
+func (t *Target) dialect() mcp.Dialect {
+	if t.Dialect == nil {
+		return mcp.V20251125{}
+	}
+	return t.Dialect
+}
+
+// Errors of one request, classified so that the engine can count them without strings.
+var (
+	// ErrSessionGone is a 404 on a request with a session id: the server ended the session
+	// and the client must initialize again (H8).
+	ErrSessionGone = errors.New("session not found (HTTP 404): re-initialize")
+)
+
+// HTTPError is a non-2xx reply other than a session 404.
+type HTTPError struct {
+	Status     int
+	RetryAfter time.Duration // from Retry-After on 429 and 503; 0 when absent
+	Body       string        // first bytes of the body, for messages
+}
+
+func (e *HTTPError) Error() string {
+	return fmt.Sprintf("HTTP %d: %s", e.Status, e.Body)
+}
+
+// TransportError is a failure below HTTP: refused, reset, timed out, or a reply that could
+// not be read.
+type TransportError struct {
+	Op  string
+	Err error
+}
+
+func (e *TransportError) Error() string { return e.Op + ": " + e.Err.Error() }
+func (e *TransportError) Unwrap() error { return e.Err }
+
+// ProtocolError is a reply that is not valid JSON-RPC or MCP.
+type ProtocolError struct{ Msg string }
+
+func (e *ProtocolError) Error() string { return "protocol error: " + e.Msg }
+
+// Reply is the answer to one request: a result or a JSON-RPC error.
+type Reply struct {
+	Result json.RawMessage
+	Err    *mcp.Error
+}
+
+// ServerHandler receives what the server sends on a reply stream besides the reply itself:
+// server requests (elicitation/create) and notifications. Either method may be nil-safe.
+type ServerHandler interface {
+	// Request answers a server request; the returned result (or error) is POSTed back.
+	Request(msg *mcp.Message) (result []byte, rpcErr *mcp.Error)
+	// Notify sees a notification (e.g. notifications/tasks/status).
+	Notify(msg *mcp.Message)
+}
+
+// Session is one MCP session over Streamable HTTP (H1-H4, H8, H9). It is used by one
+// virtual client at a time for its requests; a blocking tasks/result may run beside them.
+type Session struct {
+	t       *Target
+	id      string // Mcp-Session-Id; "" when the server uses none
+	version string
+	init    mcp.InitializeResult
+	nextID  atomic.Int64
+}
+
+// Init is what initialize told the client.
+func (s *Session) Init() *mcp.InitializeResult { return &s.init }
+
+// ID returns the session id ("" if the server issued none).
+func (s *Session) ID() string { return s.id }
+
+// Connect opens a session: initialize, then notifications/initialized (H1). It fails if the
+// server answers with a protocol version this client cannot speak.
+func (t *Target) Connect(ctx context.Context, caps mcp.ClientCapabilities) (*Session, error) {
+	s := &Session{t: t}
+	params, err := json.Marshal(mcp.InitializeParams{
+		ProtocolVersion: t.dialect().Version(),
+		Capabilities:    caps,
+		ClientInfo:      t.ClientInfo,
+	})
+	if err != nil {
+		return nil, err
+	}
+	rep, hdr, err := s.do(ctx, mcp.MethodInitialize, params, nil)
+	if err != nil {
+		return nil, err
+	}
+	if rep.Err != nil {
+		return nil, fmt.Errorf("initialize: %w", rep.Err)
+	}
+	if err := json.Unmarshal(rep.Result, &s.init); err != nil {
+		return nil, &ProtocolError{Msg: "initialize result: " + err.Error()}
+	}
+	if !mcp.KnownVersion(s.init.ProtocolVersion) {
+		return nil, &ProtocolError{Msg: fmt.Sprintf("server answered protocol version %q, which tasksim does not speak", s.init.ProtocolVersion)}
+	}
+	s.id = hdr.Get("Mcp-Session-Id")
+	s.version = s.init.ProtocolVersion
+	if err := s.post(ctx, mcp.AppendRequest(nil, mcp.ID{}, mcp.MethodInitialized, nil)); err != nil {
+		return nil, fmt.Errorf("notifications/initialized: %w", err)
+	}
+	return s, nil
+}
+
+// Call sends one request and waits for its reply, whether it comes as application/json or
+// as an SSE stream (H4); h sees server requests and notifications met on the stream.
+func (s *Session) Call(ctx context.Context, method string, params []byte, h ServerHandler) (Reply, error) {
+	rep, _, err := s.do(ctx, method, params, h)
+	return rep, err
+}
+
+// Close ends the session with DELETE (H9). A 405 (the server does not let clients end
+// sessions) or 404 (already gone) is not an error.
+func (s *Session) Close(ctx context.Context) error {
+	if s.id == "" {
+		return nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, s.t.URL, nil)
+	if err != nil {
+		return err
+	}
+	s.header(req)
+	resp, err := s.t.Client.Do(req)
+	if err != nil {
+		return &TransportError{Op: "DELETE", Err: err}
+	}
+	drain(resp.Body)
+	switch resp.StatusCode {
+	case http.StatusOK, http.StatusAccepted, http.StatusNoContent, http.StatusMethodNotAllowed, http.StatusNotFound:
+		return nil
+	}
+	return &HTTPError{Status: resp.StatusCode}
+}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+func (s *Session) header(req *http.Request) {
+	h := req.Header
+	for k, v := range s.t.Header {
+		h[k] = v
+	}
+	h["Accept"] = acceptBoth
+	if s.id != "" {
+		h["Mcp-Session-Id"] = []string{s.id}
+	}
+	if s.version != "" {
+		h["Mcp-Protocol-Version"] = []string{s.version}
+	}
+}
+
+var (
+	acceptBoth  = []string{"application/json, text/event-stream"}
+	contentJSON = []string{"application/json"}
+)
+
+func (s *Session) newPost(ctx context.Context, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.t.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	s.header(req)
+	req.Header["Content-Type"] = contentJSON
+	return req, nil
+}
+
+// post sends a notification or a response: the server answers 202 (H4).
+func (s *Session) post(ctx context.Context, body []byte) error {
+	req, err := s.newPost(ctx, body)
+	if err != nil {
+		return err
+	}
+	resp, err := s.t.Client.Do(req)
+	if err != nil {
+		return &TransportError{Op: "POST", Err: err}
+	}
+	defer drain(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		return statusError(resp, s.id != "")
+	}
+	return nil
+}
+
+func (s *Session) do(ctx context.Context, method string, params []byte, h ServerHandler) (Reply, http.Header, error) {
+	id := mcp.IntID(s.nextID.Add(1))
+	bp := bufPool.Get().(*[]byte)
+	body := mcp.AppendRequest((*bp)[:0], id, method, params)
+	req, err := s.newPost(ctx, body)
+	if err != nil {
+		bufPool.Put(bp)
+		return Reply{}, nil, err
+	}
+	resp, err := s.t.Client.Do(req)
+	*bp = body[:0]
+	bufPool.Put(bp)
+	if err != nil {
+		return Reply{}, nil, &TransportError{Op: method, Err: err}
+	}
+	defer drain(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return Reply{}, resp.Header, statusError(resp, s.id != "" && method != mcp.MethodInitialize)
+	}
+	ct := resp.Header.Get("Content-Type")
+	if strings.HasPrefix(ct, "text/event-stream") {
+		rep, err := s.readStream(ctx, resp.Body, id, method, h)
+		return rep, resp.Header, err
+	}
+	rep, err := readJSON(resp.Body, id, method)
+	return rep, resp.Header, err
+}
+
+// maxReply bounds a reply body the client will read.
+const maxReply = 16 << 20
+
+func readJSON(body io.Reader, id mcp.ID, method string) (Reply, error) {
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	bb := bytes.NewBuffer((*bp)[:0])
+	_, err := bb.ReadFrom(io.LimitReader(body, maxReply))
+	*bp = bb.Bytes()[:0]
+	if err != nil {
+		return Reply{}, &TransportError{Op: method + " (reading reply)", Err: err}
+	}
+	msg, perr := mcp.Decode(bb.Bytes())
+	if perr != nil {
+		return Reply{}, &ProtocolError{Msg: method + " reply: " + perr.Message}
+	}
+	return replyOf(&msg, id, method)
+}
+
+func replyOf(msg *mcp.Message, id mcp.ID, method string) (Reply, error) {
+	switch msg.Kind {
+	case mcp.KindResult, mcp.KindError:
+		if msg.ID != id && !(msg.Kind == mcp.KindError && msg.ID.IsZero()) {
+			return Reply{}, &ProtocolError{Msg: fmt.Sprintf("%s reply has id %s, want %s", method, msg.ID, id)}
+		}
+		return Reply{Result: msg.Result, Err: msg.Error}, nil
+	}
+	return Reply{}, &ProtocolError{Msg: method + " reply is not a response"}
+}
+
+// readStream reads an SSE reply stream until the response to id: priming events are
+// skipped (H5), server requests are answered by a separate POST, notifications are handed
+// to h.
+func (s *Session) readStream(ctx context.Context, body io.Reader, id mcp.ID, method string, h ServerHandler) (Reply, error) {
+	rd := bufio.NewReaderSize(body, 4096)
+	var data []byte
+	for {
+		line, err := rd.ReadSlice('\n')
+		if err != nil {
+			if errors.Is(err, bufio.ErrBufferFull) {
+				return Reply{}, &ProtocolError{Msg: method + ": SSE line longer than 4 KiB without data framing"}
+			}
+			return Reply{}, &TransportError{Op: method + " (SSE stream ended before the reply)", Err: eofAsUnexpected(err)}
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if len(line) == 0 { // end of event
+			if len(data) == 0 {
+				continue
+			}
+			msg, perr := mcp.Decode(data)
+			data = data[:0]
+			if perr != nil {
+				return Reply{}, &ProtocolError{Msg: method + " SSE data: " + perr.Message}
+			}
+			switch msg.Kind {
+			case mcp.KindResult, mcp.KindError:
+				if msg.ID == id {
+					return replyOf(&msg, id, method)
+				}
+			case mcp.KindRequest:
+				s.answer(ctx, &msg, h)
+			case mcp.KindNotification:
+				if h != nil {
+					h.Notify(&msg)
+				}
+			}
+			continue
+		}
+		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			if len(data) > 0 {
+				data = append(data, '\n')
+			}
+			data = append(data, bytes.TrimPrefix(v, []byte(" "))...)
+			if len(data) > maxReply {
+				return Reply{}, &ProtocolError{Msg: method + ": SSE event exceeds 16 MiB"}
+			}
+		}
+		// id:, event:, retry: and comments need no action while the stream is whole.
+	}
+}
+
+// answer POSTs the reply to a server request seen on a stream. Without a handler the
+// request is refused with -32601 so that the server is not left waiting.
+func (s *Session) answer(ctx context.Context, msg *mcp.Message, h ServerHandler) {
+	var body []byte
+	if h == nil {
+		body = mcp.AppendError(nil, msg.ID, mcp.Errorf(mcp.CodeMethodNotFound, "tasksim client does not handle %s here", msg.Method))
+	} else if res, e := h.Request(msg); e != nil {
+		body = mcp.AppendError(nil, msg.ID, e)
+	} else {
+		body = mcp.AppendResult(nil, msg.ID, res)
+	}
+	_ = s.post(ctx, body) // a lost answer shows up as a task stuck in input_required
+}
+
+func statusError(resp *http.Response, withSession bool) error {
+	if resp.StatusCode == http.StatusNotFound && withSession {
+		return ErrSessionGone
+	}
+	e := &HTTPError{Status: resp.StatusCode}
+	if ra := resp.Header.Get("Retry-After"); ra != "" {
+		if secs, err := strconv.Atoi(ra); err == nil && secs >= 0 {
+			e.RetryAfter = time.Duration(secs) * time.Second
+		} else if at, err := http.ParseTime(ra); err == nil {
+			e.RetryAfter = max(0, time.Until(at))
+		}
+	}
+	var b [256]byte
+	n, _ := io.ReadFull(resp.Body, b[:])
+	e.Body = strings.TrimSpace(string(b[:n]))
+	return e
+}
+
+func eofAsUnexpected(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// drain reads what is left of a body (bounded) so the connection returns to the pool.
+func drain(body io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+	body.Close()
+}

@@ -1,0 +1,270 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+	"github.com/tasksim/tasksim/metrics"
+)
+
+// Engine runs one load: the virtual clients of the configured model against one target.
+type Engine struct {
+	cfg      Config
+	target   *Target
+	dialect  mcp.Dialect
+	rec      *metrics.Recorder
+	shards   int
+	manifest *Manifest
+
+	callParams []byte // the tools/call params, encoded once
+	inFlight   atomic.Int64
+	stopLoad   chan struct{}
+	stopOnce   sync.Once
+
+	mu         sync.Mutex
+	violations []ViolationEvidence
+	refusals   map[int]int64 // create refused, by JSON-RPC code
+}
+
+// ViolationEvidence is one R14 violation with the task it was seen on.
+type ViolationEvidence struct {
+	TaskID string `json:"task_id"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+}
+
+// maxEvidence bounds the sample of task ids kept per finding.
+const maxEvidence = 20
+
+// New builds an engine. m is the target's manifest after Decide; rec must have at least
+// cfg.Shards shards.
+func New(cfg Config, t *Target, m *Manifest, rec *metrics.Recorder) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	e := &Engine{cfg: cfg, target: t, dialect: t.dialect(), rec: rec, manifest: m,
+		shards: max(1, cfg.Shards), stopLoad: make(chan struct{}), refusals: map[int]int64{}}
+	p := map[string]any{"name": cfg.Tool}
+	if cfg.Args != nil {
+		p["arguments"] = cfg.Args
+	}
+	if m.AsTask {
+		task := map[string]any{}
+		if cfg.TaskTTL > 0 {
+			task["ttl"] = cfg.TaskTTL.Milliseconds()
+		}
+		p["task"] = task
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("tool arguments: %w", err)
+	}
+	e.callParams = b
+	return e, nil
+}
+
+// InFlight is the number of tasks created and not yet finished.
+func (e *Engine) InFlight() int64 { return e.inFlight.Load() }
+
+// Stop ends the load phase early (first Ctrl-C): no new task starts; in-flight tasks drain
+// for the grace period.
+func (e *Engine) Stop() { e.stopOnce.Do(func() { close(e.stopLoad) }) }
+
+// Violations returns the R14 violations seen, at most maxEvidence of them.
+func (e *Engine) Violations() []ViolationEvidence {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]ViolationEvidence(nil), e.violations...)
+}
+
+// Refusals returns creates refused with a JSON-RPC error, by code.
+func (e *Engine) Refusals() map[int]int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[int]int64, len(e.refusals))
+	for k, v := range e.refusals {
+		out[k] = v
+	}
+	return out
+}
+
+func (e *Engine) noteViolation(taskID string, v Violation) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.violations) < maxEvidence {
+		from := "(create)"
+		if v.From != 0 {
+			from = v.From.String()
+		}
+		e.violations = append(e.violations, ViolationEvidence{TaskID: taskID, From: from, To: v.To.String()})
+	}
+}
+
+func (e *Engine) noteCreateRefused(err *mcp.Error) {
+	e.mu.Lock()
+	e.refusals[err.Code]++
+	e.mu.Unlock()
+}
+
+// Run drives the load until the load phase ends (Duration, Stop, or ctx), then lets
+// in-flight tasks finish for Grace; tasks still running after that end unknown. ctx ending
+// stops everything at once. Run returns when every client has closed its session.
+func (e *Engine) Run(ctx context.Context) error {
+	start := time.Now()
+	loadCtx, cancelLoad := context.WithDeadline(ctx, start.Add(e.cfg.Duration))
+	defer cancelLoad()
+	go func() {
+		select {
+		case <-e.stopLoad:
+			cancelLoad()
+		case <-loadCtx.Done():
+		}
+	}()
+	// Tasks run on workCtx: it outlives the load phase by the grace period.
+	workCtx, cancelWork := context.WithCancel(ctx)
+	defer cancelWork()
+	go func() {
+		<-loadCtx.Done()
+		t := time.NewTimer(e.cfg.Grace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancelWork()
+		case <-workCtx.Done():
+		}
+	}()
+	if e.cfg.Model == Open {
+		e.runOpen(loadCtx, workCtx, start)
+	} else {
+		e.runClosed(loadCtx, workCtx)
+	}
+	return nil
+}
+
+// runClosed runs Clients virtual clients, each running tasks back to back.
+func (e *Engine) runClosed(loadCtx, workCtx context.Context) {
+	var wg sync.WaitGroup
+	for i := range e.cfg.Clients {
+		v := e.newVU(i)
+		wg.Go(func() {
+			defer v.close(context.WithoutCancel(workCtx))
+			for loadCtx.Err() == nil {
+				v.runTask(workCtx, time.Now())
+				if e.cfg.ThinkTime > 0 && !sleepUntil(loadCtx, time.Now().Add(e.cfg.ThinkTime)) {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// runOpen schedules arrivals by the rate (or ramp) and hands each to an idle client of the
+// pool; an arrival that finds none is counted dropped (DESIGN.md section 4). Arrival times
+// are computed, not ticked: arrival n is due when the integral of the rate reaches n.
+func (e *Engine) runOpen(loadCtx, workCtx context.Context, start time.Time) {
+	arrivals := make(chan time.Time) // unbuffered: a send succeeds only if a client is idle
+	var wg sync.WaitGroup
+	for i := range e.cfg.pool() {
+		v := e.newVU(i)
+		wg.Go(func() {
+			defer v.close(context.WithoutCancel(workCtx))
+			for {
+				select {
+				case at, ok := <-arrivals:
+					if !ok {
+						return
+					}
+					v.runTask(workCtx, at)
+				case <-loadCtx.Done():
+					return
+				}
+			}
+		})
+	}
+	drop := e.rec.Shard(0)
+	sched := newSchedule(e.cfg.Rate, e.cfg.Stages)
+	for n := 1; ; n++ {
+		at, ok := sched.arrival(float64(n))
+		if !ok || at >= e.cfg.Duration {
+			break
+		}
+		due := start.Add(at)
+		if !sleepUntil(loadCtx, due) {
+			break
+		}
+		select {
+		case arrivals <- due:
+		default:
+			drop.Add(metrics.TasksDropped, 1)
+		}
+	}
+	close(arrivals)
+	wg.Wait()
+}
+
+// schedule is a piecewise-linear arrival rate: Rate before and after the stages, which ramp
+// linearly from the previous rate to their Target.
+type schedule struct {
+	segs []segment
+	tail float64 // rate after the last stage
+}
+
+type segment struct {
+	start, dur time.Duration
+	r0, r1     float64 // rate at the start and end, per second
+	n0         float64 // arrivals before the segment
+}
+
+func newSchedule(rate float64, stages []Stage) *schedule {
+	s := &schedule{tail: rate}
+	prev, at, n := rate, time.Duration(0), 0.0
+	if len(stages) > 0 {
+		prev = 0 // a ramp starts from rest
+	}
+	for _, st := range stages {
+		seg := segment{start: at, dur: st.Duration, r0: prev, r1: st.Target, n0: n}
+		s.segs = append(s.segs, seg)
+		n += (prev + st.Target) / 2 * st.Duration.Seconds()
+		at += st.Duration
+		prev = st.Target
+	}
+	if len(stages) > 0 {
+		s.tail = prev
+	}
+	return s
+}
+
+// arrival returns when the cumulative arrival count reaches n; ok is false if it never does
+// (a zero rate forever).
+func (s *schedule) arrival(n float64) (time.Duration, bool) {
+	var end time.Duration
+	base := 0.0
+	for _, g := range s.segs {
+		total := (g.r0 + g.r1) / 2 * g.dur.Seconds()
+		if n <= g.n0+total {
+			x := n - g.n0 // arrivals needed within the segment: r0*t + (r1-r0)/(2D) t^2 = x
+			d := g.dur.Seconds()
+			a := (g.r1 - g.r0) / (2 * d)
+			var t float64
+			if math.Abs(a) < 1e-12 {
+				t = x / g.r0
+			} else {
+				t = (-g.r0 + math.Sqrt(g.r0*g.r0+4*a*x)) / (2 * a)
+			}
+			return g.start + time.Duration(t*float64(time.Second)), true
+		}
+		end = g.start + g.dur
+		base = g.n0 + total
+	}
+	if s.tail <= 0 {
+		return 0, false
+	}
+	return end + time.Duration((n-base)/s.tail*float64(time.Second)), true
+}

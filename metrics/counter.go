@@ -1,0 +1,101 @@
+package metrics
+
+import "strconv"
+
+// Counter identifies a monotonically increasing count, summed over shards. Names (Name)
+// are stable; requests per method and outcome are counted apart, by Shard.Request.
+type Counter uint16
+
+// The counters. The task outcome counts are those of DESIGN.md section 4.
+const (
+	TasksCreated         Counter = iota // tasks whose CreateTaskResult arrived
+	TasksCompleted                      // terminal completed observed
+	TasksFailed                         // terminal failed observed
+	TasksCancelled                      // terminal cancelled observed
+	TasksExpired                        // gone (expired, deleted) before a terminal status was seen
+	TasksUnknown                        // outcome never established: the reconciliation list
+	TasksDropped                        // open-model arrivals that found no free slot
+	Polls                               // tasks/get sent
+	InvalidTransitions                  // status changes the R14 table forbids
+	BackpressureSignals                 // 429s, Retry-After, raised pollInterval, rejections seen
+	Reconnects                          // transport sessions re-established
+	OrphanedTasks                       // terminal tasks purged before anyone fetched the result
+	DownstreamRejections                // work the mock downstream refused
+	AmplificationPolls                  // polls sent, summed over tasks recorded in PollAmplification
+	AmplificationAdvised                // advised polls, summed over the same tasks
+	NumCounters                         // number of counters; not a counter
+)
+
+// Name returns the stable name of c ("tasks_created", "polls", ...).
+func (c Counter) Name() string {
+	switch c {
+	case TasksCreated:
+		return "tasks_created"
+	case TasksCompleted:
+		return "tasks_completed"
+	case TasksFailed:
+		return "tasks_failed"
+	case TasksCancelled:
+		return "tasks_cancelled"
+	case TasksExpired:
+		return "tasks_expired"
+	case TasksUnknown:
+		return "tasks_unknown"
+	case TasksDropped:
+		return "tasks_dropped"
+	case Polls:
+		return "polls"
+	case InvalidTransitions:
+		return "invalid_transitions"
+	case BackpressureSignals:
+		return "backpressure_signals"
+	case Reconnects:
+		return "reconnects"
+	case OrphanedTasks:
+		return "orphaned_tasks"
+	case DownstreamRejections:
+		return "downstream_rejections"
+	case AmplificationPolls:
+		return "amplification_polls"
+	case AmplificationAdvised:
+		return "amplification_advised"
+	}
+	return "counter(" + strconv.Itoa(int(c)) + ")"
+}
+
+// String returns Name.
+func (c Counter) String() string { return c.Name() }
+
+// Gauge identifies a sampled level. It is set on the Recorder, not on a shard; a Window
+// carries the level at its end and the highest level held during it.
+type Gauge uint8
+
+// The gauges.
+const (
+	InFlight             Gauge = iota // tasks (or requests) in flight in the load generator
+	RetainedTasks                     // task records held by the server
+	DownstreamInFlight                // work items inside the mock downstream system
+	DownstreamQueueDepth              // work items waiting for a downstream slot
+	Sessions                          // open MCP sessions
+	NumGauges                         // number of gauges; not a gauge
+)
+
+// Name returns the stable name of g ("in_flight", "retained_tasks", ...).
+func (g Gauge) Name() string {
+	switch g {
+	case InFlight:
+		return "in_flight"
+	case RetainedTasks:
+		return "retained_tasks"
+	case DownstreamInFlight:
+		return "downstream_in_flight"
+	case DownstreamQueueDepth:
+		return "downstream_queue_depth"
+	case Sessions:
+		return "sessions"
+	}
+	return "gauge(" + strconv.Itoa(int(g)) + ")"
+}
+
+// String returns Name.
+func (g Gauge) String() string { return g.Name() }

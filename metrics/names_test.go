@@ -1,0 +1,136 @@
+package metrics_test
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/tasksim/tasksim/metrics"
+)
+
+// The names are a contract: summary.json, CSV, HTML and the interval log's tags use them.
+func TestHistNames(t *testing.T) {
+	want := [metrics.NumHists]struct{ name, unit string }{
+		metrics.LatencyInitialize:  {"latency_initialize", "ms"},
+		metrics.LatencyToolsCall:   {"latency_tools_call", "ms"},
+		metrics.LatencyTasksGet:    {"latency_tasks_get", "ms"},
+		metrics.LatencyTasksResult: {"latency_tasks_result", "ms"},
+		metrics.LatencyTasksList:   {"latency_tasks_list", "ms"},
+		metrics.LatencyTasksCancel: {"latency_tasks_cancel", "ms"},
+		metrics.TaskE2E:            {"task_e2e", "ms"},
+		metrics.PollsPerTask:       {"polls_per_task", "count"},
+		metrics.PollAmplification:  {"poll_amplification", "ratio"},
+		metrics.DetectionLag:       {"detection_lag", "ms"},
+		metrics.ResultLag:          {"result_lag", "ms"},
+		metrics.ScheduleLag:        {"schedule_lag", "ms"},
+		metrics.CleanupLag:         {"cleanup_lag", "ms"},
+		metrics.CancelLatency:      {"cancel_latency", "ms"},
+		metrics.DownstreamWait:     {"downstream_wait", "ms"},
+	}
+	for h := range metrics.NumHists {
+		if got := h.Name(); got != want[h].name {
+			t.Errorf("Hist(%d).Name() = %q, want %q", h, got, want[h].name)
+		}
+		if got := h.Unit(); got != want[h].unit {
+			t.Errorf("%s.Unit() = %q, want %q", h, got, want[h].unit)
+		}
+		wantScale := 0.001
+		if h == metrics.PollsPerTask {
+			wantScale = 1
+		}
+		if got := h.Scale(); got != wantScale {
+			t.Errorf("%s.Scale() = %v, want %v", h, got, wantScale)
+		}
+		if p, ok := metrics.ParseHist(h.Name()); !ok || p != h {
+			t.Errorf("ParseHist(%q) = %v, %v", h.Name(), p, ok)
+		}
+		hh := metrics.NewHistogram(h)
+		if hh.Tag() != h.Name() || hh.HighestTrackableValue() != h.Highest() || hh.SignificantFigures() != metrics.SigFigs {
+			t.Errorf("NewHistogram(%s): tag %q, highest %d, sigfigs %d", h, hh.Tag(), hh.HighestTrackableValue(), hh.SignificantFigures())
+		}
+	}
+	if _, ok := metrics.ParseHist("latency_tasks_gett"); ok {
+		t.Error("ParseHist accepted an unknown name")
+	}
+	if got := metrics.NumHists.Name(); got != "hist(15)" {
+		t.Errorf("NumHists.Name() = %q", got)
+	}
+}
+
+func TestCounterGaugeNames(t *testing.T) {
+	counters := [metrics.NumCounters]string{
+		"tasks_created", "tasks_completed", "tasks_failed", "tasks_cancelled", "tasks_expired",
+		"tasks_unknown", "tasks_dropped", "polls", "invalid_transitions", "backpressure_signals",
+		"reconnects", "orphaned_tasks", "downstream_rejections", "amplification_polls",
+		"amplification_advised",
+	}
+	for c := range metrics.NumCounters {
+		if got := c.Name(); got != counters[c] {
+			t.Errorf("Counter(%d).Name() = %q, want %q", c, got, counters[c])
+		}
+	}
+	gauges := [metrics.NumGauges]string{
+		"in_flight", "retained_tasks", "downstream_in_flight", "downstream_queue_depth", "sessions",
+	}
+	for g := range metrics.NumGauges {
+		if got := g.Name(); got != gauges[g] {
+			t.Errorf("Gauge(%d).Name() = %q, want %q", g, got, gauges[g])
+		}
+	}
+}
+
+func TestMethodOutcomeNames(t *testing.T) {
+	methods := [metrics.NumMethods]string{
+		"initialize", "tools/list", "tools/call", "tasks/get", "tasks/result", "tasks/list",
+		"tasks/cancel", "DELETE",
+	}
+	for m := range metrics.NumMethods {
+		if got := m.Name(); got != methods[m] {
+			t.Errorf("Method(%d).Name() = %q, want %q", m, got, methods[m])
+		}
+		h, ok := m.Latency()
+		if ok != (m != metrics.MethodToolsList && m != metrics.MethodDelete) {
+			t.Errorf("%s.Latency() ok = %v", m, ok)
+		}
+		if ok && h.Name() != "latency_"+map[string]string{
+			"initialize": "initialize", "tools/call": "tools_call", "tasks/get": "tasks_get",
+			"tasks/result": "tasks_result", "tasks/list": "tasks_list", "tasks/cancel": "tasks_cancel",
+		}[m.Name()] {
+			t.Errorf("%s.Latency() = %s", m, h)
+		}
+	}
+	outcomes := [metrics.NumOutcomes]string{"ok", "rpc_error", "http_error", "transport", "protocol"}
+	for o := range metrics.NumOutcomes {
+		if got := o.Name(); got != outcomes[o] {
+			t.Errorf("Outcome(%d).Name() = %q, want %q", o, got, outcomes[o])
+		}
+	}
+}
+
+func TestCodeSlots(t *testing.T) {
+	for _, code := range []int{-32700, -32600, -32601, -32602, -32603, -32042} {
+		i := metrics.RPCCodeSlot(code)
+		if i < 0 || i >= metrics.NumRPCCodes-1 || metrics.RPCCodeLabel(i) != itoa(code) {
+			t.Errorf("RPCCodeSlot(%d) = %d, label %q", code, i, metrics.RPCCodeLabel(i))
+		}
+	}
+	for _, code := range []int{0, 1, -32000, -32099, -32604} {
+		if i := metrics.RPCCodeSlot(code); i != metrics.NumRPCCodes-1 || metrics.RPCCodeLabel(i) != "other" {
+			t.Errorf("RPCCodeSlot(%d) = %d, want the other slot", code, i)
+		}
+	}
+	seen := map[int]bool{}
+	for _, st := range []int{400, 401, 403, 404, 405, 406, 413, 415, 429, 500, 502, 503, 504} {
+		i := metrics.HTTPStatusSlot(st)
+		if i < 0 || i >= metrics.NumHTTPStatuses-1 || seen[i] || metrics.HTTPStatusLabel(i) != itoa(st) {
+			t.Errorf("HTTPStatusSlot(%d) = %d, label %q", st, i, metrics.HTTPStatusLabel(i))
+		}
+		seen[i] = true
+	}
+	for _, st := range []int{0, 200, 302, 402, 501, 599} {
+		if i := metrics.HTTPStatusSlot(st); i != metrics.NumHTTPStatuses-1 || metrics.HTTPStatusLabel(i) != "other" {
+			t.Errorf("HTTPStatusSlot(%d) = %d, want the other slot", st, i)
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

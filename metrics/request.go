@@ -1,0 +1,215 @@
+package metrics
+
+import "strconv"
+
+// Method identifies what a request was, for the per-method request tables. It indexes
+// arrays: counting a request needs no string.
+type Method uint8
+
+// The methods. MethodDelete is the HTTP DELETE that ends a Streamable HTTP session.
+const (
+	MethodInitialize Method = iota
+	MethodToolsList
+	MethodToolsCall
+	MethodTasksGet
+	MethodTasksResult
+	MethodTasksList
+	MethodTasksCancel
+	MethodDelete
+	NumMethods // number of methods; not a method
+)
+
+// Name returns the JSON-RPC method name ("initialize", "tools/list", "tools/call",
+// "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"), or "DELETE".
+func (m Method) Name() string {
+	switch m {
+	case MethodInitialize:
+		return "initialize"
+	case MethodToolsList:
+		return "tools/list"
+	case MethodToolsCall:
+		return "tools/call"
+	case MethodTasksGet:
+		return "tasks/get"
+	case MethodTasksResult:
+		return "tasks/result"
+	case MethodTasksList:
+		return "tasks/list"
+	case MethodTasksCancel:
+		return "tasks/cancel"
+	case MethodDelete:
+		return "DELETE"
+	}
+	return "method(" + strconv.Itoa(int(m)) + ")"
+}
+
+// String returns Name.
+func (m Method) String() string { return m.Name() }
+
+// Latency returns the histogram of m's send -> reply latency; ok is false for the methods
+// that have none (tools/list, DELETE).
+func (m Method) Latency() (h Hist, ok bool) {
+	switch m {
+	case MethodInitialize:
+		return LatencyInitialize, true
+	case MethodToolsCall:
+		return LatencyToolsCall, true
+	case MethodTasksGet:
+		return LatencyTasksGet, true
+	case MethodTasksResult:
+		return LatencyTasksResult, true
+	case MethodTasksList:
+		return LatencyTasksList, true
+	case MethodTasksCancel:
+		return LatencyTasksCancel, true
+	}
+	return 0, false
+}
+
+// Outcome classifies how one request ended.
+type Outcome uint8
+
+// The outcomes. Everything but OutcomeOK is an error.
+const (
+	OutcomeOK        Outcome = iota // a result arrived
+	OutcomeRPCError                 // a JSON-RPC error object arrived (its code is counted)
+	OutcomeHTTPError                // the HTTP status said no (its status is counted)
+	OutcomeTransport                // connection refused or reset, timeout, cancelled
+	OutcomeProtocol                 // a reply arrived but was malformed
+	NumOutcomes                     // number of outcomes; not an outcome
+)
+
+// Name returns "ok", "rpc_error", "http_error", "transport" or "protocol".
+func (o Outcome) Name() string {
+	switch o {
+	case OutcomeOK:
+		return "ok"
+	case OutcomeRPCError:
+		return "rpc_error"
+	case OutcomeHTTPError:
+		return "http_error"
+	case OutcomeTransport:
+		return "transport"
+	case OutcomeProtocol:
+		return "protocol"
+	}
+	return "outcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// String returns Name.
+func (o Outcome) String() string { return o.Name() }
+
+// NumRPCCodes is the number of slots of the per-method JSON-RPC error code table: the six
+// codes tasksim knows (-32700 parse error, -32600 invalid request, -32601 method not
+// found, -32602 invalid params, -32603 internal error, -32042 URL elicitation required)
+// and one slot, the last, for any other code. The table is bounded whatever a peer sends.
+const NumRPCCodes = 7
+
+// RPCCodeSlot returns the slot of a JSON-RPC error code in the RPCCodes tables.
+func RPCCodeSlot(code int) int {
+	switch code {
+	case -32700:
+		return 0
+	case -32600:
+		return 1
+	case -32601:
+		return 2
+	case -32602:
+		return 3
+	case -32603:
+		return 4
+	case -32042:
+		return 5
+	}
+	return NumRPCCodes - 1
+}
+
+// RPCCodeLabel returns slot i's code as summary.json keys it ("-32602"), or "other".
+func RPCCodeLabel(i int) string {
+	switch i {
+	case 0:
+		return "-32700"
+	case 1:
+		return "-32600"
+	case 2:
+		return "-32601"
+	case 3:
+		return "-32602"
+	case 4:
+		return "-32603"
+	case 5:
+		return "-32042"
+	}
+	return "other"
+}
+
+// NumHTTPStatuses is the number of slots of the per-method HTTP status table: 400, 401,
+// 403, 404, 405, 406, 413, 415, 429, 500, 502, 503, 504, and the last slot for any other
+// status.
+const NumHTTPStatuses = 14
+
+// HTTPStatusSlot returns the slot of an HTTP status in the HTTPStatuses tables.
+func HTTPStatusSlot(status int) int {
+	switch status {
+	case 400:
+		return 0
+	case 401:
+		return 1
+	case 403:
+		return 2
+	case 404:
+		return 3
+	case 405:
+		return 4
+	case 406:
+		return 5
+	case 413:
+		return 6
+	case 415:
+		return 7
+	case 429:
+		return 8
+	case 500:
+		return 9
+	case 502:
+		return 10
+	case 503:
+		return 11
+	case 504:
+		return 12
+	}
+	return NumHTTPStatuses - 1
+}
+
+// HTTPStatusLabel returns slot i's status ("429"), or "other".
+func HTTPStatusLabel(i int) string {
+	switch i {
+	case 0:
+		return "400"
+	case 1:
+		return "401"
+	case 2:
+		return "403"
+	case 3:
+		return "404"
+	case 4:
+		return "405"
+	case 5:
+		return "406"
+	case 6:
+		return "413"
+	case 7:
+		return "415"
+	case 8:
+		return "429"
+	case 9:
+		return "500"
+	case 10:
+		return "502"
+	case 11:
+		return "503"
+	case 12:
+		return "504"
+	}
+	return "other"
+}

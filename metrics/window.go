@@ -1,0 +1,164 @@
+package metrics
+
+import (
+	"math"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Window is what every shard recorded during one interval [Start, End), merged. Windows
+// partition the run: every recorded value and count lands in exactly one window, and the
+// windows sum to the run's Total.
+type Window struct {
+	Start, End time.Time
+	// Hists holds a histogram per Hist that received values in the window and nil for
+	// the others. Each is fresh, owned by the Window (keep it as long as needed), tagged
+	// with its Hist's name and stamped with Start and End (ms since the epoch).
+	Hists [NumHists]*hdrhistogram.Histogram
+	// Clamped counts, per Hist, the values recorded out of range (Shard.Record).
+	Clamped [NumHists]int64
+	// Counters holds the window's increments.
+	Counters [NumCounters]int64
+	// Gauges holds the levels at End; GaugeMax the highest level held during the window.
+	Gauges   [NumGauges]int64
+	GaugeMax [NumGauges]int64
+	// Requests counts requests per method and outcome; RPCCodes the JSON-RPC error codes
+	// of OutcomeRPCError replies, by RPCCodeSlot; HTTPStatuses the HTTP error statuses,
+	// by HTTPStatusSlot.
+	Requests     [NumMethods][NumOutcomes]int64
+	RPCCodes     [NumMethods][NumRPCCodes]int64
+	HTTPStatuses [NumMethods][NumHTTPStatuses]int64
+}
+
+// Snapshot is the run so far: every flushed window merged.
+type Snapshot struct {
+	// Start is the run's start (NewRecorder), End the End of the last window.
+	Start, End time.Time
+	// Windows is the number of windows merged.
+	Windows int
+	// Hists holds a histogram per Hist; Total never leaves one nil (Summary accepts nil).
+	Hists        [NumHists]*hdrhistogram.Histogram
+	Clamped      [NumHists]int64
+	Counters     [NumCounters]int64
+	Gauges       [NumGauges]int64 // levels at End
+	GaugeMax     [NumGauges]int64 // highest levels over the run
+	Requests     [NumMethods][NumOutcomes]int64
+	RPCCodes     [NumMethods][NumRPCCodes]int64
+	HTTPStatuses [NumMethods][NumHTTPStatuses]int64
+}
+
+func newSnapshot(start time.Time) *Snapshot {
+	s := &Snapshot{Start: start, End: start}
+	for h := range NumHists {
+		s.Hists[h] = NewHistogram(h)
+	}
+	return s
+}
+
+// Flush closes the current window of every shard at now and returns the window, merged;
+// it also adds the window to the run totals. Call it from one collector goroutine, once
+// per interval, with the times of an injected clock; records made while it runs land in
+// this window or the next, never both. Each shard is held only to swap its tally for the
+// empty spare, so recording is never blocked by the merge.
+func (r *Recorder) Flush(now time.Time) Window {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w := Window{Start: r.last, End: now}
+	r.last = now
+	for i := range r.shards {
+		s := &r.shards[i]
+		s.mu.Lock()
+		t := s.cur
+		s.cur, s.spare = s.spare, t
+		s.mu.Unlock()
+		w.drain(t) // t is now the spare: no recorder can reach it
+	}
+	for g := range NumGauges {
+		// A SetGauge racing with this lands in one window or both, never in neither.
+		top := r.gaugeMax[g].Swap(math.MinInt64)
+		level := r.gauges[g].Load()
+		raise(&r.gaugeMax[g], level)
+		w.Gauges[g] = level
+		w.GaugeMax[g] = max(top, level)
+	}
+	for _, hh := range w.Hists {
+		if hh != nil {
+			hh.SetStartTimeMs(w.Start.UnixMilli())
+			hh.SetEndTimeMs(w.End.UnixMilli())
+		}
+	}
+	r.total.add(&w)
+	return w
+}
+
+// drain moves t's values into w and leaves t empty.
+func (w *Window) drain(t *tally) {
+	for h, src := range t.hists {
+		if src.TotalCount() == 0 {
+			continue
+		}
+		if w.Hists[h] == nil {
+			w.Hists[h] = NewHistogram(Hist(h))
+		}
+		w.Hists[h].Merge(src) // same geometry: drops nothing
+		src.Reset()
+	}
+	move(w.Clamped[:], t.clamped[:])
+	move(w.Counters[:], t.counters[:])
+	for m := range NumMethods {
+		move(w.Requests[m][:], t.requests[m][:])
+		move(w.RPCCodes[m][:], t.rpcCodes[m][:])
+		move(w.HTTPStatuses[m][:], t.httpStatuses[m][:])
+	}
+}
+
+// move adds src into dst and zeroes src.
+func move(dst, src []int64) {
+	for i, v := range src {
+		dst[i] += v
+		src[i] = 0
+	}
+}
+
+// sum adds src into dst.
+func sum(dst, src []int64) {
+	for i, v := range src {
+		dst[i] += v
+	}
+}
+
+// add merges window w into s.
+func (s *Snapshot) add(w *Window) {
+	s.End = w.End
+	s.Windows++
+	for h, hh := range w.Hists {
+		if hh != nil {
+			s.Hists[h].Merge(hh)
+		}
+	}
+	sum(s.Clamped[:], w.Clamped[:])
+	sum(s.Counters[:], w.Counters[:])
+	for m := range NumMethods {
+		sum(s.Requests[m][:], w.Requests[m][:])
+		sum(s.RPCCodes[m][:], w.RPCCodes[m][:])
+		sum(s.HTTPStatuses[m][:], w.HTTPStatuses[m][:])
+	}
+	s.Gauges = w.Gauges
+	for g := range NumGauges {
+		s.GaugeMax[g] = max(s.GaugeMax[g], w.GaugeMax[g])
+	}
+}
+
+// Total returns the run so far: every window flushed, merged. It is a deep copy, safe to
+// keep while the run goes on; values recorded since the last Flush are not in it, so call
+// Flush once more at the end of the run first.
+func (r *Recorder) Total() *Snapshot {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := *r.total
+	for h, hh := range r.total.Hists {
+		c.Hists[h] = hh.Clone()
+	}
+	return &c
+}
