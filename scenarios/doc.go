@@ -1,6 +1,11 @@
 // Package scenarios owns the scenario schema, strict YAML decoding, validation, and the
 // shipped scenario library embedded into the binary.
 //
+// A run's scenario goes through Load (a file, or a built-in name; Parse underneath: strict
+// decoding over the defaults of Default), then Set for each `--set path=value` and flag
+// override, then Validate, which reports every problem at once as SOURCE:LINE:COL: PATH: MSG.
+// A Scenario is plain data; Where locates any of its fields for other packages' messages.
+//
 // It imports only the standard library and its own third-party dependencies; no other
 // tasksim package.
 package scenarios

@@ -1,0 +1,214 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Duration is a time.Duration written as a Go duration string ("500ms", "5s", "1m30s").
+// A bare number is rejected (except 0) because its unit would be a guess.
+// The zero value is 0s; convert with time.Duration(d).
+type Duration time.Duration
+
+var (
+	_ yaml.Unmarshaler = (*Duration)(nil)
+	_ yaml.Unmarshaler = (*Rate)(nil)
+	_ yaml.Unmarshaler = (*Threshold)(nil)
+)
+
+// String formats d like time.Duration does ("1m30s").
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// MarshalText writes d as a Go duration string, so YAML and JSON encoders print "5s".
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		if _, numErr := strconv.ParseFloat(s, 64); numErr == nil {
+			return fmt.Errorf("duration %q has no unit (write it like %ss or %sms)", s, s, s)
+		}
+		return fmt.Errorf("invalid duration %q (want a Go duration like 500ms, 5s or 1m30s)", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// UnmarshalYAML accepts a scalar holding a Go duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if err := wantScalar(n, "a duration like 5s"); err != nil {
+		return err
+	}
+	return d.UnmarshalText([]byte(n.Value))
+}
+
+// Rate is an arrival rate written "COUNT/UNIT": "50/s", "3000/m", "0.5/s", "10/h", or with a
+// Go duration as the unit: "25/500ms". The zero value is no arrivals (0/s); every zero rate
+// decodes to it.
+type Rate struct {
+	Count float64       // events per Per; >= 0
+	Per   time.Duration // the unit; 0 only in the zero Rate
+}
+
+// PerSecond is the rate in events per second: Count / Per (0 for the zero Rate).
+func (r Rate) PerSecond() float64 {
+	if r.Per <= 0 {
+		return 0
+	}
+	return r.Count / r.Per.Seconds()
+}
+
+// IsZero reports whether r is no arrivals at all (yaml's omitempty uses it).
+func (r Rate) IsZero() bool { return r.Count == 0 }
+
+// String formats r as it is written: "50/s", "3000/m", "25/500ms".
+func (r Rate) String() string {
+	unit := r.Per.String()
+	switch r.Per {
+	case 0, time.Second:
+		unit = "s"
+	case time.Minute:
+		unit = "m"
+	case time.Hour:
+		unit = "h"
+	}
+	format := byte('f')
+	if r.Count != 0 && (r.Count < 1e-6 || r.Count >= 1e15) {
+		format = 'g'
+	}
+	return strconv.FormatFloat(r.Count, format, -1, 64) + "/" + unit
+}
+
+// MarshalText writes r as String does.
+func (r Rate) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText parses "COUNT/UNIT" where UNIT is s, m, h, ms or a Go duration ("500ms").
+func (r *Rate) UnmarshalText(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	num, unit, ok := strings.Cut(s, "/")
+	if !ok {
+		return fmt.Errorf("invalid rate %q (want COUNT/UNIT, like 50/s or 3000/m)", s)
+	}
+	count, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || math.IsNaN(count) || math.IsInf(count, 0) {
+		return fmt.Errorf("invalid rate %q: %q is not a number", s, num)
+	}
+	if count < 0 {
+		return fmt.Errorf("invalid rate %q: the count must be >= 0", s)
+	}
+	unit = strings.TrimSpace(unit)
+	if unit != "" && (unit[0] < '0' || unit[0] > '9') && unit[0] != '.' {
+		unit = "1" + unit
+	}
+	per, err := time.ParseDuration(unit)
+	if err != nil || per <= 0 {
+		return fmt.Errorf("invalid rate %q: the unit must be s, m, h or a positive duration like 500ms", s)
+	}
+	*r = Rate{Count: count, Per: per}
+	if count == 0 {
+		*r = Rate{} // one zero rate, whatever its unit
+	}
+	return nil
+}
+
+// UnmarshalYAML accepts a scalar "COUNT/UNIT".
+func (r *Rate) UnmarshalYAML(n *yaml.Node) error {
+	if err := wantScalar(n, "a rate like 50/s"); err != nil {
+		return err
+	}
+	return r.UnmarshalText([]byte(n.Value))
+}
+
+// Secret is a string that is never printed: every fmt verb, MarshalText (hence YAML and JSON
+// encoding) and String give "[redacted]". Reveal returns the value for the one place that
+// sends it (an HTTP header). The zero value is the empty secret.
+type Secret string
+
+const redacted = "[redacted]"
+
+// Reveal returns the secret value.
+func (s Secret) Reveal() string { return string(s) }
+
+// String returns "[redacted]".
+func (s Secret) String() string { return redacted }
+
+// GoString returns "[redacted]", for %#v.
+func (s Secret) GoString() string { return redacted }
+
+// Format writes "[redacted]" whatever the verb, so no fmt call can leak the value.
+func (s Secret) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(redacted)) }
+
+// MarshalText returns "[redacted]".
+func (s Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
+
+// Threshold is one user threshold expression, kept as written; the results package parses it.
+// Line and Column locate it in Scenario.Source (both 0 when it came from --set or from code),
+// so that package can report a bad expression as Source:Line:Column.
+type Threshold struct {
+	Expr   string // e.g. "latency_tasks_get.p99 < 200ms"
+	Line   int    // 1-based line of Expr in the scenario file; 0 = not from a file
+	Column int    // 1-based column; 0 = not from a file
+}
+
+// String returns the expression.
+func (t Threshold) String() string { return t.Expr }
+
+// MarshalText writes the expression alone.
+func (t Threshold) MarshalText() ([]byte, error) { return []byte(t.Expr), nil }
+
+// UnmarshalText sets the expression; the position is cleared.
+func (t *Threshold) UnmarshalText(b []byte) error {
+	*t = Threshold{Expr: string(b)}
+	return nil
+}
+
+// UnmarshalYAML accepts a scalar and records its position.
+func (t *Threshold) UnmarshalYAML(n *yaml.Node) error {
+	if err := wantScalar(n, "a threshold expression string"); err != nil {
+		return err
+	}
+	*t = Threshold{Expr: n.Value, Line: n.Line, Column: n.Column}
+	return nil
+}
+
+// wantScalar fails unless n is a non-null scalar.
+func wantScalar(n *yaml.Node, what string) error {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() == "!!null" {
+		return fmt.Errorf("expected %s, got %s", what, describe(n))
+	}
+	return nil
+}
+
+// describe names a node's kind and, for scalars, its value, for error messages.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a sequence"
+	case yaml.ScalarNode:
+		v := n.Value
+		if len(v) > 40 {
+			v = v[:37] + "..."
+		}
+		switch n.ShortTag() {
+		case "!!null":
+			return "null"
+		case "!!int":
+			return "integer " + v
+		case "!!float":
+			return "number " + v
+		case "!!bool":
+			return "boolean " + v
+		}
+		return strconv.Quote(v)
+	}
+	return "an empty node"
+}
