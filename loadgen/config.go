@@ -64,7 +64,7 @@ type Config struct {
 
 // CancelPolicy decides whether and when a client cancels a task.
 type CancelPolicy struct {
-	Probability float64                           // share of tasks cancelled
+	Probability float64                          // share of tasks cancelled
 	Delay       func(r *rand.Rand) time.Duration // after creation; nil = at once
 }
 

@@ -50,6 +50,7 @@ func New(cfg Config, t *Target, m *Manifest, rec *metrics.Recorder) (*Engine, er
 	}
 	e := &Engine{cfg: cfg, target: t, dialect: t.dialect(), rec: rec, manifest: m,
 		shards: max(1, cfg.Shards), stopLoad: make(chan struct{}), refusals: map[int]int64{}}
+	m.setFallback(cfg.Poll)
 	p := map[string]any{"name": cfg.Tool}
 	if cfg.Args != nil {
 		p["arguments"] = cfg.Args

@@ -46,9 +46,9 @@ func TestLifecycleTable(t *testing.T) {
 		outcome  Outcome
 	}{
 		{
-			name:   "poll to completion then fetch (R15, R17)",
-			events: []ev{{0, "start", mcp.StatusWorking, 1000, false, 0}, {1000, "poll", 0, 0, false, 0}, {1010, "obs", mcp.StatusWorking, 1000, false, 0}, {2010, "poll", 0, 0, false, 0}, {2020, "obs", mcp.StatusCompleted, 1000, false, 0}, {2030, "result", 0, 0, false, 0}},
-			wants:  []want{{StepPoll, 1000}, {StepPoll, 1000}, {StepPoll, 2010}, {StepPoll, 2010}, {StepResult, -1}, {StepDone, 2030}},
+			name:    "poll to completion then fetch (R15, R17)",
+			events:  []ev{{0, "start", mcp.StatusWorking, 1000, false, 0}, {1000, "poll", 0, 0, false, 0}, {1010, "obs", mcp.StatusWorking, 1000, false, 0}, {2010, "poll", 0, 0, false, 0}, {2020, "obs", mcp.StatusCompleted, 1000, false, 0}, {2030, "result", 0, 0, false, 0}},
+			wants:   []want{{StepPoll, 1000}, {StepPoll, 1000}, {StepPoll, 2010}, {StepPoll, 2010}, {StepResult, -1}, {StepDone, 2030}},
 			outcome: OutcomeCompleted,
 		},
 		{
@@ -69,9 +69,9 @@ func TestLifecycleTable(t *testing.T) {
 			wants:  []want{{StepPoll, 250}},
 		},
 		{
-			name:   "input_required calls tasks/result at once (R37)",
-			events: []ev{{0, "start", mcp.StatusWorking, 1000, false, 0}, {1000, "obs", mcp.StatusInputRequired, 1000, false, 0}, {1500, "result", 0, 0, false, 0}},
-			wants:  []want{{StepPoll, 1000}, {StepResult, -1}, {StepDone, 1500}},
+			name:    "input_required calls tasks/result at once (R37)",
+			events:  []ev{{0, "start", mcp.StatusWorking, 1000, false, 0}, {1000, "obs", mcp.StatusInputRequired, 1000, false, 0}, {1500, "result", 0, 0, false, 0}},
+			wants:   []want{{StepPoll, 1000}, {StepResult, -1}, {StepDone, 1500}},
 			outcome: OutcomeCompleted,
 		},
 		{
@@ -81,28 +81,28 @@ func TestLifecycleTable(t *testing.T) {
 			wants:    []want{{StepResult, -1}, {StepPoll, 1700}},
 		},
 		{
-			name:   "cancel before the next poll; cancelled needs no payload (R29)",
-			events: []ev{{0, "start", mcp.StatusWorking, 1000, false, 400 * time.Millisecond}, {400, "cancelSent", 0, 0, false, 0}, {410, "obs", mcp.StatusCancelled, 1000, false, 0}},
-			wants:  []want{{StepCancel, 400}, {StepPoll, 1000}, {StepDone, 410}},
+			name:    "cancel before the next poll; cancelled needs no payload (R29)",
+			events:  []ev{{0, "start", mcp.StatusWorking, 1000, false, 400 * time.Millisecond}, {400, "cancelSent", 0, 0, false, 0}, {410, "obs", mcp.StatusCancelled, 1000, false, 0}},
+			wants:   []want{{StepCancel, 400}, {StepPoll, 1000}, {StepDone, 410}},
 			outcome: OutcomeCancelled,
 		},
 		{
-			name:   "vanished task is expired (R46)",
-			events: []ev{{0, "start", mcp.StatusWorking, 1000, false, 0}, {1000, "gone", 0, 0, false, 0}},
-			wants:  []want{{StepPoll, 1000}, {StepDone, 1000}},
+			name:    "vanished task is expired (R46)",
+			events:  []ev{{0, "start", mcp.StatusWorking, 1000, false, 0}, {1000, "gone", 0, 0, false, 0}},
+			wants:   []want{{StepPoll, 1000}, {StepDone, 1000}},
 			outcome: OutcomeExpired,
 		},
 		{
-			name:   "deadline is absolute: progress does not extend it",
-			policy: PollPolicy{Deadline: 1500 * time.Millisecond},
-			events: []ev{{0, "start", mcp.StatusWorking, 1000, false, 0}, {1000, "obs", mcp.StatusWorking, 1000, false, 0}, {1500, "obs", mcp.StatusWorking, 1000, false, 0}},
-			wants:  []want{{StepPoll, 1000}, {StepPoll, 1500}, {StepDone, 1500}},
+			name:    "deadline is absolute: progress does not extend it",
+			policy:  PollPolicy{Deadline: 1500 * time.Millisecond},
+			events:  []ev{{0, "start", mcp.StatusWorking, 1000, false, 0}, {1000, "obs", mcp.StatusWorking, 1000, false, 0}, {1500, "obs", mcp.StatusWorking, 1000, false, 0}},
+			wants:   []want{{StepPoll, 1000}, {StepPoll, 1500}, {StepDone, 1500}},
 			outcome: OutcomeUnknown,
 		},
 		{
-			name:   "isError payload means failed (R51)",
-			events: []ev{{0, "start", mcp.StatusWorking, 1000, false, 0}, {1000, "obs", mcp.StatusInputRequired, 1000, false, 0}, {1200, "result", 0, 0, true, 0}},
-			wants:  []want{{StepPoll, 1000}, {StepResult, -1}, {StepDone, 1200}},
+			name:    "isError payload means failed (R51)",
+			events:  []ev{{0, "start", mcp.StatusWorking, 1000, false, 0}, {1000, "obs", mcp.StatusInputRequired, 1000, false, 0}, {1200, "result", 0, 0, true, 0}},
+			wants:   []want{{StepPoll, 1000}, {StepResult, -1}, {StepDone, 1200}},
 			outcome: OutcomeFailed,
 		},
 	}

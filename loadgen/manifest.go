@@ -65,6 +65,15 @@ func (m *Manifest) sawTask(t *mcp.Task) {
 	}
 }
 
+// setFallback records the wait clients use when the server advertises no pollInterval: the
+// policy's first wait without jitter.
+func (m *Manifest) setFallback(p PollPolicy) {
+	p.Jitter = 0
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.FallbackInterval = p.Wait(0, 0, nil).Milliseconds()
+}
+
 // FirstPollInterval is the pollInterval of the first task created; 0 if none was advertised
 // (or no task was created yet).
 func (m *Manifest) FirstPollInterval() time.Duration {

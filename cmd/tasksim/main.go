@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"github.com/spf13/pflag"
+
+	"github.com/tasksim/tasksim/scenarios"
 )
 
 // Exit codes (DESIGN.md section 5).
@@ -37,7 +39,10 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"run", "run a scenario against the embedded mock server or --target", runRun},
 		{"serve", "run the mock MCP Tasks server until interrupted", runServe},
+		{"scenarios", "list the built-in scenarios", runScenarios},
+		{"validate", "check a scenario file and report every problem", runValidate},
 		{"version", "print the tasksim version", runVersion},
 	}
 }
@@ -68,6 +73,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if errors.As(err, &ue) {
 			return exitUsage
 		}
+		if errors.As(err, new(gateError)) {
+			return exitGate
+		}
 		return exitRuntime
 	}
 	fmt.Fprintf(stderr, "tasksim: unknown command %q\n\n", args[0])
@@ -92,5 +100,30 @@ func runVersion(args []string, stdout, _ io.Writer) error {
 		return usagef("version takes no arguments")
 	}
 	fmt.Fprintln(stdout, "tasksim", version)
+	return nil
+}
+
+func runScenarios(args []string, stdout, _ io.Writer) error {
+	if len(args) > 0 {
+		return usagef("scenarios takes no arguments")
+	}
+	for _, in := range scenarios.Builtins() {
+		fmt.Fprintf(stdout, "%-16s %s\n", in.Name, in.Description)
+	}
+	return nil
+}
+
+func runValidate(args []string, stdout, _ io.Writer) error {
+	if len(args) != 1 {
+		return usagef("usage: tasksim validate FILE|NAME")
+	}
+	sc, err := scenarios.Load(args[0])
+	if err != nil {
+		return usageError{err}
+	}
+	if err := validate(sc); err != nil {
+		return usageError{err}
+	}
+	fmt.Fprintf(stdout, "%s: valid scenario %q\n", args[0], sc.Name)
 	return nil
 }

@@ -24,6 +24,10 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Signals are caught before the URL is printed: whoever reads the URL may stop us at once.
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
 	srv, err := mockserver.NewServer(cfg)
 	if err != nil {
 		return err
@@ -33,10 +37,6 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "tasksim serve: no --token given: tasks are not bound to a tenant and tasks/list is off (R54)")
 	}
 	fmt.Fprintln(stderr, "tasksim serve: serving; Ctrl-C to stop")
-
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
 	<-sig
 	fmt.Fprintln(stderr, "tasksim serve: shutting down (Ctrl-C again to exit at once)")
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/tasksim/tasksim/loadgen"
+	"github.com/tasksim/tasksim/metrics"
+	"github.com/tasksim/tasksim/mockserver"
+	"github.com/tasksim/tasksim/results"
+)
+
+// collector closes a metrics window every second: it samples the gauges, appends the window
+// to timeseries.csv and histograms.hlog (flushed at once, so an interrupted run keeps every
+// finished second) and feeds the progress bar.
+type collector struct {
+	rec      *metrics.Recorder
+	eng      *loadgen.Engine
+	srv      *mockserver.Server // nil for an external target
+	start    time.Time
+	ts       *results.Timeseries
+	hlogFile *os.File
+	hlog     *metrics.LogWriter
+	progress *progress
+
+	windows []metrics.Window
+	quit    chan struct{}
+	wg      sync.WaitGroup
+}
+
+const window = time.Second
+
+func newCollector(dir string, start time.Time, rec *metrics.Recorder, eng *loadgen.Engine, srv *mockserver.Server) (*collector, error) {
+	ts, err := results.NewTimeseries(dir, start)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Create(filepath.Join(dir, "histograms.hlog"))
+	if err != nil {
+		ts.Close()
+		return nil, fmt.Errorf("histograms.hlog: %w", err)
+	}
+	return &collector{rec: rec, eng: eng, srv: srv, start: start, ts: ts, hlogFile: f,
+		hlog: metrics.NewLogWriter(f, start), quit: make(chan struct{})}, nil
+}
+
+func (c *collector) begin() {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		tick := time.NewTicker(window)
+		defer tick.Stop()
+		for {
+			select {
+			case now := <-tick.C:
+				c.flush(now)
+			case <-c.quit:
+				return
+			}
+		}
+	}()
+}
+
+// stop closes the last window and the files.
+func (c *collector) stop() {
+	close(c.quit)
+	c.wg.Wait()
+	c.flush(time.Now())
+	c.progress.done()
+	_ = c.ts.Close()
+	_ = c.hlogFile.Close()
+}
+
+func (c *collector) flush(now time.Time) {
+	c.rec.SetGauge(metrics.InFlight, c.eng.InFlight())
+	if c.srv != nil {
+		st := c.srv.Stats()
+		c.rec.SetGauge(metrics.RetainedTasks, st.TasksLive)
+		c.rec.SetGauge(metrics.Sessions, int64(st.Sessions))
+	}
+	w := c.rec.Flush(now)
+	c.windows = append(c.windows, w)
+	_ = c.ts.Add(w) // a failed write loses one row, never the run
+	_ = c.hlog.Write(w)
+	if c.progress != nil {
+		tot := c.rec.Total()
+		var errs int64
+		for m := range metrics.NumMethods {
+			errs += tot.ErrorCount(m)
+		}
+		secs := max(w.End.Sub(w.Start).Seconds(), 1e-9)
+		c.progress.update(now.Sub(c.start), tot.Counters[metrics.TasksCreated],
+			tot.Counters[metrics.TasksCompleted], c.eng.InFlight(), tot.Counters[metrics.Polls],
+			errs, float64(w.Counters[metrics.Polls])/secs)
+	}
+}

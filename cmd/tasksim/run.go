@@ -1,0 +1,444 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+	"github.com/tasksim/tasksim/loadgen"
+	"github.com/tasksim/tasksim/metrics"
+	"github.com/tasksim/tasksim/mockserver"
+	"github.com/tasksim/tasksim/results"
+	"github.com/tasksim/tasksim/scenarios"
+)
+
+// runFlags are the flags of `tasksim run` (DESIGN.md section 6).
+type runFlags struct {
+	target, out, rate, tool, args string
+	clients                       int
+	duration, pollInterval        time.Duration
+	headers, sets                 []string
+	seed                          uint64
+	dryRun, noProgress            bool
+	fs                            *pflag.FlagSet
+}
+
+func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
+	f := &runFlags{}
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: tasksim run [NAME|FILE] [flags]")
+		fmt.Fprintln(stderr)
+		fmt.Fprintln(stderr, "Runs a scenario (default: the built-in baseline) against the embedded mock server,")
+		fmt.Fprintln(stderr, "or against --target, and writes summary.json, summary.csv, timeseries.csv and")
+		fmt.Fprintln(stderr, "histograms.hlog under --out. Exit codes: 0 pass, 1 runtime error, 2 usage, 99 gate failed.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&f.target, "target", "", "URL of a real MCP endpoint (default: the embedded mock server)")
+	fs.StringVar(&f.out, "out", "", "output directory (default runs/<scenario>-<UTC time>)")
+	fs.IntVar(&f.clients, "clients", 0, "closed-model client count (workload.clients)")
+	fs.StringVar(&f.rate, "rate", "", "switch to the open model at this arrival rate, e.g. 50/s")
+	fs.DurationVar(&f.duration, "duration", 0, "length of the load phase")
+	fs.DurationVar(&f.pollInterval, "poll-interval", 0, "pollInterval the embedded server advertises, and the clients' fallback interval")
+	fs.StringVar(&f.tool, "tool", "", "the task tool to call")
+	fs.StringVar(&f.args, "args", "", `tool arguments as a JSON object, e.g. '{"duration_ms":2000}'`)
+	fs.StringArrayVar(&f.headers, "header", nil, "extra HTTP header for the target, 'K: V' (repeatable; values are never printed)")
+	fs.Uint64Var(&f.seed, "seed", 0, "seed of the run's random source")
+	fs.StringArrayVar(&f.sets, "set", nil, "override a scenario field, path=value (repeatable), e.g. client.poll.policy=fixed")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan and exit")
+	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress bars")
+	f.fs = fs
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil, "", err
+		}
+		return nil, "", usageError{err}
+	}
+	if fs.NArg() > 1 {
+		return nil, "", usagef("run takes one scenario NAME or FILE, got %d arguments", fs.NArg())
+	}
+	name := "baseline"
+	if fs.NArg() == 1 {
+		name = fs.Arg(0)
+	}
+	return f, name, nil
+}
+
+// scenario loads the scenario and applies the flags; every problem is a usage error.
+func (f *runFlags) scenario(name string) (*scenarios.Scenario, error) {
+	sc, err := scenarios.Load(name)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	var errs []error
+	set := func(path, value string) {
+		if err := sc.Set(path, value); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	changed := f.fs.Changed
+	if changed("target") {
+		sc.Target = f.target
+	}
+	if changed("clients") {
+		set("workload.clients", strconv.Itoa(f.clients))
+	}
+	if changed("rate") {
+		set("workload.model", "open")
+		set("workload.rate", f.rate)
+	}
+	if changed("duration") {
+		set("duration", f.duration.String())
+	}
+	if changed("poll-interval") {
+		set("server.poll_interval", f.pollInterval.String())
+		set("client.poll.interval", f.pollInterval.String())
+	}
+	if changed("tool") {
+		sc.Tool = f.tool
+	}
+	if changed("args") {
+		var a map[string]any
+		if err := json.Unmarshal([]byte(f.args), &a); err != nil {
+			errs = append(errs, fmt.Errorf("--args: not a JSON object: %v", err))
+		} else {
+			sc.Args = a
+		}
+	}
+	for _, h := range f.headers {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			errs = append(errs, fmt.Errorf("--header: want 'Key: Value', got %q", redactHeader(h)))
+			continue
+		}
+		if sc.Headers == nil {
+			sc.Headers = map[string]scenarios.Secret{}
+		}
+		sc.Headers[strings.TrimSpace(k)] = scenarios.Secret(strings.TrimSpace(v))
+	}
+	if changed("seed") {
+		sc.Seed = f.seed
+	}
+	for _, s := range f.sets {
+		path, value, ok := strings.Cut(s, "=")
+		if !ok {
+			errs = append(errs, fmt.Errorf("--set %q: want path=value", s))
+			continue
+		}
+		set(path, value)
+	}
+	if len(errs) > 0 {
+		return nil, usageError{errors.Join(errs...)}
+	}
+	if err := validate(sc); err != nil {
+		return nil, usageError{err}
+	}
+	return sc, nil
+}
+
+// validate checks the scenario and its threshold expressions, every problem at once.
+func validate(sc *scenarios.Scenario) error {
+	return errors.Join(sc.Validate(), results.CheckThresholds(sc))
+}
+
+func redactHeader(h string) string {
+	if k, _, ok := strings.Cut(h, ":"); ok {
+		return k + ": ***"
+	}
+	return "***"
+}
+
+func runRun(args []string, stdout, stderr io.Writer) error {
+	f, name, err := parseRunFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	sc, err := f.scenario(name)
+	if err != nil {
+		return err
+	}
+	cfg := engineConfig(sc)
+	if f.dryRun {
+		printPlan(stdout, sc, &cfg)
+		return nil
+	}
+
+	// First Ctrl-C: stop starting tasks and drain; second: stop at once. Files already
+	// written stay valid either way.
+	hard, cancelHard := context.WithCancel(context.Background())
+	defer cancelHard()
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+
+	target, srv, err := startTarget(sc, sc.Workload.PoolSize())
+	if err != nil {
+		return err
+	}
+	if srv != nil {
+		defer srv.Close()
+	}
+	probeCtx, cancelProbe := context.WithTimeout(hard, 15*time.Second)
+	manifest, err := loadgen.Probe(probeCtx, target, sc.Tool)
+	cancelProbe()
+	if err != nil {
+		return err // unreachable target: exit 1 with the reason
+	}
+	fb := loadgen.FallbackRefuse
+	if sc.Fallback == scenarios.FallbackSync {
+		fb = loadgen.FallbackSync
+	}
+	if err := manifest.Decide(fb); err != nil {
+		var ce *loadgen.CapabilityError
+		if errors.As(err, &ce) {
+			return usageError{fmt.Errorf("%s: %w", targetName(sc), err)}
+		}
+		return err
+	}
+
+	dir := f.out
+	if dir == "" {
+		dir = filepath.Join("runs", sc.Name+"-"+time.Now().UTC().Format("20060102T150405Z"))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	start := time.Now()
+	rec := metrics.NewRecorder(cfg.Shards, start)
+	eng, err := loadgen.New(cfg, target, manifest, rec)
+	if err != nil {
+		return usageError{err}
+	}
+	col, err := newCollector(dir, start, rec, eng, srv)
+	if err != nil {
+		return err
+	}
+	if !f.noProgress && isTerminal(stderr) {
+		col.progress = newProgress(stderr, time.Duration(sc.Duration))
+	}
+	fmt.Fprintf(stderr, "tasksim run: %s against %s: %s\n", sc.Name, targetName(sc), planLine(sc, &cfg))
+
+	interrupted := false
+	go func() {
+		select {
+		case <-sig:
+			interrupted = true
+			fmt.Fprintln(stderr, "\ntasksim run: stopping: draining in-flight tasks (Ctrl-C again to stop at once)")
+			eng.Stop()
+		case <-hard.Done():
+			return
+		}
+		select {
+		case <-sig:
+			cancelHard()
+		case <-hard.Done():
+		}
+	}()
+	col.begin()
+	runErr := eng.Run(hard)
+	col.stop()
+
+	sum := results.Build(results.RunInfo{
+		Version:          version,
+		Scenario:         sc.Name,
+		Seed:             sc.Seed,
+		Protocol:         manifest.ProtocolVersion,
+		Target:           summaryTarget(sc),
+		StartedAt:        start.UTC(),
+		Duration:         time.Since(start),
+		Manifest:         manifest,
+		Server:           serverStats(srv),
+		PollInterval:     advisedInterval(manifest, &cfg),
+		Interrupted:      interrupted,
+		Evidence:         map[string]any{"hard": map[string]any{"invalid_transitions": eng.Violations()}},
+		DuplicateEffects: duplicateEffects(srv),
+		Thresholds:       sc.Thresholds,
+	}, rec.Total(), col.windows)
+	if err := results.WriteSummary(dir, sum); err != nil {
+		return fmt.Errorf("writing results: %w", err)
+	}
+	if err := results.WriteText(stdout, sum, dir); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if sum.ExitCode() != exitOK {
+		return gateError{}
+	}
+	return nil
+}
+
+// gateError is a failed gate or threshold: exit code 99, the reasons are in the summary.
+type gateError struct{}
+
+func (gateError) Error() string { return "a gate or threshold failed (see the summary above)" }
+
+// startTarget returns the target of the run: the URL given, or an embedded mock server on
+// 127.0.0.1:0 configured from the scenario's server section.
+func startTarget(sc *scenarios.Scenario, pool int) (*loadgen.Target, *mockserver.Server, error) {
+	t := &loadgen.Target{
+		Header:     http.Header{},
+		Client:     loadgen.NewHTTPClient(2 * pool),
+		ClientInfo: mcp.Implementation{Name: "tasksim", Version: version},
+	}
+	for k, v := range sc.Headers {
+		t.Header.Set(k, v.Reveal())
+	}
+	if sc.Target != "" {
+		u, err := url.Parse(sc.Target)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, nil, usagef("target %q is not an http(s) URL", sc.Target)
+		}
+		t.URL = sc.Target
+		return t, nil, nil
+	}
+	srv, err := mockserver.NewServer(serverConfig(sc))
+	if err != nil {
+		return nil, nil, err
+	}
+	t.URL = srv.URL
+	if len(sc.Server.Tokens) > 0 && t.Header.Get("Authorization") == "" {
+		for _, tenant := range slices.Sorted(maps.Keys(sc.Server.Tokens)) { // clients use the first tenant
+			t.Header.Set("Authorization", "Bearer "+sc.Server.Tokens[tenant].Reveal())
+			break
+		}
+	}
+	return t, srv, nil
+}
+
+// serverConfig maps the scenario's server section onto the mock server.
+func serverConfig(sc *scenarios.Scenario) mockserver.Config {
+	s := sc.Server
+	cfg := mockserver.Config{
+		PollInterval:        time.Duration(s.PollInterval),
+		DefaultTTL:          time.Duration(s.TTL),
+		MaxTTL:              time.Duration(s.MaxTTL),
+		UnlimitedTTL:        s.NullTTL,
+		ReaperInterval:      time.Duration(s.ReaperInterval),
+		ListPageSize:        s.ListPageSize,
+		StatusNotifications: s.StatusNotifications,
+		ServerVersion:       version,
+	}
+	if len(s.Tokens) > 0 {
+		cfg.Tokens = map[string]string{}
+		for tenant, tok := range s.Tokens {
+			cfg.Tokens[tok.Reveal()] = tenant
+		}
+	}
+	return cfg
+}
+
+// engineConfig maps the scenario onto the load generator.
+func engineConfig(sc *scenarios.Scenario) loadgen.Config {
+	c := sc.Client
+	kind, _ := loadgen.ParsePollKind(string(c.Poll.Policy)) // validated already
+	cfg := loadgen.Config{
+		Tool:     sc.Tool,
+		Args:     sc.Args,
+		TaskTTL:  time.Duration(sc.TaskTTL),
+		Clients:  sc.Workload.PoolSize(),
+		Duration: time.Duration(sc.Duration),
+		Grace:    time.Duration(sc.Grace),
+		Poll: loadgen.PollPolicy{
+			Kind: kind, Interval: time.Duration(c.Poll.Interval), Multiplier: c.Poll.Multiplier,
+			MaxInterval: time.Duration(c.Poll.MaxInterval), Jitter: c.Poll.Jitter,
+			Min: time.Duration(c.Poll.Min), Max: time.Duration(c.Poll.Max), Deadline: time.Duration(c.Poll.Deadline),
+		},
+		Input:   loadgen.InputPolicy{Accept: c.Input.Accept, Decline: c.Input.Decline, Cancel: c.Input.Cancel},
+		Timeout: time.Duration(c.RequestTimeout),
+		Seed:    sc.Seed,
+		Shards:  max(8, 2*runtime.GOMAXPROCS(0)),
+	}
+	if sc.Fallback == scenarios.FallbackSync {
+		cfg.Fallback = loadgen.FallbackSync
+	}
+	if c.Result == scenarios.ResultBlock {
+		cfg.Result = loadgen.ResultBlock
+	}
+	if c.Cancel.Probability > 0 {
+		d := c.Cancel.Delay
+		cfg.Cancel = loadgen.CancelPolicy{Probability: c.Cancel.Probability, Delay: d.Sample}
+	}
+	if sc.Workload.Model == scenarios.ModelOpen {
+		cfg.Model = loadgen.Open
+		cfg.Rate = sc.Workload.Rate.PerSecond()
+		cfg.MaxInFlight = sc.Workload.MaxInFlight
+		for _, st := range sc.Workload.Stages {
+			cfg.Stages = append(cfg.Stages, loadgen.Stage{Duration: time.Duration(st.Duration), Target: st.Target.PerSecond()})
+		}
+	} else {
+		cfg.ThinkTime = time.Duration(sc.Workload.ThinkTime)
+	}
+	return cfg
+}
+
+func targetName(sc *scenarios.Scenario) string {
+	if sc.Target == "" {
+		return "the embedded mock server"
+	}
+	return sc.Target
+}
+
+func summaryTarget(sc *scenarios.Scenario) string {
+	if sc.Target == "" {
+		return "embedded"
+	}
+	return sc.Target
+}
+
+// advisedInterval is the poll interval the trust check compares schedule lag with.
+func advisedInterval(m *loadgen.Manifest, cfg *loadgen.Config) time.Duration {
+	if cfg.Poll.Kind == loadgen.PollServer {
+		if d := m.FirstPollInterval(); d > 0 {
+			return d
+		}
+	}
+	if cfg.Poll.Interval > 0 {
+		return cfg.Poll.Interval
+	}
+	return time.Second
+}
+
+func serverStats(srv *mockserver.Server) any {
+	if srv == nil {
+		return nil
+	}
+	st := srv.Stats()
+	return map[string]any{
+		"tasks_created":      st.TasksCreated,
+		"retained_tasks":     st.TasksLive,
+		"expired_tasks":      st.TasksExpired,
+		"orphaned_tasks":     st.OrphanedTasks,
+		"max_cleanup_lag_ms": float64(st.MaxCleanupLag.Microseconds()) / 1000,
+		"domain_effects":     st.Effects,
+		"duplicate_effects":  st.DuplicateEffects,
+		"sessions":           st.Sessions,
+	}
+}
+
+func duplicateEffects(srv *mockserver.Server) int64 {
+	if srv == nil {
+		return -1
+	}
+	return int64(srv.Stats().DuplicateEffects)
+}

@@ -1,0 +1,184 @@
+package results
+
+import (
+	"math"
+
+	"github.com/tasksim/tasksim/metrics"
+)
+
+// ThresholdResult is one threshold's verdict. The threshold passes when its whole-run Value
+// passes; windows that fail are reported, not fatal.
+type ThresholdResult struct {
+	Expr  string  `json:"expr"`
+	Value float64 `json:"value"` // whole-run value, in Unit, rounded to 3 decimals
+	Pass  bool    `json:"pass"`
+	Unit  string  `json:"unit"` // "ms", "count", "ratio", "per_s" or "%"; "" with Error
+	// NoData says the whole run had nothing to measure (an empty histogram, a rate with
+	// nothing to divide by): Value is then 0, and compared as such.
+	NoData bool `json:"no_data"`
+	// WindowsEvaluated counts the windows that had data for the metric. Counts (count
+	// statistics, tasks.<outcome>, requests.count, counters) are totals: they are evaluated
+	// over the whole run only.
+	WindowsEvaluated int `json:"windows_evaluated"`
+	// WindowsFailed counts the evaluated windows whose value fails.
+	WindowsFailed int `json:"windows_failed"`
+	// WorstWindow is the index (in the windows given to Build, the rows of timeseries.csv)
+	// of the window whose value is furthest on the failing side (for < and <=: the
+	// highest; > and >=: the lowest; ==: the furthest from the limit; !=: the closest),
+	// passing or not; -1 when no window was evaluated. WorstValue is its value.
+	WorstWindow int     `json:"worst_window"`
+	WorstValue  float64 `json:"worst_value"`
+	// Error is why the expression could not be evaluated; such a threshold fails.
+	Error string `json:"error,omitempty"`
+}
+
+// Eval evaluates t over the whole run, as summarized by s, and over each window.
+func (t Threshold) Eval(s *Summary, windows []metrics.Window) ThresholdResult {
+	v, ok := t.runValue(s)
+	v = round3(v)
+	r := ThresholdResult{
+		Expr: t.Expr, Value: v, Pass: t.Op.holds(v, t.Limit), Unit: t.Unit, NoData: !ok,
+		WorstWindow: -1,
+	}
+	if t.isTotal() {
+		return r
+	}
+	worst := math.Inf(-1)
+	for i := range windows {
+		wv, ok := t.windowValue(&windows[i])
+		if !ok {
+			continue
+		}
+		wv = round3(wv)
+		r.WindowsEvaluated++
+		if !t.Op.holds(wv, t.Limit) {
+			r.WindowsFailed++
+		}
+		if b := t.badness(wv); b > worst {
+			worst, r.WorstWindow, r.WorstValue = b, i, wv
+		}
+	}
+	return r
+}
+
+// isTotal reports whether t reads a count that only makes sense over the whole run.
+func (t Threshold) isTotal() bool {
+	switch t.src.kind {
+	case kindCounter, kindRequests:
+		return true
+	case kindStat:
+		return t.src.stat == statCount
+	}
+	return false
+}
+
+// badness orders values from best to worst for t's comparison: the higher, the further
+// on the failing side.
+func (t Threshold) badness(v float64) float64 {
+	switch t.Op {
+	case OpGT, OpGE:
+		return -v
+	case OpEQ:
+		return math.Abs(v - t.Limit)
+	case OpNE:
+		return -math.Abs(v - t.Limit)
+	}
+	return v
+}
+
+// runValue is t's metric over the whole run; ok is false when there was nothing to
+// measure. It reads the summary alone, so a saved summary.json evaluates the same.
+func (t Threshold) runValue(s *Summary) (v float64, ok bool) {
+	c := func(c metrics.Counter) int64 { return s.Counters[c.Name()] }
+	switch src := t.src; src.kind {
+	case kindStat:
+		st, ok := s.Metrics[src.hist.Name()]
+		return src.stat.of(st), (ok && st.Count > 0) || src.stat == statCount
+	case kindCounter:
+		return float64(c(src.counter)), true
+	case kindRate:
+		return rate(c(src.counter), rateBase(src.counter, c))
+	case kindRequests, kindErrorsRate:
+		var n, errs int64
+		for _, rs := range s.Requests {
+			n += rs.Count
+			errs += rs.Errors
+		}
+		if src.kind == kindErrorsRate {
+			return rate(errs, n)
+		}
+		if src.errors {
+			return float64(errs), true
+		}
+		return float64(n), true
+	case kindFleetAmp:
+		return s.Fleet.PollAmplification, c(metrics.AmplificationAdvised) > 0
+	case kindStatusReads:
+		return s.Fleet.StatusReadsPerTask, c(metrics.TasksCreated) > 0
+	case kindPollsPerSecond:
+		return s.Fleet.PollsPerSecond, s.DurationS > 0
+	case kindGauge:
+		lv, ok := s.Gauges[src.gauge.Name()]
+		if src.max {
+			return float64(lv.Max), ok
+		}
+		return float64(lv.Last), ok
+	}
+	return 0, false
+}
+
+// windowValue is t's metric over one window; ok is false when the window had nothing to
+// measure.
+func (t Threshold) windowValue(w *metrics.Window) (v float64, ok bool) {
+	c := func(c metrics.Counter) int64 { return w.Counters[c] }
+	switch src := t.src; src.kind {
+	case kindStat:
+		st := roundStat(w.Summary(src.hist))
+		return src.stat.of(st), st.Count > 0
+	case kindRate:
+		return rate(c(src.counter), rateBase(src.counter, c))
+	case kindErrorsRate:
+		var n, errs int64
+		for m := range metrics.NumMethods {
+			n += w.RequestCount(m)
+			errs += w.ErrorCount(m)
+		}
+		return rate(errs, n)
+	case kindFleetAmp:
+		if adv := c(metrics.AmplificationAdvised); adv > 0 {
+			return float64(c(metrics.AmplificationPolls)) / float64(adv), true
+		}
+	case kindStatusReads:
+		if n := c(metrics.TasksCreated); n > 0 {
+			reads := w.RequestCount(metrics.MethodTasksGet) + w.RequestCount(metrics.MethodTasksList)
+			return float64(reads) / float64(n), true
+		}
+	case kindPollsPerSecond:
+		if d := w.End.Sub(w.Start).Seconds(); d > 0 {
+			return float64(c(metrics.Polls)) / d, true
+		}
+	case kindGauge:
+		if src.max {
+			return float64(w.GaugeMax[src.gauge]), true
+		}
+		return float64(w.Gauges[src.gauge]), true
+	}
+	return 0, false
+}
+
+// rateBase is the denominator of tasks.<outcome>_rate: tasks created, and for dropped the
+// arrivals (created + dropped), so that the rate is a share.
+func rateBase(oc metrics.Counter, c func(metrics.Counter) int64) int64 {
+	if oc == metrics.TasksDropped {
+		return c(metrics.TasksCreated) + c(metrics.TasksDropped)
+	}
+	return c(metrics.TasksCreated)
+}
+
+// rate returns 100 * n / base, in %; ok is false when base is 0.
+func rate(n, base int64) (float64, bool) {
+	if base == 0 {
+		return 0, false
+	}
+	return 100 * float64(n) / float64(base), true
+}

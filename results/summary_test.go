@@ -1,0 +1,183 @@
+package results
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tasksim/tasksim/metrics"
+	"github.com/tasksim/tasksim/scenarios"
+)
+
+// run records into a one-shard recorder and returns the run's total after one window.
+func run(record func(sh *metrics.Shard)) *metrics.Snapshot {
+	rec := metrics.NewRecorder(1, t0)
+	record(rec.Shard(0))
+	rec.Flush(sec(1))
+	return rec.Total()
+}
+
+func TestTrustworthy(t *testing.T) {
+	lag := func(d time.Duration) *metrics.Snapshot {
+		return run(func(sh *metrics.Shard) {
+			for range 100 {
+				sh.RecordDuration(metrics.ScheduleLag, d)
+			}
+		})
+	}
+	tests := []struct {
+		name  string
+		total *metrics.Snapshot
+		poll  time.Duration
+		ok    bool
+		note  string
+	}{
+		{"well within", lag(20 * time.Millisecond), time.Second, true, ""},
+		{"just under 10%", lag(99 * time.Millisecond), time.Second, true, ""},
+		{"above 10%", lag(150 * time.Millisecond), time.Second, false,
+			"schedule_lag p99 150.015ms exceeds 10% of the 1s poll interval (100ms): the load generator fell behind its own schedule"},
+		{"short interval", lag(20 * time.Millisecond), 100 * time.Millisecond, false,
+			"schedule_lag p99 20.015ms exceeds 10% of the 100ms poll interval (10ms)"},
+		{"interval unknown", lag(time.Second), 0, true, "not checked: poll interval unknown"},
+		{"no polls", run(func(*metrics.Shard) {}), time.Second, true, "not checked: no poll was scheduled"},
+	}
+	for _, tc := range tests {
+		s := Build(RunInfo{PollInterval: tc.poll}, tc.total, nil)
+		if s.Trustworthy != tc.ok || !strings.HasPrefix(s.TrustNote, tc.note) || (tc.note == "") != (s.TrustNote == "") {
+			t.Errorf("%s: trustworthy %v, note %q; want %v, %q", tc.name, s.Trustworthy, s.TrustNote, tc.ok, tc.note)
+		}
+		// Trust is reported, it does not decide the verdict.
+		if s.Verdict != VerdictPass {
+			t.Errorf("%s: verdict %s", tc.name, s.Verdict)
+		}
+	}
+	// The boundary: p99 equal to 10% of the interval is still trustworthy.
+	if ok, _ := trust(metrics.Stat{Count: 1, P99: 100}, time.Second); !ok {
+		t.Error("p99 = 10% of the interval is not trustworthy")
+	}
+	if ok, _ := trust(metrics.Stat{Count: 1, P99: 100.001}, time.Second); ok {
+		t.Error("p99 just above 10% of the interval is trustworthy")
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	clean := run(func(sh *metrics.Shard) {
+		sh.Add(metrics.TasksCreated, 10)
+		sh.Add(metrics.TasksCompleted, 10)
+	})
+	invalid := run(func(sh *metrics.Shard) { sh.Add(metrics.InvalidTransitions, 1) })
+	th := func(exprs ...string) []scenarios.Threshold {
+		var out []scenarios.Threshold
+		for _, e := range exprs {
+			out = append(out, scenarios.Threshold{Expr: e})
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		info  RunInfo
+		total *metrics.Snapshot
+		code  int
+	}{
+		{"clean", RunInfo{}, clean, 0},
+		{"thresholds pass", RunInfo{Thresholds: th("tasks.completed == 10", "tasks.failed_rate < 1%")}, clean, 0},
+		{"a threshold fails", RunInfo{Thresholds: th("tasks.completed == 10", "tasks.completed > 10")}, clean, 99},
+		{"a bad threshold", RunInfo{Thresholds: th("tasks.completed = 10")}, clean, 99},
+		{"invalid transition", RunInfo{}, invalid, 99},
+		{"duplicate effect", RunInfo{DuplicateEffects: 2}, clean, 99},
+		{"duplicate effects unknown", RunInfo{DuplicateEffects: -1}, clean, 0},
+		{"interrupted", RunInfo{Interrupted: true}, clean, 0},
+	}
+	for _, tc := range tests {
+		s := Build(tc.info, tc.total, nil)
+		if got := s.ExitCode(); got != tc.code {
+			t.Errorf("%s: ExitCode() = %d (verdict %s), want %d", tc.name, got, s.Verdict, tc.code)
+		}
+		if want := map[int]string{0: VerdictPass, 99: VerdictFail}[tc.code]; s.Verdict != want {
+			t.Errorf("%s: verdict %q, want %q", tc.name, s.Verdict, want)
+		}
+	}
+	if got := (&Summary{Verdict: "garbled"}).ExitCode(); got != ExitGateFailed {
+		t.Errorf("unknown verdict: ExitCode() = %d", got)
+	}
+}
+
+func TestGates(t *testing.T) {
+	total := run(func(sh *metrics.Shard) {
+		sh.Add(metrics.InvalidTransitions, 3)
+		sh.Add(metrics.TasksCancelled, 2)
+		sh.Add(metrics.Reconnects, 5)
+		sh.RecordDuration(metrics.CancelLatency, 40*time.Millisecond)
+	})
+	info := RunInfo{
+		DuplicateEffects: -1,
+		Evidence: map[string]any{
+			GateHard:     map[string]any{"invalid_transitions": []string{"t-1", "t-7"}, "first_at": "t-1"},
+			GateRecovery: []string{"resumed t-3"},
+		},
+	}
+	s := Build(info, total, nil)
+	hard := s.Gates.Hard
+	if hard.Pass || !hard.Evaluated {
+		t.Errorf("hard: pass %v evaluated %v, want a failure", hard.Pass, hard.Evaluated)
+	}
+	ev := hard.Evidence
+	if ev["invalid_transitions"] != int64(3) || ev["duplicate_effects"] != int64(-1) ||
+		!slices.Equal(ev["invalid_transitions_detail"].([]string), []string{"t-1", "t-7"}) || ev["first_at"] != "t-1" {
+		t.Errorf("hard evidence: %v", ev)
+	}
+	if nc := ev["not_checked"].([]string); !slices.Contains(nc, "duplicate_effects") || !slices.Contains(nc, "cross_tenant_leaks") {
+		t.Errorf("hard not_checked: %v", nc)
+	}
+	for _, g := range s.Gates.list()[1:] {
+		if !g.gate.Pass || g.gate.Evaluated || g.gate.Evidence["reason"] == "" {
+			t.Errorf("%s: pass %v evaluated %v evidence %v; want not evaluated, with a reason", g.name, g.gate.Pass, g.gate.Evaluated, g.gate.Evidence)
+		}
+	}
+	if d := s.Gates.Recovery.Evidence["detail"]; !slices.Equal(d.([]string), []string{"resumed t-3"}) {
+		t.Errorf("recovery detail: %v", d)
+	}
+	c := s.Gates.Cancellation.Evidence
+	if c["tasks_cancelled"] != int64(2) || c["cancel_latency_count"] != int64(1) || c["cancel_latency_p99_ms"] != 40.031 {
+		t.Errorf("cancellation evidence: %v", c)
+	}
+	if s.Verdict != VerdictFail {
+		t.Errorf("verdict %s, want fail", s.Verdict)
+	}
+}
+
+func TestBuildRunInfo(t *testing.T) {
+	total := run(func(sh *metrics.Shard) { sh.Add(metrics.Polls, 30) })
+	s := Build(RunInfo{
+		Target: "https://mcp.example.com/mcp", StartedAt: t0.In(time.FixedZone("CET", 3600)),
+		Duration: 1500 * time.Millisecond, Interrupted: true,
+	}, total, nil)
+	if s.Target != "https://mcp.example.com/mcp" || s.StartedAt.Location() != time.UTC || !s.StartedAt.Equal(t0) ||
+		s.DurationS != 1.5 || !s.Interrupted || s.Server != nil {
+		t.Errorf("run info: target %q started %v duration %v interrupted %v server %v",
+			s.Target, s.StartedAt, s.DurationS, s.Interrupted, s.Server)
+	}
+	// polls per second counts over the span the windows cover (1 s), not RunInfo.Duration.
+	if s.Fleet.PollsPerSecond != 30 {
+		t.Errorf("polls_per_second %v, want 30", s.Fleet.PollsPerSecond)
+	}
+	// Without a duration, the span of the windows is the duration.
+	if s := Build(RunInfo{}, total, nil); s.DurationS != 1 {
+		t.Errorf("duration_s %v, want 1", s.DurationS)
+	}
+}
+
+func TestClamped(t *testing.T) {
+	total := run(func(sh *metrics.Shard) {
+		sh.Record(metrics.TaskE2E, metrics.HourUS+1)
+		sh.Record(metrics.TaskE2E, -1)
+	})
+	s := Build(RunInfo{}, total, nil)
+	if len(s.Clamped) != 1 || s.Clamped["task_e2e"] != 2 {
+		t.Errorf("clamped: %v", s.Clamped)
+	}
+	if s := Build(RunInfo{}, run(func(*metrics.Shard) {}), nil); s.Clamped != nil {
+		t.Errorf("clamped without clamping: %v", s.Clamped)
+	}
+}
