@@ -197,3 +197,105 @@ func TestServe(t *testing.T) {
 		t.Error("a token appeared in the output")
 	}
 }
+
+// startServe runs `tasksim serve` and returns its URL; the server is stopped when the test
+// ends.
+func startServe(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// TestRunAgainstTarget drives a separately started server through --target, with a bearer
+// token given by --header that must never appear in any output.
+func TestRunAgainstTarget(t *testing.T) {
+	url := startServe(t, "--poll-interval", "100ms", "--token", "acme=tok-e2e-secret")
+	dir := t.TempDir()
+	stdout, stderr, code := tasksim(t, "run", "smoke", "--target", url, "--header", "Authorization: Bearer tok-e2e-secret",
+		"--duration", "2s", "--set", "grace=3s", "--out", dir, "--no-progress")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Target string
+		Tasks  struct{ Created, Completed int }
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Target != url || sum.Tasks.Completed == 0 {
+		t.Errorf("target %q, completed %d: want %q and > 0", sum.Target, sum.Tasks.Completed, url)
+	}
+	for _, out := range []string{stdout, stderr, string(b)} {
+		if strings.Contains(out, "tok-e2e-secret") {
+			t.Errorf("the bearer token appeared in the output")
+		}
+	}
+	// Without the token the target refuses: a clear error, exit 1.
+	_, stderr, code = tasksim(t, "run", "smoke", "--target", url, "--no-progress")
+	if code != 1 || !strings.Contains(stderr, "401") {
+		t.Errorf("without a token: exit %d, stderr %q; want 1 and a 401", code, stderr)
+	}
+}
+
+// TestInterruptWritesResults: the first SIGINT stops the load, drains, and still writes
+// every file, with "interrupted": true.
+func TestInterruptWritesResults(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(binary, "run", "smoke", "--duration", "10m", "--set", "grace=2s", "--out", dir, "--no-progress")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the first finished second to reach timeseries.csv: a condition, not a timing.
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		if b, _ := os.ReadFile(filepath.Join(dir, "timeseries.csv")); bytes.Count(b, []byte("\n")) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no timeseries row after 60s; stderr: %s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("run after SIGINT: %v\nstderr: %s", err, stderr.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatalf("no summary after SIGINT: %v", err)
+	}
+	var sum struct {
+		Interrupted bool
+		Tasks       struct{ Created, Unknown int }
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Interrupted || sum.Tasks.Created == 0 {
+		t.Errorf("interrupted %v, created %d: want true and > 0", sum.Interrupted, sum.Tasks.Created)
+	}
+}

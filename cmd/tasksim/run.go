@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -237,11 +238,11 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "tasksim run: %s against %s: %s\n", sc.Name, targetName(sc), planLine(sc, &cfg))
 
-	interrupted := false
+	var interrupted atomic.Bool
 	go func() {
 		select {
 		case <-sig:
-			interrupted = true
+			interrupted.Store(true)
 			fmt.Fprintln(stderr, "\ntasksim run: stopping: draining in-flight tasks (Ctrl-C again to stop at once)")
 			eng.Stop()
 		case <-hard.Done():
@@ -268,7 +269,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		Manifest:         manifest,
 		Server:           serverStats(srv),
 		PollInterval:     advisedInterval(manifest, &cfg),
-		Interrupted:      interrupted,
+		Interrupted:      interrupted.Load(),
 		Evidence:         map[string]any{"hard": map[string]any{"invalid_transitions": eng.Violations()}},
 		DuplicateEffects: duplicateEffects(srv),
 		Thresholds:       sc.Thresholds,
