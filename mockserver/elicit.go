@@ -17,6 +17,7 @@ type elicitation struct {
 
 	answered    bool
 	deliveredTo *stream // the tasks/result stream that carried it, if any
+	onGET       bool    // queued for the owner's GET stream (H6: not repeated while that stream is up)
 }
 
 // elicitationSchema is the form every input round asks for.

@@ -135,7 +135,9 @@ type client struct {
 // clientOpt adjusts a client before it initializes.
 type clientOpt func(*client, *mcp.InitializeParams)
 
-func withToken(tok string) clientOpt { return func(c *client, _ *mcp.InitializeParams) { c.token = tok } }
+func withToken(tok string) clientOpt {
+	return func(c *client, _ *mcp.InitializeParams) { c.token = tok }
+}
 func withVersion(v string) clientOpt {
 	return func(_ *client, p *mcp.InitializeParams) { p.ProtocolVersion = v }
 }

@@ -139,7 +139,7 @@ func (s *Server) toolsCall(c *call) {
 	var p mcp.CallToolParams
 	if err := json.Unmarshal(c.msg.Params, &p); err != nil || p.Name == "" {
 		why := "name is required"
-		if err != nil {
+		if err != nil && len(c.msg.Params) > 0 { // R49: absent params are "name is required", not a decoder error
 			why = err.Error()
 		}
 		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "invalid tools/call params: %s", why))
@@ -180,7 +180,7 @@ func (s *Server) toolsCall(c *call) {
 		status: mcp.InitialStatus, // R13
 	}
 	t.updatedAt = t.createdAt
-	if expires > 0 {
+	if ttl != nil { // R44, R56: a granted ttl of 0 expires at once, it must not mean "kept forever"
 		t.expires = now.Add(expires)
 	}
 	s.store.add(t)
@@ -208,7 +208,12 @@ func (s *Server) grantTTL(req *mcp.Ms) (*mcp.Ms, time.Duration, *mcp.Error) {
 	if *req < 0 {
 		return nil, 0, mcp.Errorf(mcp.CodeInvalidParams, "task.ttl must not be negative, got %d", *req)
 	}
-	d := min(req.Duration(), s.cfg.MaxTTL)
+	// Clamp in milliseconds before converting (R45, R56): a ttl above ~292 years overflows
+	// time.Duration and used to wrap to a negative grant (testdata/fuzz/FuzzHandler/ttl-overflow).
+	d := s.cfg.MaxTTL
+	if *req < mcp.Ms(d.Milliseconds()) {
+		d = req.Duration()
+	}
 	return mcp.Millis(d), d, nil
 }
 
@@ -244,7 +249,8 @@ func (s *Server) callSync(c *call, tool string, p *workPlan) {
 // taskParam decodes {"taskId": ...}; related-task _meta on the request is ignored (R32).
 func taskParam(c *call) (string, *mcp.Error) {
 	var p mcp.TaskIDParams
-	if err := json.Unmarshal(c.msg.Params, &p); err != nil {
+	// R49: absent params fall through to "taskId is required" rather than a decoder error.
+	if err := json.Unmarshal(c.msg.Params, &p); err != nil && len(c.msg.Params) > 0 {
 		return "", mcp.Errorf(mcp.CodeInvalidParams, "invalid %s params: %v", c.msg.Method, err)
 	}
 	if p.TaskID == "" {

@@ -31,14 +31,16 @@ func (s *Server) tasksResult(c *call) {
 	st := &stream{done: make(chan struct{})}
 	defer close(st.done)
 	var sw *sse
-	t.mu.Lock()
-	t.waiters++
-	t.mu.Unlock()
-	defer func() {
+	if useSSE { // R39: only a stream can carry an elicitation; with a JSON-only waiter it goes to the GET stream
 		t.mu.Lock()
-		t.waiters--
+		t.waiters++
 		t.mu.Unlock()
-	}()
+		defer func() {
+			t.mu.Lock()
+			t.waiters--
+			t.mu.Unlock()
+		}()
+	}
 	for {
 		t.mu.Lock()
 		if t.gone {
@@ -56,7 +58,9 @@ func (s *Server) tasksResult(c *call) {
 		var out [][]byte
 		if useSSE {
 			for _, p := range t.pending {
-				if !p.answered && (p.deliveredTo == nil || !p.deliveredTo.alive()) {
+				// H6: one message, one stream: not while the owner's GET stream that got it is connected.
+				onGET := p.onGET && t.owner.getReaders.Load() > 0
+				if !p.answered && !onGET && (p.deliveredTo == nil || !p.deliveredTo.alive()) {
 					p.deliveredTo = st
 					out = append(out, p.msg)
 				}

@@ -44,7 +44,7 @@ type task struct {
 	timer         *time.Timer   // the current phase of work
 	changed       chan struct{} // closed and cleared on every change; nil until awaited
 	pending       []*elicitation
-	waiters       int  // open tasks/result calls on this task
+	waiters       int  // open tasks/result SSE streams on this task (they can carry elicitations)
 	fetched       bool // a terminal payload was delivered
 	gone          bool // deleted from the store (expired)
 }
@@ -172,7 +172,8 @@ func (t *task) askLocked() {
 	t.pending = append(t.pending, e)
 	t.setLocked(mcp.StatusInputRequired, "waiting for input: round "+strconv.Itoa(t.round+1)+" of "+strconv.Itoa(t.work.rounds))
 	snap := t.srv.statusNotification(t)
-	deliverGET := t.waiters == 0 // no tasks/result stream to carry it (R39)
+	deliverGET := t.waiters == 0 && t.owner.getReaders.Load() > 0 // no tasks/result stream to carry it (R39)
+	e.onGET = deliverGET                                          // H6: no other stream repeats it meanwhile
 	t.mu.Unlock()
 	t.srv.notifyOwner(t.owner, snap)
 	if deliverGET {
