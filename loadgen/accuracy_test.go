@@ -8,6 +8,7 @@ package loadgen_test
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"sync"
 	"testing"
@@ -152,4 +153,56 @@ func TestLittlesLaw(t *testing.T) {
 			t.Errorf("%d arrivals dropped with 1000 slots for ~110 in flight, want 0", d)
 		}
 	})
+}
+
+// TestCancelAndInput covers the client's cancel policy, its answers to elicitation/create on
+// the tasks/result stream (R37), and the block strategy (R18), each with exact outcomes.
+func TestCancelAndInput(t *testing.T) {
+	fixed := func(d time.Duration) func(*rand.Rand) time.Duration {
+		return func(*rand.Rand) time.Duration { return d }
+	}
+	cases := []struct {
+		name  string
+		cfg   loadgen.Config
+		want  metrics.Counter // every task ends here
+		check metrics.Hist    // and this histogram has one value per task
+	}{
+		{"cancel every task after 300 ms (R27)", loadgen.Config{
+			Args:   map[string]any{"duration_ms": 5000},
+			Cancel: loadgen.CancelPolicy{Probability: 1, Delay: fixed(300 * time.Millisecond)},
+		}, metrics.TasksCancelled, metrics.CancelLatency},
+		{"accept every elicitation", loadgen.Config{
+			Args: map[string]any{"duration_ms": 2000, "input_required": true},
+		}, metrics.TasksCompleted, metrics.ResultLag},
+		{"decline every elicitation", loadgen.Config{
+			Args:  map[string]any{"duration_ms": 2000, "input_required": true},
+			Input: loadgen.InputPolicy{Decline: 1},
+		}, metrics.TasksFailed, metrics.TaskE2E},
+		{"block on tasks/result", loadgen.Config{
+			Args:   map[string]any{"duration_ms": 2000},
+			Result: loadgen.ResultBlock,
+		}, metrics.TasksCompleted, metrics.LatencyTasksResult},
+		{"isError results end failed (R51)", loadgen.Config{
+			Args: map[string]any{"duration_ms": 1000, "outcome": "failed"},
+		}, metrics.TasksFailed, metrics.ResultLag},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := tc.cfg
+				cfg.Tool, cfg.Clients, cfg.Duration, cfg.Grace = "work_task", 5, 10*time.Second, 10*time.Second
+				snap, _ := runEmbedded(t, mockserver.Config{PollInterval: 500 * time.Millisecond}, cfg, nil)
+				created := snap.Counters[metrics.TasksCreated]
+				if created == 0 || snap.Counters[tc.want] != created {
+					t.Fatalf("%s = %d of %d created; counters %v", tc.want, snap.Counters[tc.want], created, snap.Counters)
+				}
+				if n := snap.Summary(tc.check).Count; n != created {
+					t.Errorf("%s has %d values, want one per task (%d)", tc.check, n, created)
+				}
+				if n := snap.Counters[metrics.InvalidTransitions]; n != 0 {
+					t.Errorf("%d invalid transitions", n)
+				}
+			})
+		})
+	}
 }

@@ -141,7 +141,11 @@ func (v *vu) runTask(ctx context.Context, intended time.Time) {
 		return
 	}
 	if plain != nil { // the server ran it synchronously (R4, or the sync fallback)
-		v.shard.Add(metrics.TasksCompleted, 1)
+		if plain.IsError {
+			v.shard.Add(metrics.TasksFailed, 1)
+		} else {
+			v.shard.Add(metrics.TasksCompleted, 1)
+		}
 		v.shard.RecordDuration(metrics.TaskE2E, time.Since(intended))
 		return
 	}

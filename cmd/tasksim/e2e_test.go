@@ -132,6 +132,7 @@ func TestExitCodes(t *testing.T) {
 		{"unknown field", []string{"run", "smoke", "--set", "workload.clientz=3"}, 2, "clientz"},
 		{"unreachable target", []string{"run", "smoke", "--target", "http://127.0.0.1:1/mcp", "--no-progress"}, 1, "127.0.0.1:1"},
 		{"bad serve token", []string{"serve", "--token", "nosecret"}, 2, "TENANT=TOKEN"},
+		{"tool forbids tasks (R7)", []string{"run", "smoke", "--tool", "work_sync", "--no-progress"}, 2, "taskSupport forbidden"},
 		{"version", []string{"version"}, 0, ""},
 	}
 	for _, tc := range cases {

@@ -1,0 +1,483 @@
+package loadgen_test
+
+// Benchmarks of the load generator at scale, against the embedded mock server over real
+// loopback (mockserver.NewServer on 127.0.0.1:0), client and server in this one process. They
+// run only with -bench, never under plain `go test`:
+//
+//	go test -run '^$' -bench TenThousandClients -benchtime 1x ./loadgen/
+//	go test -run '^$' -bench PollThroughputVsLoopLimit -benchtime 3s -count 3 ./loadgen/
+//
+// Figures from a shared 2-core machine mean something only as reported by one run; quote
+// them with the machine's load (/proc/loadavg) next to them.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+	"github.com/tasksim/tasksim/loadgen"
+	"github.com/tasksim/tasksim/metrics"
+	"github.com/tasksim/tasksim/mockserver"
+)
+
+// loopbackRun is one bounded closed-model run against a fresh embedded mock server.
+type loopbackRun struct {
+	Clients      int
+	TaskMs       int           // duration_ms of each task
+	PollInterval time.Duration // the server's advertised pollInterval
+	Duration     time.Duration // load phase
+	Grace        time.Duration
+}
+
+// loopbackResult is what a loopbackRun measured.
+type loopbackResult struct {
+	snap                   *metrics.Snapshot
+	wall                   time.Duration // engine.Run, from start to the last session closed
+	rssBefore, hwm, rssEnd int64         // bytes, /proc/self/status; -1 where unreadable
+	server                 mockserver.Stats
+}
+
+// errors counts every request that did not end OutcomeOK, all methods together.
+func (r *loopbackResult) errors() int64 {
+	var n int64
+	for m := range metrics.NumMethods {
+		n += r.snap.ErrorCount(m)
+	}
+	return n
+}
+
+// requests counts every request sent, all methods together.
+func (r *loopbackResult) requests() int64 {
+	var n int64
+	for m := range metrics.NumMethods {
+		n += r.snap.RequestCount(m)
+	}
+	return n
+}
+
+// run starts a mock server, probes it as `tasksim run` does, and runs the engine with the
+// HTTP client and engine settings that cmd/tasksim derives for the same workload.
+func (lr loopbackRun) run(tb testing.TB) *loopbackResult {
+	tb.Helper()
+	runtime.GC()
+	debug.FreeOSMemory()
+	res := &loopbackResult{rssBefore: procStatus("VmRSS")}
+	resetPeakRSS()
+
+	srv, err := mockserver.NewServer(mockserver.Config{PollInterval: lr.PollInterval})
+	if err != nil {
+		tb.Fatalf("mock server: %v", err)
+	}
+	defer srv.Close()
+	client := loadgen.NewHTTPClient(2 * lr.Clients) // as cmd/tasksim: twice the pool
+	defer client.CloseIdleConnections()
+	target := &loadgen.Target{
+		URL:        srv.URL,
+		Client:     client,
+		ClientInfo: mcp.Implementation{Name: "tasksim-bench", Version: "1"},
+	}
+	ctx := context.Background()
+	m, err := loadgen.Probe(ctx, target, "work_task")
+	if err != nil {
+		tb.Fatalf("probe: %v", err)
+	}
+	if err := m.Decide(loadgen.FallbackRefuse); err != nil {
+		tb.Fatalf("decide: %v", err)
+	}
+	cfg := loadgen.Config{
+		Tool:     "work_task",
+		Args:     map[string]any{"duration_ms": lr.TaskMs},
+		Clients:  lr.Clients,
+		Duration: lr.Duration,
+		Grace:    lr.Grace,
+		Poll:     loadgen.PollPolicy{Kind: loadgen.PollServer, Interval: lr.PollInterval},
+		Seed:     1,
+		Shards:   max(8, 2*runtime.GOMAXPROCS(0)),
+	}
+	start := time.Now()
+	rec := metrics.NewRecorder(cfg.Shards, start)
+	eng, err := loadgen.New(cfg, target, m, rec)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	// A collector as cmd/tasksim has: one window a second.
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case now := <-tick.C:
+				rec.Flush(now)
+			case <-quit:
+				return
+			}
+		}
+	})
+	if err := eng.Run(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	res.wall = time.Since(start)
+	close(quit)
+	wg.Wait()
+	rec.Flush(time.Now())
+	res.rssEnd = procStatus("VmRSS")
+	res.hwm = max(procStatus("VmHWM"), res.rssEnd) // RSS may grow between the two reads
+	res.snap = rec.Total()
+	res.server = srv.Stats()
+	return res
+}
+
+// procStatus reads a "kB" field of /proc/self/status in bytes; -1 if it cannot.
+func procStatus(field string) int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		v, ok := strings.CutPrefix(sc.Text(), field+":")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		if err != nil {
+			return -1
+		}
+		return n << 10
+	}
+	return -1
+}
+
+// resetPeakRSS sets VmHWM back to the current RSS (proc(5), clear_refs "5"), so that the peak
+// read after a run belongs to that run and not to an earlier benchmark of the process. If
+// the kernel refuses, VmHWM stays the process's peak: an overestimate, never an underestimate.
+func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+const mib = 1 << 20
+
+// BenchmarkTenThousandClients: 10,000 closed-model clients run 5 s tasks against the embedded
+// server advertising a 2 s pollInterval, over real loopback, for a 20 s load phase and up to
+// 10 s of drain; one bounded run per b.N (run it with -benchtime 1x). The targets: no
+// request fails, schedule_lag p99 <= 50 ms, whole-process peak RSS <= 1 GiB.
+//
+// Reported: tasks_completed, errors (requests of any method not ending ok), tasks_unknown,
+// schedule_lag_p99_ms and its max, task_e2e_p99_ms, tasks_get_p99_ms (send -> reply, which
+// includes any wait for a pooled connection), peak_rss_MiB (VmHWM over the run, client and
+// server), end_rss_MiB (VmRSS after the run), bytes/client ((VmHWM - VmRSS before) / clients:
+// client and server side of one virtual client together) and req/s (every request of the run
+// over its wall time, drain included).
+func BenchmarkTenThousandClients(b *testing.B) {
+	lr := loopbackRun{Clients: 10_000, TaskMs: 5000, PollInterval: 2 * time.Second,
+		Duration: 20 * time.Second, Grace: 10 * time.Second}
+	for range b.N {
+		res := lr.run(b)
+		reportLoopback(b, lr, res)
+	}
+}
+
+func reportLoopback(b *testing.B, lr loopbackRun, res *loopbackResult) {
+	s := res.snap
+	b.ReportMetric(float64(s.Counters[metrics.TasksCompleted]), "tasks_completed")
+	b.ReportMetric(float64(res.errors()), "errors")
+	b.ReportMetric(float64(s.Counters[metrics.TasksUnknown]), "tasks_unknown")
+	lag := s.Summary(metrics.ScheduleLag)
+	b.ReportMetric(lag.P99, "schedule_lag_p99_ms")
+	b.ReportMetric(lag.Max, "schedule_lag_max_ms")
+	b.ReportMetric(s.Summary(metrics.TaskE2E).P99, "task_e2e_p99_ms")
+	b.ReportMetric(s.Summary(metrics.LatencyTasksGet).P99, "tasks_get_p99_ms")
+	b.ReportMetric(float64(res.requests())/res.wall.Seconds(), "req/s")
+	if res.hwm > 0 && res.rssBefore > 0 {
+		b.ReportMetric(float64(res.hwm)/mib, "peak_rss_MiB")
+		b.ReportMetric(float64(res.rssEnd)/mib, "end_rss_MiB")
+		b.ReportMetric(float64(res.hwm-res.rssBefore)/float64(lr.Clients), "bytes/client")
+	}
+	b.Logf("%d clients: %d tasks created, %d completed, %d unknown; %d requests, %d errors %s; "+
+		"schedule_lag %+v; task_e2e %+v; tasks/get %+v; server %+v",
+		lr.Clients, s.Counters[metrics.TasksCreated], s.Counters[metrics.TasksCompleted],
+		s.Counters[metrics.TasksUnknown], res.requests(), res.errors(), errorBreakdown(s),
+		s.Summary(metrics.ScheduleLag), s.Summary(metrics.TaskE2E),
+		s.Summary(metrics.LatencyTasksGet), res.server)
+}
+
+// errorBreakdown lists the non-ok outcomes by method, for the log.
+func errorBreakdown(s *metrics.Snapshot) string {
+	var sb strings.Builder
+	for m := range metrics.NumMethods {
+		for o := metrics.OutcomeRPCError; o < metrics.NumOutcomes; o++ {
+			if n := s.Requests[m][o]; n > 0 {
+				fmt.Fprintf(&sb, "[%s %s: %d]", m, o, n)
+			}
+		}
+	}
+	return sb.String()
+}
+
+// TestLoopbackRunPlumbing checks the benchmark's plumbing once, at a small scale (not its
+// speed): tasks run to completion over loopback without a failed request, and the RSS
+// readings make sense.
+func TestLoopbackRunPlumbing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real-time run over loopback")
+	}
+	lr := loopbackRun{Clients: 20, TaskMs: 200, PollInterval: 100 * time.Millisecond,
+		Duration: time.Second, Grace: 10 * time.Second}
+	res := lr.run(t)
+	if n := res.snap.Counters[metrics.TasksCompleted]; n < int64(lr.Clients) {
+		t.Errorf("%d tasks completed, want >= %d (one per client)", n, lr.Clients)
+	}
+	if n := res.errors(); n != 0 {
+		t.Errorf("%d failed requests, want 0: %s", n, errorBreakdown(res.snap))
+	}
+	if n := res.snap.Counters[metrics.TasksUnknown]; n != 0 {
+		t.Errorf("%d tasks unknown, want 0", n)
+	}
+	if res.rssBefore >= 0 && (res.rssBefore <= 0 || res.rssEnd <= 0) {
+		t.Errorf("VmRSS before %d, after %d: want both > 0", res.rssBefore, res.rssEnd)
+	}
+}
+
+// --- tasks/get throughput against the loopback ceiling ---
+
+// loopConc is the number of concurrent requesters, looplimit's default -c.
+const loopConc = 256
+
+// looplimit's reply (the size of a tasks/get result) and request body, byte for byte: an
+// in-repo replica of /work/shared/bench/looplimit, so that no file outside the module is
+// read at test time.
+var (
+	loopReply = []byte(`{"jsonrpc":"2.0","id":1,"result":{"taskId":"5b9f0c2e8d7a4e31a1c4f0d2b6e8a913","status":"working","createdAt":"2026-01-05T09:00:00.000Z","lastUpdatedAt":"2026-01-05T09:00:00.000Z","ttl":60000,"pollInterval":1000}}`)
+	loopBody  = []byte(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"5b9f0c2e8d7a4e31a1c4f0d2b6e8a913"}}`)
+)
+
+// startLoopLimit starts looplimit's server on 127.0.0.1:0 and returns its URL.
+func startLoopLimit(tb testing.TB) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("listen: %v", err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(loopReply)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	tb.Cleanup(func() { _ = srv.Close() })
+	return "http://" + ln.Addr().String() + "/mcp"
+}
+
+// requester sends one request; a round runs it from loopConc workers.
+type requester interface {
+	do() error
+}
+
+// loopLimit is looplimit's client: one keep-alive pool of loopConc connections, each request
+// POSTing the same bytes and draining the reply into io.Discard.
+type loopLimit struct {
+	client *http.Client
+	url    string
+}
+
+func newLoopLimit(tb testing.TB) *loopLimit {
+	tr := &http.Transport{MaxIdleConnsPerHost: loopConc, MaxConnsPerHost: loopConc}
+	tb.Cleanup(tr.CloseIdleConnections)
+	return &loopLimit{client: &http.Client{Transport: tr}, url: startLoopLimit(tb)}
+}
+
+func (p *loopLimit) do() error {
+	req, err := http.NewRequest(http.MethodPost, p.url, bytes.NewReader(loopBody))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// tasksimPoll is tasksim's poll: loadgen.Session.Call("tasks/get") on one working task of a
+// real mock server, through the client loadgen.NewHTTPClient builds, with a per-request
+// timeout context as a virtual client has. Each worker has a session of its own.
+type tasksimPoll struct {
+	sessions chan *loadgen.Session // one per worker, taken for a request
+	params   []byte
+}
+
+func newTasksimPoll(tb testing.TB) *tasksimPoll {
+	tb.Helper()
+	srv, err := mockserver.NewServer(mockserver.Config{})
+	if err != nil {
+		tb.Fatalf("NewServer: %v", err)
+	}
+	tb.Cleanup(srv.Close)
+	client := loadgen.NewHTTPClient(loopConc)
+	tb.Cleanup(client.CloseIdleConnections)
+	target := &loadgen.Target{URL: srv.URL, Client: client, ClientInfo: mcp.Implementation{Name: "tasksim-bench", Version: "1"}}
+	ctx := context.Background()
+	p := &tasksimPoll{sessions: make(chan *loadgen.Session, loopConc)}
+	for range loopConc {
+		s, err := target.Connect(ctx, mcp.ClientCapabilities{})
+		if err != nil {
+			tb.Fatalf("connect: %v", err)
+		}
+		tb.Cleanup(func() { _ = s.Close(context.Background()) })
+		p.sessions <- s
+	}
+	s := <-p.sessions
+	defer func() { p.sessions <- s }()
+	// One day of work and one hour of ttl: the task stays working and stored for longer than
+	// any benchmark runs. Tasks are not bound to sessions without tokens, so every session
+	// may poll it.
+	rep, err := s.Call(ctx, mcp.MethodToolsCall, []byte(`{"name":"work","arguments":{"duration_ms":86400000},"task":{"ttl":3600000}}`), nil)
+	if err != nil || rep.Err != nil {
+		tb.Fatalf("tools/call: %v %v", err, rep.Err)
+	}
+	task, _, perr := mcp.V20251125{}.ParseCallReply(rep.Result)
+	if perr != nil || task == nil {
+		tb.Fatalf("tools/call: no task in %s", rep.Result)
+	}
+	p.params = []byte(`{"taskId":"` + task.TaskID + `"}`)
+	return p
+}
+
+func (p *tasksimPoll) do() error {
+	s := <-p.sessions
+	defer func() { p.sessions <- s }()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rep, err := s.Call(ctx, mcp.MethodTasksGet, p.params, nil)
+	if err != nil {
+		return err
+	}
+	if rep.Err != nil {
+		return rep.Err
+	}
+	return nil
+}
+
+// round sends n requests from min(n, loopConc) workers and returns the wall time they took.
+// The first failure stops every worker.
+func round(r requester, n int) (time.Duration, error) {
+	var (
+		left     atomic.Int64
+		firstErr error
+		errOnce  sync.Once
+		wg       sync.WaitGroup
+	)
+	left.Store(int64(n))
+	start := time.Now()
+	for range min(n, loopConc) {
+		wg.Go(func() {
+			for left.Add(-1) >= 0 {
+				if err := r.do(); err != nil {
+					errOnce.Do(func() { firstErr = err })
+					left.Store(0)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return time.Since(start), firstErr
+}
+
+// BenchmarkPollThroughputVsLoopLimit holds tasksim's tasks/get poll (client and embedded
+// server in one process, over loopback) against the loopback ceiling measured in the same
+// run, looplimit's plain net/http POST loop, at looplimit's concurrency of 256.
+//
+// b.N requests go to each side, in pairs of back-to-back rounds of about pairRound requests
+// per side, the order alternating (ABBA) so that neither side always runs first. Each pair
+// yields looplimit time / tasksim time for the same number of requests; ratio is the median
+// over pairs, so that a burst of load from other processes, which lands in a few rounds,
+// does not move it. req/s and looplimit-req/s are over all rounds; allocs/req and
+// looplimit-allocs/req count client and server together.
+func BenchmarkPollThroughputVsLoopLimit(b *testing.B) {
+	sides := [2]requester{newTasksimPoll(b), newLoopLimit(b)} // 0 tasksim, 1 looplimit
+	names := [2]string{"tasksim", "looplimit"}
+	for i, s := range sides { // open the connection pools: dialing is not timed
+		if _, err := round(s, 4*loopConc); err != nil {
+			b.Fatalf("%s warm-up: %v", names[i], err)
+		}
+	}
+	const pairRound = 4 * loopConc
+	pairs := max(1, b.N/pairRound)
+	var (
+		took   [2]time.Duration
+		allocs [2]uint64
+		ratios = make([]float64, 0, pairs)
+		ms     runtime.MemStats
+	)
+	b.ResetTimer()
+	for p := range pairs {
+		k := b.N / pairs
+		if p < b.N%pairs {
+			k++
+		}
+		var d [2]time.Duration
+		for i := range 2 {
+			side := (p + i) % 2
+			runtime.ReadMemStats(&ms)
+			before := ms.Mallocs
+			dt, err := round(sides[side], k)
+			runtime.ReadMemStats(&ms)
+			if err != nil {
+				b.Fatalf("%s: %v", names[side], err)
+			}
+			d[side] = dt
+			took[side] += dt
+			allocs[side] += ms.Mallocs - before
+		}
+		if d[0] > 0 {
+			ratios = append(ratios, d[1].Seconds()/d[0].Seconds())
+		}
+	}
+	b.StopTimer()
+	if took[0] == 0 || took[1] == 0 || len(ratios) == 0 {
+		return
+	}
+	slices.Sort(ratios)
+	median := ratios[len(ratios)/2]
+	if len(ratios)%2 == 0 {
+		median = (ratios[len(ratios)/2-1] + median) / 2
+	}
+	b.ReportMetric(median, "ratio")
+	b.ReportMetric(float64(b.N)/took[0].Seconds(), "req/s")
+	b.ReportMetric(float64(b.N)/took[1].Seconds(), "looplimit-req/s")
+	b.ReportMetric(float64(allocs[0])/float64(b.N), "allocs/req")
+	b.ReportMetric(float64(allocs[1])/float64(b.N), "looplimit-allocs/req")
+}
+
+// TestPollThroughputPlumbing checks the throughput benchmark's plumbing once (not its speed):
+// the sessions open, the task is found, and both sides answer every request.
+func TestPollThroughputPlumbing(t *testing.T) {
+	for _, r := range []requester{newTasksimPoll(t), newLoopLimit(t)} {
+		if _, err := round(r, 2*loopConc); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
