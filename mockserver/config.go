@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/tasksim/tasksim/metrics"
 )
 
 // Config tunes a Server. The zero value of every field means "use the default" written next
@@ -52,6 +54,10 @@ type Config struct {
 	// StatusNotifications turns on notifications/tasks/status, sent on the owning session's
 	// GET stream only (R20 says clients must not depend on them). Default off.
 	StatusNotifications bool
+
+	// Metrics, when set, receives the server's own measurements: cleanup_lag (expiry ->
+	// deletion) and orphaned_tasks. Default nil: Stats only.
+	Metrics *metrics.Shard
 
 	// ServerName and ServerVersion are reported as serverInfo. Defaults "tasksim-mock" and
 	// the tasksim version "0.1.0".

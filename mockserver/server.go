@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tasksim/tasksim/internal/mcp"
+	"github.com/tasksim/tasksim/metrics"
 )
 
 // Server is a mock MCP Tasks server. Create it with NewServer or NewUnstartedServer.
@@ -208,6 +209,12 @@ func (s *Server) purge(t *task, now time.Time) {
 	t.mu.Unlock()
 	if orphan {
 		s.orphaned.Add(1)
+	}
+	if m := s.cfg.Metrics; m != nil {
+		m.RecordDuration(metrics.CleanupLag, now.Sub(t.expires))
+		if orphan {
+			m.Add(metrics.OrphanedTasks, 1)
+		}
 	}
 	lag := int64(now.Sub(t.expires))
 	for {

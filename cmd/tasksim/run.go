@@ -191,7 +191,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
 
-	target, srv, err := startTarget(sc, sc.Workload.PoolSize())
+	start := time.Now()
+	rec := metrics.NewRecorder(cfg.Shards, start)
+	target, srv, err := startTarget(sc, sc.Workload.PoolSize(), rec.Shard(0))
 	if err != nil {
 		return err
 	}
@@ -223,8 +225,6 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("output directory: %w", err)
 	}
-	start := time.Now()
-	rec := metrics.NewRecorder(cfg.Shards, start)
 	eng, err := loadgen.New(cfg, target, manifest, rec)
 	if err != nil {
 		return usageError{err}
@@ -296,7 +296,7 @@ func (gateError) Error() string { return "a gate or threshold failed (see the su
 
 // startTarget returns the target of the run: the URL given, or an embedded mock server on
 // 127.0.0.1:0 configured from the scenario's server section.
-func startTarget(sc *scenarios.Scenario, pool int) (*loadgen.Target, *mockserver.Server, error) {
+func startTarget(sc *scenarios.Scenario, pool int, serverMetrics *metrics.Shard) (*loadgen.Target, *mockserver.Server, error) {
 	t := &loadgen.Target{
 		Header:     http.Header{},
 		Client:     loadgen.NewHTTPClient(2 * pool),
@@ -313,7 +313,9 @@ func startTarget(sc *scenarios.Scenario, pool int) (*loadgen.Target, *mockserver
 		t.URL = sc.Target
 		return t, nil, nil
 	}
-	srv, err := mockserver.NewServer(serverConfig(sc))
+	scfg := serverConfig(sc)
+	scfg.Metrics = serverMetrics
+	srv, err := mockserver.NewServer(scfg)
 	if err != nil {
 		return nil, nil, err
 	}
