@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tasksim/tasksim/metrics"
+	"github.com/tasksim/tasksim/scenarios"
 )
 
 // Config tunes a Server. The zero value of every field means "use the default" written next
@@ -54,6 +55,32 @@ type Config struct {
 	// StatusNotifications turns on notifications/tasks/status, sent on the owning session's
 	// GET stream only (R20 says clients must not depend on them). Default off.
 	StatusNotifications bool
+
+	// Seed seeds the server's one random source: the same seed and configuration give the
+	// same sequence of server decisions (latencies, durations, outcomes, failures). Default 0.
+	Seed uint64
+
+	// Latency delays the reply of each JSON-RPC method ("tasks/get", "tools/call", ...) by a
+	// sample of its distribution; the key "*" applies to methods without their own entry.
+	// Default none.
+	Latency map[string]scenarios.Dist
+
+	// Stalls hold some replies for a long time (probability or periodic windows). Default off.
+	Stalls Stalls
+
+	// Tools gives per-tool defaults: duration distribution, outcome mix, input rounds.
+	// Per-call arguments override them. Default none (DefaultDuration, always completed).
+	Tools map[string]ToolProfile
+
+	// Poll is the pollInterval policy; the zero value advertises PollInterval (fixed).
+	Poll PollPolicy
+
+	// Backpressure caps tasks, runs work on a bounded executor, and rate-limits callers.
+	// Default unbounded.
+	Backpressure Backpressure
+
+	// Downstream is the simulated system of record behind the tools. Default off.
+	Downstream Downstream
 
 	// Metrics, when set, receives the server's own measurements: cleanup_lag (expiry ->
 	// deletion) and orphaned_tasks. Default nil: Stats only.
