@@ -8,7 +8,8 @@ package loadgen_test
 //	go test -run '^$' -bench PollThroughputVsLoopLimit -benchtime 3s -count 3 ./loadgen/
 //
 // Figures from a shared 2-core machine mean something only as reported by one run; quote
-// them with the machine's load (/proc/loadavg) next to them.
+// them with the machine's load next to them (/proc/loadavg before the run, and the
+// others_cpu_util the run reports: what other processes took meanwhile).
 
 import (
 	"bufio"
@@ -27,6 +28,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/tasksim/tasksim/internal/mcp"
@@ -35,7 +37,9 @@ import (
 	"github.com/tasksim/tasksim/mockserver"
 )
 
-// loopbackRun is one bounded closed-model run against a fresh embedded mock server.
+// loopbackRun is one bounded closed-model run against a fresh embedded mock server, with the
+// settings `tasksim run` gives it (loadgen.DefaultRamp, loadgen.DefaultMaxConns,
+// loadgen.NewHTTPClient sized at twice the clients).
 type loopbackRun struct {
 	Clients      int
 	TaskMs       int           // duration_ms of each task
@@ -50,6 +54,20 @@ type loopbackResult struct {
 	wall                   time.Duration // engine.Run, from start to the last session closed
 	rssBefore, hwm, rssEnd int64         // bytes, /proc/self/status; -1 where unreadable
 	server                 mockserver.Stats
+	peakFDs                int // most open file descriptors seen, sampled once a second
+	windows                []string
+	cpu                    time.Duration // process CPU time (user + system) over the run; 0 if unknown
+	others                 time.Duration // CPU time the rest of the machine used meanwhile
+}
+
+// windowFigures is one second of the run for the log: requests, schedule_lag p99 and max.
+func windowFigures(w *metrics.Window) string {
+	var n int64
+	for m := range metrics.NumMethods {
+		n += w.RequestCount(m)
+	}
+	lag := w.Summary(metrics.ScheduleLag)
+	return fmt.Sprintf("%d/%.0f/%.0f", n, lag.P99, lag.Max)
 }
 
 // errors counts every request that did not end OutcomeOK, all methods together.
@@ -79,7 +97,9 @@ func (lr loopbackRun) run(tb testing.TB) *loopbackResult {
 	res := &loopbackResult{rssBefore: procStatus("VmRSS")}
 	resetPeakRSS()
 
-	srv, err := mockserver.NewServer(mockserver.Config{PollInterval: lr.PollInterval})
+	shards := max(8, 2*runtime.GOMAXPROCS(0)) // as cmd/tasksim
+	rec := metrics.NewRecorder(shards, time.Now())
+	srv, err := mockserver.NewServer(mockserver.Config{PollInterval: lr.PollInterval, Metrics: rec.Shard(0)})
 	if err != nil {
 		tb.Fatalf("mock server: %v", err)
 	}
@@ -105,16 +125,18 @@ func (lr loopbackRun) run(tb testing.TB) *loopbackResult {
 		Clients:  lr.Clients,
 		Duration: lr.Duration,
 		Grace:    lr.Grace,
+		Ramp:     loadgen.DefaultRamp(lr.Clients, lr.Duration),
+		MaxConns: loadgen.DefaultMaxConns,
 		Poll:     loadgen.PollPolicy{Kind: loadgen.PollServer, Interval: lr.PollInterval},
 		Seed:     1,
-		Shards:   max(8, 2*runtime.GOMAXPROCS(0)),
+		Shards:   shards,
 	}
-	start := time.Now()
-	rec := metrics.NewRecorder(cfg.Shards, start)
 	eng, err := loadgen.New(cfg, target, m, rec)
 	if err != nil {
 		tb.Fatal(err)
 	}
+	start := time.Now()
+	cpuBefore, busyBefore := cpuTime(), machineBusy()
 	// A collector as cmd/tasksim has: one window a second.
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
@@ -124,7 +146,9 @@ func (lr loopbackRun) run(tb testing.TB) *loopbackResult {
 		for {
 			select {
 			case now := <-tick.C:
-				rec.Flush(now)
+				w := rec.Flush(now)
+				res.windows = append(res.windows, windowFigures(&w))
+				res.peakFDs = max(res.peakFDs, openFDs())
 			case <-quit:
 				return
 			}
@@ -134,6 +158,12 @@ func (lr loopbackRun) run(tb testing.TB) *loopbackResult {
 		tb.Fatal(err)
 	}
 	res.wall = time.Since(start)
+	if c := cpuTime(); c >= 0 && cpuBefore >= 0 {
+		res.cpu = c - cpuBefore
+		if b := machineBusy(); b >= 0 && busyBefore >= 0 {
+			res.others = max(0, b-busyBefore-res.cpu)
+		}
+	}
 	close(quit)
 	wg.Wait()
 	rec.Flush(time.Now())
@@ -166,6 +196,63 @@ func procStatus(field string) int64 {
 	return -1
 }
 
+// openFDs counts the process's open file descriptors; -1 if it cannot.
+func openFDs() int {
+	d, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(d)
+}
+
+// cpuTime is the process's CPU time so far, user and system, all threads (proc(5),
+// /proc/self/stat fields 14 and 15, in USER_HZ = 100 ticks a second); -1 if it cannot.
+func cpuTime() time.Duration {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return -1
+	}
+	i := bytes.LastIndexByte(b, ')') // the command name before it may hold anything
+	if i < 0 {
+		return -1
+	}
+	f := strings.Fields(string(b[i+1:])) // f[0] is field 3 (state)
+	if len(f) < 13 {
+		return -1
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+// machineBusy is the CPU time all processors of the machine have spent busy (neither idle
+// nor waiting for I/O) since boot, from the first line of /proc/stat; -1 if it cannot.
+func machineBusy() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return -1
+	}
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	f := strings.Fields(string(line))
+	if len(f) < 6 || f[0] != "cpu" {
+		return -1
+	}
+	var busy int64
+	for i, v := range f[1:] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return -1
+		}
+		if i != 3 && i != 4 && i < 8 { // idle, iowait; guest time is already in user
+			busy += n
+		}
+	}
+	return time.Duration(busy) * 10 * time.Millisecond
+}
+
 // resetPeakRSS sets VmHWM back to the current RSS (proc(5), clear_refs "5"), so that the peak
 // read after a run belongs to that run and not to an earlier benchmark of the process. If
 // the kernel refuses, VmHWM stays the process's peak: an overestimate, never an underestimate.
@@ -174,16 +261,20 @@ func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) 
 const mib = 1 << 20
 
 // BenchmarkTenThousandClients: 10,000 closed-model clients run 5 s tasks against the embedded
-// server advertising a 2 s pollInterval, over real loopback, for a 20 s load phase and up to
-// 10 s of drain; one bounded run per b.N (run it with -benchtime 1x). The targets: no
-// request fails, schedule_lag p99 <= 50 ms, whole-process peak RSS <= 1 GiB.
+// server advertising a 2 s pollInterval, over real loopback, for a 20 s load phase (the
+// clients start over the default 5 s ramp) and up to 10 s of drain; one bounded run per b.N
+// (run it with -benchtime 1x). The targets: no request fails, schedule_lag p99 <= 50 ms,
+// whole-process peak RSS <= 1 GiB.
 //
 // Reported: tasks_completed, errors (requests of any method not ending ok), tasks_unknown,
-// schedule_lag_p99_ms and its max, task_e2e_p99_ms, tasks_get_p99_ms (send -> reply, which
-// includes any wait for a pooled connection), peak_rss_MiB (VmHWM over the run, client and
-// server), end_rss_MiB (VmRSS after the run), bytes/client ((VmHWM - VmRSS before) / clients:
-// client and server side of one virtual client together) and req/s (every request of the run
-// over its wall time, drain included).
+// schedule_lag_p99_ms and its max (a poll is sent when it gets a request slot, so a wait
+// for one counts), task_e2e_p99_ms, tasks_get_p99_ms (sent -> reply), req/s (every request
+// over the run's wall time, ramp and drain included), peak_fds (sampled once a second),
+// cpu_util (this process's CPU time over wall time, as a share of all processors),
+// others_cpu_util (the same for everything else on the machine meanwhile), peak_rss_MiB
+// (VmHWM over the run, client and server), end_rss_MiB (VmRSS after it) and bytes/client
+// ((VmHWM - VmRSS before the run) / clients: both sides of one virtual client). The log
+// adds the per-second request counts and schedule lag.
 func BenchmarkTenThousandClients(b *testing.B) {
 	lr := loopbackRun{Clients: 10_000, TaskMs: 5000, PollInterval: 2 * time.Second,
 		Duration: 20 * time.Second, Grace: 10 * time.Second}
@@ -204,6 +295,12 @@ func reportLoopback(b *testing.B, lr loopbackRun, res *loopbackResult) {
 	b.ReportMetric(s.Summary(metrics.TaskE2E).P99, "task_e2e_p99_ms")
 	b.ReportMetric(s.Summary(metrics.LatencyTasksGet).P99, "tasks_get_p99_ms")
 	b.ReportMetric(float64(res.requests())/res.wall.Seconds(), "req/s")
+	b.ReportMetric(float64(res.peakFDs), "peak_fds")
+	if res.cpu > 0 {
+		ncpu := float64(runtime.NumCPU())
+		b.ReportMetric(res.cpu.Seconds()/res.wall.Seconds()/ncpu, "cpu_util")
+		b.ReportMetric(res.others.Seconds()/res.wall.Seconds()/ncpu, "others_cpu_util")
+	}
 	if res.hwm > 0 && res.rssBefore > 0 {
 		b.ReportMetric(float64(res.hwm)/mib, "peak_rss_MiB")
 		b.ReportMetric(float64(res.rssEnd)/mib, "end_rss_MiB")
@@ -215,6 +312,7 @@ func reportLoopback(b *testing.B, lr loopbackRun, res *loopbackResult) {
 		s.Counters[metrics.TasksUnknown], res.requests(), res.errors(), errorBreakdown(s),
 		s.Summary(metrics.ScheduleLag), s.Summary(metrics.TaskE2E),
 		s.Summary(metrics.LatencyTasksGet), res.server)
+	b.Logf("per second, requests/schedule_lag p99 ms/max ms: %s", strings.Join(res.windows, " "))
 }
 
 // errorBreakdown lists the non-ok outcomes by method, for the log.
@@ -479,5 +577,141 @@ func TestPollThroughputPlumbing(t *testing.T) {
 		if _, err := round(r, 2*loopConc); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// --- Ramp and MaxConns, in virtual time ---
+
+// tap wraps the mock server's handler: it holds each tasks/get for getDelay (virtual time),
+// notes when each initialize arrives, and tracks how many requests are in the handler at
+// once (tasks/result aside: it takes no request slot).
+type tap struct {
+	h        http.Handler
+	getDelay time.Duration
+
+	mu                 sync.Mutex
+	inFlight, maxSlots int
+	inits              []time.Time
+}
+
+func (t *tap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body []byte
+	if r.Body != nil { // a DELETE through HandlerTransport has none
+		body, _ = io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	slotted := !bytes.Contains(body, []byte(`"method":"tasks/result"`))
+	t.mu.Lock()
+	if slotted {
+		t.inFlight++
+		t.maxSlots = max(t.maxSlots, t.inFlight)
+	}
+	if bytes.Contains(body, []byte(`"method":"initialize"`)) {
+		t.inits = append(t.inits, time.Now())
+	}
+	t.mu.Unlock()
+	if bytes.Contains(body, []byte(`"method":"tasks/get"`)) {
+		time.Sleep(t.getDelay)
+	}
+	t.h.ServeHTTP(w, r)
+	if slotted {
+		t.mu.Lock()
+		t.inFlight--
+		t.mu.Unlock()
+	}
+}
+
+// runTapped runs cfg against the mock server behind tp, in a synctest bubble, and returns
+// the run's totals and when the engine started.
+func runTapped(t *testing.T, tp *tap, cfg loadgen.Config) (*metrics.Snapshot, time.Time) {
+	t.Helper()
+	srv, err := mockserver.NewHandlerServer(mockserver.Config{PollInterval: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	tp.h = srv.Handler()
+	target := &loadgen.Target{URL: "http://embedded.test/mcp", Client: &http.Client{Transport: loadgen.HandlerTransport(tp)}}
+	m, err := loadgen.Probe(context.Background(), target, cfg.Tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Decide(loadgen.FallbackRefuse); err != nil {
+		t.Fatal(err)
+	}
+	tp.mu.Lock()
+	tp.inits, tp.maxSlots = nil, 0 // the probe's session is not the run's
+	tp.mu.Unlock()
+	rec := metrics.NewRecorder(1, time.Now())
+	eng, err := loadgen.New(cfg, target, m, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := eng.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rec.Flush(time.Now())
+	return rec.Total(), start
+}
+
+// TestRampSpreadsClientStarts: with a 1 s ramp, client i of 10 initializes at i*100 ms.
+func TestRampSpreadsClientStarts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tp := &tap{}
+		snap, start := runTapped(t, tp, loadgen.Config{
+			Tool: "work_task", Args: map[string]any{"duration_ms": 500},
+			Clients: 10, Ramp: time.Second, Duration: 3 * time.Second, Grace: 5 * time.Second,
+		})
+		if len(tp.inits) != 10 {
+			t.Fatalf("%d sessions initialized, want 10", len(tp.inits))
+		}
+		slices.SortFunc(tp.inits, func(a, b time.Time) int { return a.Compare(b) })
+		for i, at := range tp.inits {
+			if want := time.Duration(i) * 100 * time.Millisecond; at.Sub(start) != want {
+				t.Errorf("session %d initialized at %v, want %v", i, at.Sub(start), want)
+			}
+		}
+		if n := snap.Counters[metrics.TasksUnknown] + snap.Counters[metrics.TasksFailed]; n != 0 {
+			t.Errorf("%d tasks unknown or failed, want 0", n)
+		}
+	})
+}
+
+// TestMaxConnsBoundsRequestsAndCountsTheWait: two clients poll at the same instants and
+// tasks/get takes 400 ms. With MaxConns 1 at most one request is in flight, and the poll
+// that waits for the slot reports the 400 ms as schedule lag, not as tasks/get latency.
+// Without MaxConns both polls go out at once, on time.
+func TestMaxConnsBoundsRequestsAndCountsTheWait(t *testing.T) {
+	const delay = 400 * time.Millisecond
+	for _, tc := range []struct {
+		maxConns, wantSlots int
+		wantLag             time.Duration
+	}{
+		{maxConns: 1, wantSlots: 1, wantLag: delay},
+		{maxConns: 0, wantSlots: 2, wantLag: 0},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			tp := &tap{getDelay: delay}
+			snap, _ := runTapped(t, tp, loadgen.Config{
+				Tool: "work_task", Args: map[string]any{"duration_ms": 2000},
+				Clients: 2, MaxConns: tc.maxConns, Duration: 100 * time.Millisecond, Grace: 10 * time.Second,
+				Poll: loadgen.PollPolicy{Kind: loadgen.PollServer},
+			})
+			if tp.maxSlots != tc.wantSlots {
+				t.Errorf("MaxConns %d: %d requests in flight at most, want %d", tc.maxConns, tp.maxSlots, tc.wantSlots)
+			}
+			lag := snap.Summary(metrics.ScheduleLag)
+			if got := time.Duration(lag.Max * float64(time.Millisecond)); got < tc.wantLag || got > tc.wantLag*1001/1000 {
+				t.Errorf("MaxConns %d: schedule_lag max %v, want %v", tc.maxConns, got, tc.wantLag)
+			}
+			get := snap.Summary(metrics.LatencyTasksGet)
+			if got := time.Duration(get.Max * float64(time.Millisecond)); got < delay || got > delay*1001/1000 {
+				t.Errorf("MaxConns %d: tasks/get latency max %v, want %v (the slot wait excluded)", tc.maxConns, got, delay)
+			}
+			if n := snap.Counters[metrics.TasksCompleted]; n != 2 {
+				t.Errorf("MaxConns %d: %d tasks completed, want 2", tc.maxConns, n)
+			}
+		})
 	}
 }

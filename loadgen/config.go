@@ -36,6 +36,19 @@ type Stage struct {
 }
 
 // Config is everything the engine needs for one run. Zero values are documented per field.
+//
+// Ramp spreads the start of a closed-model run: client i opens its session and starts its
+// first task at i*Ramp/Clients into the load phase (task_e2e counts from that instant), so
+// that thousands of clients neither dial and initialize at once nor poll in lockstep ever
+// after. The open model ignores it: its rate already spreads arrivals.
+//
+// MaxConns bounds the requests in flight at once, all clients together, and so the
+// connections they hold: a client between two requests holds none, and clients share a
+// keep-alive pool of about MaxConns connections instead of opening one each. A request that
+// finds MaxConns others in flight waits for one to end; for a poll that wait is schedule
+// lag (the poll is not sent yet). A blocking tasks/result, and the elicitation answers sent
+// while it waits, take no slot: they hold a connection for as long as the task runs, and
+// slots held by waiting streams could starve the requests that end them.
 type Config struct {
 	Tool     string         // the task tool; required
 	Args     map[string]any // its arguments; nil = none
@@ -45,6 +58,7 @@ type Config struct {
 	Model       Model
 	Clients     int           // closed: virtual clients; open: pool size (0 = MaxInFlight)
 	ThinkTime   time.Duration // closed: pause between a client's tasks
+	Ramp        time.Duration // closed: clients start evenly over it (see above); 0 = all at once
 	Rate        float64       // open: constant arrivals per second (without Stages)
 	Stages      []Stage       // open: ramp; overrides Rate after the first stage starts
 	MaxInFlight int           // open: cap on tasks in flight; 0 = Clients
@@ -57,9 +71,28 @@ type Config struct {
 	Cancel   CancelPolicy
 	Input    InputPolicy
 	Timeout  time.Duration // per request, tasks/result excepted; 0 = 30s
+	MaxConns int           // requests in flight at once (see above); 0 = no bound
 	Seed     uint64        // seeds every client's random source
 	Shards   int           // metric shards; 0 = 8
 	Protocol string        // informational: the dialect version
+}
+
+// Defaults cmd/tasksim gives a run; a Config built in code has none of them.
+const (
+	// DefaultMaxConns is the MaxConns of a run against the embedded server, whose end of
+	// every connection lives in the same process and shares its processors: enough
+	// requests in flight to keep them busy (looplimit's 256), a few hundred connections.
+	// More only queue inside the process at a cost in CPU and memory.
+	DefaultMaxConns = 256
+	// DefaultStartRate is how many closed-model clients a second DefaultRamp starts.
+	DefaultStartRate = 1000
+)
+
+// DefaultRamp is the default Ramp of a closed-model run of clients with a load phase of
+// length d: the clients start DefaultStartRate a second, and the ramp takes at most a
+// quarter of the load phase: min(clients / DefaultStartRate s, d/4).
+func DefaultRamp(clients int, d time.Duration) time.Duration {
+	return min(time.Duration(clients)*time.Second/DefaultStartRate, d/4)
 }
 
 // CancelPolicy decides whether and when a client cancels a task.
@@ -98,6 +131,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Cancel.Probability < 0 || c.Cancel.Probability > 1 {
 		add("cancel probability must be in [0, 1], got %v", c.Cancel.Probability)
+	}
+	if c.Ramp < 0 {
+		add("ramp must be >= 0, got %v", c.Ramp)
+	}
+	if c.MaxConns < 0 {
+		add("max conns must be >= 0, got %d", c.MaxConns)
 	}
 	if c.Poll.Jitter < 0 || c.Poll.Jitter >= 1 {
 		add("poll jitter must be in [0, 1), got %v", c.Poll.Jitter)

@@ -266,13 +266,12 @@ const maxReply = 16 << 20
 func readJSON(body io.Reader, id mcp.ID, method string) (Reply, error) {
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
-	bb := bytes.NewBuffer((*bp)[:0])
-	_, err := bb.ReadFrom(io.LimitReader(body, maxReply))
-	*bp = bb.Bytes()[:0]
+	b, err := readAll((*bp)[:0], body, maxReply)
+	*bp = b[:0]
 	if err != nil {
 		return Reply{}, &TransportError{Op: method + " (reading reply)", Err: err}
 	}
-	msg, perr := mcp.Decode(bb.Bytes())
+	msg, perr := mcp.Decode(b)
 	if perr != nil {
 		return Reply{}, &ProtocolError{Msg: method + " reply: " + perr.Message}
 	}
@@ -380,8 +379,37 @@ func eofAsUnexpected(err error) error {
 	return err
 }
 
-// drain reads what is left of a body (bounded) so the connection returns to the pool.
+// readAll appends body to b until EOF, reading at most limit bytes (what is beyond is
+// left unread). It is io.ReadAll into a reused buffer.
+func readAll(b []byte, body io.Reader, limit int) ([]byte, error) {
+	for len(b) < limit {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grow
+		}
+		n, err := body.Read(b[len(b):min(cap(b), limit)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
+}
+
+// drain reads what is left of a body (at most 64 KiB) so the connection returns to the
+// pool.
 func drain(body io.ReadCloser) {
-	_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+	bp := bufPool.Get().(*[]byte)
+	buf := (*bp)[:cap(*bp)]
+	for left := 64 << 10; left > 0; {
+		n, err := body.Read(buf[:min(len(buf), left)])
+		left -= n
+		if err != nil {
+			break
+		}
+	}
+	bufPool.Put(bp)
 	body.Close()
 }

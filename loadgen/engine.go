@@ -22,7 +22,8 @@ type Engine struct {
 	shards   int
 	manifest *Manifest
 
-	callParams []byte // the tools/call params, encoded once
+	callParams []byte        // the tools/call params, encoded once
+	slots      chan struct{} // one token per request in flight; nil without MaxConns
 	inFlight   atomic.Int64
 	stopLoad   chan struct{}
 	stopOnce   sync.Once
@@ -50,6 +51,9 @@ func New(cfg Config, t *Target, m *Manifest, rec *metrics.Recorder) (*Engine, er
 	}
 	e := &Engine{cfg: cfg, target: t, dialect: t.dialect(), rec: rec, manifest: m,
 		shards: max(1, cfg.Shards), stopLoad: make(chan struct{}), refusals: map[int]int64{}}
+	if cfg.MaxConns > 0 {
+		e.slots = make(chan struct{}, cfg.MaxConns)
+	}
 	m.setFallback(cfg.Poll)
 	p := map[string]any{"name": cfg.Tool}
 	if cfg.Args != nil {
@@ -68,6 +72,32 @@ func New(cfg Config, t *Target, m *Manifest, rec *metrics.Recorder) (*Engine, er
 	}
 	e.callParams = b
 	return e, nil
+}
+
+// acquire takes a request slot (Config.MaxConns), waiting in arrival order while all are
+// taken; it reports false if ctx ends first. Without MaxConns it returns true at once.
+func (e *Engine) acquire(ctx context.Context) bool {
+	if e.slots == nil {
+		return true
+	}
+	select {
+	case e.slots <- struct{}{}:
+		return true
+	default:
+	}
+	select {
+	case e.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// release gives back a slot taken by acquire.
+func (e *Engine) release() {
+	if e.slots != nil {
+		<-e.slots
+	}
 }
 
 // InFlight is the number of tasks created and not yet finished.
@@ -143,23 +173,37 @@ func (e *Engine) Run(ctx context.Context) error {
 	if e.cfg.Model == Open {
 		e.runOpen(loadCtx, workCtx, start)
 	} else {
-		e.runClosed(loadCtx, workCtx)
+		e.runClosed(loadCtx, workCtx, start)
 	}
 	return nil
 }
 
-// runClosed runs Clients virtual clients, each running tasks back to back.
-func (e *Engine) runClosed(loadCtx, workCtx context.Context) {
+// runClosed runs Clients virtual clients, each running tasks back to back. With a Ramp,
+// client i starts at start + i*Ramp/Clients, and its first task counts from then.
+func (e *Engine) runClosed(loadCtx, workCtx context.Context, start time.Time) {
 	var wg sync.WaitGroup
-	for i := range e.cfg.Clients {
+	n := e.cfg.Clients
+	for i := range n {
+		at := start
+		if e.cfg.Ramp > 0 {
+			at = start.Add(time.Duration(int64(e.cfg.Ramp) * int64(i) / int64(n)))
+			if !sleepUntil(loadCtx, at) {
+				break
+			}
+		}
 		v := e.newVU(i)
 		wg.Go(func() {
 			defer v.close(context.WithoutCancel(workCtx))
+			intended := at
+			if e.cfg.Ramp <= 0 {
+				intended = time.Now()
+			}
 			for loadCtx.Err() == nil {
-				v.runTask(workCtx, time.Now())
+				v.runTask(workCtx, intended)
 				if e.cfg.ThinkTime > 0 && !sleepUntil(loadCtx, time.Now().Add(e.cfg.ThinkTime)) {
 					return
 				}
+				intended = time.Now()
 			}
 		})
 	}

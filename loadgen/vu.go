@@ -20,7 +20,9 @@ type vu struct {
 	rng   *rand.Rand
 	shard *metrics.Shard
 	lc    Lifecycle
-	cur   string // id of the task being run, for elicitation answers
+	cur   string      // id of the task being run, for elicitation answers
+	sent  time.Time   // when the latest call's first attempt got its request slot
+	timer *time.Timer // the client's one timer, re-armed for every wait (see sleepUntil)
 }
 
 func (e *Engine) newVU(idx int) *vu {
@@ -55,30 +57,25 @@ func (v *vu) close(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, v.e.cfg.timeout())
 	defer cancel()
-	err := v.sess.Close(ctx)
+	var err error
+	if v.e.acquire(ctx) {
+		err = v.sess.Close(ctx)
+		v.e.release()
+	} else {
+		err = &TransportError{Op: "DELETE", Err: ctx.Err()}
+	}
 	v.count(metrics.MethodDelete, time.Now(), Reply{}, err)
 	v.sess = nil
 }
 
 // call sends one request with the per-request timeout (limit, when non-zero, bounds it
 // earlier), re-initializing once if the session is gone, and records its latency and outcome.
+// Every request but tasks/result first takes a request slot (Config.MaxConns); v.sent is
+// when the first attempt got it, or when the call gave up waiting.
 func (v *vu) call(ctx context.Context, m metrics.Method, method string, params []byte, limit time.Time, sh ServerHandler) (Reply, error) {
+	v.sent = time.Time{}
 	for attempt := 0; ; attempt++ {
-		if v.sess == nil {
-			if err := v.connect(ctx); err != nil {
-				return Reply{}, err
-			}
-		}
-		rctx, cancel := ctx, context.CancelFunc(func() {})
-		if !limit.IsZero() {
-			rctx, cancel = context.WithDeadline(ctx, limit)
-		} else if method != mcp.MethodTasksResult {
-			rctx, cancel = context.WithTimeout(ctx, v.e.cfg.timeout())
-		}
-		start := time.Now()
-		rep, err := v.sess.Call(rctx, method, params, sh)
-		cancel()
-		v.count(m, start, rep, err)
+		rep, err := v.attempt(ctx, m, method, params, limit, sh)
 		if errors.Is(err, ErrSessionGone) && attempt == 0 {
 			v.shard.Add(metrics.Reconnects, 1)
 			v.sess = nil
@@ -86,6 +83,41 @@ func (v *vu) call(ctx context.Context, m metrics.Method, method string, params [
 		}
 		return rep, err
 	}
+}
+
+// attempt is one try of call: take a slot, connect if there is no session, send.
+func (v *vu) attempt(ctx context.Context, m metrics.Method, method string, params []byte, limit time.Time, sh ServerHandler) (Reply, error) {
+	stream := method == mcp.MethodTasksResult
+	if !stream {
+		if !v.e.acquire(ctx) {
+			err := &TransportError{Op: method, Err: ctx.Err()}
+			if v.sent.IsZero() {
+				v.sent = time.Now()
+			}
+			v.count(m, v.sent, Reply{}, err)
+			return Reply{}, err
+		}
+		defer v.e.release()
+	}
+	if v.sent.IsZero() {
+		v.sent = time.Now()
+	}
+	if v.sess == nil {
+		if err := v.connect(ctx); err != nil {
+			return Reply{}, err
+		}
+	}
+	rctx, cancel := ctx, context.CancelFunc(func() {})
+	if !limit.IsZero() {
+		rctx, cancel = context.WithDeadline(ctx, limit)
+	} else if !stream {
+		rctx, cancel = context.WithTimeout(ctx, v.e.cfg.timeout())
+	}
+	start := time.Now()
+	rep, err := v.sess.Call(rctx, method, params, sh)
+	cancel()
+	v.count(m, start, rep, err)
+	return rep, err
 }
 
 // count records one request's latency (for methods that have a latency metric) and outcome.
@@ -173,17 +205,17 @@ func (v *vu) runTask(ctx context.Context, intended time.Time) {
 		if st.Kind == StepDone {
 			break
 		}
-		if st.Kind != StepResult && !sleepUntil(ctx, st.At) {
+		if st.Kind != StepResult && !v.sleepUntil(ctx, st.At) {
 			lc.Abandon()
 			break
 		}
 		switch st.Kind {
 		case StepPoll:
-			sent := time.Now()
-			v.shard.RecordDuration(metrics.ScheduleLag, max(0, sent.Sub(st.At)))
 			lc.PollSent()
 			v.shard.Add(metrics.Polls, 1)
 			rep, err := v.call(ctx, metrics.MethodTasksGet, mcp.MethodTasksGet, params, time.Time{}, nil)
+			// Sent when it got its request slot: a wait for one is the load generator's own.
+			v.shard.RecordDuration(metrics.ScheduleLag, max(0, v.sent.Sub(st.At)))
 			v.observe(rep, err, &srv)
 		case StepCancel:
 			lc.CancelSent(time.Now())
@@ -356,6 +388,27 @@ func parseTime(s string) time.Time {
 		return time.Time{}
 	}
 	return t
+}
+
+// sleepUntil is the package sleepUntil on the client's own timer: thousands of clients
+// waiting between polls allocate no timer per wait.
+func (v *vu) sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	if v.timer == nil {
+		v.timer = time.NewTimer(d)
+	} else {
+		v.timer.Reset(d) // since Go 1.23 no stale tick survives a Reset
+	}
+	select {
+	case <-v.timer.C:
+		return true
+	case <-ctx.Done():
+		v.timer.Stop()
+		return false
+	}
 }
 
 // sleepUntil waits until t or ctx's end; it reports false if ctx ended first.

@@ -33,6 +33,12 @@ func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config) {
 	fmt.Fprintf(w, "seed         %d\n", sc.Seed)
 	fmt.Fprintf(w, "tool         %s %v\n", sc.Tool, sc.Args)
 	fmt.Fprintf(w, "result       %s, poll interval %v, deadline %v\n", sc.Client.Result, cfg.Poll.Interval, cfg.Poll.Deadline)
+	if cfg.Model == loadgen.Closed && cfg.Ramp > 0 {
+		fmt.Fprintf(w, "ramp         the clients start evenly over %v\n", cfg.Ramp)
+	}
+	if cfg.MaxConns > 0 {
+		fmt.Fprintf(w, "requests     at most %d in flight at once (tasks/result streams aside)\n", cfg.MaxConns)
+	}
 	if cfg.Model == loadgen.Open {
 		fmt.Fprintf(w, "arrivals     about %.0f over the load phase\n", expectedArrivals(sc))
 	} else if d, ok := sc.Args["duration_ms"].(float64); ok && d > 0 {

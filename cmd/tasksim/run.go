@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -329,9 +330,11 @@ func startTarget(sc *scenarios.Scenario, pool int, serverMetrics *metrics.Shard)
 	return t, srv, nil
 }
 
-// serverConfig maps the scenario's server section onto the mock server.
+// serverConfig maps the scenario's server section onto the mock server, knob for knob; run
+// and serve both use it. Seed is server.seed, or the scenario's seed when that is 0.
 func serverConfig(sc *scenarios.Scenario) mockserver.Config {
 	s := sc.Server
+	bp, ds := s.Backpressure, s.Downstream
 	cfg := mockserver.Config{
 		PollInterval:        time.Duration(s.PollInterval),
 		DefaultTTL:          time.Duration(s.TTL),
@@ -341,12 +344,72 @@ func serverConfig(sc *scenarios.Scenario) mockserver.Config {
 		ListPageSize:        s.ListPageSize,
 		StatusNotifications: s.StatusNotifications,
 		ServerVersion:       version,
+		Seed:                cmp.Or(s.Seed, sc.Seed),
+		Latency:             maps.Clone(s.Latency),
+		Stalls: mockserver.Stalls{
+			Probability: s.Stalls.Probability,
+			Duration:    time.Duration(s.Stalls.Duration),
+			Every:       time.Duration(s.Stalls.Every),
+			Window:      time.Duration(s.Stalls.Window),
+		},
+		Poll: mockserver.PollPolicy{
+			Kind:    string(s.PollPolicy.Kind),
+			Signal:  string(s.PollPolicy.Signal),
+			Base:    time.Duration(s.PollPolicy.Base),
+			PerUnit: time.Duration(s.PollPolicy.PerUnit),
+			Max:     time.Duration(s.PollPolicy.Max),
+		},
+		Backpressure: mockserver.Backpressure{
+			MaxTasks:            bp.MaxTasks,
+			MaxTasksPerTenant:   bp.MaxTasksPerTenant,
+			Workers:             bp.Workers,
+			Queue:               bp.Queue,
+			WhenFull:            string(bp.WhenFull),
+			RetryAfter:          time.Duration(bp.RetryAfter),
+			RaisedPollInterval:  time.Duration(bp.RaisedPollInterval),
+			GetRatePerClient:    bp.RateLimits.GetPerClient.PerSecond(),
+			GetRatePerTenant:    bp.RateLimits.GetPerTenant.PerSecond(),
+			CreateRatePerClient: bp.RateLimits.CreatePerClient.PerSecond(),
+			CreateRatePerTenant: bp.RateLimits.CreatePerTenant.PerSecond(),
+			Burst:               bp.RateLimits.Burst,
+		},
+		Downstream: mockserver.Downstream{
+			Capacity:         ds.Capacity,
+			ServiceTime:      ds.ServiceTime,
+			QueueLimit:       ds.QueueLimit,
+			FailureRate:      ds.FailureRate,
+			StallProbability: ds.Stall.Probability,
+			StallDuration:    time.Duration(ds.Stall.Duration),
+		},
 	}
 	if len(s.Tokens) > 0 {
 		cfg.Tokens = map[string]string{}
 		for tenant, tok := range s.Tokens {
 			cfg.Tokens[tok.Reveal()] = tenant
 		}
+	}
+	if len(s.Tools) > 0 {
+		cfg.Tools = map[string]mockserver.ToolProfile{}
+		for name, t := range s.Tools {
+			cfg.Tools[name] = mockserver.ToolProfile{
+				Duration:         t.Duration,
+				Completed:        t.Outcomes.Completed,
+				Failed:           t.Outcomes.Failed,
+				Error:            t.Outcomes.Error,
+				InputProbability: t.Input.Probability,
+				InputRounds:      t.Input.Rounds,
+			}
+		}
+	}
+	if len(s.PollPolicy.PerTool) > 0 {
+		cfg.Poll.PerTool = map[string]time.Duration{}
+		for name, d := range s.PollPolicy.PerTool {
+			cfg.Poll.PerTool[name] = time.Duration(d)
+		}
+	}
+	for _, w := range ds.Stall.Windows {
+		cfg.Downstream.StallWindows = append(cfg.Downstream.StallWindows,
+			mockserver.Window{Start: time.Duration(w.Start), Duration: time.Duration(w.Duration)})
 	}
 	return cfg
 }
@@ -372,6 +435,12 @@ func engineConfig(sc *scenarios.Scenario) loadgen.Config {
 		Seed:    sc.Seed,
 		Shards:  max(8, 2*runtime.GOMAXPROCS(0)),
 	}
+	if sc.Target == "" {
+		// Both ends of every connection live in this process and share its processors:
+		// requests beyond what they can serve only queue, at two file descriptors each.
+		// Against a real target a bound would cap the load a slow target sees, so none.
+		cfg.MaxConns = loadgen.DefaultMaxConns
+	}
 	if sc.Fallback == scenarios.FallbackSync {
 		cfg.Fallback = loadgen.FallbackSync
 	}
@@ -391,6 +460,7 @@ func engineConfig(sc *scenarios.Scenario) loadgen.Config {
 		}
 	} else {
 		cfg.ThinkTime = time.Duration(sc.Workload.ThinkTime)
+		cfg.Ramp = loadgen.DefaultRamp(cfg.Clients, cfg.Duration)
 	}
 	return cfg
 }
