@@ -162,5 +162,8 @@ func (c Config) Validate() error {
 			errs = append(errs, errors.New("every token needs a tenant name"))
 		}
 	}
+	errs = append(errs, c.requestPathProblems()...)
+	errs = append(errs, c.Backpressure.problems()...)
+	errs = append(errs, c.Downstream.problems()...)
 	return errors.Join(errs...)
 }

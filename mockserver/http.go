@@ -27,12 +27,14 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b 
 // server-to-client stream, DELETE ends a session (spec/TASKS.md section 13).
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if !s.originAllowed(r.Header.Get("Origin")) {
+		s.rejected(r, mcp.OpUnknown, http.StatusForbidden)
 		httpError(w, http.StatusForbidden, "origin "+r.Header.Get("Origin")+" is not allowed (H10)")
 		return
 	}
 	tenant, ok := s.authenticate(r)
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="tasksim", error="invalid_token"`)
+		s.rejected(r, mcp.OpUnknown, http.StatusUnauthorized)
 		httpError(w, http.StatusUnauthorized, "a valid bearer token is required (H10)")
 		return
 	}
@@ -45,12 +47,14 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		s.serveDelete(w, r)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
+		s.rejected(r, mcp.OpUnknown, http.StatusMethodNotAllowed)
 		httpError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on the MCP endpoint")
 	}
 }
 
 func (s *Server) servePost(w http.ResponseWriter, r *http.Request, tenant string) {
 	if !isJSON(r.Header.Get("Content-Type")) {
+		s.rejected(r, mcp.OpUnknown, http.StatusUnsupportedMediaType)
 		httpError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json, got "+quoteOrNone(r.Header.Get("Content-Type")))
 		return
 	}
@@ -61,23 +65,30 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request, tenant string
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
+			s.rejected(r, mcp.OpUnknown, http.StatusRequestEntityTooLarge)
 			httpError(w, http.StatusRequestEntityTooLarge, "request body exceeds the limit of "+itoa(mbe.Limit)+" bytes")
 			return
 		}
+		s.rejected(r, mcp.OpUnknown, http.StatusBadRequest)
 		httpError(w, http.StatusBadRequest, "reading request body: "+err.Error())
 		return
 	}
 	msg, perr := mcp.Decode(body)
 	if perr != nil {
+		s.rejected(r, s.dialect.Op(msg.Method), http.StatusBadRequest)
 		writeJSONError(w, http.StatusBadRequest, msg.ID, perr)
 		return
 	}
+	if s.admitting && msg.Kind == mcp.KindRequest && !s.admit(r) {
+		return // stalled, and the client gave up (latency.go)
+	}
 	if msg.Kind == mcp.KindRequest && msg.Method == mcp.MethodInitialize {
-		s.initialize(w, &msg)
+		s.initialize(w, r, &msg)
 		return
 	}
 	sess, status, reason := s.sessionOf(r)
 	if sess == nil {
+		s.rejected(r, s.dialect.Op(msg.Method), status)
 		httpErrorID(w, status, msg.ID, reason)
 		return
 	}
@@ -122,11 +133,13 @@ func (s *Server) sessionOf(r *http.Request) (*session, int, string) {
 // exactly one stream.
 func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 	if !accepts(r.Header.Get("Accept"), "text/event-stream") {
+		s.rejected(r, mcp.OpUnknown, http.StatusNotAcceptable)
 		httpError(w, http.StatusNotAcceptable, "GET needs Accept: text/event-stream (H6)")
 		return
 	}
 	sess, status, reason := s.sessionOf(r)
 	if sess == nil {
+		s.rejected(r, mcp.OpUnknown, status)
 		httpError(w, status, reason)
 		return
 	}
@@ -157,10 +170,12 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get(headerSessionID)
 	if id == "" {
+		s.rejected(r, mcp.OpUnknown, http.StatusBadRequest)
 		httpError(w, http.StatusBadRequest, "missing "+headerSessionID+" header (H9)")
 		return
 	}
 	if !s.sessions.remove(id) {
+		s.rejected(r, mcp.OpUnknown, http.StatusNotFound)
 		httpError(w, http.StatusNotFound, "session not found (H8)")
 		return
 	}

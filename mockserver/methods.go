@@ -19,10 +19,15 @@ type call struct {
 	sess   *session
 	tenant string
 	msg    *mcp.Message
+	op     mcp.Op // the method's op, set by dispatch: requests are counted by it (requests.go)
 }
 
 // reply writes result (or e) as the JSON reply to c.
 func (c *call) reply(result []byte, e *mcp.Error) {
+	if !c.replyLatency() {
+		return // the client gave up while the reply was delayed (latency.go)
+	}
+	c.srv.requests.answered(c.op, e != nil)
 	bp := bufPool.Get().(*[]byte)
 	b := (*bp)[:0]
 	if e != nil {
@@ -39,6 +44,7 @@ func (c *call) reply(result []byte, e *mcp.Error) {
 // Tasks; elsewhere they are unknown methods (-32601).
 func (s *Server) dispatch(c *call) {
 	op := s.dialect.Op(c.msg.Method)
+	c.op = op
 	switch op {
 	case mcp.OpPing:
 		c.reply([]byte(`{}`), nil)
@@ -71,8 +77,8 @@ func (s *Server) dispatch(c *call) {
 // initialize negotiates the protocol version (H1) and opens a session (H2). A client asking
 // for a version the server does not know gets the server's newest, 2025-11-25. Only a
 // 2025-11-25 session is offered the tasks capability.
-func (s *Server) initialize(w http.ResponseWriter, msg *mcp.Message) {
-	c := call{w: w, msg: msg}
+func (s *Server) initialize(w http.ResponseWriter, r *http.Request, msg *mcp.Message) {
+	c := call{srv: s, w: w, r: r, msg: msg, op: mcp.OpInitialize}
 	var p mcp.InitializeParams
 	if err := json.Unmarshal(msg.Params, &p); err != nil || len(msg.Params) == 0 {
 		why := "params are missing"
@@ -168,6 +174,9 @@ func (s *Server) toolsCall(c *call) {
 		s.callSync(c, p.Name, &plan)
 		return
 	}
+	if s.limits != nil && !s.allow(c, limitCreate) {
+		return // 429 (ratelimit.go)
+	}
 	ttl, expires, perr := s.grantTTL(p.Task.TTL)
 	if perr != nil {
 		c.reply(nil, perr)
@@ -175,7 +184,7 @@ func (s *Server) toolsCall(c *call) {
 	}
 	now := time.Now()
 	t := &task{
-		srv: s, id: randomID(), tenant: c.tenant, owner: c.sess,
+		srv: s, id: randomID(), tool: p.Name, tenant: c.tenant, owner: c.sess,
 		created: now, createdAt: mcp.FormatTime(now), ttl: ttl, work: plan,
 		status: mcp.InitialStatus, // R13
 	}
@@ -183,6 +192,12 @@ func (s *Server) toolsCall(c *call) {
 	if ttl != nil { // R44, R56: a granted ttl of 0 expires at once, it must not mean "kept forever"
 		t.expires = now.Add(expires)
 	}
+	run, why := s.exec.admit(t) // caps, workers and queue (executor.go)
+	if why != refusedNone {
+		s.refuseCreate(c, why, t)
+		return
+	}
+	s.countInFlight(t) // before the task is visible, so that a racing cancel uncounts it
 	s.store.add(t)
 	s.created.Add(1)
 	// The reply is built before the work starts, so a zero-duration task is still reported
@@ -192,7 +207,9 @@ func (s *Server) toolsCall(c *call) {
 	w := t.wireLocked(&pi)
 	b := s.dialect.AppendCreateResult(nil, &w)
 	t.mu.Unlock()
-	t.start()
+	if run { // else it waits for a worker (executor.go)
+		t.start()
+	}
 	c.reply(b, nil)
 }
 
@@ -220,7 +237,7 @@ func (s *Server) grantTTL(req *mcp.Ms) (*mcp.Ms, time.Duration, *mcp.Error) {
 // callSync runs work inline and replies with its CallToolResult (or JSON-RPC error). A
 // dropped connection abandons the call.
 func (s *Server) callSync(c *call, tool string, p *workPlan) {
-	if p.rounds > 0 {
+	if p.rounds > 0 && !p.inputDrawn { // a tool profile's input need does not apply here (profile.go)
 		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "input_required needs a task-augmented call; tool %q was called synchronously", tool))
 		return
 	}
@@ -240,8 +257,8 @@ func (s *Server) callSync(c *call, tool string, p *workPlan) {
 		c.reply(nil, simulatedError())
 		return
 	}
-	if p.ending == endCompleted {
-		s.ledger.record(p.idempotencyKey, c.tenant, "")
+	if p.ending == endCompleted && !s.syncEffect(c, tool, p) {
+		return // the downstream failed it, or the client left (downstream.go)
 	}
 	c.reply(appendToolResult(nil, p, p.ending, "", ""), nil)
 }
@@ -278,6 +295,9 @@ func (s *Server) lookupTask(c *call) (*task, *mcp.Error) {
 
 // tasksGet answers with the task, never waiting and never over SSE (R40).
 func (s *Server) tasksGet(c *call) {
+	if s.limits != nil && !s.allow(c, limitGet) {
+		return // 429 (ratelimit.go)
+	}
 	t, e := s.lookupTask(c)
 	if e != nil {
 		c.reply(nil, e)

@@ -98,6 +98,10 @@ func (s *Server) finalReply(c *call, sw *sse, result []byte, e *mcp.Error) {
 		c.reply(result, e)
 		return
 	}
+	if !c.replyLatency() {
+		return
+	}
+	s.requests.answered(c.op, e != nil)
 	var b []byte
 	if e != nil {
 		b = mcp.AppendError(nil, c.msg.ID, e)
@@ -112,6 +116,9 @@ func (s *Server) finalReply(c *call, sw *sse, result []byte, e *mcp.Error) {
 func (t *task) payloadLocked() ([]byte, *mcp.Error) {
 	if t.end == endRPCError {
 		return nil, simulatedError()
+	}
+	if t.end == endDownstream {
+		return nil, downstreamError(t.statusMessage) // downstream.go
 	}
 	return appendToolResult(nil, &t.work, t.end, t.id, t.statusMessage), nil
 }

@@ -43,6 +43,15 @@ type Server struct {
 	expired  atomic.Uint64
 	orphaned atomic.Uint64
 	lagMaxNs atomic.Int64
+
+	requests requestCounters // requests.go
+	prom     *exporter       // prom.go: /metrics
+
+	requestPath // latency, stalls, tool profiles, pollInterval policy, the seeded RNG
+
+	exec   executor   // caps, workers and queue (executor.go, backpressure.go)
+	limits *limits    // rate limits; nil when none (ratelimit.go)
+	down   downstream // the downstream system of record (downstream.go)
 }
 
 // NewUnstartedServer validates cfg and builds a server whose listener is open on cfg.Addr but
@@ -92,8 +101,12 @@ func newServer(cfg Config) (*Server, error) {
 		elicits: make(map[string]*elicitation),
 		closing: make(chan struct{}),
 	}
+	s.initRequestPath()
+	s.initBackpressure()
 	s.mux = http.NewServeMux()
 	s.mux.Handle("/mcp", http.HandlerFunc(s.serveMCP))
+	s.prom = newExporter(s)
+	s.mux.Handle("/metrics", s.prom)
 	return s, nil
 }
 
@@ -113,7 +126,7 @@ func (s *Server) Start() {
 	go func() { _ = s.httpSrv.Serve(s.Listener) }()
 }
 
-// Handler returns the server's HTTP handler (the /mcp endpoint).
+// Handler returns the server's HTTP handler: the /mcp endpoint and /metrics (prom.go).
 func (s *Server) Handler() http.Handler { return s.mux }
 
 // Close ends every stream and session, stops the reaper, and waits for in-flight requests.
@@ -138,6 +151,7 @@ func (s *Server) shutdown(ctx context.Context) error {
 			_ = s.Listener.Close()
 		}
 		s.reaperWG.Wait()
+		s.down.close()
 		s.store.each(func(t *task) bool {
 			t.mu.Lock()
 			if t.timer != nil {
@@ -161,11 +175,19 @@ type Stats struct {
 	MaxCleanupLag    time.Duration // largest expiry -> deletion delay seen
 	Effects          uint64        // domain effects recorded in the ledger
 	DuplicateEffects uint64        // second effects for one idempotency key (hard gate)
+
+	// Requests counts the JSON-RPC requests of the MCP endpoint by op and outcome, and
+	// Rejections its HTTP rejections by status (requests.go).
+	Requests   RequestCounts
+	Rejections Rejections
+
+	BackpressureStats // executor, rate limits, downstream, ledger outcomes (backpressure.go)
 }
 
 // Stats returns the current counters.
 func (s *Server) Stats() Stats {
-	eff, dup := s.ledger.counts()
+	lc := s.ledger.counts()
+	req, rej := s.requests.snapshot()
 	return Stats{
 		Sessions:         s.sessions.count(),
 		TasksLive:        s.store.live.Load(),
@@ -173,8 +195,12 @@ func (s *Server) Stats() Stats {
 		TasksExpired:     s.expired.Load(),
 		OrphanedTasks:    s.orphaned.Load(),
 		MaxCleanupLag:    time.Duration(s.lagMaxNs.Load()),
-		Effects:          eff,
-		DuplicateEffects: dup,
+		Effects:          lc.Applied,
+		DuplicateEffects: lc.Duplicates,
+		Requests:         req,
+		Rejections:       rej,
+
+		BackpressureStats: s.backpressureStats(lc),
 	}
 }
 
@@ -216,6 +242,7 @@ func (s *Server) purge(t *task, now time.Time) {
 			m.Add(metrics.OrphanedTasks, 1)
 		}
 	}
+	s.prom.observeCleanupLag(now.Sub(t.expires))
 	lag := int64(now.Sub(t.expires))
 	for {
 		cur := s.lagMaxNs.Load()

@@ -25,6 +25,7 @@ type session struct {
 	streams     atomic.Uint64 // stream numbers, encoded in event ids
 	closed      chan struct{}
 	closeOnce   sync.Once
+	limits      sessionLimits // rate limiters, made on first use (ratelimit.go)
 }
 
 // getQueueLen bounds the GET stream backlog; a full queue drops notifications (they are

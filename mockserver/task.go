@@ -12,12 +12,13 @@ import (
 type ending uint8
 
 const (
-	endNone      ending = iota
-	endCompleted        // CallToolResult, isError false -> completed
-	endToolError        // CallToolResult, isError true -> failed (R51)
-	endRPCError         // JSON-RPC error -> failed, tasks/result returns the same error
-	endDeclined         // the requestor declined or cancelled an elicitation -> failed
-	endCancelled        // tasks/cancel -> cancelled
+	endNone       ending = iota
+	endCompleted         // CallToolResult, isError false -> completed
+	endToolError         // CallToolResult, isError true -> failed (R51)
+	endRPCError          // JSON-RPC error -> failed, tasks/result returns the same error
+	endDeclined          // the requestor declined or cancelled an elicitation -> failed
+	endCancelled         // tasks/cancel -> cancelled
+	endDownstream        // the downstream failed or rejected the operation -> failed, JSON-RPC error (downstream.go)
 )
 
 // task is one task of the store. Fields above mu never change after creation; the rest are
@@ -26,6 +27,7 @@ const (
 type task struct {
 	srv       *Server
 	id        string
+	tool      string // the tool called: the per_tool pollInterval policy keys on it
 	seq       uint64
 	tenant    string   // "" without an authorization context
 	owner     *session // the creating session: status notifications go only there
@@ -44,19 +46,22 @@ type task struct {
 	timer         *time.Timer   // the current phase of work
 	changed       chan struct{} // closed and cleared on every change; nil until awaited
 	pending       []*elicitation
-	waiters       int  // open tasks/result SSE streams on this task (they can carry elicitations)
-	fetched       bool // a terminal payload was delivered
-	gone          bool // deleted from the store (expired)
+	waiters       int   // open tasks/result SSE streams on this task (they can carry elicitations)
+	fetched       bool  // a terminal payload was delivered
+	inFlight      bool  // counted in Server.inFlight: not yet terminal or expired (pollpolicy.go)
+	gone          bool  // deleted from the store (expired)
+	xstate        uint8 // executor state, guarded by Server.exec.mu (executor.go)
+	xq            bool  // waiting for a worker: the wire statusMessage says where (executor.go)
 }
 
 // wireLocked returns the task's wire form. The returned Task points into t and into the
 // caller's *pi, so it must be encoded before mu is released.
 func (t *task) wireLocked(pi *mcp.Ms) mcp.Task {
-	*pi = mcp.Ms(t.srv.cfg.PollInterval.Milliseconds())
+	*pi = mcp.Ms(t.srv.pollInterval(t.tool).Milliseconds()) // pollpolicy.go
 	return mcp.Task{
 		TaskID:        t.id,
 		Status:        t.status,
-		StatusMessage: t.statusMessage,
+		StatusMessage: t.statusMessageLocked(), // a queued task's position (executor.go)
 		CreatedAt:     t.createdAt,
 		LastUpdatedAt: t.updatedAt,
 		TTL:           t.ttl,
@@ -89,6 +94,8 @@ func (t *task) setLocked(to mcp.Status, msg string) bool {
 	t.status, t.statusMessage = to, msg
 	t.updatedAt = mcp.FormatTime(time.Now())
 	if to.Terminal() {
+		t.leaveInFlightLocked()
+		t.srv.exec.release(t) // its worker or queue place (executor.go)
 		if t.timer != nil {
 			t.timer.Stop()
 			t.timer = nil
@@ -138,6 +145,10 @@ func (t *task) phaseDone() {
 	if end != endCompleted {
 		to = mcp.StatusFailed // R50: failures carry a diagnostic statusMessage
 	}
+	if end == endCompleted && t.srv.down.on() {
+		t.commitLocked() // unlocks; t completes when the downstream answers (downstream.go)
+		return
+	}
 	t.finishLocked(end, to, msg)
 }
 
@@ -155,8 +166,8 @@ func (t *task) finishLocked(end ending, to mcp.Status, msg string) {
 	if !ok {
 		return
 	}
-	if end == endCompleted {
-		t.srv.ledger.record(t.work.idempotencyKey, t.tenant, t.id)
+	if end == endCompleted && !t.srv.down.on() { // with a downstream, settle recorded it (downstream.go)
+		t.srv.recordApplied(t.effectLocked())
 	}
 	t.srv.notifyOwner(t.owner, snap)
 }
@@ -235,6 +246,8 @@ func (t *task) cancel(dst []byte, d mcp.Dialect) ([]byte, *mcp.Error) {
 func (t *task) expire() {
 	t.mu.Lock()
 	t.gone = true
+	t.leaveInFlightLocked()
+	t.srv.exec.release(t)
 	if t.timer != nil {
 		t.timer.Stop()
 		t.timer = nil

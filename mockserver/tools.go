@@ -60,7 +60,7 @@ func taskSupport(name string) (ts mcp.TaskSupport, ok bool) {
 type workArgs struct {
 	DurationMs     *int64 `json:"duration_ms"`
 	Outcome        string `json:"outcome"`
-	InputRequired  bool   `json:"input_required"`
+	InputRequired  *bool  `json:"input_required"` // nil: not given, the tool profile decides
 	InputRounds    *int   `json:"input_rounds"`
 	IdempotencyKey string `json:"idempotency_key"`
 	PayloadBytes   int    `json:"payload_bytes"`
@@ -71,6 +71,7 @@ type workPlan struct {
 	duration       time.Duration
 	ending         ending // endCompleted, endToolError or endRPCError
 	rounds         int    // input rounds
+	inputDrawn     bool   // rounds came from the tool profile, not the arguments
 	idempotencyKey string
 	payloadBytes   int
 }
@@ -103,7 +104,7 @@ func (s *Server) planWork(tool string, raw json.RawMessage) (workPlan, *mcp.Erro
 	default:
 		probs = append(probs, fmt.Sprintf(`outcome must be "completed", "failed" or "error", got %q`, a.Outcome))
 	}
-	if a.InputRequired {
+	if a.InputRequired != nil && *a.InputRequired {
 		p.rounds = 1
 	}
 	if a.InputRounds != nil {
@@ -118,6 +119,7 @@ func (s *Server) planWork(tool string, raw json.RawMessage) (workPlan, *mcp.Erro
 	if len(probs) > 0 {
 		return workPlan{}, mcp.Errorf(mcp.CodeInvalidParams, "invalid arguments for tool %q: %s", tool, strings.Join(probs, "; "))
 	}
+	s.applyProfile(tool, &a, &p) // arguments left unset come from Config.Tools (profile.go)
 	return p, nil
 }
 

@@ -29,6 +29,7 @@ type wholeValue interface{ replacedWhole() }
 var (
 	_ wholeValue = (*Dist)(nil)
 	_ wholeValue = (*Input)(nil)
+	_ wholeValue = (*Outcomes)(nil)
 )
 
 var (

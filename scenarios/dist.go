@@ -19,9 +19,10 @@ const (
 	DistExponential DistKind = "exponential" // Mean > 0; optional clamps Min, Max
 	DistNormal      DistKind = "normal"      // Mean > 0, StdDev; optional clamps Min, Max
 	DistLognormal   DistKind = "lognormal"   // 0 < P50 <= P99; optional clamps Min, Max
+	DistPareto      DistKind = "pareto"      // 0 < P50 < P99; optional clamps Min, Max
 )
 
-var distKinds = []DistKind{DistFixed, DistUniform, DistExponential, DistNormal, DistLognormal}
+var distKinds = []DistKind{DistFixed, DistUniform, DistExponential, DistNormal, DistLognormal, DistPareto}
 
 // z99 is the 0.99 quantile of the standard normal distribution, Phi^-1(0.99).
 const z99 = 2.3263478740408408
@@ -30,14 +31,14 @@ const z99 = 2.3263478740408408
 // fixed, a bare duration ("1s"). In a file it is replaced whole: the fields not written are 0.
 // The zero Dist has no kind and is invalid where a distribution is required; it samples 0.
 type Dist struct {
-	Kind   DistKind `yaml:"dist"`             // required: fixed|uniform|exponential|normal|lognormal
+	Kind   DistKind `yaml:"dist"`             // required: fixed|uniform|exponential|normal|lognormal|pareto
 	Value  Duration `yaml:"value,omitempty"`  // fixed: the value
 	Min    Duration `yaml:"min,omitempty"`    // uniform: lower bound; others: lower clamp (0 = none)
 	Max    Duration `yaml:"max,omitempty"`    // uniform: upper bound; others: upper clamp (0 = none)
 	Mean   Duration `yaml:"mean,omitempty"`   // exponential, normal: the mean
 	StdDev Duration `yaml:"stddev,omitempty"` // normal: the standard deviation
-	P50    Duration `yaml:"p50,omitempty"`    // lognormal: the median
-	P99    Duration `yaml:"p99,omitempty"`    // lognormal: the 0.99 quantile
+	P50    Duration `yaml:"p50,omitempty"`    // lognormal, pareto: the median
+	P99    Duration `yaml:"p99,omitempty"`    // lognormal, pareto: the 0.99 quantile
 }
 
 func (*Dist) replacedWhole() {}
@@ -49,6 +50,8 @@ func (*Dist) replacedWhole() {}
 //	exponential: Mean * E, E ~ Exp(1)
 //	normal:      Mean + StdDev * Z, Z ~ N(0, 1)
 //	lognormal:   exp(mu + sigma * Z), mu = ln(P50), sigma = (ln(P99) - ln(P50)) / Phi^-1(0.99)
+//	pareto:      xm / U^(1/alpha), U ~ U(0, 1], alpha = ln(50) / ln(P99/P50), xm = P50 / 2^(1/alpha)
+//	             (the quantile function xm * (1-q)^(-1/alpha) gives P50 at q = 0.5, P99 at 0.99)
 //
 // then, except for fixed and uniform, clamped to [Min, Max] (a Max of 0 is no upper bound) and
 // to 0 from below.
@@ -78,6 +81,16 @@ func (d Dist) Sample(r *rand.Rand) time.Duration {
 			sigma = (math.Log(float64(d.P99)) - mu) / z99
 		}
 		x = math.Exp(mu + sigma*r.NormFloat64())
+	case DistPareto:
+		if d.P50 <= 0 {
+			return max(time.Duration(d.Min), 0)
+		}
+		if d.P99 <= d.P50 { // invalid (Validate says so): degenerate at P50
+			return d.clamp(float64(d.P50))
+		}
+		alpha := math.Log(50) / math.Log(float64(d.P99)/float64(d.P50))
+		xm := float64(d.P50) / math.Pow(2, 1/alpha)
+		x = xm / math.Pow(1-r.Float64(), 1/alpha)
 	default:
 		return 0
 	}
@@ -113,6 +126,8 @@ func (d Dist) String() string {
 		fmt.Fprintf(&b, "normal(mean=%v, stddev=%v", d.Mean, d.StdDev)
 	case DistLognormal:
 		fmt.Fprintf(&b, "lognormal(p50=%v, p99=%v", d.P50, d.P99)
+	case DistPareto:
+		fmt.Fprintf(&b, "pareto(p50=%v, p99=%v", d.P50, d.P99)
 	default:
 		return "none"
 	}
@@ -151,7 +166,7 @@ func (d Dist) problems(v *validator, path string) {
 		} else if d.Min > d.Max {
 			v.add(path+".min", "must be <= max (%v), got %v", d.Max, d.Min)
 		}
-	case DistExponential, DistNormal, DistLognormal:
+	case DistExponential, DistNormal, DistLognormal, DistPareto:
 		switch d.Kind {
 		case DistExponential:
 			uses = []string{"mean", "min", "max"}
@@ -160,13 +175,17 @@ func (d Dist) problems(v *validator, path string) {
 		default:
 			uses = []string{"p50", "p99", "min", "max"}
 		}
-		if d.Kind == DistLognormal {
-			if d.P50 <= 0 {
-				v.add(path+".p50", "must be > 0 with dist lognormal, got %v", d.P50)
-			} else if d.P99 < d.P50 {
+		switch {
+		case d.Kind == DistLognormal || d.Kind == DistPareto:
+			switch {
+			case d.P50 <= 0:
+				v.add(path+".p50", "must be > 0 with dist %s, got %v", d.Kind, d.P50)
+			case d.Kind == DistLognormal && d.P99 < d.P50:
 				v.add(path+".p99", "must be >= p50 (%v), got %v", d.P50, d.P99)
+			case d.Kind == DistPareto && d.P99 <= d.P50:
+				v.add(path+".p99", "must be > p50 (%v) with dist pareto, got %v", d.P50, d.P99)
 			}
-		} else if d.Mean <= 0 {
+		case d.Mean <= 0:
 			v.add(path+".mean", "must be > 0 with dist %s, got %v", d.Kind, d.Mean)
 		}
 		if d.Max > 0 && d.Min > d.Max {

@@ -26,6 +26,8 @@ func FuzzParse(f *testing.F) {
 		"name: t\nduration: 1s\nworkload: {model: open, stages: [&a {duration: 1s, target: 5/s}, {<<: *a}]}\n",
 		"name: t\nargs: {a: &x [1, *x]}\n",
 		"name: t\nthresholds: [\"a < 1\"]\nheaders: {A: b}\nserver: {tokens: {t: x}}\n",
+		full,
+		minimal + "server: {latency: {ping: 1ms}, tools: {w: {outcomes: {error: 1}}}, downstream: {stall: {windows: [{start: 1s}]}}}\n",
 		"a: 1\n---\nb: 2\n", "]", "\xff", "name: [", "? [a]\n: 1\n", "!!binary aGk=",
 	} {
 		f.Add([]byte(s))
@@ -76,6 +78,8 @@ func FuzzSet(f *testing.F) {
 		{"workload.clients", "5"}, {"workload.stages[0].target", "5/s"}, {"args.x", "{a: 1}"},
 		{"client.cancel.delay", "1s"}, {"headers.A", "b"}, {"thresholds[0]", "a < 1"},
 		{"client.poll", "{policy: fixed}"}, {"workload.stages[9]", ""}, {"x.y[", "]"},
+		{"server.tools.work.input.rounds", "2"}, {"server.latency.ping", "{dist: pareto, p50: 1ms, p99: 2ms}"},
+		{"server.downstream.stall.windows[0].start", "1s"}, {"server.poll_policy.per_tool.a.b", "1s"},
 	} {
 		f.Add(kv[0], kv[1])
 	}
@@ -101,6 +105,9 @@ func FuzzSet(f *testing.F) {
 		once := *s
 		once.Args, once.Headers, once.Thresholds = maps.Clone(s.Args), maps.Clone(s.Headers), slices.Clone(s.Thresholds)
 		once.Workload.Stages, once.Server.Tokens = slices.Clone(s.Workload.Stages), maps.Clone(s.Server.Tokens)
+		once.Server.Latency, once.Server.Tools = maps.Clone(s.Server.Latency), maps.Clone(s.Server.Tools)
+		once.Server.PollPolicy.PerTool = maps.Clone(s.Server.PollPolicy.PerTool)
+		once.Server.Downstream.Stall.Windows = slices.Clone(s.Server.Downstream.Stall.Windows)
 		once.origins = maps.Clone(s.origins)
 		if err := s.Set(path, value); err != nil {
 			t.Fatalf("Set(%q, %q) succeeded once, then failed: %v", path, value, err)

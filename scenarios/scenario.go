@@ -256,6 +256,32 @@ type Server struct {
 	// Tokens maps a tenant name to its bearer token (a Secret). Empty = no authorization:
 	// one anonymous tenant. Tokens must be distinct. Default none.
 	Tokens map[string]Secret `yaml:"tokens,omitempty"`
+
+	// The knobs below (server.go) play a slower, failing, full or throttling server. Their
+	// zero values are "off".
+
+	// Seed seeds the server's one random source (latencies, durations, outcomes, failures,
+	// stalls): the same seed and scenario give the same server decisions. 0 = the scenario's
+	// Seed. Default 0.
+	Seed uint64 `yaml:"seed"`
+	// Latency delays the reply of each JSON-RPC method by a sample of its distribution; the
+	// key "*" applies to the methods without their own entry. Keys are initialize,
+	// tools/list, tools/call, tasks/get, tasks/result, tasks/list, tasks/cancel, ping and "*".
+	// Default none (no added latency).
+	Latency map[string]Dist `yaml:"latency,omitempty"`
+	// Stalls hold some replies for a long time. Default off.
+	Stalls Stalls `yaml:"stalls"`
+	// Tools gives per-tool defaults (duration, outcome mix, input rounds), keyed by tool name;
+	// per-call arguments override them. Default none: 1s, always completed, no input.
+	Tools map[string]ToolProfile `yaml:"tools,omitempty"`
+	// PollPolicy decides the pollInterval advertised on each task reply. Default fixed
+	// (PollInterval).
+	PollPolicy IntervalPolicy `yaml:"poll_policy"`
+	// Backpressure caps tasks, runs work on a bounded executor and rate-limits callers.
+	// Default unbounded.
+	Backpressure Backpressure `yaml:"backpressure"`
+	// Downstream is the simulated system of record behind the tools. Default off.
+	Downstream Downstream `yaml:"downstream"`
 }
 
 // Default returns a Scenario with every default set and the required fields (Name,
@@ -288,6 +314,13 @@ func Default() *Scenario {
 			MaxTTL:         Duration(time.Hour),
 			ReaperInterval: Duration(time.Second),
 			ListPageSize:   50,
+			Stalls:         Stalls{Duration: Duration(5 * time.Second)},
+			PollPolicy:     IntervalPolicy{Kind: IntervalFixed, Signal: SignalInFlight},
+			Backpressure: Backpressure{
+				WhenFull:   FullRefuseRPC,
+				RetryAfter: Duration(time.Second),
+				RateLimits: RateLimits{Burst: 1},
+			},
 		},
 	}
 }

@@ -19,6 +19,9 @@ import (
 //	workload.stages[1].target=80/s  a sequence item; index len(stages) appends one
 //	client.cancel.delay=1s          a whole mapping, sequence or distribution: a YAML value, e.g.
 //	                                client.cancel.delay={dist: uniform, min: 1s, max: 3s}
+//	server.tools.work_task.input.rounds=2   a field inside a map item whose items have fields
+//	                                (server.tools, server.latency): the key runs to the next "."
+//	                                unless an existing key matches longer (a tool named "a.b")
 //
 // An unknown path is an error listing the valid paths near it. On error s is unchanged. Set
 // does not Validate; after it, Where(path) and Validate's messages locate the field at "--set".
@@ -38,10 +41,11 @@ func (s *Scenario) Set(path, value string) error {
 		}
 		switch v.Kind() {
 		case reflect.Map:
-			key, ok := strings.CutPrefix(rest, ".")
-			if !ok || key == "" {
+			keyed, ok := strings.CutPrefix(rest, ".")
+			if !ok || keyed == "" {
 				return fail("%s is a mapping: name a key, like %s.KEY", canon, canon)
 			}
+			key, after := mapKey(v, keyed)
 			m, k := v, reflect.ValueOf(key).Convert(v.Type().Key())
 			elem := reflect.New(v.Type().Elem()).Elem()
 			if old := m.MapIndex(k); old.IsValid() {
@@ -53,7 +57,7 @@ func (s *Scenario) Set(path, value string) error {
 				}
 				m.SetMapIndex(k, elem)
 			})
-			v, canon, rest = elem, canon+"."+key, ""
+			v, canon, rest = elem, canon+"."+key, after
 		case reflect.Slice:
 			idx, after, ok := cutIndex(rest)
 			if !ok {
@@ -151,6 +155,27 @@ func setLeaf(v reflect.Value, path, value string) error {
 	return nil
 }
 
+// mapKey splits the rest of a path below map m, without its leading ".", into the map key
+// and what follows. The key is the whole rest, except for maps whose items have fields
+// (ToolProfile, Dist): there it is the longest existing key followed by "." or the end, else
+// the text up to the first ".".
+func mapKey(m reflect.Value, rest string) (key, after string) {
+	et := m.Type().Elem()
+	if et.Kind() != reflect.Struct || isLeaf(et) {
+		return rest, ""
+	}
+	for _, k := range m.MapKeys() {
+		ks := k.String()
+		if len(ks) > len(key) && (rest == ks || strings.HasPrefix(rest, ks+".")) {
+			key = ks
+		}
+	}
+	if key == "" {
+		key, _, _ = strings.Cut(rest, ".")
+	}
+	return key, rest[len(key):]
+}
+
 // cutIndex parses a leading "[N]" off s.
 func cutIndex(s string) (idx int, rest string, ok bool) {
 	inner, rest, ok := strings.Cut(strings.TrimPrefix(s, "["), "]")
@@ -215,7 +240,11 @@ func schemaPaths(t reflect.Type, prefix string) []string {
 	case t.Kind() == reflect.Slice:
 		return append([]string{prefix}, schemaPaths(t.Elem(), prefix+"[N]")...)
 	case t.Kind() == reflect.Map:
-		return []string{prefix, prefix + ".KEY"}
+		out := []string{prefix, prefix + ".KEY"}
+		if et := t.Elem(); et.Kind() == reflect.Struct && !isLeaf(et) {
+			out = append(out, schemaPaths(et, prefix+".KEY")[1:]...)
+		}
+		return out
 	}
 	return []string{prefix}
 }

@@ -251,6 +251,7 @@ func (v *validator) server() {
 		}
 		owner[tok] = tenant
 	}
+	v.serverKnobs()
 }
 
 // validName reports whether s matches [a-z0-9-]+.

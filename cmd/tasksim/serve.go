@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tasksim/tasksim/mockserver"
+	"github.com/tasksim/tasksim/scenarios"
 )
 
 // shutdownGrace bounds how long serve waits for in-flight requests after a signal.
@@ -33,6 +36,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(stdout, srv.URL) // first stdout line: the endpoint (DESIGN.md section 6)
+	fmt.Fprintln(stderr, "tasksim serve: metrics: "+strings.TrimSuffix(srv.URL, "/mcp")+"/metrics")
 	if len(cfg.Tokens) == 0 {
 		fmt.Fprintln(stderr, "tasksim serve: no --token given: tasks are not bound to a tenant and tasks/list is off (R54)")
 	}
@@ -54,61 +58,118 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// parseServeFlags turns serve's flags into a server config; every bad flag is a usage error.
+// parseServeFlags turns serve's arguments into a server config: the server section of the
+// scenario NAME or FILE (default: scenarios.Default()), then the flags that were given, then
+// --set, in that order, mapped by serverConfig as run maps it. Every problem is a usage error.
 func parseServeFlags(args []string, stderr io.Writer) (mockserver.Config, error) {
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: tasksim serve [--listen 127.0.0.1:PORT] [--poll-interval D] [--ttl D] [--max-ttl D] [--token TENANT=TOKEN]...")
+		fmt.Fprintln(stderr, "Usage: tasksim serve [NAME|FILE] [--listen 127.0.0.1:PORT] [--set path=value]... [flags]")
 		fmt.Fprintln(stderr)
 		fmt.Fprintln(stderr, "Runs the mock MCP Tasks server (protocol 2025-11-25) and prints its endpoint URL")
-		fmt.Fprintln(stderr, "as the first line on stdout. Stops gracefully on SIGINT or SIGTERM.")
+		fmt.Fprintln(stderr, "as the first line on stdout. Stops gracefully on SIGINT or SIGTERM. The server section")
+		fmt.Fprintln(stderr, "of the scenario NAME or FILE configures it (default: the built-in defaults); the flags")
+		fmt.Fprintln(stderr, "below and --set override it, e.g. --set server.backpressure.workers=4.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
 	var (
-		cfg    mockserver.Config
-		tokens []string
+		cfg             mockserver.Config
+		tokens, sets    []string
+		pollInterval    time.Duration
+		ttl, maxTTL     time.Duration
+		reaper          time.Duration
+		nullTTL, notify bool
+		pageSize        int
 	)
 	fs.StringVar(&cfg.Addr, "listen", "127.0.0.1:0", "listen address; port 0 picks a free port")
-	fs.DurationVar(&cfg.PollInterval, "poll-interval", time.Second, "pollInterval advertised on every task")
-	fs.DurationVar(&cfg.DefaultTTL, "ttl", 5*time.Minute, "ttl granted to tasks that request none")
-	fs.DurationVar(&cfg.MaxTTL, "max-ttl", time.Hour, "largest ttl granted; larger requests are clamped")
-	fs.BoolVar(&cfg.UnlimitedTTL, "null-ttl", false, "grant ttl null (unlimited) to tasks that request none")
-	fs.DurationVar(&cfg.ReaperInterval, "reaper-interval", time.Second, "how often expired tasks are swept")
-	fs.IntVar(&cfg.ListPageSize, "list-page-size", 50, "tasks per tasks/list page")
-	fs.DurationVar(&cfg.DefaultDuration, "duration", time.Second, "work duration of calls without duration_ms")
-	fs.StringArrayVar(&tokens, "token", nil, "bearer token of a tenant, as TENANT=TOKEN (repeatable); binds tasks to tenants")
+	fs.DurationVar(&pollInterval, "poll-interval", time.Second, "pollInterval advertised on every task (server.poll_interval)")
+	fs.DurationVar(&ttl, "ttl", 5*time.Minute, "ttl granted to tasks that request none (server.ttl)")
+	fs.DurationVar(&maxTTL, "max-ttl", time.Hour, "largest ttl granted; larger requests are clamped (server.max_ttl)")
+	fs.BoolVar(&nullTTL, "null-ttl", false, "grant ttl null (unlimited) to tasks that request none (server.null_ttl)")
+	fs.DurationVar(&reaper, "reaper-interval", time.Second, "how often expired tasks are swept (server.reaper_interval)")
+	fs.IntVar(&pageSize, "list-page-size", 50, "tasks per tasks/list page (server.list_page_size)")
+	fs.DurationVar(&cfg.DefaultDuration, "duration", time.Second, "work duration of calls without duration_ms or a server.tools profile")
+	fs.StringArrayVar(&tokens, "token", nil, "bearer token of a tenant, as TENANT=TOKEN (repeatable); binds tasks to tenants (server.tokens)")
 	fs.StringArrayVar(&cfg.AllowedOrigins, "allow-origin", nil, "extra allowed Origin, e.g. https://app.example (repeatable)")
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body", 4<<20, "largest accepted POST body, in bytes")
-	fs.BoolVar(&cfg.StatusNotifications, "status-notifications", false, "send notifications/tasks/status on the owning session's GET stream")
+	fs.BoolVar(&notify, "status-notifications", false, "send notifications/tasks/status on the owning session's GET stream (server.status_notifications)")
+	fs.StringArrayVar(&sets, "set", nil, "override a scenario field, path=value (repeatable), e.g. server.backpressure.workers=4")
 	if err := fs.Parse(args); err != nil {
 		if err == pflag.ErrHelp {
 			return cfg, err
 		}
 		return cfg, usageError{err}
 	}
-	if fs.NArg() > 0 {
-		return cfg, usagef("unexpected argument %q (scenario files come with a later release)", fs.Arg(0))
+	if fs.NArg() > 1 {
+		return cfg, usagef("serve takes one scenario NAME or FILE, got %d arguments", fs.NArg())
 	}
 	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 		return cfg, usagef("--listen %q: %v", cfg.Addr, err)
 	}
-	cfg.Tokens = map[string]string{}
+	sc := scenarios.Default()
+	if fs.NArg() == 1 {
+		var err error
+		if sc, err = scenarios.Load(fs.Arg(0)); err != nil {
+			return cfg, usageError{err}
+		}
+	}
+	var errs []error
+	set := func(path, value string) {
+		if err := sc.Set(path, value); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, f := range []struct{ flag, path, value string }{
+		{"poll-interval", "server.poll_interval", pollInterval.String()},
+		{"ttl", "server.ttl", ttl.String()},
+		{"max-ttl", "server.max_ttl", maxTTL.String()},
+		{"null-ttl", "server.null_ttl", strconv.FormatBool(nullTTL)},
+		{"reaper-interval", "server.reaper_interval", reaper.String()},
+		{"list-page-size", "server.list_page_size", strconv.Itoa(pageSize)},
+		{"status-notifications", "server.status_notifications", strconv.FormatBool(notify)},
+	} {
+		if fs.Changed(f.flag) {
+			set(f.path, f.value)
+		}
+	}
+	owner := map[string]string{}
 	for _, t := range tokens {
 		tenant, tok, ok := strings.Cut(t, "=")
 		if !ok || tenant == "" || tok == "" {
 			return cfg, usagef("--token %q: want TENANT=TOKEN", redact(t))
 		}
-		if prev, dup := cfg.Tokens[tok]; dup && prev != tenant {
+		if prev, dup := owner[tok]; dup && prev != tenant {
 			return cfg, usagef("--token: one token is given to two tenants, %q and %q", prev, tenant)
 		}
-		cfg.Tokens[tok] = tenant
+		owner[tok] = tenant
+		if sc.Server.Tokens == nil {
+			sc.Server.Tokens = map[string]scenarios.Secret{}
+		}
+		sc.Server.Tokens[tenant] = scenarios.Secret(tok)
 	}
-	if err := cfg.Validate(); err != nil {
+	for _, kv := range sets {
+		path, value, ok := strings.Cut(kv, "=")
+		if !ok {
+			errs = append(errs, fmt.Errorf("--set %q: want path=value", kv))
+			continue
+		}
+		set(path, value)
+	}
+	if len(errs) > 0 {
+		return cfg, usageError{errors.Join(errs...)}
+	}
+	if err := sc.ValidateServer(); err != nil {
 		return cfg, usageError{err}
 	}
-	return cfg, nil
+	scfg := serverConfig(sc)
+	scfg.Addr, scfg.DefaultDuration = cfg.Addr, cfg.DefaultDuration
+	scfg.AllowedOrigins, scfg.MaxBodyBytes = cfg.AllowedOrigins, cfg.MaxBodyBytes
+	if err := scfg.Validate(); err != nil {
+		return scfg, usageError{err}
+	}
+	return scfg, nil
 }
 
 // redact hides a token's secret part in messages: tokens never appear in any output.

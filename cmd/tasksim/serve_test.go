@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tasksim/tasksim/mockserver"
+	"github.com/tasksim/tasksim/scenarios"
+)
+
+// serverScenario sets every server knob; it is a server-only file (no name, duration or
+// clients), which serve accepts and run would not.
+const serverScenario = `server:
+  poll_interval: 500ms
+  seed: 42
+  latency:
+    "*": 1ms
+    tasks/get: {dist: lognormal, p50: 2ms, p99: 20ms}
+  stalls: {probability: 0.01, duration: 3s, every: 1m, window: 5s}
+  tools:
+    work_task:
+      duration: {dist: pareto, p50: 1s, p99: 4s}
+      outcomes: {completed: 0.9, failed: 0.05, error: 0.05}
+      input: {probability: 0.1, rounds: 2}
+  poll_policy: {kind: adaptive, per_tool: {work: 2s}, signal: request_rate, base: 1s, per_unit: 10ms, max: 30s}
+  backpressure:
+    max_tasks: 100
+    max_tasks_per_tenant: 10
+    workers: 8
+    queue: 4
+    when_full: refuse_429
+    retry_after: 2s
+    raised_poll_interval: 5s
+    rate_limits: {get_per_client: 10/s, get_per_tenant: 600/m, create_per_client: 1/s, create_per_tenant: 5/s, burst: 3}
+  downstream:
+    capacity: 4
+    service_time: {dist: exponential, mean: 50ms}
+    queue_limit: 16
+    failure_rate: 0.02
+    stall: {probability: 0.001, duration: 2s, windows: [{start: 10s, duration: 10s}]}
+`
+
+// TestServerConfig: serverConfig maps every knob of the server section onto mockserver.Config.
+func TestServerConfig(t *testing.T) {
+	sc, err := scenarios.Parse("s.yaml", []byte(serverScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.ValidateServer(); err != nil {
+		t.Fatal(err)
+	}
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	d := func(n int) scenarios.Duration { return scenarios.Duration(ms(n)) }
+	want := mockserver.Config{
+		PollInterval: ms(500), DefaultTTL: 5 * time.Minute, MaxTTL: time.Hour, ReaperInterval: time.Second,
+		ListPageSize: 50, ServerVersion: version, Seed: 42,
+		Latency: map[string]scenarios.Dist{
+			"*":         {Kind: scenarios.DistFixed, Value: d(1)},
+			"tasks/get": {Kind: scenarios.DistLognormal, P50: d(2), P99: d(20)},
+		},
+		Stalls: mockserver.Stalls{Probability: 0.01, Duration: 3 * time.Second, Every: time.Minute, Window: 5 * time.Second},
+		Tools: map[string]mockserver.ToolProfile{"work_task": {
+			Duration:  scenarios.Dist{Kind: scenarios.DistPareto, P50: d(1000), P99: d(4000)},
+			Completed: 0.9, Failed: 0.05, Error: 0.05, InputProbability: 0.1, InputRounds: 2,
+		}},
+		Poll: mockserver.PollPolicy{Kind: "adaptive", PerTool: map[string]time.Duration{"work": 2 * time.Second},
+			Signal: "request_rate", Base: time.Second, PerUnit: ms(10), Max: 30 * time.Second},
+		Backpressure: mockserver.Backpressure{MaxTasks: 100, MaxTasksPerTenant: 10, Workers: 8, Queue: 4,
+			WhenFull: "refuse_429", RetryAfter: 2 * time.Second, RaisedPollInterval: 5 * time.Second,
+			GetRatePerClient: 10, GetRatePerTenant: 10, CreateRatePerClient: 1, CreateRatePerTenant: 5, Burst: 3},
+		Downstream: mockserver.Downstream{Capacity: 4, ServiceTime: scenarios.Dist{Kind: scenarios.DistExponential, Mean: d(50)},
+			QueueLimit: 16, FailureRate: 0.02, StallProbability: 0.001, StallDuration: 2 * time.Second,
+			StallWindows: []mockserver.Window{{Start: 10 * time.Second, Duration: 10 * time.Second}}},
+	}
+	if got := serverConfig(sc); !reflect.DeepEqual(got, want) {
+		t.Errorf("serverConfig =\n%+v\nwant\n%+v", got, want)
+	}
+
+	// server.seed 0 is the scenario's seed; the defaults map to knobs that are off.
+	def := scenarios.Default()
+	def.Seed = 9
+	got := serverConfig(def)
+	if got.Seed != 9 || got.Latency != nil || got.Tools != nil || got.Stalls.Probability != 0 || got.Stalls.Every != 0 ||
+		got.Backpressure.Workers != 0 || got.Backpressure.MaxTasks != 0 || got.Backpressure.GetRatePerClient != 0 ||
+		got.Downstream.Capacity != 0 || got.Poll.Kind != "fixed" {
+		t.Errorf("serverConfig(Default()) = %+v, want every knob off and Seed 9", got)
+	}
+}
+
+// TestParseServeFlags: the scenario configures the server, the flags override it, --set
+// overrides both, and problems are usage errors located where they are.
+func TestParseServeFlags(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "srv.yaml")
+	if err := os.WriteFile(file, []byte(serverScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := parseServeFlags([]string{file, "--poll-interval", "2s", "--ttl", "1m", "--token", "acme=tok",
+		"--set", "server.backpressure.workers=2", "--set", "server.ttl=2m", "--listen", "127.0.0.1:0"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.PollInterval != 2*time.Second || cfg.DefaultTTL != 2*time.Minute || cfg.Backpressure.Workers != 2 ||
+		cfg.Backpressure.Queue != 4 || cfg.Seed != 42 || cfg.Tokens["tok"] != "acme" || cfg.Addr != "127.0.0.1:0" {
+		t.Errorf("config = %+v", cfg)
+	}
+
+	// No scenario: scenarios.Default()'s server section, the seed of the default scenario.
+	cfg, err = parseServeFlags(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := serverConfig(scenarios.Default()); cfg.PollInterval != want.PollInterval || cfg.Seed != want.Seed ||
+		cfg.Backpressure != want.Backpressure || cfg.DefaultDuration != time.Second || cfg.Addr != "127.0.0.1:0" {
+		t.Errorf("config without a scenario = %+v", cfg)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{file, "--set", "server.backpressure.when_full=drop", "--set", "server.stalls.probability=2"}, []string{
+			`--set: server.stalls.probability: must be in [0, 1], got 2`,
+			`--set: server.backpressure.when_full: must be one of refuse_rpc, refuse_429, queue, raise_poll_interval, got "drop"`}},
+		{[]string{"--set", "server.backpressure.worker=2"}, []string{`unknown field "worker"; did you mean server.backpressure.workers?`}},
+		{[]string{"--set", "server.latency.tasks/gett=1ms"}, []string{`server.latency.tasks/gett: unknown method; did you mean "tasks/get"?`}},
+		{[]string{"--set", "nonsense"}, []string{`--set "nonsense": want path=value`}},
+		{[]string{"a", "b"}, []string{"serve takes one scenario NAME or FILE, got 2 arguments"}},
+		{[]string{"no-such-scenario"}, []string{`unknown scenario "no-such-scenario"`}},
+		{[]string{"--ttl", "2h"}, []string{"--set: server.ttl: must be <= max_ttl (1h0m0s), got 2h0m0s"}},
+	} {
+		_, err := parseServeFlags(tc.args, io.Discard)
+		var ue usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("parseServeFlags(%q) = %v, want a usage error", tc.args, err)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("parseServeFlags(%q) = %v\nwant it to say %q", tc.args, err, w)
+			}
+		}
+	}
+}
+
+// TestServeScenarioFile: `tasksim serve FILE --set server.backpressure.workers=2` starts and
+// prints its URL first; a bad override is exit code 2 naming the field.
+func TestServeScenarioFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "srv.yaml")
+	if err := os.WriteFile(file, []byte(serverScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "serve", file, "--listen", "127.0.0.1:0", "--set", "server.backpressure.workers=2")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("reading the URL: %v; stderr: %s", err, stderr.String())
+	}
+	if !strings.HasPrefix(line, "http://127.0.0.1:") || !strings.HasSuffix(strings.TrimSpace(line), "/mcp") {
+		t.Errorf("first line %q, want http://127.0.0.1:PORT/mcp", line)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve exited with %v; stderr: %s", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second): // a bound on a hang, not a timing assertion
+		cmd.Process.Kill()
+		t.Fatal("serve did not stop on SIGINT")
+	}
+
+	_, errOut, code := tasksim(t, "serve", file, "--set", "server.backpressure.workers=-1")
+	if code != 2 || !strings.Contains(errOut, "server.backpressure.workers: must be >= 0") {
+		t.Errorf("bad --set: exit %d, stderr %q; want 2 naming the field", code, errOut)
+	}
+}

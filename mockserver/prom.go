@@ -1,0 +1,220 @@
+package mockserver
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+)
+
+// The /metrics endpoint: the server's figures (DESIGN.md section 4) in the Prometheus text
+// format, so a dashboard can watch a mock server while a real client fleet runs against it.
+//
+// Every server has its own prometheus.Registry (no global registry, STYLE habit 5): two
+// servers in one process never share or collide. The counters and gauges are read from
+// Stats at scrape time by one Collector, so the request path pays nothing for them; only
+// cleanup_lag_seconds and downstream_wait_seconds are live Histograms, observed at each
+// purge and each downstream slot grant (no allocation).
+//
+// Access: /metrics is an operator endpoint, not MCP. It needs no session and no bearer
+// token (its figures are server-wide, not a tenant's, and a Prometheus scraper has neither),
+// but the Origin check of the MCP endpoint (H10) applies: a request carrying a foreign
+// Origin comes from a browser page elsewhere and gets 403. Scrapers and curl send no
+// Origin. Only GET and HEAD are served. Rejections of /metrics are not counted in
+// Stats.Rejections, which are the MCP endpoint's.
+//
+// Families, all prefixed tasksim_mock_ (names are stable):
+//
+//	requests_total{method,outcome}  counter  JSON-RPC requests by method (DESIGN.md op name,
+//	                                         e.g. tasks_get) and outcome (ok, rpc_error,
+//	                                         http_error); see requests.go
+//	http_rejections_total{code}     counter  HTTP rejections of /mcp by status ("other" for
+//	                                         a status without its own slot)
+//	tasks_created_total             counter  tasks ever created
+//	retained_tasks                  gauge    task records held by the store
+//	expired_tasks_total             counter  tasks deleted because their ttl ran out
+//	orphaned_tasks_total            counter  terminal tasks deleted before their result was fetched
+//	cleanup_lag_max_seconds         gauge    largest expiry -> deletion delay seen
+//	cleanup_lag_seconds             histogram  expiry -> deletion delay of each purge
+//	sessions                        gauge    live MCP sessions
+//	domain_effects_total            counter  domain effects recorded in the ledger
+//	duplicate_effects_total         counter  second effects for one idempotency key
+//	effects_after_cancel_total      counter  effects applied after their task was cancelled
+//	executor_queue_depth            gauge    tasks waiting for an executor worker
+//	refusals_total{cause}           counter  creates refused because the server was full, by
+//	                                         cause: max_tasks, max_tasks_per_tenant, executor
+//	rate_limited_total              counter  requests answered 429 by a rate limit
+//	downstream_in_flight            gauge    operations holding a downstream slot
+//	downstream_queue_depth          gauge    operations waiting for a downstream slot
+//	downstream_rejections_total     counter  operations rejected: the downstream queue was full
+//	downstream_failures_total       counter  operations the downstream failed
+//	downstream_wait_seconds         histogram  time an operation waited for a downstream slot
+const promPrefix = "tasksim_mock_"
+
+// cleanupLagBuckets are the upper bounds of cleanup_lag_seconds, in seconds: from a lookup
+// that finds a task just expired (~0) to a sweep many reaper intervals late.
+var cleanupLagBuckets = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300}
+
+// downstreamWaitBuckets are the upper bounds of downstream_wait_seconds, in seconds.
+var downstreamWaitBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+
+// exporter serves /metrics for one Server.
+type exporter struct {
+	srv            *Server
+	cleanupLag     prometheus.Histogram
+	downstreamWait prometheus.Histogram
+	handler        http.Handler
+
+	requests, rejections, created, retained, expired, orphaned,
+	lagMax, sessions, effects, duplicates, afterCancel,
+	execQueue, refusals, rateLimited,
+	downInFlight, downQueue, downRejections, downFailures *prometheus.Desc
+}
+
+var _ http.Handler = (*exporter)(nil)
+var _ prometheus.Collector = (*statsCollector)(nil)
+
+// newExporter builds the private registry of s and the handler that serves it.
+func newExporter(s *Server) *exporter {
+	desc := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(promPrefix+name, help, labels, nil)
+	}
+	e := &exporter{
+		srv: s,
+		cleanupLag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    promPrefix + "cleanup_lag_seconds",
+			Help:    "Delay from a task's expiry (createdAt + ttl) to the deletion of its record, observed at each purge.",
+			Buckets: cleanupLagBuckets,
+		}),
+		requests:   desc("requests_total", "JSON-RPC requests answered by the MCP endpoint, by method and outcome (ok, rpc_error, http_error).", "method", "outcome"),
+		rejections: desc("http_rejections_total", "HTTP rejections of the MCP endpoint, by status code.", "code"),
+		created:    desc("tasks_created_total", "Tasks ever created."),
+		retained:   desc("retained_tasks", "Task records held by the server."),
+		expired:    desc("expired_tasks_total", "Tasks deleted because their ttl ran out."),
+		orphaned:   desc("orphaned_tasks_total", "Terminal tasks deleted before anyone fetched their result."),
+		lagMax:     desc("cleanup_lag_max_seconds", "Largest delay seen from a task's expiry to the deletion of its record."),
+		sessions:   desc("sessions", "Live MCP sessions."),
+		effects:    desc("domain_effects_total", "Domain effects recorded in the ledger."),
+		duplicates: desc("duplicate_effects_total", "Second effects for one idempotency key (a hard gate)."),
+
+		afterCancel:    desc("effects_after_cancel_total", "Domain effects applied after their task was cancelled."),
+		execQueue:      desc("executor_queue_depth", "Tasks waiting for an executor worker."),
+		refusals:       desc("refusals_total", "Creates refused because the server was full, by cause.", "cause"),
+		rateLimited:    desc("rate_limited_total", "Requests answered 429 by a rate limit."),
+		downInFlight:   desc("downstream_in_flight", "Operations holding a downstream slot."),
+		downQueue:      desc("downstream_queue_depth", "Operations waiting for a downstream slot."),
+		downRejections: desc("downstream_rejections_total", "Downstream operations rejected because the downstream queue was full."),
+		downFailures:   desc("downstream_failures_total", "Downstream operations that failed."),
+		downstreamWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    promPrefix + "downstream_wait_seconds",
+			Help:    "Time a downstream operation waited for a slot, observed when it got one.",
+			Buckets: downstreamWaitBuckets,
+		}),
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(e.cleanupLag, e.downstreamWait, (*statsCollector)(e))
+	e.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	return e
+}
+
+// observeCleanupLag records one purge's expiry -> deletion delay. It allocates nothing; a
+// nil exporter (a Server built without newServer, in internal tests) records nothing.
+func (e *exporter) observeCleanupLag(d time.Duration) {
+	if e != nil {
+		e.cleanupLag.Observe(d.Seconds())
+	}
+}
+
+// observeDownstreamWait records how long one operation waited for a downstream slot. It
+// allocates nothing; a nil exporter records nothing.
+func (e *exporter) observeDownstreamWait(d time.Duration) {
+	if e != nil {
+		e.downstreamWait.Observe(d.Seconds())
+	}
+}
+
+// ServeHTTP serves the exposition; see the access rules above.
+func (e *exporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if origin := r.Header.Get("Origin"); !e.srv.originAllowed(origin) {
+		http.Error(w, "origin "+origin+" is not allowed (H10)", http.StatusForbidden)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method "+r.Method+" is not allowed on /metrics", http.StatusMethodNotAllowed)
+		return
+	}
+	e.handler.ServeHTTP(w, r)
+}
+
+// statsCollector is the exporter seen as a prometheus.Collector of Stats.
+type statsCollector exporter
+
+// Describe implements prometheus.Collector.
+func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.requests, c.rejections, c.created, c.retained,
+		c.expired, c.orphaned, c.lagMax, c.sessions, c.effects, c.duplicates, c.afterCancel,
+		c.execQueue, c.refusals, c.rateLimited, c.downInFlight, c.downQueue, c.downRejections,
+		c.downFailures} {
+		ch <- d
+	}
+}
+
+// servedOps are the ops the MCP endpoint answers as requests: requests_total always has
+// their series (zero included), so that rate() sees the first request. Other ops appear
+// once counted (a POSTed notification rejected with an HTTP status).
+func servedOp(op mcp.Op) bool {
+	switch op {
+	case mcp.OpUnknown, mcp.OpInitialize, mcp.OpPing, mcp.OpToolsList, mcp.OpToolsCall,
+		mcp.OpTasksGet, mcp.OpTasksResult, mcp.OpTasksList, mcp.OpTasksCancel:
+		return true
+	}
+	return false
+}
+
+// Collect implements prometheus.Collector: one Stats snapshot per scrape.
+func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.srv.Stats()
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	gauge := func(d *prometheus.Desc, v float64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
+	}
+	for op := mcp.Op(0); op < mcp.NumOps; op++ {
+		for o := Outcome(0); o < NumOutcomes; o++ {
+			if n := st.Requests[op][o]; n > 0 || servedOp(op) {
+				counter(c.requests, n, op.MetricName(), o.String())
+			}
+		}
+	}
+	st.Rejections.Each(func(code int, n uint64) {
+		label := "other"
+		if code != 0 {
+			label = strconv.Itoa(code)
+		}
+		counter(c.rejections, n, label)
+	})
+	counter(c.created, st.TasksCreated)
+	gauge(c.retained, float64(st.TasksLive))
+	counter(c.expired, st.TasksExpired)
+	counter(c.orphaned, st.OrphanedTasks)
+	gauge(c.lagMax, st.MaxCleanupLag.Seconds())
+	gauge(c.sessions, float64(st.Sessions))
+	counter(c.effects, st.Effects)
+	counter(c.duplicates, st.DuplicateEffects)
+	counter(c.afterCancel, st.EffectsAfterCancel)
+	gauge(c.execQueue, float64(st.QueueDepth))
+	counter(c.refusals, st.Refusals.MaxTasks, "max_tasks")
+	counter(c.refusals, st.Refusals.MaxTasksPerTenant, "max_tasks_per_tenant")
+	counter(c.refusals, st.Refusals.Executor, "executor")
+	counter(c.rateLimited, st.RateLimited)
+	gauge(c.downInFlight, float64(st.DownstreamInFlight))
+	gauge(c.downQueue, float64(st.DownstreamQueueDepth))
+	counter(c.downRejections, st.DownstreamRejections)
+	counter(c.downFailures, st.DownstreamFailures)
+}
