@@ -88,8 +88,12 @@ func (s *Server) notifyOwner(sess *session, msg []byte) {
 	if msg == nil {
 		return
 	}
+	q := sess.getQ.Load()
+	if q == nil {
+		return // no GET stream was ever opened: nobody could read it
+	}
 	select {
-	case sess.getQ <- msg:
+	case *q <- msg:
 	default:
 	}
 }

@@ -143,6 +143,7 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 		httpError(w, status, reason)
 		return
 	}
+	q := sess.queue()
 	sess.getReaders.Add(1)
 	defer sess.getReaders.Add(-1)
 	sw := newSSE(w, sess)
@@ -151,7 +152,7 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 	}
 	for {
 		select {
-		case msg := <-sess.getQ:
+		case msg := <-q:
 			if sw.event(msg) != nil {
 				return
 			}

@@ -20,7 +20,7 @@ type session struct {
 
 	initialized atomic.Bool   // notifications/initialized arrived
 	getReaders  atomic.Int32  // open GET streams
-	getQ        chan []byte   // messages for the GET stream (H6): each read by one stream only
+	getQ        atomic.Pointer[chan []byte] // messages for the GET stream (H6), made by the first GET: each read by one stream only
 	events      atomic.Uint64 // SSE event ids, unique across the session's streams (H7)
 	streams     atomic.Uint64 // stream numbers, encoded in event ids
 	closed      chan struct{}
@@ -38,9 +38,22 @@ func newSession(version string, caps mcp.ClientCapabilities) *session {
 		version:    version,
 		tasks:      mcp.HasTasks(version),
 		elicitForm: caps.Elicitation.SupportsForm(),
-		getQ:       make(chan []byte, getQueueLen),
 		closed:     make(chan struct{}),
 	}
+}
+
+// queue returns the GET stream queue, making it on first use. Most sessions never open a
+// GET stream, so they never pay for the queue (a 256-slot channel is ~6 KB; 10k sessions
+// would hold 60 MB that the GC scans).
+func (s *session) queue() chan []byte {
+	if q := s.getQ.Load(); q != nil {
+		return *q
+	}
+	q := make(chan []byte, getQueueLen)
+	if s.getQ.CompareAndSwap(nil, &q) {
+		return q
+	}
+	return *s.getQ.Load()
 }
 
 func (s *session) close() { s.closeOnce.Do(func() { close(s.closed) }) }

@@ -124,18 +124,24 @@ func Decode(b []byte) (Message, *Error) {
 	if len(b) == 0 {
 		return Message{}, Errorf(CodeParseError, "parse error: empty body")
 	}
-	if !json.Valid(b) {
-		return Message{}, Errorf(CodeParseError, "parse error: body is not valid JSON")
-	}
-	switch b[0] {
-	case '[':
-		return Message{}, Errorf(CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported by protocol 2025-11-25")
-	case '{':
-	default:
+	if b[0] != '{' {
+		// Rare paths: validity decides between -32700 and -32600.
+		switch {
+		case !json.Valid(b):
+			return Message{}, Errorf(CodeParseError, "parse error: body is not valid JSON")
+		case b[0] == '[':
+			return Message{}, Errorf(CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported by protocol 2025-11-25")
+		}
 		return Message{}, Errorf(CodeInvalidRequest, "invalid request: a message must be a JSON object")
 	}
+	// json.Unmarshal checks the whole text before decoding, so the common path validates
+	// once: a syntax error is -32700, any other failure (a wrong type) -32600.
 	var env envelope
 	if err := json.Unmarshal(b, &env); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return Message{}, Errorf(CodeParseError, "parse error: body is not valid JSON")
+		}
 		return Message{}, Errorf(CodeInvalidRequest, "invalid request: %v", err)
 	}
 	var m Message
