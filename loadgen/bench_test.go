@@ -17,7 +17,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"runtime"
@@ -26,11 +25,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/tasksim/tasksim/internal/looplimit"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/metrics"
@@ -355,68 +354,28 @@ func TestLoopbackRunPlumbing(t *testing.T) {
 // --- tasks/get throughput against the loopback ceiling ---
 
 // loopConc is the number of concurrent requesters, looplimit's default -c.
-const loopConc = 256
-
-// looplimit's reply (the size of a tasks/get result) and request body, byte for byte: an
-// in-repo replica of /work/shared/bench/looplimit, so that no file outside the module is
-// read at test time.
-var (
-	loopReply = []byte(`{"jsonrpc":"2.0","id":1,"result":{"taskId":"5b9f0c2e8d7a4e31a1c4f0d2b6e8a913","status":"working","createdAt":"2026-01-05T09:00:00.000Z","lastUpdatedAt":"2026-01-05T09:00:00.000Z","ttl":60000,"pollInterval":1000}}`)
-	loopBody  = []byte(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"5b9f0c2e8d7a4e31a1c4f0d2b6e8a913"}}`)
-)
-
-// startLoopLimit starts looplimit's server on 127.0.0.1:0 and returns its URL.
-func startLoopLimit(tb testing.TB) string {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatalf("listen: %v", err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(loopReply)
-	})}
-	go func() { _ = srv.Serve(ln) }()
-	tb.Cleanup(func() { _ = srv.Close() })
-	return "http://" + ln.Addr().String() + "/mcp"
-}
+const loopConc = looplimit.Conc
 
 // requester sends one request; a round runs it from loopConc workers.
 type requester interface {
 	do() error
 }
 
-// loopLimit is looplimit's client: one keep-alive pool of loopConc connections, each request
-// POSTing the same bytes and draining the reply into io.Discard.
-type loopLimit struct {
-	client *http.Client
-	url    string
-}
+// loopLimit is looplimit's client against looplimit's server (the in-repo replica).
+type loopLimit struct{ *looplimit.Client }
 
 func newLoopLimit(tb testing.TB) *loopLimit {
-	tr := &http.Transport{MaxIdleConnsPerHost: loopConc, MaxConnsPerHost: loopConc}
-	tb.Cleanup(tr.CloseIdleConnections)
-	return &loopLimit{client: &http.Client{Transport: tr}, url: startLoopLimit(tb)}
+	url, stop, err := looplimit.Start()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(stop)
+	c := looplimit.NewClient(url, looplimit.Body(), nil)
+	tb.Cleanup(c.Close)
+	return &loopLimit{c}
 }
 
-func (p *loopLimit) do() error {
-	req, err := http.NewRequest(http.MethodPost, p.url, bytes.NewReader(loopBody))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return err
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("HTTP %d", resp.StatusCode)
-	}
-	return nil
-}
+func (p *loopLimit) do() error { return p.Do() }
 
 // tasksimPoll is tasksim's poll: loadgen.Session.Call("tasks/get") on one working task of a
 // real mock server, through the client loadgen.NewHTTPClient builds, with a per-request
@@ -479,30 +438,7 @@ func (p *tasksimPoll) do() error {
 }
 
 // round sends n requests from min(n, loopConc) workers and returns the wall time they took.
-// The first failure stops every worker.
-func round(r requester, n int) (time.Duration, error) {
-	var (
-		left     atomic.Int64
-		firstErr error
-		errOnce  sync.Once
-		wg       sync.WaitGroup
-	)
-	left.Store(int64(n))
-	start := time.Now()
-	for range min(n, loopConc) {
-		wg.Go(func() {
-			for left.Add(-1) >= 0 {
-				if err := r.do(); err != nil {
-					errOnce.Do(func() { firstErr = err })
-					left.Store(0)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return time.Since(start), firstErr
-}
+func round(r requester, n int) (time.Duration, error) { return looplimit.Round(n, r.do) }
 
 // BenchmarkPollThroughputVsLoopLimit holds tasksim's tasks/get poll (client and embedded
 // server in one process, over loopback) against the loopback ceiling measured in the same

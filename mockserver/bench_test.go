@@ -13,113 +13,42 @@ package mockserver_test
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/tasksim/tasksim/internal/looplimit"
 	"github.com/tasksim/tasksim/mockserver"
-)
-
-// loopConc is the number of concurrent requesters, looplimit's default -c.
-const loopConc = 256
-
-// looplimit's reply (the size of a tasks/get result) and request body, byte for byte.
-var (
-	loopReply = []byte(`{"jsonrpc":"2.0","id":1,"result":{"taskId":"5b9f0c2e8d7a4e31a1c4f0d2b6e8a913","status":"working","createdAt":"2026-01-05T09:00:00.000Z","lastUpdatedAt":"2026-01-05T09:00:00.000Z","ttl":60000,"pollInterval":1000}}`)
-	loopBody  = []byte(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"5b9f0c2e8d7a4e31a1c4f0d2b6e8a913"}}`)
 )
 
 // startLoopLimit starts looplimit's server on 127.0.0.1:0 and returns its URL.
 func startLoopLimit(tb testing.TB) string {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	url, stop, err := looplimit.Start()
 	if err != nil {
-		tb.Fatalf("listen: %v", err)
+		tb.Fatal(err)
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(loopReply)
-	})}
-	go func() { _ = srv.Serve(ln) }()
-	tb.Cleanup(func() { _ = srv.Close() })
-	return "http://" + ln.Addr().String() + "/mcp"
+	tb.Cleanup(stop)
+	return url
 }
 
-// poller is looplimit's client: one keep-alive pool of loopConc connections and loopConc
-// workers, each POSTing the same body bytes and draining the reply into io.Discard. Both
-// servers are driven by the same poller code with bodies of the same length; the mock server
-// also gets the two session headers it requires, and its reply is 2 bytes longer ("ttl":
-// 3600000 against 60000). Everything else that differs is the server's cost.
-type poller struct {
-	client *http.Client
-	url    string
-	body   []byte
-	header http.Header // sent on every request besides Content-Type
-}
+// poller is looplimit's client. Both servers are driven by the same client code with bodies
+// of the same length; the mock server also gets the two session headers it requires, and its
+// reply is 2 bytes longer ("ttl": 3600000 against 60000). Everything else that differs is
+// the server's cost.
+type poller struct{ *looplimit.Client }
 
 func newPoller(tb testing.TB, url string, body []byte, header http.Header) *poller {
-	tr := &http.Transport{MaxIdleConnsPerHost: loopConc, MaxConnsPerHost: loopConc}
-	tb.Cleanup(tr.CloseIdleConnections)
-	return &poller{client: &http.Client{Transport: tr}, url: url, body: body, header: header}
+	c := looplimit.NewClient(url, body, header)
+	tb.Cleanup(c.Close)
+	return &poller{c}
 }
 
-// do sends one request, as looplimit does, and checks that it got a 200.
-func (p *poller) do() error {
-	req, err := http.NewRequest(http.MethodPost, p.url, bytes.NewReader(p.body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range p.header {
-		req.Header[k] = v
-	}
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return err
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("HTTP %d", resp.StatusCode)
-	}
-	return nil
-}
-
-// run sends n requests from min(n, loopConc) workers and returns the wall time they took.
-// The first failure stops every worker.
-func (p *poller) run(n int) (time.Duration, error) {
-	var (
-		left     atomic.Int64
-		firstErr error
-		errOnce  sync.Once
-		wg       sync.WaitGroup
-	)
-	left.Store(int64(n))
-	start := time.Now()
-	for range min(n, loopConc) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for left.Add(-1) >= 0 {
-				if err := p.do(); err != nil {
-					errOnce.Do(func() { firstErr = err })
-					left.Store(0)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return time.Since(start), firstErr
-}
+// run sends n requests from min(n, looplimit.Conc) workers and returns the wall time.
+func (p *poller) run(n int) (time.Duration, error) { return looplimit.Round(n, p.Do) }
 
 // warm opens the whole connection pool, so that dialing is not timed.
 func (p *poller) warm(tb testing.TB) {
@@ -128,6 +57,9 @@ func (p *poller) warm(tb testing.TB) {
 		tb.Fatalf("warm-up: %v", err)
 	}
 }
+
+// loopConc is the number of concurrent requesters, looplimit's default -c.
+const loopConc = looplimit.Conc
 
 // startMock starts a mock server on 127.0.0.1:0, opens one initialized session and creates
 // one task that stays working for the whole benchmark. It returns the URL, the session's
@@ -195,7 +127,7 @@ func reportRate(b *testing.B, n int, d time.Duration, unit string) {
 // BenchmarkLoopLimit is the loopback ceiling: looplimit's server and client, one op = one
 // round trip, req/s over the timed run.
 func BenchmarkLoopLimit(b *testing.B) {
-	p := newPoller(b, startLoopLimit(b), loopBody, nil)
+	p := newPoller(b, startLoopLimit(b), looplimit.Body(), nil)
 	p.warm(b)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -232,7 +164,7 @@ func BenchmarkTasksGetLoopback(b *testing.B) {
 // looplimit-allocs/req count client and server together. ns/op is the time of one request to
 // each server.
 func BenchmarkTasksGetVsLoopLimit(b *testing.B) {
-	ll := newPoller(b, startLoopLimit(b), loopBody, nil)
+	ll := newPoller(b, startLoopLimit(b), looplimit.Body(), nil)
 	url, h, body := startMock(b)
 	ours := newPoller(b, url, body, h)
 	ll.warm(b)
@@ -290,10 +222,10 @@ func BenchmarkTasksGetVsLoopLimit(b *testing.B) {
 // opened, the task is found, and both servers answer 200 to the poller.
 func TestPollerAgainstMock(t *testing.T) {
 	url, h, body := startMock(t)
-	if len(body) != len(loopBody) {
-		t.Errorf("tasks/get body is %d bytes, looplimit's is %d", len(body), len(loopBody))
+	if len(body) != len(looplimit.Body()) {
+		t.Errorf("tasks/get body is %d bytes, looplimit's is %d", len(body), len(looplimit.Body()))
 	}
-	for _, p := range []*poller{newPoller(t, url, body, h), newPoller(t, startLoopLimit(t), loopBody, nil)} {
+	for _, p := range []*poller{newPoller(t, url, body, h), newPoller(t, startLoopLimit(t), looplimit.Body(), nil)} {
 		if _, err := p.run(2 * loopConc); err != nil {
 			t.Fatal(err)
 		}

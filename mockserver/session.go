@@ -18,11 +18,11 @@ type session struct {
 	tasks      bool   // the version has Tasks and the capability was declared
 	elicitForm bool   // the client declared form-mode elicitation (R60)
 
-	initialized atomic.Bool   // notifications/initialized arrived
-	getReaders  atomic.Int32  // open GET streams
+	initialized atomic.Bool                 // notifications/initialized arrived
+	getReaders  atomic.Int32                // open GET streams
 	getQ        atomic.Pointer[chan []byte] // messages for the GET stream (H6), made by the first GET: each read by one stream only
-	events      atomic.Uint64 // SSE event ids, unique across the session's streams (H7)
-	streams     atomic.Uint64 // stream numbers, encoded in event ids
+	events      atomic.Uint64               // SSE event ids, unique across the session's streams (H7)
+	streams     atomic.Uint64               // stream numbers, encoded in event ids
 	closed      chan struct{}
 	closeOnce   sync.Once
 	limits      sessionLimits // rate limiters, made on first use (ratelimit.go)
