@@ -78,7 +78,7 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 	}
 	p.f("verdict     %s (exit code %d)\n", strings.ToUpper(s.Verdict), s.ExitCode())
 	if dir != "" {
-		p.f("files       %s, %s, %s in %s\n", SummaryJSONFile, SummaryCSVFile, TimeseriesFile, filepath.Clean(dir))
+		p.f("files       %s, %s, %s, %s in %s\n", SummaryJSONFile, SummaryCSVFile, TimeseriesFile, HistogramLogFile, filepath.Clean(dir))
 	}
 	return p.err
 }

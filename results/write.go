@@ -18,6 +18,9 @@ const (
 	SummaryJSONFile = "summary.json"
 	SummaryCSVFile  = "summary.csv"
 	TimeseriesFile  = "timeseries.csv"
+	// HistogramLogFile is the HdrHistogram interval log; cmd/tasksim writes it with
+	// metrics.LogWriter, beside the files this package writes.
+	HistogramLogFile = "histograms.hlog"
 )
 
 // summaryCSVHeader is the header of summary.csv: a contract.
