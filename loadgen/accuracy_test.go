@@ -206,3 +206,24 @@ func TestCancelAndInput(t *testing.T) {
 		})
 	}
 }
+
+// TestCleanupProbes: with CleanupProbes every finished task is polled from its expiry
+// (createdAt + ttl) until tasks/get answers -32602; the mock deletes an expired task on the
+// first lookup, so each probe measures a lag of at most one probe step.
+func TestCleanupProbes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		snap, _ := runEmbedded(t, mockserver.Config{PollInterval: 250 * time.Millisecond},
+			loadgen.Config{
+				Tool: "work_task", Args: map[string]any{"duration_ms": 500}, TaskTTL: 1500 * time.Millisecond,
+				Clients: 4, Duration: 5 * time.Second, Grace: 10 * time.Second, CleanupProbes: 1,
+			}, nil)
+		done := snap.Counters[metrics.TasksCompleted]
+		lag := snap.Summary(metrics.CleanupLag)
+		if done == 0 || lag.Count != done {
+			t.Fatalf("cleanup_lag has %d values for %d finished tasks, want one each", lag.Count, done)
+		}
+		if lag.Max > 250*hdrPrecision {
+			t.Errorf("cleanup_lag max %.3f ms, want <= one probe step (250 ms)", lag.Max)
+		}
+	})
+}

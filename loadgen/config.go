@@ -72,9 +72,13 @@ type Config struct {
 	Input    InputPolicy
 	Timeout  time.Duration // per request, tasks/result excepted; 0 = 30s
 	MaxConns int           // requests in flight at once (see above); 0 = no bound
-	Seed     uint64        // seeds every client's random source
-	Shards   int           // metric shards; 0 = 8
-	Protocol string        // informational: the dialect version
+	// CleanupProbes measures cleanup_lag on a target whose store tasksim cannot see: one
+	// finished task in every CleanupProbes is polled from its expiry (createdAt + ttl) until
+	// tasks/get answers -32602 (cleanup.go). 0 = off.
+	CleanupProbes int
+	Seed          uint64 // seeds every client's random source
+	Shards        int    // metric shards; 0 = 8
+	Protocol      string // informational: the dialect version
 }
 
 // Defaults cmd/tasksim gives a run; a Config built in code has none of them.

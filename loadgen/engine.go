@@ -22,15 +22,16 @@ type Engine struct {
 	shards   int
 	manifest *Manifest
 
-	callParams []byte        // the tools/call params, encoded once
-	slots      chan struct{} // one token per request in flight; nil without MaxConns
+	callParams []byte         // the tools/call params, encoded once
+	slots      chan struct{}  // one token per request in flight; nil without MaxConns
+	probe      *cleanupProber // nil without CleanupProbes
 	inFlight   atomic.Int64
 	stopLoad   chan struct{}
 	stopOnce   sync.Once
 
 	mu         sync.Mutex
 	violations []ViolationEvidence
-	refusals   map[int]int64 // create refused, by JSON-RPC code
+	refusals   map[int]int64 // creates refused, by JSON-RPC code or HTTP status (Refusals)
 }
 
 // ViolationEvidence is one R14 violation with the task it was seen on.
@@ -53,6 +54,9 @@ func New(cfg Config, t *Target, m *Manifest, rec *metrics.Recorder) (*Engine, er
 		shards: max(1, cfg.Shards), stopLoad: make(chan struct{}), refusals: map[int]int64{}}
 	if cfg.MaxConns > 0 {
 		e.slots = make(chan struct{}, cfg.MaxConns)
+	}
+	if cfg.CleanupProbes > 0 {
+		e.probe = newCleanupProber(e, cfg.CleanupProbes)
 	}
 	m.setFallback(cfg.Poll)
 	p := map[string]any{"name": cfg.Tool}
@@ -114,7 +118,9 @@ func (e *Engine) Violations() []ViolationEvidence {
 	return append([]ViolationEvidence(nil), e.violations...)
 }
 
-// Refusals returns creates refused with a JSON-RPC error, by code.
+// Refusals returns the creates the server refused (answered without creating a task), by
+// cause: a JSON-RPC error under its code (negative, e.g. -32603), an HTTP rejection under
+// its status (positive: 429, 503, 4xx). A create with no reply is not here: it is unknown.
 func (e *Engine) Refusals() map[int]int64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -137,9 +143,9 @@ func (e *Engine) noteViolation(taskID string, v Violation) {
 	}
 }
 
-func (e *Engine) noteCreateRefused(err *mcp.Error) {
+func (e *Engine) noteCreateRefused(key int) {
 	e.mu.Lock()
-	e.refusals[err.Code]++
+	e.refusals[key]++
 	e.mu.Unlock()
 }
 
@@ -175,6 +181,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	} else {
 		e.runClosed(loadCtx, workCtx, start)
 	}
+	e.probe.wait(context.WithoutCancel(workCtx)) // probes end with workCtx at the latest
 	return nil
 }
 

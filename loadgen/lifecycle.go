@@ -81,6 +81,7 @@ type Lifecycle struct {
 	Polls        int           // tasks/get sent
 	Advertised   time.Duration // latest pollInterval advertised (0 none)
 	FirstAdvised time.Duration // first pollInterval seen, for poll amplification
+	Raises       int           // replies advertising a longer pollInterval than the one before
 	TerminalSeen time.Time     // first observation of a terminal status
 	Violations   []Violation
 
@@ -122,6 +123,9 @@ func (l *Lifecycle) observe(now time.Time, t *mcp.Task) bool {
 		l.Status = t.Status // a terminal status never changes (R14), so keep the first
 	}
 	if t.PollInterval != nil && *t.PollInterval > 0 {
+		if d := t.PollInterval.Duration(); l.Advertised > 0 && d > l.Advertised {
+			l.Raises++ // the server asks for slower polling: a backpressure signal
+		}
 		l.Advertised = t.PollInterval.Duration()
 		if l.FirstAdvised == 0 {
 			l.FirstAdvised = l.Advertised

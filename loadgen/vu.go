@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/tasksim/tasksim/internal/mcp"
@@ -127,9 +129,95 @@ func (v *vu) count(m metrics.Method, start time.Time, rep Reply, err error) {
 	}
 	o, code, status := classify(rep, err)
 	v.shard.Request(m, o, code, status)
-	if status == 429 {
+	if throttled(status) {
+		// One signal per throttling reply: honouring its Retry-After is the same signal.
 		v.shard.Add(metrics.BackpressureSignals, 1)
 	}
+}
+
+// Backpressure signals (DESIGN.md section 4, backpressure_signals). One signal per event the
+// server uses to push back, never two for one reply:
+//
+//	throttling reply   any request answered HTTP 429 or 503 (counted in count). Honouring
+//	                   its Retry-After is part of the same signal, not a second one.
+//	capacity refusal   a create refused with a JSON-RPC error that says the server is full
+//	                   (capacityError). A JSON-RPC refusal for any other reason (bad
+//	                   arguments, unknown tool) is a refusal but not a signal.
+//	raised interval    a task reply advertising a longer pollInterval than the same task's
+//	                   previous advertised one (Lifecycle.Raises): one signal per raise.
+//
+// A create is settled by the first reply to it:
+//
+//	result                  created (or run synchronously)
+//	JSON-RPC error          refused: not created (Engine.Refusals by code)
+//	HTTP 4xx, 503           refused: not created (Engine.Refusals by HTTP status)
+//	no reply (transport),   unknown: the server may have created it (a proxy's 502/504
+//	other HTTP 5xx, or an   may hide a created task); the create is never repeated
+//	undecodable reply
+//
+// After a throttling reply or a capacity refusal a closed-model client waits before its
+// next create: Retry-After when the reply carried one, else its poll policy's Interval (1 s
+// when unset). An open-model arrival that is refused is simply refused: the client takes
+// the next arrival as it comes.
+
+// throttled reports whether an HTTP status asks the client to slow down.
+func throttled(status int) bool {
+	return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
+}
+
+// capacityError reports whether a JSON-RPC error refuses a create because the server is
+// full or limiting the caller: its message mentions capacity, overload or a rate limit
+// (case-insensitive), as the mock's "server at capacity: ..." does.
+func capacityError(e *mcp.Error) bool {
+	m := strings.ToLower(e.Message)
+	for _, w := range capacityWords {
+		if strings.Contains(m, w) {
+			return true
+		}
+	}
+	return false
+}
+
+var capacityWords = [...]string{"capacity", "overload", "rate limit", "too many requests"}
+
+// createRefusal settles a create that got no result. It reports whether the create was
+// refused (not created) and, for a refusal that asks the client to slow down, how long the
+// server asked it to wait (0 = not said). refused false means the outcome is unknown.
+func createRefusal(rep Reply, err error) (refused bool, key int, signal bool, retryAfter time.Duration) {
+	if err == nil {
+		return true, rep.Err.Code, capacityError(rep.Err), 0
+	}
+	var he *HTTPError
+	switch {
+	case errors.Is(err, ErrSessionGone):
+		return true, http.StatusNotFound, false, 0
+	case errors.As(err, &he) && (he.Status/100 == 4 || he.Status == http.StatusServiceUnavailable):
+		return true, he.Status, throttled(he.Status), he.RetryAfter
+	}
+	return false, 0, false, 0
+}
+
+// refused records a refused create and, in the closed model, waits before the client's
+// next create when the server pushed back.
+func (v *vu) refused(ctx context.Context, key int, signal bool, retryAfter time.Duration, viaHTTP bool) {
+	v.e.noteCreateRefused(key)
+	if !signal {
+		return
+	}
+	if !viaHTTP { // a 429/503 was counted with the request
+		v.shard.Add(metrics.BackpressureSignals, 1)
+	}
+	if v.e.cfg.Model != Closed {
+		return
+	}
+	wait := retryAfter
+	if wait <= 0 {
+		wait = v.e.cfg.Poll.Interval
+		if wait <= 0 {
+			wait = time.Second
+		}
+	}
+	v.sleepUntil(ctx, time.Now().Add(wait))
 }
 
 func classify(rep Reply, err error) (o metrics.Outcome, code, status int) {
@@ -156,14 +244,15 @@ func classify(rep Reply, err error) (o metrics.Outcome, code, status int) {
 func (v *vu) runTask(ctx context.Context, intended time.Time) {
 	e := v.e
 	rep, err := v.call(ctx, metrics.MethodToolsCall, mcp.MethodToolsCall, e.callParams, time.Time{}, nil)
-	if err != nil {
+	if err != nil || rep.Err != nil {
+		refused, key, signal, retryAfter := createRefusal(rep, err)
+		if refused { // the server answered: no task (see "A create is settled" above)
+			v.refused(ctx, key, signal, retryAfter, err != nil)
+			return
+		}
 		// Without a reply the client cannot know whether the server created the task: the
 		// outcome is unknown, and the call is never repeated (DESIGN.md section 5, recovery).
 		v.shard.Add(metrics.TasksUnknown, 1)
-		return
-	}
-	if rep.Err != nil {
-		e.noteCreateRefused(rep.Err)
 		return
 	}
 	task, plain, perr := e.dialect.ParseCallReply(rep.Result)
@@ -198,7 +287,7 @@ func (v *vu) runTask(ctx context.Context, intended time.Time) {
 	lc := &v.lc
 	lc.Start(now, task, cancelAfter)
 	v.cur = task.TaskID
-	srv := serverTimes{created: parseTime(task.CreatedAt)}
+	srv := serverTimes{created: parseTime(task.CreatedAt), ttl: task.TTL}
 	params := taskIDParams(task.TaskID)
 	for {
 		st := lc.Next(time.Now())
@@ -247,11 +336,13 @@ func (v *vu) runTask(ctx context.Context, intended time.Time) {
 		}
 	}
 	v.finish(intended, &srv)
+	v.e.probe.consider(ctx, task.TaskID, srv.created, srv.ttl)
 }
 
 // serverTimes are the server's own instants for the task, for lags and amplification.
 type serverTimes struct {
 	created, terminal time.Time
+	ttl               *mcp.Ms // as granted; nil = unlimited
 }
 
 // observe applies a tasks/get or tasks/cancel reply to the lifecycle.
@@ -280,10 +371,13 @@ func (v *vu) observe(rep Reply, err error, srv *serverTimes) {
 		lc.Replied(now)
 		return
 	}
-	wasTerminal := lc.Status.Terminal()
+	wasTerminal, raises := lc.Status.Terminal(), lc.Raises
 	if lc.Observed(now, &t) {
 		v.shard.Add(metrics.InvalidTransitions, 1)
 		v.e.noteViolation(v.cur, lc.Violations[len(lc.Violations)-1])
+	}
+	if lc.Raises > raises {
+		v.shard.Add(metrics.BackpressureSignals, int64(lc.Raises-raises)) // pollInterval raised
 	}
 	if !wasTerminal && lc.Status.Terminal() {
 		srv.terminal = parseTime(t.LastUpdatedAt)

@@ -27,10 +27,13 @@ func TestDownstreamCapacityQueueRejections(t *testing.T) {
 			Downstream: mockserver.Downstream{Capacity: 2, QueueLimit: 1, ServiceTime: bpFixed(time.Second)}})
 		c := h.connect()
 		var ids []string
+		// Task i works i ms, so the five operations reach the downstream one by one, in order:
+		// timers due at one instant fire in no defined order.
 		for i := range 5 {
-			ids = append(ids, c.createTask("work", map[string]any{"duration_ms": 0, "idempotency_key": "k" + itoa(i)}).TaskID)
+			ids = append(ids, c.createTask("work", map[string]any{"duration_ms": i, "idempotency_key": "k" + itoa(i)}).TaskID)
 		}
-		synctest.Wait() // the work (0 ms) ends: five operations go downstream
+		time.Sleep(4 * time.Millisecond)
+		synctest.Wait() // the work ends: five operations went downstream at 0..4 ms
 		s := h.srv.Stats()
 		if s.DownstreamInFlight != 2 || s.DownstreamQueueDepth != 1 || s.DownstreamRejections != 2 {
 			t.Fatalf("in flight %d, waiting %d, rejected %d; want 2, 1, 2", s.DownstreamInFlight, s.DownstreamQueueDepth, s.DownstreamRejections)
@@ -75,8 +78,8 @@ func TestDownstreamCapacityQueueRejections(t *testing.T) {
 		rec.Flush(time.Now())
 		snap := rec.Total()
 		w := snap.Summary(metrics.DownstreamWait)
-		if w.Count != 3 || w.Min != 0 || w.Max < 999 || w.Max > 1001 {
-			t.Errorf("downstream_wait count %d min %.1f max %.1f ms, want 3 values, 0 and 1000 ms", w.Count, w.Min, w.Max)
+		if w.Count != 3 || w.Min != 0 || w.Max < 997 || w.Max > 999 {
+			t.Errorf("downstream_wait count %d min %.1f max %.1f ms, want 3 values, 0 and 998 ms (queued at 2 ms, slot at 1 s)", w.Count, w.Min, w.Max)
 		}
 		if n := snap.Counters[metrics.DownstreamRejections]; n != 2 {
 			t.Errorf("downstream_rejections %d, want 2", n)
@@ -168,12 +171,13 @@ func TestDownstreamStallWindow(t *testing.T) {
 		}
 		time.Sleep(1400 * time.Millisecond) // 1.5 s: inside the window
 		a := c.createTask("work", map[string]any{"duration_ms": 0})
-		b := c.createTask("work", map[string]any{"duration_ms": 0})
+		b := c.createTask("work", map[string]any{"duration_ms": 1}) // 1 ms later: a is first
+		time.Sleep(time.Millisecond)
 		synctest.Wait()
 		if s := h.srv.Stats(); s.DownstreamInFlight != 1 || s.DownstreamQueueDepth != 1 {
 			t.Fatalf("in the window: %d in flight, %d waiting; want 1 and 1", s.DownstreamInFlight, s.DownstreamQueueDepth)
 		}
-		time.Sleep(1599 * time.Millisecond) // 3.099 s
+		time.Sleep(1598 * time.Millisecond) // 3.099 s
 		synctest.Wait()
 		if st, _ := bpStatus(t, c, a.TaskID); st != mcp.StatusWorking {
 			t.Fatalf("at 3.099 s: %s, want working (window end 3 s + 100 ms service)", st)
@@ -189,8 +193,8 @@ func TestDownstreamStallWindow(t *testing.T) {
 			t.Fatalf("at 3.2 s: %s, want completed", st)
 		}
 		rec.Flush(time.Now())
-		if w := rec.Total().Summary(metrics.DownstreamWait); w.Count != 3 || w.Max < 1599 || w.Max > 1601 {
-			t.Errorf("downstream_wait count %d max %.1f ms, want 3 values, max 1600 ms", w.Count, w.Max)
+		if w := rec.Total().Summary(metrics.DownstreamWait); w.Count != 3 || w.Max < 1598 || w.Max > 1600 {
+			t.Errorf("downstream_wait count %d max %.1f ms, want 3 values, max 1599 ms (b queued at 1.501 s, slot at 3.1 s)", w.Count, w.Max)
 		}
 	})
 }

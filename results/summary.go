@@ -55,7 +55,10 @@ type Summary struct {
 	Clamped map[string]int64 `json:"clamped,omitempty"`
 	// Server holds the embedded server's figures as the caller gave them; null for an
 	// external target.
-	Server     any               `json:"server"`
+	Server any `json:"server"`
+	// Client holds what the clients saw beyond the counters, as the caller gave it (creates
+	// refused, by JSON-RPC code or HTTP status); absent when nil.
+	Client     any               `json:"client,omitempty"`
 	Gates      Gates             `json:"gates"`
 	Thresholds []ThresholdResult `json:"thresholds"`
 	Verdict    string            `json:"verdict"` // VerdictPass or VerdictFail
@@ -120,6 +123,8 @@ type RunInfo struct {
 	Manifest any
 	// Server holds the embedded server's figures, marshalled as is; nil = null.
 	Server any
+	// Client holds client-side findings beyond the counters, marshalled as is; nil = absent.
+	Client any
 	// PollInterval is the interval clients were advised (or used): the trust check compares
 	// schedule_lag p99 with 10% of it. 0 = unknown: the check is skipped, with a note.
 	PollInterval time.Duration
@@ -175,6 +180,7 @@ func Build(info RunInfo, total *metrics.Snapshot, windows []metrics.Window) *Sum
 		Gauges:         gaugesOf(total),
 		Clamped:        clampedOf(total),
 		Server:         info.Server,
+		Client:         info.Client,
 	}
 	s.Trustworthy, s.TrustNote = trust(s.Metrics[metrics.ScheduleLag.Name()], info.PollInterval)
 	s.Gates = buildGates(info, s)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tasksim/tasksim/loadgen"
@@ -38,10 +39,10 @@ func newCollector(dir string, start time.Time, rec *metrics.Recorder, eng *loadg
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Create(filepath.Join(dir, "histograms.hlog"))
+	f, err := os.Create(filepath.Join(dir, results.HistogramLogFile))
 	if err != nil {
 		ts.Close()
-		return nil, fmt.Errorf("histograms.hlog: %w", err)
+		return nil, fmt.Errorf("%s: %w", results.HistogramLogFile, err)
 	}
 	return &collector{rec: rec, eng: eng, srv: srv, start: start, ts: ts, hlogFile: f,
 		hlog: metrics.NewLogWriter(f, start), quit: make(chan struct{})}, nil
@@ -80,6 +81,9 @@ func (c *collector) flush(now time.Time) {
 		st := c.srv.Stats()
 		c.rec.SetGauge(metrics.RetainedTasks, st.TasksLive)
 		c.rec.SetGauge(metrics.Sessions, int64(st.Sessions))
+		c.rec.SetGauge(metrics.DownstreamInFlight, st.DownstreamInFlight)
+		c.rec.SetGauge(metrics.DownstreamQueueDepth, st.DownstreamQueueDepth)
+		c.noteServer(&st)
 	}
 	w := c.rec.Flush(now)
 	c.windows = append(c.windows, w)
@@ -95,5 +99,36 @@ func (c *collector) flush(now time.Time) {
 		c.progress.update(now.Sub(c.start), tot.Counters[metrics.TasksCreated],
 			tot.Counters[metrics.TasksCompleted], c.eng.InFlight(), tot.Counters[metrics.Polls],
 			errs, float64(w.Counters[metrics.Polls])/secs)
+	}
+}
+
+// serverPeaks are the highest levels of the embedded server's gauges that are not run
+// metrics, as sampled by the collector each window; serverStats reports them. They are kept
+// by server, so that runs in one process (tests) do not mix.
+type serverPeaks struct {
+	queueDepth  atomic.Int64 // tasks waiting for an executor worker
+	tasksActive atomic.Int64 // non-terminal tasks admitted
+}
+
+var peaksByServer sync.Map // *mockserver.Server -> *serverPeaks
+
+func peaksOf(srv *mockserver.Server) *serverPeaks {
+	p, _ := peaksByServer.LoadOrStore(srv, &serverPeaks{})
+	return p.(*serverPeaks)
+}
+
+// noteServer records one sample of the server's levels.
+func (c *collector) noteServer(st *mockserver.Stats) {
+	p := peaksOf(c.srv)
+	raiseTo(&p.queueDepth, st.QueueDepth)
+	raiseTo(&p.tasksActive, st.TasksActive)
+}
+
+func raiseTo(m *atomic.Int64, v int64) {
+	for {
+		old := m.Load()
+		if v <= old || m.CompareAndSwap(old, v) {
+			return
+		}
 	}
 }

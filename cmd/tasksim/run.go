@@ -272,6 +272,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		PollInterval:     advisedInterval(manifest, &cfg),
 		Interrupted:      interrupted.Load(),
 		Evidence:         map[string]any{"hard": map[string]any{"invalid_transitions": eng.Violations()}},
+		Client:           clientFindings(eng),
 		DuplicateEffects: duplicateEffects(srv),
 		Thresholds:       sc.Thresholds,
 	}, rec.Total(), col.windows)
@@ -440,6 +441,10 @@ func engineConfig(sc *scenarios.Scenario) loadgen.Config {
 		// requests beyond what they can serve only queue, at two file descriptors each.
 		// Against a real target a bound would cap the load a slow target sees, so none.
 		cfg.MaxConns = loadgen.DefaultMaxConns
+	} else {
+		// The store of a real target is out of sight: sample cleanup_lag by probing one
+		// finished task in ten after its expiry (DESIGN.md section 4).
+		cfg.CleanupProbes = 10
 	}
 	if sc.Fallback == scenarios.FallbackSync {
 		cfg.Fallback = loadgen.FallbackSync
@@ -497,6 +502,39 @@ func serverStats(srv *mockserver.Server) any {
 		return nil
 	}
 	st := srv.Stats()
+	peaks := peaksOf(srv)
+	defer peaksByServer.Delete(srv)
+	// requests: {"tools_call": {"ok": n, "rpc_error": n, "http_error": n}, ...} for every
+	// request method (always present, zeros included; "unknown", bodies the server could
+	// not decode, only when there were some); rejections: {"429": n, ...} by HTTP status,
+	// "other" for statuses without a slot of their own, only statuses seen.
+	requests := map[string]map[string]uint64{}
+	for op := range mcp.NumOps {
+		switch op {
+		case mcp.OpInitialized, mcp.OpTaskStatus, mcp.OpElicit, mcp.OpCancelled:
+			continue // notifications and server-to-client requests: never answered here
+		case mcp.OpUnknown:
+			if st.Requests.Total(op) == 0 {
+				continue
+			}
+		}
+		byOutcome := make(map[string]uint64, mockserver.NumOutcomes)
+		for o := range mockserver.NumOutcomes {
+			byOutcome[o.String()] = st.Requests[op][o]
+		}
+		requests[op.MetricName()] = byOutcome
+	}
+	rejections := map[string]uint64{}
+	st.Rejections.Each(func(code int, n uint64) {
+		if n == 0 {
+			return
+		}
+		k := "other"
+		if code != 0 {
+			k = strconv.Itoa(code)
+		}
+		rejections[k] = n
+	})
 	return map[string]any{
 		"tasks_created":      st.TasksCreated,
 		"retained_tasks":     st.TasksLive,
@@ -506,6 +544,40 @@ func serverStats(srv *mockserver.Server) any {
 		"domain_effects":     st.Effects,
 		"duplicate_effects":  st.DuplicateEffects,
 		"sessions":           st.Sessions,
+
+		// Backpressure: the executor (levels at the end and the highest sampled), creates
+		// refused because the server was full, rate-limit 429s.
+		"tasks_active":     st.TasksActive,
+		"tasks_active_max": max(peaks.tasksActive.Load(), st.TasksActive),
+		"queue_depth":      st.QueueDepth,
+		"queue_depth_max":  max(peaks.queueDepth.Load(), st.QueueDepth),
+		"overloaded":       st.Overloaded,
+		"refusals":         st.Refusals.Total(),
+		"refusals_by_cause": map[string]uint64{
+			"max_tasks":            st.Refusals.MaxTasks,
+			"max_tasks_per_tenant": st.Refusals.MaxTasksPerTenant,
+			"executor":             st.Refusals.Executor,
+		},
+		"rate_limited": st.RateLimited,
+
+		// The downstream system of record: levels at the end (their per-second samples are
+		// the downstream_* gauges), rejections and failures.
+		"downstream_in_flight":   st.DownstreamInFlight,
+		"downstream_queue_depth": st.DownstreamQueueDepth,
+		"downstream_rejections":  st.DownstreamRejections,
+		"downstream_failures":    st.DownstreamFailures,
+		"effects_after_cancel":   st.EffectsAfterCancel,
+		"ledger": map[string]uint64{
+			"operations":   st.Ledger.Operations,
+			"applied":      st.Ledger.Applied,
+			"failed":       st.Ledger.Failed,
+			"rejected":     st.Ledger.Rejected,
+			"duplicates":   st.Ledger.Duplicates,
+			"after_cancel": st.Ledger.AfterCancel,
+		},
+
+		"requests":   requests,
+		"rejections": rejections,
 	}
 }
 
@@ -514,4 +586,18 @@ func duplicateEffects(srv *mockserver.Server) int64 {
 		return -1
 	}
 	return int64(srv.Stats().DuplicateEffects)
+}
+
+// clientFindings is the summary's "client" object: creates refused, by JSON-RPC code
+// (negative keys) or HTTP status; nil when none was.
+func clientFindings(eng *loadgen.Engine) any {
+	ref := eng.Refusals()
+	if len(ref) == 0 {
+		return nil
+	}
+	byKey := make(map[string]int64, len(ref))
+	for k, n := range ref {
+		byKey[strconv.Itoa(k)] = n
+	}
+	return map[string]any{"creates_refused": byKey}
 }

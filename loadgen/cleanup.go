@@ -1,0 +1,121 @@
+package loadgen
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+	"github.com/tasksim/tasksim/metrics"
+)
+
+// cleanupProber measures cleanup_lag on a target whose task records tasksim cannot see
+// (DESIGN.md section 4): for a sample of finished tasks it waits until the task's expiry
+// (createdAt + ttl, on the server's clock), then polls tasks/get every step until the
+// server answers -32602 (R46). The lag is the first "not found" minus the expiry instant.
+// The two clocks are assumed to agree, so the figure is approximate; the embedded server
+// reports the exact one from its store instead.
+type cleanupProber struct {
+	e       *Engine
+	every   int64         // probe one task in every `every` finished ones
+	step    time.Duration // gap between probe polls
+	maxWait time.Duration // give up this long after expiry
+	seen    atomic.Int64
+	slots   chan struct{} // bounds the probes running at once
+
+	mu   sync.Mutex
+	sess *Session
+	wg   sync.WaitGroup
+}
+
+// probeSlots bounds concurrent probes; a probe that finds none free is skipped.
+const probeSlots = 32
+
+func newCleanupProber(e *Engine, every int) *cleanupProber {
+	return &cleanupProber{e: e, every: int64(every), step: 250 * time.Millisecond,
+		maxWait: 2 * time.Minute, slots: make(chan struct{}, probeSlots)}
+}
+
+// consider probes the task if it is in the sample, its ttl is finite, and a slot is free.
+// It returns at once; the probe runs until the task vanishes, maxWait passes or ctx ends.
+func (p *cleanupProber) consider(ctx context.Context, taskID string, created time.Time, ttl *mcp.Ms) {
+	if p == nil || ttl == nil || created.IsZero() || p.seen.Add(1)%p.every != 0 {
+		return
+	}
+	select {
+	case p.slots <- struct{}{}:
+	default:
+		return
+	}
+	expiry := created.Add(ttl.Duration())
+	p.wg.Go(func() {
+		defer func() { <-p.slots }()
+		p.probe(ctx, taskID, expiry)
+	})
+}
+
+func (p *cleanupProber) probe(ctx context.Context, taskID string, expiry time.Time) {
+	if !sleepUntil(ctx, expiry) {
+		return
+	}
+	params := taskIDParams(taskID)
+	deadline := expiry.Add(p.maxWait)
+	for time.Now().Before(deadline) {
+		s, err := p.session(ctx)
+		if err != nil {
+			return
+		}
+		rctx, cancel := context.WithTimeout(ctx, p.e.cfg.timeout())
+		rep, err := s.Call(rctx, mcp.MethodTasksGet, params, nil)
+		cancel()
+		now := time.Now()
+		switch {
+		case err == ErrSessionGone:
+			p.drop(s)
+		case err == nil && rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams:
+			p.e.rec.Shard(0).RecordDuration(metrics.CleanupLag, max(0, now.Sub(expiry)))
+			return
+		}
+		if !sleepUntil(ctx, now.Add(p.step)) {
+			return
+		}
+	}
+}
+
+// session returns the prober's own session, opening it on first use.
+func (p *cleanupProber) session(ctx context.Context) (*Session, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sess != nil {
+		return p.sess, nil
+	}
+	s, err := p.e.target.Connect(ctx, clientCaps)
+	if err != nil {
+		return nil, err
+	}
+	p.sess = s
+	return s, nil
+}
+
+func (p *cleanupProber) drop(s *Session) {
+	p.mu.Lock()
+	if p.sess == s {
+		p.sess = nil
+	}
+	p.mu.Unlock()
+}
+
+// wait lets running probes end (they stop with their context) and closes the session.
+func (p *cleanupProber) wait(ctx context.Context) {
+	if p == nil {
+		return
+	}
+	p.wg.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sess != nil {
+		_ = p.sess.Close(ctx)
+		p.sess = nil
+	}
+}
