@@ -259,23 +259,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	runErr := eng.Run(hard)
 	col.stop()
 
-	sum := results.Build(results.RunInfo{
-		Version:          version,
-		Scenario:         sc.Name,
-		Seed:             sc.Seed,
-		Protocol:         manifest.ProtocolVersion,
-		Target:           summaryTarget(sc),
-		StartedAt:        start.UTC(),
-		Duration:         time.Since(start),
-		Manifest:         manifest,
-		Server:           serverStats(srv),
-		PollInterval:     advisedInterval(manifest, &cfg),
-		Interrupted:      interrupted.Load(),
-		Evidence:         map[string]any{"hard": map[string]any{"invalid_transitions": eng.Violations()}},
-		Client:           clientFindings(eng),
-		DuplicateEffects: duplicateEffects(srv),
-		Thresholds:       sc.Thresholds,
-	}, rec.Total(), col.windows)
+	sum := summarize(sc, &cfg, start, manifest, srv, eng, rec, col.windows, interrupted.Load())
 	if err := results.WriteSummary(dir, sum); err != nil {
 		return fmt.Errorf("writing results: %w", err)
 	}
@@ -600,4 +584,27 @@ func clientFindings(eng *loadgen.Engine) any {
 		byKey[strconv.Itoa(k)] = n
 	}
 	return map[string]any{"creates_refused": byKey}
+}
+
+// summarize builds the run's summary from what the engine, the recorder and the embedded
+// server (nil for a real target) measured.
+func summarize(sc *scenarios.Scenario, cfg *loadgen.Config, start time.Time, manifest *loadgen.Manifest,
+	srv *mockserver.Server, eng *loadgen.Engine, rec *metrics.Recorder, windows []metrics.Window, interrupted bool) *results.Summary {
+	return results.Build(results.RunInfo{
+		Version:          version,
+		Scenario:         sc.Name,
+		Seed:             sc.Seed,
+		Protocol:         manifest.ProtocolVersion,
+		Target:           summaryTarget(sc),
+		StartedAt:        start.UTC(),
+		Duration:         time.Since(start),
+		Manifest:         manifest,
+		Server:           serverStats(srv),
+		PollInterval:     advisedInterval(manifest, cfg),
+		Interrupted:      interrupted,
+		Evidence:         map[string]any{"hard": map[string]any{"invalid_transitions": eng.Violations()}},
+		Client:           clientFindings(eng),
+		DuplicateEffects: duplicateEffects(srv),
+		Thresholds:       sc.Thresholds,
+	}, rec.Total(), windows)
 }
