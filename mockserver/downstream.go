@@ -197,22 +197,22 @@ func (s *Server) settle(o *operation, out opOutcome) {
 		e.receipt = s.down.receipt()
 	}
 	if t := o.t; t != nil {
+		// One critical section from the cancel check to the finish: a cancel landing in
+		// between would otherwise apply the effect after the cancel without counting it.
 		t.mu.Lock()
 		e.afterCancel = out == opApplied && t.status == mcp.StatusCancelled
-		t.mu.Unlock()
+		s.ledger.record(e) // takes only the ledger's lock
+		t.settledLocked(out, e.receipt)
+		return
 	}
 	s.ledger.record(e)
 	if o.reply != nil {
 		o.reply <- out
-		return
-	}
-	if o.t != nil {
-		o.t.settled(out, e.receipt)
 	}
 }
 
 // commitLocked sends the domain operation of t, whose work just ended, downstream and
-// unlocks t. t completes or fails when the operation returns (settled).
+// unlocks t. t completes or fails when the operation returns (settle).
 func (t *task) commitLocked() {
 	t.statusMessage = "committing: the domain operation is with the downstream system"
 	t.updatedAt = mcp.FormatTime(time.Now())
@@ -227,10 +227,10 @@ func (t *task) effectLocked() effectRecord {
 	return effectRecord{key: t.work.idempotencyKey, actor: t.owner.id, tenant: t.tenant, tool: t.tool, taskID: t.id}
 }
 
-// settled finishes t by the outcome of its domain operation. A task that ended meanwhile
-// (cancelled, expired) keeps its status: the effect, if applied, stays applied.
-func (t *task) settled(out opOutcome, receipt uint64) {
-	t.mu.Lock()
+// settledLocked finishes t by the outcome of its domain operation and unlocks t. A task
+// that ended meanwhile (cancelled, expired) keeps its status: the effect, if applied, stays
+// applied.
+func (t *task) settledLocked(out opOutcome, receipt uint64) {
 	if t.status.Terminal() || t.gone {
 		t.mu.Unlock()
 		return

@@ -112,7 +112,9 @@ func (t *task) setLocked(to mcp.Status, msg string) bool {
 // start runs the first phase of work. Called once, right after the task is stored.
 func (t *task) start() {
 	t.mu.Lock()
-	t.schedulePhaseLocked()
+	if !t.status.Terminal() && !t.gone { // a cancel may land between store.add and start
+		t.schedulePhaseLocked()
+	}
 	t.mu.Unlock()
 }
 
@@ -161,13 +163,15 @@ func (t *task) finishLocked(end ending, to mcp.Status, msg string) {
 	var snap []byte
 	if ok {
 		snap = t.srv.statusNotification(t)
+		// Record the effect before t.mu is released, so that whoever sees the task completed
+		// also sees its effect. With a downstream, settle recorded it (downstream.go).
+		if end == endCompleted && !t.srv.down.on() {
+			t.srv.recordApplied(t.effectLocked()) // takes only the ledger's lock
+		}
 	}
 	t.mu.Unlock()
 	if !ok {
 		return
-	}
-	if end == endCompleted && !t.srv.down.on() { // with a downstream, settle recorded it (downstream.go)
-		t.srv.recordApplied(t.effectLocked())
 	}
 	t.srv.notifyOwner(t.owner, snap)
 }
