@@ -163,7 +163,18 @@ func TestDryRun(t *testing.T) {
 // TestServe starts the server, reads its URL from the first stdout line, and stops it with
 // SIGINT: exit code 0.
 func TestServe(t *testing.T) {
-	cmd := exec.Command(binary, "serve", "--listen", "127.0.0.1:0", "--token", "acme=secret-token")
+	stderr := serveAndStop(t, "--token", "acme=secret-token")
+	if strings.Contains(stderr, "secret-token") {
+		t.Error("a token appeared in the output")
+	}
+}
+
+// serveAndStop runs `tasksim serve --listen 127.0.0.1:0 ARGS...`, checks that the first
+// stdout line is the endpoint URL, stops the server with SIGINT, checks that it exits 0, and
+// returns its stderr.
+func serveAndStop(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -175,6 +186,8 @@ func TestServe(t *testing.T) {
 	}
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
 		t.Fatalf("reading the URL: %v; stderr: %s", err, stderr.String())
 	}
 	if !strings.HasPrefix(line, "http://127.0.0.1:") || !strings.HasSuffix(strings.TrimSpace(line), "/mcp") {
@@ -194,9 +207,7 @@ func TestServe(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatal("serve did not stop on SIGINT")
 	}
-	if strings.Contains(stderr.String(), "secret-token") {
-		t.Error("a token appeared in the output")
-	}
+	return stderr.String()
 }
 
 // startServe runs `tasksim serve` and returns its URL; the server is stopped when the test

@@ -140,14 +140,7 @@ func (f *runFlags) scenario(name string) (*scenarios.Scenario, error) {
 	if changed("seed") {
 		sc.Seed = f.seed
 	}
-	for _, s := range f.sets {
-		path, value, ok := strings.Cut(s, "=")
-		if !ok {
-			errs = append(errs, fmt.Errorf("--set %q: want path=value", s))
-			continue
-		}
-		set(path, value)
-	}
+	errs = append(errs, applySets(sc, f.sets)...)
 	if len(errs) > 0 {
 		return nil, usageError{errors.Join(errs...)}
 	}
@@ -607,4 +600,20 @@ func summarize(sc *scenarios.Scenario, cfg *loadgen.Config, start time.Time, man
 		DuplicateEffects: duplicateEffects(srv),
 		Thresholds:       sc.Thresholds,
 	}, rec.Total(), windows)
+}
+
+// applySets applies --set path=value overrides in order and returns every problem.
+func applySets(sc *scenarios.Scenario, sets []string) []error {
+	var errs []error
+	for _, kv := range sets {
+		path, value, ok := strings.Cut(kv, "=")
+		if !ok {
+			errs = append(errs, fmt.Errorf("--set %q: want path=value", kv))
+			continue
+		}
+		if err := sc.Set(path, value); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
 }

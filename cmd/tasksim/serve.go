@@ -149,14 +149,7 @@ func parseServeFlags(args []string, stderr io.Writer) (mockserver.Config, error)
 		}
 		sc.Server.Tokens[tenant] = scenarios.Secret(tok)
 	}
-	for _, kv := range sets {
-		path, value, ok := strings.Cut(kv, "=")
-		if !ok {
-			errs = append(errs, fmt.Errorf("--set %q: want path=value", kv))
-			continue
-		}
-		set(path, value)
-	}
+	errs = append(errs, applySets(sc, sets)...)
 	if len(errs) > 0 {
 		return cfg, usageError{errors.Join(errs...)}
 	}

@@ -1,16 +1,12 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -159,39 +155,7 @@ func TestServeScenarioFile(t *testing.T) {
 	if err := os.WriteFile(file, []byte(serverScenario), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(binary, "serve", file, "--listen", "127.0.0.1:0", "--set", "server.backpressure.workers=2")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("reading the URL: %v; stderr: %s", err, stderr.String())
-	}
-	if !strings.HasPrefix(line, "http://127.0.0.1:") || !strings.HasSuffix(strings.TrimSpace(line), "/mcp") {
-		t.Errorf("first line %q, want http://127.0.0.1:PORT/mcp", line)
-	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("serve exited with %v; stderr: %s", err, stderr.String())
-		}
-	case <-time.After(30 * time.Second): // a bound on a hang, not a timing assertion
-		cmd.Process.Kill()
-		t.Fatal("serve did not stop on SIGINT")
-	}
+	serveAndStop(t, file, "--set", "server.backpressure.workers=2")
 
 	_, errOut, code := tasksim(t, "serve", file, "--set", "server.backpressure.workers=-1")
 	if code != 2 || !strings.Contains(errOut, "server.backpressure.workers: must be >= 0") {
