@@ -15,8 +15,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"runtime"
-	"slices"
 	"testing"
 	"time"
 
@@ -169,53 +167,7 @@ func BenchmarkTasksGetVsLoopLimit(b *testing.B) {
 	ours := newPoller(b, url, body, h)
 	ll.warm(b)
 	ours.warm(b)
-	const pairRound = 4 * loopConc
-	pairs := max(1, b.N/pairRound)
-	var (
-		took   [2]time.Duration // 0 ours, 1 looplimit
-		allocs [2]uint64
-		ratios = make([]float64, 0, pairs)
-		ms     runtime.MemStats
-	)
-	sides := [2]*poller{ours, ll}
-	b.ResetTimer()
-	for p := range pairs {
-		k := b.N / pairs
-		if p < b.N%pairs {
-			k++
-		}
-		var d [2]time.Duration
-		for i := range 2 {
-			side := (p + i) % 2
-			runtime.ReadMemStats(&ms)
-			before := ms.Mallocs
-			dt, err := sides[side].run(k)
-			runtime.ReadMemStats(&ms)
-			if err != nil {
-				b.Fatalf("%s: %v", [2]string{"tasks/get", "looplimit"}[side], err)
-			}
-			d[side] = dt
-			took[side] += dt
-			allocs[side] += ms.Mallocs - before
-		}
-		if d[0] > 0 {
-			ratios = append(ratios, d[1].Seconds()/d[0].Seconds())
-		}
-	}
-	b.StopTimer()
-	if took[0] == 0 || took[1] == 0 || len(ratios) == 0 {
-		return
-	}
-	slices.Sort(ratios)
-	median := ratios[len(ratios)/2]
-	if len(ratios)%2 == 0 {
-		median = (ratios[len(ratios)/2-1] + median) / 2
-	}
-	b.ReportMetric(median, "ratio")
-	b.ReportMetric(float64(b.N)/took[0].Seconds(), "req/s")
-	b.ReportMetric(float64(b.N)/took[1].Seconds(), "looplimit-req/s")
-	b.ReportMetric(float64(allocs[0])/float64(b.N), "allocs/req")
-	b.ReportMetric(float64(allocs[1])/float64(b.N), "looplimit-allocs/req")
+	looplimit.Compare(b, ours.Do, ll.Do)
 }
 
 // TestPollerAgainstMock checks the benchmark's plumbing once (not its speed): a session is

@@ -12,8 +12,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 )
 
@@ -109,4 +112,62 @@ func Round(n int, do func() error) (time.Duration, error) {
 	}
 	wg.Wait()
 	return time.Since(start), firstErr
+}
+
+// Compare measures ours against ceiling in one benchmark run: b.N requests to each, in pairs
+// of rounds of about 4*Conc requests per side, the side that goes first alternating, so
+// that neither always runs first. Each pair yields ceiling time / ours time for the same
+// number of requests; "ratio" is the median over pairs, so a burst of load from other
+// processes, which lands in a few rounds, does not move it. It also reports req/s and
+// looplimit-req/s over all rounds, and allocs/req and looplimit-allocs/req (client and
+// server together, as they share the process). Warm both sides before calling it.
+func Compare(b *testing.B, ours, ceiling func() error) {
+	const pairRound = 4 * Conc
+	pairs := max(1, b.N/pairRound)
+	sides := [2]func() error{ours, ceiling}
+	names := [2]string{"ours", "looplimit"}
+	var (
+		took   [2]time.Duration
+		allocs [2]uint64
+		ratios = make([]float64, 0, pairs)
+		ms     runtime.MemStats
+	)
+	b.ResetTimer()
+	for p := range pairs {
+		k := b.N / pairs
+		if p < b.N%pairs {
+			k++
+		}
+		var d [2]time.Duration
+		for i := range 2 {
+			side := (p + i) % 2
+			runtime.ReadMemStats(&ms)
+			before := ms.Mallocs
+			dt, err := Round(k, sides[side])
+			runtime.ReadMemStats(&ms)
+			if err != nil {
+				b.Fatalf("%s: %v", names[side], err)
+			}
+			d[side] = dt
+			took[side] += dt
+			allocs[side] += ms.Mallocs - before
+		}
+		if d[0] > 0 {
+			ratios = append(ratios, d[1].Seconds()/d[0].Seconds())
+		}
+	}
+	b.StopTimer()
+	if took[0] == 0 || took[1] == 0 || len(ratios) == 0 {
+		return
+	}
+	slices.Sort(ratios)
+	median := ratios[len(ratios)/2]
+	if len(ratios)%2 == 0 {
+		median = (ratios[len(ratios)/2-1] + median) / 2
+	}
+	b.ReportMetric(median, "ratio")
+	b.ReportMetric(float64(b.N)/took[0].Seconds(), "req/s")
+	b.ReportMetric(float64(b.N)/took[1].Seconds(), "looplimit-req/s")
+	b.ReportMetric(float64(allocs[0])/float64(b.N), "allocs/req")
+	b.ReportMetric(float64(allocs[1])/float64(b.N), "looplimit-allocs/req")
 }
