@@ -124,11 +124,12 @@ func (v *vu) attempt(ctx context.Context, m metrics.Method, method string, param
 
 // count records one request's latency (for methods that have a latency metric) and outcome.
 func (v *vu) count(m metrics.Method, start time.Time, rep Reply, err error) {
-	if h, ok := m.Latency(); ok && err == nil {
-		v.shard.RecordDuration(h, time.Since(start))
-	}
 	o, code, status := classify(rep, err)
-	v.shard.Request(m, o, code, status)
+	if err == nil { // a reply came: count it and its latency under one shard lock
+		v.shard.Reply(m, o, code, status, time.Since(start))
+	} else {
+		v.shard.Request(m, o, code, status)
+	}
 	if throttled(status) {
 		// One signal per throttling reply: honouring its Retry-After is the same signal.
 		v.shard.Add(metrics.BackpressureSignals, 1)

@@ -1,7 +1,6 @@
 package mockserver_test
 
 import (
-	"math"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -87,26 +86,6 @@ func TestDownstreamCapacityQueueRejections(t *testing.T) {
 	})
 }
 
-// bpBinom99 is the central 99% interval of Binomial(n, p).
-func bpBinom99(n int, p float64) (lo, hi int) {
-	lgN, _ := math.Lgamma(float64(n + 1))
-	cdf := 0.0
-	lo, hi = -1, n
-	for k := 0; k <= n; k++ {
-		lk, _ := math.Lgamma(float64(k + 1))
-		lnk, _ := math.Lgamma(float64(n - k + 1))
-		cdf += math.Exp(lgN - lk - lnk + float64(k)*math.Log(p) + float64(n-k)*math.Log1p(-p))
-		if lo < 0 && cdf > 0.005 {
-			lo = k
-		}
-		if cdf >= 0.995 {
-			hi = k
-			break
-		}
-	}
-	return lo, hi
-}
-
 // TestDownstreamFailureRate: with FailureRate p, the failed share of N operations lies in
 // the binomial 99% interval, each failure fails its task with a JSON-RPC error, and the
 // same seed gives the same failures.
@@ -143,7 +122,7 @@ func TestDownstreamFailureRate(t *testing.T) {
 		})
 		return failed
 	}
-	lo, hi := bpBinom99(n, p)
+	lo, hi := binom99(n, p)
 	a := run(7)
 	if a < uint64(lo) || a > uint64(hi) {
 		t.Errorf("%d of %d operations failed, want within the 99%% interval [%d, %d]", a, n, lo, hi)
@@ -303,7 +282,7 @@ func TestDownstreamStallProbability(t *testing.T) {
 		time.Sleep(time.Second)
 		synctest.Wait()
 		stalled := h.srv.Stats().DownstreamInFlight // the others returned after 1 ms
-		if lo, hi := bpBinom99(n, p); stalled < int64(lo) || stalled > int64(hi) {
+		if lo, hi := binom99(n, p); stalled < int64(lo) || stalled > int64(hi) {
 			t.Errorf("%d of %d operations stalled, want within [%d, %d]", stalled, n, lo, hi)
 		}
 		time.Sleep(10 * time.Second)

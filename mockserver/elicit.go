@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"encoding/json"
 	"strconv"
 
 	"github.com/tasksim/tasksim/internal/mcp"
@@ -65,7 +66,7 @@ func (s *Server) answerElicitation(msg *mcp.Message, tenant string) {
 		return
 	}
 	var r mcp.ElicitResult
-	if err := jsonUnmarshal(msg.Result, &r); err != nil {
+	if err := json.Unmarshal(msg.Result, &r); err != nil {
 		r.Action = "malformed"
 	}
 	e.t.answer(e, r.Action, false)

@@ -179,4 +179,3 @@ func appendToolResult(dst []byte, p *workPlan, end ending, taskID, statusMessage
 	return append(dst, '}')
 }
 
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
