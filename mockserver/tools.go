@@ -178,4 +178,3 @@ func appendToolResult(dst []byte, p *workPlan, end ending, taskID, statusMessage
 	}
 	return append(dst, '}')
 }
-
