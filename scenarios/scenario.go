@@ -41,6 +41,11 @@ type Scenario struct {
 	Client Client `yaml:"client"`
 	// Server configures the embedded mock server; ignored by `run` with a Target.
 	Server Server `yaml:"server"`
+	// Faults inject chaos at the client, the embedded server and the network (faults.go).
+	// Default off.
+	Faults Faults `yaml:"faults"`
+	// Recovery is how clients recover from faults (faults.go).
+	Recovery Recovery `yaml:"recovery"`
 	// Thresholds are user threshold expressions, evaluated by the results package over the
 	// whole run and per window. Default none.
 	Thresholds []Threshold `yaml:"thresholds,omitempty"`
@@ -308,6 +313,8 @@ func Default() *Scenario {
 			Input:          Input{Accept: 1},
 			RequestTimeout: Duration(30 * time.Second),
 		},
+		Faults:   Faults{Server: defaultServerFaults()},
+		Recovery: defaultRecovery(),
 		Server: Server{
 			PollInterval:   Duration(time.Second),
 			TTL:            Duration(5 * time.Minute),

@@ -198,6 +198,7 @@ type Window struct {
 func (s *Scenario) ValidateServer() error {
 	v := &validator{s: s}
 	v.server()
+	v.serverFaults()
 	return errors.Join(v.errs...)
 }
 

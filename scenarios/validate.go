@@ -32,6 +32,7 @@ func (s *Scenario) Validate() error {
 	v.workload()
 	v.client()
 	v.server()
+	v.faults()
 	for i, t := range s.Thresholds {
 		if strings.TrimSpace(t.Expr) == "" {
 			v.add(indexPath("thresholds", i), "must not be empty")
