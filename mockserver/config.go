@@ -56,6 +56,10 @@ type Config struct {
 	// GET stream only (R20 says clients must not depend on them). Default off.
 	StatusNotifications bool
 
+	// SSERetry is sent as the retry field of every SSE stream's priming event: how long a
+	// client should wait before it reconnects after the stream is cut (H5). Default 0: none.
+	SSERetry time.Duration
+
 	// Seed seeds the server's one random source: the same seed and configuration give the
 	// same sequence of server decisions (latencies, durations, outcomes, failures). Default 0.
 	Seed uint64
@@ -81,6 +85,15 @@ type Config struct {
 
 	// Downstream is the simulated system of record behind the tools. Default off.
 	Downstream Downstream
+
+	// Faults inject the server faults of issue 5 (faults.go): per request, per task, per
+	// tasks/result stream, and restarts on a schedule. Trigger windows and the restart
+	// schedule are counted from the server's start. Status 0 means 503. Default off.
+	Faults scenarios.ServerFaults
+
+	// Events, when set, records every injected fault that took effect (Source "server",
+	// Kind the fault's scenario name, faults.go). Default nil: counted in Stats.Faults only.
+	Events *metrics.Events
 
 	// Metrics, when set, receives the server's own measurements: cleanup_lag (expiry ->
 	// deletion) and orphaned_tasks. Default nil: Stats only.
@@ -165,5 +178,6 @@ func (c Config) Validate() error {
 	errs = append(errs, c.requestPathProblems()...)
 	errs = append(errs, c.Backpressure.problems()...)
 	errs = append(errs, c.Downstream.problems()...)
+	errs = append(errs, faultProblems(c.Faults)...)
 	return errors.Join(errs...)
 }

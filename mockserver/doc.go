@@ -2,7 +2,9 @@
 // speaks protocol 2025-11-25 Tasks exactly (spec/TASKS.md), with sessions, bearer-token
 // tenants, a task store with a TTL reaper, an event-driven executor for the default tools
 // (DESIGN.md section 8), the input_required flow, backpressure (task caps, a bounded
-// executor, rate limits), a downstream system of record and a domain ledger.
+// executor, rate limits), a downstream system of record and a domain ledger, idempotent
+// creates keyed by idempotency_key (idempotency.go), and injected server faults for chaos
+// runs (faults.go).
 //
 // It is shaped like net/http/httptest.Server: NewServer listens on 127.0.0.1:0 and exposes
 // URL, NewUnstartedServer leaves starting to the caller, and Close waits for in-flight

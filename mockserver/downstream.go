@@ -214,13 +214,17 @@ func (s *Server) settle(o *operation, out opOutcome) {
 // commitLocked sends the domain operation of t, whose work just ended, downstream and
 // unlocks t. t completes or fails when the operation returns (settle).
 func (t *task) commitLocked() {
-	t.statusMessage = "committing: the domain operation is with the downstream system"
+	t.statusMessage = commitMessage
 	t.updatedAt = mcp.FormatTime(time.Now())
 	t.signalLocked()
 	o := &operation{t: t, effect: t.effectLocked()}
 	t.mu.Unlock()
 	t.srv.send(o)
 }
+
+// commitMessage is the statusMessage of a task whose work ended while its domain operation
+// is with the downstream.
+const commitMessage = "committing: the domain operation is with the downstream system"
 
 // effectLocked is the ledger record of t's work, before its outcome is known.
 func (t *task) effectLocked() effectRecord {
@@ -229,8 +233,17 @@ func (t *task) effectLocked() effectRecord {
 
 // settledLocked finishes t by the outcome of its domain operation and unlocks t. A task
 // that ended meanwhile (cancelled, expired) keeps its status: the effect, if applied, stays
-// applied.
+// applied. The operation of an effect_first task (faults.go) settles while its work may
+// still run: applied, the work goes on (t completes when it ends); failed or rejected, t
+// fails at once.
 func (t *task) settledLocked(out opOutcome, receipt uint64) {
+	if out == opApplied && t.fx == fxSent {
+		t.fx = fxApplied
+		if !t.awaitFx {
+			t.mu.Unlock()
+			return
+		}
+	}
 	if t.status.Terminal() || t.gone {
 		t.mu.Unlock()
 		return

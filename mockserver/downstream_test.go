@@ -179,13 +179,16 @@ func TestDownstreamStallWindow(t *testing.T) {
 }
 
 // TestLedgerDuplicates: a reused idempotency key applied twice is one duplicate, distinct
-// keys are none, the key is per tenant; with and without the downstream model.
+// keys are none, the key is per tenant; with and without the downstream model. A correct
+// server never starts a key's work twice (idempotency_test.go), so the duplicates come from
+// the known-bad mode non_idempotent, which is what the ledger is there to catch.
 func TestLedgerDuplicates(t *testing.T) {
 	for _, capacity := range []int{0, 1} {
 		synctest.Test(t, func(t *testing.T) {
 			h := newHarness(t, mockserver.Config{
 				Tokens:     map[string]string{"ta": "alice", "tb": "bob"},
 				Downstream: mockserver.Downstream{Capacity: capacity, ServiceTime: bpFixed(10 * time.Millisecond)},
+				Faults:     scenarios.ServerFaults{NonIdempotent: true},
 			})
 			a, b := h.connect(withToken("ta")), h.connect(withToken("tb"))
 			for _, k := range []string{"x", "y", "z"} {
@@ -210,6 +213,12 @@ func TestLedgerDuplicates(t *testing.T) {
 			}
 			if e, _ := h.srv.Effect("bob", "x"); e.Applied != 1 {
 				t.Errorf("capacity %d: bob/x %+v, want 1 applied", capacity, e)
+			}
+			if s := h.srv.Stats(); s.Faults.NonIdempotent != 2 || s.IdempotentReplays != 0 {
+				t.Errorf("capacity %d: %d non_idempotent faults, %d replays; want 2 and 0", capacity, s.Faults.NonIdempotent, s.IdempotentReplays)
+			}
+			if id, ok := h.srv.LookupKey("alice", "x"); ok {
+				t.Errorf("capacity %d: LookupKey found %s with non_idempotent on, want nothing", capacity, id)
 			}
 		})
 	}

@@ -213,21 +213,27 @@ func (x *executor) compactLocked() {
 // begin starts the work of a task that waited in the queue: its first phase's timer starts
 // now. A task that ended meanwhile does nothing.
 func (t *task) begin() {
+	if o := t.beginQueued(); o != nil {
+		t.srv.send(o) // effect_first through the downstream (downstream.go)
+	}
+}
+
+func (t *task) beginQueued() *operation {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.xq = false
 	if t.status.Terminal() || t.gone {
-		return
+		return nil
 	}
 	select {
 	case <-t.srv.closing:
-		return
+		return nil
 	default:
 	}
 	t.statusMessage = ""
 	t.updatedAt = mcp.FormatTime(time.Now())
 	t.signalLocked()
-	t.schedulePhaseLocked()
+	return t.beginWorkLocked()
 }
 
 // statusMessageLocked is the statusMessage on the wire: a queued task says where it stands.

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -45,7 +46,20 @@ type response struct {
 	body   chan []byte   // chunks written by the handler, closed when it returns
 	done   chan struct{} // closed when the handler returns
 	rest   []byte
+
+	// Aborted is the transport error of a connection closed without a complete reply: the
+	// handler panicked with http.ErrAbortHandler (the reset fault), as net/http would close
+	// the connection. Status is 0 when nothing had been written. Read it after the body
+	// ended (all, or nextEvent reporting the end).
+	Aborted bool
+
+	gone     chan struct{} // closed by hangUp
+	hangOnce sync.Once
 }
+
+// hangUp plays a client that closed the connection without the server noticing (the
+// request context stays alive): every later write of the handler fails.
+func (r *response) hangUp() { r.hangOnce.Do(func() { close(r.gone) }) }
 
 // pipeWriter is a http.ResponseWriter + http.Flusher that hands each write to the reader.
 type pipeWriter struct {
@@ -65,18 +79,46 @@ func (w *pipeWriter) WriteHeader(code int) {
 }
 func (w *pipeWriter) Write(b []byte) (int, error) {
 	w.WriteHeader(http.StatusOK)
-	w.resp.body <- bytes.Clone(b)
-	return len(b), nil
+	select {
+	case <-w.resp.gone:
+		return 0, io.ErrClosedPipe
+	default:
+	}
+	select {
+	case w.resp.body <- bytes.Clone(b):
+		return len(b), nil
+	case <-w.resp.gone:
+		return 0, io.ErrClosedPipe
+	}
 }
 func (w *pipeWriter) Flush() {}
 
-// do serves req in a goroutine and returns as soon as the status line is known.
+// abort ends the response as a connection closed by the server: Status 0 if no status line
+// was written.
+func (w *pipeWriter) abort() {
+	w.resp.Aborted = true
+	w.once.Do(func() {
+		w.resp.Header = w.h.Clone()
+		close(w.started)
+	})
+}
+
+// do serves req in a goroutine and returns as soon as the status line is known, or the
+// handler aborted the connection (Aborted).
 func (h *harness) do(req *http.Request) *response {
-	resp := &response{body: make(chan []byte, 64), done: make(chan struct{})}
+	resp := &response{body: make(chan []byte, 64), done: make(chan struct{}), gone: make(chan struct{})}
 	w := &pipeWriter{h: http.Header{}, started: make(chan struct{}), resp: resp}
 	go func() {
 		defer close(resp.done)
 		defer close(resp.body)
+		defer func() {
+			if v := recover(); v != nil {
+				if v != http.ErrAbortHandler { // net/http compares it the same way
+					panic(v)
+				}
+				w.abort()
+			}
+		}()
 		h.srv.Handler().ServeHTTP(w, req)
 		w.WriteHeader(http.StatusOK)
 	}()

@@ -1,6 +1,8 @@
 package mockserver
 
 import (
+	"time"
+
 	"bytes"
 	"errors"
 	"mime"
@@ -37,6 +39,9 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		s.rejected(r, mcp.OpUnknown, http.StatusUnauthorized)
 		httpError(w, http.StatusUnauthorized, "a valid bearer token is required (H10)")
 		return
+	}
+	if s.faults.perRequest && s.requestFault(w, r) {
+		return // answered by an injected fault (faults.go)
 	}
 	switch r.Method {
 	case http.MethodPost:
@@ -145,8 +150,9 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 	}
 	q := sess.queue()
 	sess.getReaders.Add(1)
-	defer sess.getReaders.Add(-1)
+	defer sess.endGET()
 	sw := newSSE(w, sess)
+	sw.retry = s.cfg.SSERetry
 	if err := sw.start(); err != nil {
 		return
 	}
@@ -293,13 +299,16 @@ type sse struct {
 	stream uint64
 	buf    []byte
 	on     bool
+	dup    bool          // the duplicate fault: the reply goes out twice (faults.go)
+	retry  time.Duration // Config.SSERetry: sent as the priming event's retry field; 0 = none
 }
 
 func newSSE(w http.ResponseWriter, sess *session) *sse {
 	return &sse{w: w, rc: http.NewResponseController(w), sess: sess, stream: sess.streams.Add(1)}
 }
 
-// start sends the headers and the priming event: an id and an empty data field (H5).
+// start sends the headers and the priming event: an id and an empty data field, and the
+// retry field when the server sets one (H5).
 func (s *sse) start() error {
 	if s.on {
 		return nil
@@ -320,8 +329,25 @@ func (s *sse) event(msg []byte) error {
 	return s.write(msg)
 }
 
+// comment writes an SSE comment line, which clients ignore: a write that fails tells that
+// the client is gone.
+func (s *sse) comment() error {
+	if _, err := s.w.Write(ping); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+var ping = []byte(": ping\n\n")
+
 func (s *sse) write(msg []byte) error {
-	b := append(s.buf[:0], "id: "...)
+	b := s.buf[:0]
+	if msg == nil && s.retry > 0 { // the priming event: how long to wait before reconnecting
+		b = append(b, "retry: "...)
+		b = strconv.AppendInt(b, s.retry.Milliseconds(), 10)
+		b = append(b, '\n')
+	}
+	b = append(b, "id: "...)
 	b = s.sess.eventID(b, s.stream)
 	b = append(b, "\ndata: "...)
 	b = append(b, msg...) // JSON from our encoders never holds a raw newline

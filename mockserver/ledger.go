@@ -10,9 +10,11 @@ import "sync"
 // a key are counted but cannot be deduplicated.
 //
 // Memory is bounded by the number of distinct keys, not of operations: the ledger keeps,
-// per (tenant, key), the first applied effect (task, actor, tool, receipt) and counts of
-// operations and applied effects (about 150 bytes per key plus the key itself), and global
-// counters by outcome. Individual records are not kept.
+// per (tenant, key), the task created for the key (idempotent creates, idempotency.go), the
+// first applied effect (task, actor, tool, receipt) and counts of operations and applied
+// effects (about 200 bytes per key plus the key itself), and global counters by outcome.
+// Individual records are not kept. A key's task is held by pointer only while it is in the
+// store; after that, by its id.
 type ledger struct {
 	mu    sync.Mutex
 	byKey map[ledgerKey]*keyEntry
@@ -22,7 +24,7 @@ type ledger struct {
 	failed      uint64
 	rejected    uint64
 	dups        uint64 // applied effects beyond the first per key (Stats.DuplicateEffects)
-	afterCancel uint64 // effects applied to work whose task was already cancelled
+	afterCancel uint64 // effects of tasks that ended cancelled (see addAfterCancel)
 }
 
 type ledgerKey struct{ tenant, key string }
@@ -32,6 +34,9 @@ type keyEntry struct {
 	first   effectRecord // the first applied effect; outcome is opApplied once applied > 0
 	ops     uint32       // operations with this key, every outcome
 	applied uint32       // applied effects with this key; > 1 means duplicates
+
+	taskID string // the task created for this key ("" = none yet: only synchronous calls)
+	task   *task  // that task while it is in the store; nil once deleted
 }
 
 // effectRecord is one domain operation as the ledger sees it.
@@ -43,7 +48,7 @@ type effectRecord struct {
 	taskID      string // "" for a synchronous call
 	receipt     uint64 // downstream receipt; 0 when rejected (never reached the system)
 	outcome     opOutcome
-	afterCancel bool // applied although the task was already cancelled
+	afterCancel bool // its task ended cancelled: applied after the cancel, or before it (effect_first)
 }
 
 // record adds one operation and reports whether it was a duplicate applied effect.
@@ -65,15 +70,7 @@ func (l *ledger) record(e *effectRecord) bool {
 	if e.key == "" {
 		return false
 	}
-	if l.byKey == nil {
-		l.byKey = make(map[ledgerKey]*keyEntry)
-	}
-	k := ledgerKey{e.tenant, e.key}
-	ke := l.byKey[k]
-	if ke == nil {
-		ke = &keyEntry{}
-		l.byKey[k] = ke
-	}
+	ke := l.entryLocked(e.tenant, e.key)
 	ke.ops++
 	if e.outcome != opApplied {
 		return false
@@ -87,6 +84,36 @@ func (l *ledger) record(e *effectRecord) bool {
 	return true
 }
 
+// entryLocked returns the entry of (tenant, key), making it on first use.
+func (l *ledger) entryLocked(tenant, key string) *keyEntry {
+	if l.byKey == nil {
+		l.byKey = make(map[ledgerKey]*keyEntry)
+	}
+	k := ledgerKey{tenant, key}
+	ke := l.byKey[k]
+	if ke == nil {
+		ke = &keyEntry{}
+		l.byKey[k] = ke
+	}
+	return ke
+}
+
+// addAfterCancel counts an effect applied BEFORE its task was cancelled (effect_first,
+// faults.go): the cancel came after the effect, which stays. Effects applied after the
+// cancel are counted by record. Each effect is counted once: by whichever of the two
+// comes second, both under the task's lock.
+func (l *ledger) addAfterCancel(e *effectRecord) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.afterCancel++
+	if e.key == "" {
+		return
+	}
+	if ke := l.byKey[ledgerKey{e.tenant, e.key}]; ke != nil && ke.applied > 0 && ke.first.taskID == e.taskID {
+		ke.first.afterCancel = true
+	}
+}
+
 // LedgerCounts are the ledger's counters.
 type LedgerCounts struct {
 	Operations  uint64 // domain operations recorded, every outcome
@@ -94,7 +121,7 @@ type LedgerCounts struct {
 	Failed      uint64 // operations the downstream failed
 	Rejected    uint64 // operations the downstream refused (queue full)
 	Duplicates  uint64 // applied effects beyond the first for one (tenant, idempotency key)
-	AfterCancel uint64 // effects applied after their task was cancelled (cancel is not rollback)
+	AfterCancel uint64 // effects of tasks that ended cancelled (cancel is not rollback): applied after the cancel, or before it (effect_first)
 }
 
 func (l *ledger) counts() LedgerCounts {
@@ -113,16 +140,17 @@ type Effect struct {
 	Actor       string // its session
 	Tool        string // its tool
 	Receipt     string // its downstream receipt, "ds-N"
-	AfterCancel bool   // it was applied after its task was cancelled
+	AfterCancel bool   // its task ended cancelled (after or, with effect_first, before the effect)
 }
 
-// Effect returns the ledger entry of (tenant, key); ok is false when no operation used it.
+// Effect returns the ledger entry of (tenant, key); ok is false when no operation used it
+// (a task created for the key whose work has not reached the ledger yet is no operation).
 func (s *Server) Effect(tenant, key string) (e Effect, ok bool) {
 	l := &s.ledger
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ke := l.byKey[ledgerKey{tenant, key}]
-	if ke == nil {
+	if ke == nil || ke.ops == 0 {
 		return Effect{}, false
 	}
 	e = Effect{Tenant: tenant, Key: key, Operations: int(ke.ops), Applied: int(ke.applied)}

@@ -101,14 +101,15 @@ func TestMemory100kLiveTasks(t *testing.T) {
 		t.Fatalf("stats %+v: want %d live tasks, none expired", st, tasks)
 	}
 	working := 0
-	srv.store.each(func(tk *task) bool {
+	var all []*task // no task lock inside a shard lock (store.each)
+	srv.store.each(func(tk *task) bool { all = append(all, tk); return true })
+	for _, tk := range all {
 		tk.mu.Lock()
 		if tk.status == mcp.StatusWorking {
 			working++
 		}
 		tk.mu.Unlock()
-		return true
-	})
+	}
 	if working != tasks {
 		t.Fatalf("%d of %d tasks are working, want all", working, tasks)
 	}

@@ -182,6 +182,13 @@ func (s *Server) toolsCall(c *call) {
 		c.reply(nil, perr)
 		return
 	}
+	key := plan.idempotencyKey
+	if key != "" && !s.faults.nonIdem {
+		if prev, prevID, used := s.ledger.keyTask(c.tenant, key); used {
+			s.replay(c, key, prev, prevID) // idempotency.go
+			return
+		}
+	}
 	now := time.Now()
 	t := &task{
 		srv: s, id: randomID(), tool: p.Name, tenant: c.tenant, owner: c.sess,
@@ -196,6 +203,12 @@ func (s *Server) toolsCall(c *call) {
 	if why != refusedNone {
 		s.refuseCreate(c, why, t)
 		return
+	}
+	if key != "" && !s.bindKey(c, t, now) {
+		return // a concurrent create with the key won: c got its task (idempotency.go)
+	}
+	if s.faults.perTask {
+		s.taskFaults(t, now) // faults.go
 	}
 	s.countInFlight(t) // before the task is visible, so that a racing cancel uncounts it
 	s.store.add(t)

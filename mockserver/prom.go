@@ -53,6 +53,12 @@ import (
 //	downstream_rejections_total     counter  operations rejected: the downstream queue was full
 //	downstream_failures_total       counter  operations the downstream failed
 //	downstream_wait_seconds         histogram  time an operation waited for a downstream slot
+//	faults_total{kind}              counter  injected faults that took effect, by kind (the
+//	                                         scenario names: http_5xx, reset, ...; faults.go)
+//	lost_tasks_total                counter  tasks forgotten by a restart (restart_loses_tasks)
+//	idempotent_replays_total{outcome}  counter  creates repeating an idempotency key: answered
+//	                                         with the key's task (task) or refused because it
+//	                                         no longer exists (expired); idempotency.go
 const promPrefix = "tasksim_mock_"
 
 // cleanupLagBuckets are the upper bounds of cleanup_lag_seconds, in seconds: from a lookup
@@ -72,7 +78,8 @@ type exporter struct {
 	requests, rejections, created, retained, expired, orphaned,
 	lagMax, sessions, effects, duplicates, afterCancel,
 	execQueue, refusals, rateLimited,
-	downInFlight, downQueue, downRejections, downFailures *prometheus.Desc
+	downInFlight, downQueue, downRejections, downFailures,
+	faults, lost, replays *prometheus.Desc
 }
 
 var _ http.Handler = (*exporter)(nil)
@@ -109,6 +116,9 @@ func newExporter(s *Server) *exporter {
 		downQueue:      desc("downstream_queue_depth", "Operations waiting for a downstream slot."),
 		downRejections: desc("downstream_rejections_total", "Downstream operations rejected because the downstream queue was full."),
 		downFailures:   desc("downstream_failures_total", "Downstream operations that failed."),
+		faults:         desc("faults_total", "Injected server faults that took effect, by kind.", "kind"),
+		lost:           desc("lost_tasks_total", "Tasks forgotten by an injected restart that loses tasks."),
+		replays:        desc("idempotent_replays_total", "Task creates repeating an idempotency key, by outcome: task (answered with the key's task) or expired (refused: that task no longer exists).", "outcome"),
 		downstreamWait: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    promPrefix + "downstream_wait_seconds",
 			Help:    "Time a downstream operation waited for a slot, observed when it got one.",
@@ -159,7 +169,7 @@ func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.requests, c.rejections, c.created, c.retained,
 		c.expired, c.orphaned, c.lagMax, c.sessions, c.effects, c.duplicates, c.afterCancel,
 		c.execQueue, c.refusals, c.rateLimited, c.downInFlight, c.downQueue, c.downRejections,
-		c.downFailures} {
+		c.downFailures, c.faults, c.lost, c.replays} {
 		ch <- d
 	}
 }
@@ -217,4 +227,8 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.downQueue, float64(st.DownstreamQueueDepth))
 	counter(c.downRejections, st.DownstreamRejections)
 	counter(c.downFailures, st.DownstreamFailures)
+	st.Faults.Each(func(kind string, n uint64) { counter(c.faults, n, kind) })
+	counter(c.lost, st.TasksLost)
+	counter(c.replays, st.IdempotentReplays, "task")
+	counter(c.replays, st.IdempotentExpired, "expired")
 }

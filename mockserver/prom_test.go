@@ -95,13 +95,15 @@ func rawPost(body string, headers ...string) *http.Request {
 // virtual time, then checks every family of /metrics value by value.
 func TestMetricsExposition(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, mockserver.Config{DefaultTTL: 1500 * time.Millisecond, ReaperInterval: time.Second})
+		// NonIdempotent (known-bad) lets B repeat A's key: a duplicate effect and a fault.
+		h := newHarness(t, mockserver.Config{DefaultTTL: 1500 * time.Millisecond, ReaperInterval: time.Second,
+			Faults: scenarios.ServerFaults{NonIdempotent: true}})
 		t0 := time.Now() // the reaper ticks at t0+1s, t0+2s, ...
 		c := h.connect() // initialize ok; notifications/initialized is not a request
 
 		// A: default ttl 1.5 s, completes at 100 ms, never fetched: expired and orphaned at 2 s.
 		a := c.createTask("work", map[string]any{"duration_ms": 100, "idempotency_key": "k1"})
-		// B: same key (a duplicate effect), ttl 60 s, fetched as JSON.
+		// B: same key (a duplicate effect: non_idempotent), ttl 60 s, fetched as JSON.
 		b := c.call("tools/call", map[string]any{"name": "work", "task": map[string]any{"ttl": 60000},
 			"arguments": map[string]any{"duration_ms": 100, "idempotency_key": "k1"}})
 		var bt mcp.CreateTaskResult
@@ -189,6 +191,13 @@ func TestMetricsExposition(t *testing.T) {
 			"tasksim_mock_downstream_queue_depth":                     0,
 			"tasksim_mock_downstream_rejections_total":                0,
 			"tasksim_mock_downstream_failures_total":                  0,
+			// Faults: only non_idempotent took effect; every kind has its series.
+			"tasksim_mock_faults_total{kind=non_idempotent}":         1,
+			"tasksim_mock_faults_total{kind=http_5xx}":               0,
+			"tasksim_mock_faults_total{kind=restart}":                0,
+			"tasksim_mock_lost_tasks_total":                          0,
+			"tasksim_mock_idempotent_replays_total{outcome=task}":    0,
+			"tasksim_mock_idempotent_replays_total{outcome=expired}": 0,
 		}
 		for k, v := range want {
 			if g, ok := got[k]; !ok || g != v {

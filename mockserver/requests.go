@@ -23,7 +23,9 @@ import (
 //	Rejections     every rejection of the MCP endpoint by status, POST, GET and DELETE alike.
 //
 // Not counted: notifications and JSON-RPC responses a client POSTs (202 Accepted, no reply),
-// and requests never answered because the client went away or the server closed first.
+// requests never answered because the client went away or the server closed first, and
+// requests answered by an injected fault (http_5xx, reset, session_expiry: Stats.Faults,
+// faults.go).
 
 // Outcome is how the server answered one JSON-RPC request.
 type Outcome uint8

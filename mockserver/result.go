@@ -1,12 +1,18 @@
 package mockserver
 
 import (
+	"time"
+
 	"github.com/tasksim/tasksim/internal/mcp"
 )
 
 // stream marks one open tasks/result SSE stream, so that an elicitation is carried by one
-// live stream at a time and re-sent only when that stream is gone.
-type stream struct{ done chan struct{} }
+// live stream at a time and re-sent only when that stream is gone. probe asks the stream to
+// check that its client is still there (see tasksResult).
+type stream struct {
+	done  chan struct{}
+	probe chan struct{} // buffered 1
+}
 
 func (st *stream) alive() bool {
 	select {
@@ -21,6 +27,19 @@ func (st *stream) alive() bool {
 // (R17, R18). On a non-terminal task a client that accepts SSE gets a stream: the priming
 // event (H5), then every pending elicitation/create of the task (spec/TASKS.md section 10),
 // then the final reply. A dropped connection abandons the request, never the task (R62).
+//
+// An elicitation is carried by one live stream at a time (H6). When the stream that carried
+// it ends before it was answered, the other waiters on the task are woken, so that a stream
+// open meanwhile (or the next tasks/result) sends it again: a client whose stream dropped
+// before it answered is asked again, never left in input_required. The same holds when the
+// owner's GET stream that carried it ends. A stream finds its client gone when its request
+// context ends (net/http cancels it when the connection closes) or when a write fails: a
+// new stream that finds the elicitation held by another asks that one to write an SSE
+// comment (": ping"), so that a stream whose client left without the server noticing (a
+// transport that does not cancel the context) ends and gives the elicitation up.
+//
+// The stream ends without a reply when the caller's session ends (DELETE, session_expiry,
+// restart): the client asks again on a new session.
 func (s *Server) tasksResult(c *call) {
 	t, e := s.lookupTask(c)
 	if e != nil {
@@ -28,41 +47,55 @@ func (s *Server) tasksResult(c *call) {
 		return
 	}
 	useSSE := accepts(c.r.Header.Get("Accept"), "text/event-stream")
-	st := &stream{done: make(chan struct{})}
-	defer close(st.done)
-	var sw *sse
+	st := &stream{done: make(chan struct{}), probe: make(chan struct{}, 1)}
 	if useSSE { // R39: only a stream can carry an elicitation; with a JSON-only waiter it goes to the GET stream
 		t.mu.Lock()
 		t.waiters++
 		t.mu.Unlock()
-		defer func() {
-			t.mu.Lock()
-			t.waiters--
-			t.mu.Unlock()
-		}()
 	}
+	defer t.streamEnded(st, useSSE)
+	var sw *sse
 	for {
 		t.mu.Lock()
 		if t.gone {
+			why := "expired and was deleted before it finished (its ttl ran out)"
+			if t.status.Terminal() {
+				why = "was deleted before its result was fetched"
+			}
 			t.mu.Unlock()
-			s.finalReply(c, sw, nil, mcp.Errorf(mcp.CodeInvalidParams, "task %s expired and was deleted before it finished (its ttl ran out)", t.id))
+			s.finalReply(c, sw, t.id, nil, mcp.Errorf(mcp.CodeInvalidParams, "task %s %s", t.id, why))
 			return
 		}
 		if t.status.Terminal() {
 			result, rpcErr := t.payloadLocked()
 			t.fetched = true
 			t.mu.Unlock()
-			s.finalReply(c, sw, result, rpcErr)
+			s.finalReply(c, sw, t.id, result, rpcErr)
 			return
 		}
 		var out [][]byte
+		var getEnded <-chan struct{} // the owner's GET stream ends: an elicitation it carried is ours to send
 		if useSSE {
 			for _, p := range t.pending {
+				if p.answered {
+					continue
+				}
 				// H6: one message, one stream: not while the owner's GET stream that got it is connected.
-				onGET := p.onGET && t.owner.getReaders.Load() > 0
-				if !p.answered && !onGET && (p.deliveredTo == nil || !p.deliveredTo.alive()) {
+				onGET := false
+				if p.onGET {
+					getEnded = t.owner.getEnded() // before the test, so that no end is missed
+					onGET = t.owner.getReaders.Load() > 0
+				}
+				switch {
+				case onGET:
+				case p.deliveredTo == nil || !p.deliveredTo.alive():
 					p.deliveredTo = st
 					out = append(out, p.msg)
+				case p.deliveredTo != st:
+					select { // is its client still there?
+					case p.deliveredTo.probe <- struct{}{}:
+					default:
+					}
 				}
 			}
 		}
@@ -72,6 +105,8 @@ func (s *Server) tasksResult(c *call) {
 		if useSSE {
 			if sw == nil {
 				sw = newSSE(c.w, c.sess)
+				sw.retry = s.cfg.SSERetry
+				sw.dup = s.faults.duplicate && s.fires(faultDuplicate, time.Now()) // faults.go
 				if sw.start() != nil {
 					return
 				}
@@ -84,7 +119,14 @@ func (s *Server) tasksResult(c *call) {
 		}
 		select {
 		case <-changed:
+		case <-getEnded:
+		case <-st.probe:
+			if sw != nil && sw.comment() != nil {
+				return // the client is gone: streamEnded wakes the stream that asked
+			}
 		case <-c.r.Context().Done():
+			return
+		case <-c.sess.closed:
 			return
 		case <-s.closing:
 			return
@@ -92,8 +134,27 @@ func (s *Server) tasksResult(c *call) {
 	}
 }
 
+// streamEnded is the end of tasksResult's stream st: st is no longer alive, and when it
+// carried an elicitation still unanswered, the task's other waiters are woken to send it.
+func (t *task) streamEnded(st *stream, useSSE bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	close(st.done)
+	if !useSSE {
+		return
+	}
+	t.waiters--
+	for _, p := range t.pending {
+		if p.deliveredTo == st && !p.answered {
+			t.signalLocked()
+			return
+		}
+	}
+}
+
 // finalReply sends the terminal reply on the SSE stream if one was opened, else as JSON.
-func (s *Server) finalReply(c *call, sw *sse, result []byte, e *mcp.Error) {
+// On a stream chosen by the duplicate fault it is sent twice (faults.go).
+func (s *Server) finalReply(c *call, sw *sse, taskID string, result []byte, e *mcp.Error) {
 	if sw == nil {
 		c.reply(result, e)
 		return
@@ -108,7 +169,9 @@ func (s *Server) finalReply(c *call, sw *sse, result []byte, e *mcp.Error) {
 	} else {
 		b = mcp.AppendResult(nil, c.msg.ID, result)
 	}
-	_ = sw.event(b)
+	if sw.event(b) == nil && sw.dup && sw.event(b) == nil {
+		s.injected(faultDuplicate, time.Now(), taskID)
+	}
 }
 
 // payloadLocked is what the original tools/call would have returned (R17): the

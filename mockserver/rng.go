@@ -19,7 +19,10 @@ const (
 	streamStall                        // stall by probability (latency.go)
 	streamWork                         // tool profile: duration, outcome, input (profile.go)
 	streamDownstream                   // the downstream model (downstream.go)
-	numRandStreams
+	// streamFaults is the first of one stream per fault with a Trigger (faults.go): fault
+	// k draws from streamFaults + k, so that turning one fault on shifts no other's draws.
+	streamFaults
+	numRandStreams = streamFaults + randStream(numTriggered)
 )
 
 // serverRand is the server's one seeded random source (Config.Seed): a PCG stream per

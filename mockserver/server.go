@@ -42,7 +42,11 @@ type Server struct {
 	created  atomic.Uint64
 	expired  atomic.Uint64
 	orphaned atomic.Uint64
+	lost     atomic.Uint64 // tasks forgotten by a restart (faults.go)
 	lagMaxNs atomic.Int64
+
+	replays       atomic.Uint64 // creates answered with their idempotency key's task (idempotency.go)
+	replayExpired atomic.Uint64 // creates refused: their key's task no longer exists
 
 	requests requestCounters // requests.go
 	prom     *exporter       // prom.go: /metrics
@@ -52,6 +56,7 @@ type Server struct {
 	exec   executor   // caps, workers and queue (executor.go, backpressure.go)
 	limits *limits    // rate limits; nil when none (ratelimit.go)
 	down   downstream // the downstream system of record (downstream.go)
+	faults faultState // injected faults (faults.go)
 }
 
 // NewUnstartedServer validates cfg and builds a server whose listener is open on cfg.Addr but
@@ -103,6 +108,7 @@ func newServer(cfg Config) (*Server, error) {
 	}
 	s.initRequestPath()
 	s.initBackpressure()
+	s.initFaults()
 	s.mux = http.NewServeMux()
 	s.mux.Handle("/mcp", http.HandlerFunc(s.serveMCP))
 	s.prom = newExporter(s)
@@ -152,15 +158,16 @@ func (s *Server) shutdown(ctx context.Context) error {
 		}
 		s.reaperWG.Wait()
 		s.down.close()
-		s.store.each(func(t *task) bool {
+		var all []*task // collected first: no task lock is taken inside a shard lock (store.go)
+		s.store.each(func(t *task) bool { all = append(all, t); return true })
+		for _, t := range all {
 			t.mu.Lock()
 			if t.timer != nil {
 				t.timer.Stop()
 				t.timer = nil
 			}
 			t.mu.Unlock()
-			return true
-		})
+		}
 	})
 	return err
 }
@@ -175,6 +182,16 @@ type Stats struct {
 	MaxCleanupLag    time.Duration // largest expiry -> deletion delay seen
 	Effects          uint64        // domain effects recorded in the ledger
 	DuplicateEffects uint64        // second effects for one idempotency key (hard gate)
+	TasksLost        uint64        // tasks forgotten by a restart with RestartLosesTasks
+
+	// IdempotentReplays counts task-augmented creates whose idempotency key already named a
+	// task of their tenant: answered with that task, no new work. IdempotentExpired counts
+	// those whose task no longer existed: refused with -32602 (idempotency.go).
+	IdempotentReplays uint64
+	IdempotentExpired uint64
+
+	// Faults counts the injected faults that took effect, by kind (faults.go).
+	Faults FaultCounts
 
 	// Requests counts the JSON-RPC requests of the MCP endpoint by op and outcome, and
 	// Rejections its HTTP rejections by status (requests.go).
@@ -197,14 +214,21 @@ func (s *Server) Stats() Stats {
 		MaxCleanupLag:    time.Duration(s.lagMaxNs.Load()),
 		Effects:          lc.Applied,
 		DuplicateEffects: lc.Duplicates,
+		TasksLost:        s.lost.Load(),
 		Requests:         req,
 		Rejections:       rej,
+
+		IdempotentReplays: s.replays.Load(),
+		IdempotentExpired: s.replayExpired.Load(),
+		Faults:            s.faultCounts(),
 
 		BackpressureStats: s.backpressureStats(lc),
 	}
 }
 
+// startReaper starts the reaper and the restart schedule (faults.go).
 func (s *Server) startReaper() {
+	s.startRestarts()
 	s.reaperWG.Add(1)
 	go func() {
 		defer s.reaperWG.Done()
@@ -229,6 +253,7 @@ func (s *Server) purge(t *task, now time.Time) {
 		return
 	}
 	t.expire()
+	s.ledger.unbind(t) // idempotency.go
 	s.expired.Add(1)
 	t.mu.Lock()
 	orphan := t.status.Terminal() && !t.fetched

@@ -26,6 +26,9 @@ type session struct {
 	closed      chan struct{}
 	closeOnce   sync.Once
 	limits      sessionLimits // rate limiters, made on first use (ratelimit.go)
+
+	gmu    sync.Mutex
+	getEnd chan struct{} // closed and cleared when a GET stream ends; nil until awaited
 }
 
 // getQueueLen bounds the GET stream backlog; a full queue drops notifications (they are
@@ -54,6 +57,28 @@ func (s *session) queue() chan []byte {
 		return q
 	}
 	return *s.getQ.Load()
+}
+
+// getEnded returns a channel closed when the next GET stream of s ends (result.go: an
+// elicitation it carried goes to a tasks/result stream instead).
+func (s *session) getEnded() <-chan struct{} {
+	s.gmu.Lock()
+	defer s.gmu.Unlock()
+	if s.getEnd == nil {
+		s.getEnd = make(chan struct{})
+	}
+	return s.getEnd
+}
+
+// endGET counts a GET stream of s out and wakes whoever waits for it to end.
+func (s *session) endGET() {
+	s.getReaders.Add(-1)
+	s.gmu.Lock()
+	if s.getEnd != nil {
+		close(s.getEnd)
+		s.getEnd = nil
+	}
+	s.gmu.Unlock()
 }
 
 func (s *session) close() { s.closeOnce.Do(func() { close(s.closed) }) }

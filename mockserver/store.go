@@ -97,7 +97,8 @@ func (s *store) expired(now time.Time) []*task {
 }
 
 // each calls f for every stored task, one shard at a time, until f returns false. f must not
-// call back into the store.
+// call back into the store nor lock a task: a shard lock may be taken while a task's lock is
+// held (early_expiry, faults.go), never the other way round.
 func (s *store) each(f func(*task) bool) {
 	for i := range s.shards {
 		sh := &s.shards[i]

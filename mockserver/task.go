@@ -37,6 +37,11 @@ type task struct {
 	ttl       *mcp.Ms   // nil when ttl is null
 	work      workPlan
 
+	// Injected per-task faults, drawn before the task is visible (faults.go).
+	earlyExpiry bool // deleted the instant it turns terminal
+	stuck       bool // its work never ends
+	effectFirst bool // its domain effect is applied when its work starts
+
 	mu            sync.Mutex
 	status        mcp.Status
 	statusMessage string
@@ -52,7 +57,16 @@ type task struct {
 	gone          bool  // deleted from the store (expired)
 	xstate        uint8 // executor state, guarded by Server.exec.mu (executor.go)
 	xq            bool  // waiting for a worker: the wire statusMessage says where (executor.go)
+	fx            uint8 // effect_first: fxNone, fxSent (with the downstream), fxApplied
+	awaitFx       bool  // effect_first: the work ended, the task completes when fx settles
 }
+
+// States of an effect_first task's domain effect (task.fx).
+const (
+	fxNone    uint8 = iota // not applied yet (every task without effect_first)
+	fxSent                 // sent to the downstream when the work started
+	fxApplied              // applied
+)
 
 // wireLocked returns the task's wire form. The returned Task points into t and into the
 // caller's *pi, so it must be encoded before mu is released.
@@ -112,10 +126,38 @@ func (t *task) setLocked(to mcp.Status, msg string) bool {
 // start runs the first phase of work. Called once, right after the task is stored.
 func (t *task) start() {
 	t.mu.Lock()
+	var o *operation
 	if !t.status.Terminal() && !t.gone { // a cancel may land between store.add and start
-		t.schedulePhaseLocked()
+		o = t.beginWorkLocked()
 	}
 	t.mu.Unlock()
+	if o != nil {
+		t.srv.send(o) // effect_first through the downstream (downstream.go)
+	}
+}
+
+// beginWorkLocked starts t's work: it arms the first phase, unless t is stuck (its work
+// never ends), and applies the domain effect of an effect_first task whose work is planned
+// to complete (faults.go). It returns the operation the caller must send downstream once
+// t.mu is released, if any.
+func (t *task) beginWorkLocked() *operation {
+	var o *operation
+	if t.effectFirst && t.work.ending == endCompleted {
+		t.srv.injected(faultEffectFirst, time.Now(), t.id)
+		if t.srv.down.on() {
+			t.fx = fxSent
+			o = &operation{t: t, effect: t.effectLocked()}
+		} else {
+			t.srv.recordApplied(t.effectLocked())
+			t.fx = fxApplied
+		}
+	}
+	if t.stuck {
+		t.srv.injected(faultStuck, time.Now(), t.id)
+		return o // no timer: working until cancelled or expired
+	}
+	t.schedulePhaseLocked()
+	return o
 }
 
 // schedulePhaseLocked arms the timer for the next phase. The work of a task with r input
@@ -147,7 +189,15 @@ func (t *task) phaseDone() {
 	if end != endCompleted {
 		to = mcp.StatusFailed // R50: failures carry a diagnostic statusMessage
 	}
-	if end == endCompleted && t.srv.down.on() {
+	switch {
+	case end == endCompleted && t.fx == fxSent: // effect_first: its operation is still downstream
+		t.awaitFx = true
+		t.statusMessage = commitMessage
+		t.updatedAt = mcp.FormatTime(time.Now())
+		t.signalLocked()
+		t.mu.Unlock() // settle completes t (downstream.go)
+		return
+	case end == endCompleted && t.srv.down.on() && t.fx == fxNone:
 		t.commitLocked() // unlocks; t completes when the downstream answers (downstream.go)
 		return
 	}
@@ -165,15 +215,31 @@ func (t *task) finishLocked(end ending, to mcp.Status, msg string) {
 		snap = t.srv.statusNotification(t)
 		// Record the effect before t.mu is released, so that whoever sees the task completed
 		// also sees its effect. With a downstream, settle recorded it (downstream.go).
-		if end == endCompleted && !t.srv.down.on() {
+		if end == endCompleted && !t.srv.down.on() && t.fx == fxNone { // effect_first applied it already
 			t.srv.recordApplied(t.effectLocked()) // takes only the ledger's lock
 		}
 	}
+	early := ok && t.goneEarlyLocked()
 	t.mu.Unlock()
 	if !ok {
 		return
 	}
 	t.srv.notifyOwner(t.owner, snap)
+	if early {
+		t.srv.expireEarly(t) // faults.go
+	}
+}
+
+// goneEarlyLocked deletes t, which has just turned terminal, when early_expiry is on for
+// it: in the same critical section, so that nobody ever sees it terminal and still there.
+// It reports whether it deleted t; the caller then counts the deletion (expireEarly) once
+// t.mu is released.
+func (t *task) goneEarlyLocked() bool {
+	if !t.earlyExpiry {
+		return false
+	}
+	t.gone = true
+	return t.srv.store.remove(t) // a shard lock inside t.mu: the allowed order (store.go)
 }
 
 // askLocked moves t to input_required with a queued elicitation/create and unlocks t.
@@ -237,12 +303,20 @@ func (t *task) cancel(dst []byte, d mcp.Dialect) ([]byte, *mcp.Error) {
 	}
 	t.setLocked(mcp.StatusCancelled, "cancelled by requestor")
 	t.end = endCancelled
+	if t.fx == fxApplied { // effect_first: the effect came before the cancel, and stays
+		e := t.effectLocked()
+		t.srv.ledger.addAfterCancel(&e)
+	}
 	var pi mcp.Ms
 	w := t.wireLocked(&pi)
 	dst = d.AppendTask(dst, &w)
 	snap := t.srv.statusNotification(t)
+	early := t.goneEarlyLocked()
 	t.mu.Unlock()
 	t.srv.notifyOwner(t.owner, snap)
+	if early {
+		t.srv.expireEarly(t)
+	}
 	return dst, nil
 }
 

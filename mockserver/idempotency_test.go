@@ -1,0 +1,155 @@
+package mockserver_test
+
+import (
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+	"github.com/tasksim/tasksim/metrics"
+	"github.com/tasksim/tasksim/mockserver"
+	"github.com/tasksim/tasksim/scenarios"
+)
+
+// TestIdempotentCreateReplayR53: a create repeating its tenant's idempotency key starts no
+// work: it gets the key's task as it is now (same taskId), from any session of the tenant;
+// one effect in the ledger. The same key in another tenant is another key, and nothing of
+// the first tenant's task shows (R52, R53). LookupKey finds the task by (tenant, key).
+func TestIdempotentCreateReplayR53(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, mockserver.Config{Tokens: map[string]string{"ta": "alice", "ta2": "alice", "tb": "bob"}})
+		a, a2, b := h.connect(withToken("ta")), h.connect(withToken("ta2")), h.connect(withToken("tb"))
+		args := map[string]any{"duration_ms": 1000, "idempotency_key": "k"}
+		first := a.createTask("work", args)
+		again := a2.createTask("work", args)
+		if again.TaskID != first.TaskID || again.Status != mcp.StatusWorking {
+			t.Fatalf("replay: %s %s, want %s working", again.TaskID, again.Status, first.TaskID)
+		}
+		bobs := b.createTask("work", args)
+		if bobs.TaskID == first.TaskID {
+			t.Fatal("bob's create with alice's key got alice's task (R53)")
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		done := a.createTask("work", args)
+		if done.TaskID != first.TaskID || done.Status != mcp.StatusCompleted {
+			t.Fatalf("replay after the work: %s %s, want %s completed", done.TaskID, done.Status, first.TaskID)
+		}
+		s := h.srv.Stats()
+		if s.TasksCreated != 2 || s.Effects != 2 || s.DuplicateEffects != 0 || s.IdempotentReplays != 2 {
+			t.Errorf("stats: %d tasks, %d effects, %d duplicates, %d replays; want 2, 2, 0, 2",
+				s.TasksCreated, s.Effects, s.DuplicateEffects, s.IdempotentReplays)
+		}
+		for _, l := range []struct {
+			tenant, key, want string
+		}{{"alice", "k", first.TaskID}, {"bob", "k", bobs.TaskID}, {"carol", "k", ""}, {"alice", "other", ""}, {"", "k", ""}} {
+			if id, ok := h.srv.LookupKey(l.tenant, l.key); id != l.want || ok != (l.want != "") {
+				t.Errorf("LookupKey(%q, %q) = %q %v, want %q", l.tenant, l.key, id, ok, l.want)
+			}
+		}
+	})
+}
+
+// TestIdempotentKeyExpired: once the key's task is deleted (its ttl ran out, R46), a create
+// repeating the key is refused with -32602 and its work never starts again; LookupKey
+// still names the task. Without tokens the tenant is "".
+func TestIdempotentKeyExpired(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, mockserver.Config{})
+		c := h.connect()
+		tk := ruleCreate(t, c, "work", map[string]any{"duration_ms": 100, "idempotency_key": "k"}, map[string]any{"ttl": 1000})
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		r := c.call("tools/call", map[string]any{"name": "work", "arguments": map[string]any{"idempotency_key": "k"}, "task": map[string]any{}})
+		ruleErr(t, r, mcp.CodeInvalidParams, "already used", tk.TaskID, "no longer exists")
+		s := h.srv.Stats()
+		if s.TasksCreated != 1 || s.Effects != 1 || s.IdempotentExpired != 1 || s.IdempotentReplays != 0 {
+			t.Errorf("stats: %d tasks, %d effects, %d expired, %d replays; want 1, 1, 1, 0", s.TasksCreated, s.Effects, s.IdempotentExpired, s.IdempotentReplays)
+		}
+		if id, ok := h.srv.LookupKey("", "k"); !ok || id != tk.TaskID {
+			t.Errorf("LookupKey after expiry = %q %v, want %s", id, ok, tk.TaskID)
+		}
+		// A new key starts new work.
+		c.createTask("work", map[string]any{"duration_ms": 1, "idempotency_key": "k2"})
+		if s := h.srv.Stats(); s.TasksCreated != 2 {
+			t.Errorf("%d tasks after a new key, want 2", s.TasksCreated)
+		}
+	})
+}
+
+// TestIdempotentReplayWhenFull: a replay is answered even when the server is full, and is
+// not a refusal; concurrent creates with one key make one task, and all get its id.
+func TestIdempotentReplayWhenFull(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, mockserver.Config{Backpressure: mockserver.Backpressure{Workers: 2}})
+		c := h.connect()
+		args := map[string]any{"duration_ms": 1000, "idempotency_key": "k"}
+		first := c.createTask("work", args)
+		c.createTask("work", map[string]any{"duration_ms": 1000}) // the server is full now
+		if got := c.createTask("work", args); got.TaskID != first.TaskID {
+			t.Fatalf("replay on a full server: %s, want %s", got.TaskID, first.TaskID)
+		}
+		if s := h.srv.Stats(); s.Refusals.Total() != 0 || s.IdempotentReplays != 1 {
+			t.Errorf("%d refusals, %d replays; want 0 and 1", s.Refusals.Total(), s.IdempotentReplays)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, mockserver.Config{Backpressure: mockserver.Backpressure{Workers: 1, Queue: 20}})
+		const n = 20
+		clients := make([]*client, n)
+		for i := range clients {
+			clients[i] = h.connect()
+		}
+		ids := make([]string, n)
+		var wg sync.WaitGroup
+		for i, c := range clients {
+			wg.Go(func() {
+				ids[i] = c.createTask("work", map[string]any{"duration_ms": 10, "idempotency_key": "race"}).TaskID
+			})
+		}
+		wg.Wait()
+		for _, id := range ids {
+			if id != ids[0] {
+				t.Fatalf("concurrent creates with one key got ids %v, want one", ids)
+			}
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		s := h.srv.Stats()
+		if s.TasksCreated != 1 || s.Effects != 1 || s.IdempotentReplays != n-1 || s.TasksActive != 0 || s.QueueDepth != 0 {
+			t.Errorf("stats: %d tasks, %d effects, %d replays, %d active, %d queued; want 1, 1, %d, 0, 0",
+				s.TasksCreated, s.Effects, s.IdempotentReplays, s.TasksActive, s.QueueDepth, n-1)
+		}
+	})
+}
+
+// TestNonIdempotentKnownBad: with non_idempotent a repeated key starts the work again: a
+// new task, a second effect (a ledger duplicate, the hard gate's evidence), a fault event;
+// LookupKey finds nothing.
+func TestNonIdempotentKnownBad(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ev := metrics.NewEvents(0)
+		h := newHarness(t, mockserver.Config{Events: ev, Faults: scenarios.ServerFaults{NonIdempotent: true}})
+		t0 := time.Now()
+		c := h.connect()
+		args := map[string]any{"duration_ms": 10, "idempotency_key": "k"}
+		a := c.createTask("work", args)
+		time.Sleep(time.Second)
+		b := c.createTask("work", args)
+		if a.TaskID == b.TaskID {
+			t.Fatal("non_idempotent replayed the create")
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		s := h.srv.Stats()
+		if s.TasksCreated != 2 || s.Effects != 2 || s.DuplicateEffects != 1 || s.Faults.NonIdempotent != 1 || s.IdempotentReplays != 0 {
+			t.Errorf("stats: %d tasks, %d effects, %d duplicates, %d faults, %d replays; want 2, 2, 1, 1, 0",
+				s.TasksCreated, s.Effects, s.DuplicateEffects, s.Faults.NonIdempotent, s.IdempotentReplays)
+		}
+		if id, ok := h.srv.LookupKey("", "k"); ok {
+			t.Errorf("LookupKey = %s with non_idempotent, want nothing", id)
+		}
+		wantEvents(t, ev, t0, "1s non_idempotent task")
+	})
+}
