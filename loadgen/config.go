@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/tasksim/tasksim/metrics"
+	"github.com/tasksim/tasksim/scenarios"
 )
 
 // Model is the workload model.
@@ -76,9 +79,20 @@ type Config struct {
 	// finished task in every CleanupProbes is polled from its expiry (createdAt + ttl) until
 	// tasks/get answers -32602 (cleanup.go). 0 = off.
 	CleanupProbes int
-	Seed          uint64 // seeds every client's random source
-	Shards        int    // metric shards; 0 = 8
-	Protocol      string // informational: the dialect version
+	// Faults inject the client-side faults of issue 5 (recovery.go); zero = none.
+	Faults scenarios.ClientFaults
+	// Recovery is how clients recover from faults; zero values take the defaults of
+	// scenarios.Default (backoff 100ms..5s, budgets 2/20/5/3) except Reconcile and
+	// RetryCreate, which stay off, and IdempotencyArg, which stays "" (no key sent).
+	Recovery scenarios.Recovery
+	// Reconciler finds a task by its idempotency key (recovery.go); nil = reconciliation by
+	// tasks/list only, where the target declares it.
+	Reconciler Reconciler
+	// Events receives the faults injected by clients; nil = not recorded.
+	Events   *metrics.Events
+	Seed     uint64 // seeds every client's random source
+	Shards   int    // metric shards; 0 = 8
+	Protocol string // informational: the dialect version
 }
 
 // Defaults cmd/tasksim gives a run; a Config built in code has none of them.

@@ -113,7 +113,37 @@ type Session struct {
 	version string
 	init    mcp.InitializeResult
 	nextID  atomic.Int64
+	retry   atomic.Int64 // the latest SSE retry field, in ms; 0 = none seen (H5)
 }
+
+// Retry is the reconnection delay the server asked for in the latest SSE retry field it
+// sent on this session; 0 when it sent none.
+func (s *Session) Retry() time.Duration { return time.Duration(s.retry.Load()) * time.Millisecond }
+
+// Cut is a fault injected by the client into its own transport (issue 5): the connection is
+// dropped at a chosen point of one exchange, as a network failure would drop it. The server
+// keeps whatever it did with the request.
+type Cut uint8
+
+// Cuts.
+const (
+	CutNone Cut = iota
+	// CutReply sends the request and drops the connection without reading the reply (fault
+	// points 1 and 5): the server processed the request, the client never learns how.
+	CutReply
+	// CutStream drops an SSE reply stream after its first event, before the response (fault
+	// point 3). A reply that is not a stream is read normally.
+	CutStream
+	// CutBeforeAnswer drops the stream when a server request (elicitation/create) arrives on
+	// it, before it is answered (fault point 4).
+	CutBeforeAnswer
+	// CutAfterAnswer answers the server request, then drops the stream (fault point 4).
+	CutAfterAnswer
+)
+
+// ErrCut is the error of an exchange cut by the client's own fault injection (Cut); it comes
+// wrapped in a *TransportError, since that is what the client saw.
+var ErrCut = errors.New("connection cut (injected fault)")
 
 // Init is what initialize told the client.
 func (s *Session) Init() *mcp.InitializeResult { return &s.init }
@@ -133,7 +163,7 @@ func (t *Target) Connect(ctx context.Context, caps mcp.ClientCapabilities) (*Ses
 	if err != nil {
 		return nil, err
 	}
-	rep, hdr, err := s.do(ctx, mcp.MethodInitialize, params, nil)
+	rep, hdr, err := s.do(ctx, mcp.MethodInitialize, params, nil, CutNone)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +187,15 @@ func (t *Target) Connect(ctx context.Context, caps mcp.ClientCapabilities) (*Ses
 // Call sends one request and waits for its reply, whether it comes as application/json or
 // as an SSE stream (H4); h sees server requests and notifications met on the stream.
 func (s *Session) Call(ctx context.Context, method string, params []byte, h ServerHandler) (Reply, error) {
-	rep, _, err := s.do(ctx, method, params, h)
+	rep, _, err := s.do(ctx, method, params, h, CutNone)
+	return rep, err
+}
+
+// CallCut is Call with a fault injected at the point cut names. It returns an error
+// wrapping ErrCut when the cut happened; a cut whose point never came (CutStream on a JSON
+// reply, CutBeforeAnswer on a stream without a server request) leaves the call whole.
+func (s *Session) CallCut(ctx context.Context, method string, params []byte, h ServerHandler, cut Cut) (Reply, error) {
+	rep, _, err := s.do(ctx, method, params, h, cut)
 	return rep, err
 }
 
@@ -232,7 +270,7 @@ func (s *Session) post(ctx context.Context, body []byte) error {
 	return nil
 }
 
-func (s *Session) do(ctx context.Context, method string, params []byte, h ServerHandler) (Reply, http.Header, error) {
+func (s *Session) do(ctx context.Context, method string, params []byte, h ServerHandler, cut Cut) (Reply, http.Header, error) {
 	id := mcp.IntID(s.nextID.Add(1))
 	bp := bufPool.Get().(*[]byte)
 	body := mcp.AppendRequest((*bp)[:0], id, method, params)
@@ -247,15 +285,25 @@ func (s *Session) do(ctx context.Context, method string, params []byte, h Server
 	if err != nil {
 		return Reply{}, nil, &TransportError{Op: method, Err: err}
 	}
-	defer drain(resp.Body)
+	if cut == CutReply {
+		resp.Body.Close() // unread: the connection is dropped, not returned to the pool
+		return Reply{}, resp.Header, &TransportError{Op: method, Err: ErrCut}
+	}
 	if resp.StatusCode != http.StatusOK {
+		defer drain(resp.Body)
 		return Reply{}, resp.Header, statusError(resp, s.id != "" && method != mcp.MethodInitialize)
 	}
 	ct := resp.Header.Get("Content-Type")
 	if strings.HasPrefix(ct, "text/event-stream") {
-		rep, err := s.readStream(ctx, resp.Body, id, method, h)
+		rep, err := s.readStream(ctx, resp.Body, id, method, h, cut)
+		if errors.Is(err, ErrCut) {
+			resp.Body.Close() // a cut stream is dropped, never drained: it may block for long
+		} else {
+			drain(resp.Body)
+		}
 		return rep, resp.Header, err
 	}
+	defer drain(resp.Body)
 	rep, err := readJSON(resp.Body, id, method)
 	return rep, resp.Header, err
 }
@@ -292,9 +340,11 @@ func replyOf(msg *mcp.Message, id mcp.ID, method string) (Reply, error) {
 // readStream reads an SSE reply stream until the response to id: priming events are
 // skipped (H5), server requests are answered by a separate POST, notifications are handed
 // to h.
-func (s *Session) readStream(ctx context.Context, body io.Reader, id mcp.ID, method string, h ServerHandler) (Reply, error) {
+func (s *Session) readStream(ctx context.Context, body io.Reader, id mcp.ID, method string, h ServerHandler, cut Cut) (Reply, error) {
 	rd := bufio.NewReaderSize(body, 4096)
 	var data []byte
+	events := 0
+	cutErr := &TransportError{Op: method + " (SSE stream)", Err: ErrCut}
 	for {
 		line, err := rd.ReadSlice('\n')
 		if err != nil {
@@ -305,6 +355,9 @@ func (s *Session) readStream(ctx context.Context, body io.Reader, id mcp.ID, met
 		}
 		line = bytes.TrimRight(line, "\r\n")
 		if len(line) == 0 { // end of event
+			if events++; cut == CutStream && events == 1 {
+				return Reply{}, cutErr
+			}
 			if len(data) == 0 {
 				continue
 			}
@@ -319,7 +372,13 @@ func (s *Session) readStream(ctx context.Context, body io.Reader, id mcp.ID, met
 					return replyOf(&msg, id, method)
 				}
 			case mcp.KindRequest:
+				if cut == CutBeforeAnswer {
+					return Reply{}, cutErr
+				}
 				s.answer(ctx, &msg, h)
+				if cut == CutAfterAnswer {
+					return Reply{}, cutErr
+				}
 			case mcp.KindNotification:
 				if h != nil {
 					h.Notify(&msg)
@@ -336,7 +395,12 @@ func (s *Session) readStream(ctx context.Context, body io.Reader, id mcp.ID, met
 				return Reply{}, &ProtocolError{Msg: method + ": SSE event exceeds 16 MiB"}
 			}
 		}
-		// id:, event:, retry: and comments need no action while the stream is whole.
+		if v, ok := bytes.CutPrefix(line, []byte("retry:")); ok {
+			if ms, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64); err == nil && ms >= 0 {
+				s.retry.Store(ms) // H5: the delay the server wants before a reconnection
+			}
+		}
+		// id:, event: and comments need no action while the stream is whole.
 	}
 }
 

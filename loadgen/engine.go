@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
+	"github.com/tasksim/tasksim/scenarios"
 )
 
 // Engine runs one load: the virtual clients of the configured model against one target.
@@ -22,14 +24,24 @@ type Engine struct {
 	shards   int
 	manifest *Manifest
 
-	callParams []byte         // the tools/call params, encoded once
-	slots      chan struct{}  // one token per request in flight; nil without MaxConns
-	probe      *cleanupProber // nil without CleanupProbes
+	callParams []byte // the tools/call params, encoded once (without a key)
+	keyPrefix  []byte // with a key: the params up to the key's value...
+	keySuffix  []byte // ... and after it
+	keyArg     string // the tool argument carrying the idempotency key; "" = none
+	recovery   scenarios.Recovery
+	list       *listReconciler // nil unless reconciliation by tasks/list is possible
+	start      time.Time       // start of the load phase
+	slots      chan struct{}   // one token per request in flight; nil without MaxConns
+	probe      *cleanupProber  // nil without CleanupProbes
 	inFlight   atomic.Int64
 	stopLoad   chan struct{}
 	stopOnce   sync.Once
 
 	mu         sync.Mutex
+	unknowns   map[string]int64 // tasks of unknown outcome, by reason
+	unknownEv  []UnknownEvidence
+	lostAfter  []string // task ids a new session could not see (R52 finding)
+	lostCount  int64
 	violations []ViolationEvidence
 	refusals   map[int]int64 // creates refused, by JSON-RPC code or HTTP status (Refusals)
 }
@@ -51,7 +63,8 @@ func New(cfg Config, t *Target, m *Manifest, rec *metrics.Recorder) (*Engine, er
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, target: t, dialect: t.dialect(), rec: rec, manifest: m,
-		shards: max(1, cfg.Shards), stopLoad: make(chan struct{}), refusals: map[int]int64{}}
+		shards: max(1, cfg.Shards), stopLoad: make(chan struct{}), refusals: map[int]int64{},
+		unknowns: map[string]int64{}, recovery: cfg.recovery(), start: time.Now()}
 	if cfg.MaxConns > 0 {
 		e.slots = make(chan struct{}, cfg.MaxConns)
 	}
@@ -75,7 +88,89 @@ func New(cfg Config, t *Target, m *Manifest, rec *metrics.Recorder) (*Engine, er
 		return nil, fmt.Errorf("tool arguments: %w", err)
 	}
 	e.callParams = b
+	// The key goes only to a tool that declares the argument: a strict input schema would
+	// refuse an argument it does not know.
+	if key := e.recovery.IdempotencyArg; key != "" && m.AsTask && m.DeclaresArg(key) {
+		if _, taken := cfg.Args[key]; !taken {
+			// Encode with a placeholder in the key's place, then cut around it.
+			const mark = "\x00tasksim-key\x00"
+			args := map[string]any{key: mark}
+			for k, v := range cfg.Args {
+				args[k] = v
+			}
+			p["arguments"] = args
+			b, err := json.Marshal(p)
+			if err != nil {
+				return nil, fmt.Errorf("tool arguments: %w", err)
+			}
+			quoted, _ := json.Marshal(mark)
+			i := bytes.Index(b, quoted)
+			e.keyPrefix, e.keySuffix, e.keyArg = b[:i], b[i+len(quoted):], key
+		}
+	}
+	if e.recovery.Reconcile && m.Tasks.List {
+		e.list = &listReconciler{}
+	}
 	return e, nil
+}
+
+// createParams returns the tools/call params of a task with idempotency key key ("" =
+// none).
+func (e *Engine) createParams(key string) []byte {
+	if key == "" || e.keyArg == "" {
+		return e.callParams
+	}
+	b := make([]byte, 0, len(e.keyPrefix)+len(key)+len(e.keySuffix)+2)
+	b = append(b, e.keyPrefix...)
+	b = mcp.AppendString(b, key)
+	return append(b, e.keySuffix...)
+}
+
+// learn tells tasks/list reconciliation that a task id belongs to a client of this run.
+func (e *Engine) learn(id string) {
+	if e.list != nil {
+		e.list.learn(id)
+	}
+}
+
+// Unknown returns the tasks of unknown outcome by reason, and a sample of them with their
+// keys: the reconciliation list (issue 5).
+func (e *Engine) Unknown() (byReason map[string]int64, sample []UnknownEvidence) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	byReason = make(map[string]int64, len(e.unknowns))
+	for k, n := range e.unknowns {
+		byReason[k] = n
+	}
+	return byReason, append([]UnknownEvidence(nil), e.unknownEv...)
+}
+
+// LostAfterReconnect returns how many known, unfinished tasks a new session could not see
+// (tasks/get -32602 right after a reconnect), and a sample of their ids. On a server that
+// binds tasks to the authorization context (R52) and keeps them, it is 0; a server that
+// binds them to the session, or lost them in a restart, shows them here.
+func (e *Engine) LostAfterReconnect() (int64, []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.lostCount, append([]string(nil), e.lostAfter...)
+}
+
+func (e *Engine) noteUnknown(u UnknownEvidence) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.unknowns[u.Reason]++
+	if len(e.unknownEv) < maxEvidence {
+		e.unknownEv = append(e.unknownEv, u)
+	}
+}
+
+func (e *Engine) noteLostAfterReconnect(id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.lostCount++
+	if len(e.lostAfter) < maxEvidence {
+		e.lostAfter = append(e.lostAfter, id)
+	}
 }
 
 // acquire takes a request slot (Config.MaxConns), waiting in arrival order while all are
@@ -154,6 +249,7 @@ func (e *Engine) noteCreateRefused(key int) {
 // stops everything at once. Run returns when every client has closed its session.
 func (e *Engine) Run(ctx context.Context) error {
 	start := time.Now()
+	e.start = start
 	loadCtx, cancelLoad := context.WithDeadline(ctx, start.Add(e.cfg.Duration))
 	defer cancelLoad()
 	go func() {

@@ -25,12 +25,27 @@ func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	stop := context.AfterFunc(req.Context(), func() { pr.CloseWithError(req.Context().Err()) })
 	go func() {
 		defer func() {
+			if r := recover(); r != nil {
+				if r != http.ErrAbortHandler {
+					panic(r)
+				}
+				// The handler dropped the connection (as net/http does for
+				// ErrAbortHandler): before the headers, no response at all.
+				w.once.Do(func() { w.aborted = true; close(w.ready) })
+				pw.CloseWithError(io.ErrUnexpectedEOF)
+				return
+			}
 			w.WriteHeader(http.StatusOK)
 			pw.Close()
 		}()
 		t.h.ServeHTTP(w, req)
 	}()
 	<-w.ready
+	if w.aborted {
+		stop()
+		pr.Close()
+		return nil, io.ErrUnexpectedEOF
+	}
 	return &http.Response{
 		Status:     http.StatusText(w.status),
 		StatusCode: w.status,
@@ -51,6 +66,8 @@ type pipeResponse struct {
 	pw     *io.PipeWriter
 	once   sync.Once
 	ready  chan struct{}
+	// aborted: the handler panicked with http.ErrAbortHandler before sending headers.
+	aborted bool
 }
 
 func (w *pipeResponse) Header() http.Header { return w.header }

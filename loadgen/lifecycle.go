@@ -106,6 +106,33 @@ func (l *Lifecycle) Start(now time.Time, t *mcp.Task, cancelAfter time.Duration)
 	l.observe(now, t)
 }
 
+// ResumePoint is what a client that lost its memory of a task (a crash) or never had it (a
+// create found by reconciliation) knows when it resumes observing it.
+type ResumePoint struct {
+	Status                   mcp.Status // last status known; 0 = none
+	Created                  time.Time  // when the client learned of the task (client clock)
+	Deadline, CancelAt       time.Time  // zero: none
+	CancelSent               bool
+	Polls                    int
+	Advertised, FirstAdvised time.Duration
+	NextPoll                 time.Time // the next poll is not sent before it
+}
+
+// Resume restarts the state machine at p instead of at a CreateTaskResult: no R13 check
+// (the status may have moved on), the poll count goes on, and the next poll is due at
+// p.NextPoll. A terminal p.Status counts as seen at the time of the resume.
+func (l *Lifecycle) Resume(p ResumePoint) {
+	l.Created, l.Deadline, l.CancelAt = p.Created, p.Deadline, p.CancelAt
+	if p.CancelSent {
+		l.CancelSentAt = p.Created // sent before the crash; when exactly is lost with it
+	}
+	l.Polls, l.Advertised, l.FirstAdvised = p.Polls, p.Advertised, p.FirstAdvised
+	l.lastReply = p.NextPoll.Add(-l.Policy.Wait(l.Polls, l.Advertised, nil))
+	if p.Status != 0 {
+		l.observe(p.NextPoll, &mcp.Task{Status: p.Status})
+	}
+}
+
 // Observed records a task seen in a tasks/get or tasks/cancel reply. It reports whether the
 // change from the previous status broke R14.
 func (l *Lifecycle) Observed(now time.Time, t *mcp.Task) (violation bool) {
@@ -183,6 +210,10 @@ func (l *Lifecycle) ResultFailed(now time.Time) {
 	l.inputSeen = false
 	l.lastReply = now
 }
+
+// ResultLost records that the payload of a terminal task will not be fetched (the result
+// budget is spent): the outcome stands as observed, without its payload.
+func (l *Lifecycle) ResultLost() { l.payload = true }
 
 // Replied records a reply that taught nothing about the status (an error, a throttle): the
 // next poll is timed from at, which may lie ahead to honour Retry-After.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -41,10 +43,21 @@ type TasksManifest struct {
 	ToolsCall bool `json:"tools_call"`
 }
 
-// ToolManifest is one tool and its taskSupport.
+// ToolManifest is one tool, its taskSupport and the arguments its inputSchema declares.
 type ToolManifest struct {
-	Name        string `json:"name"`
-	TaskSupport string `json:"task_support"`
+	Name        string   `json:"name"`
+	TaskSupport string   `json:"task_support"`
+	Args        []string `json:"args,omitempty"` // inputSchema.properties, sorted
+}
+
+// DeclaresArg reports whether the run's tool declares argument name in its inputSchema.
+func (m *Manifest) DeclaresArg(name string) bool {
+	for _, t := range m.Tools {
+		if t.Name == m.Tool {
+			return slices.Contains(t.Args, name)
+		}
+	}
+	return false
 }
 
 // sawTask records the pollInterval and ttl of the first task created.
@@ -137,7 +150,12 @@ func Probe(ctx context.Context, t *Target, tool string) (*Manifest, error) {
 			return nil, fmt.Errorf("tools/list on %s: %w", t.URL, &ProtocolError{Msg: err.Error()})
 		}
 		for i := range res.Tools {
-			m.Tools = append(m.Tools, ToolManifest{Name: res.Tools[i].Name, TaskSupport: string(res.Tools[i].TaskSupport())})
+			var schema struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			}
+			_ = json.Unmarshal(res.Tools[i].InputSchema, &schema) // no properties: no args
+			m.Tools = append(m.Tools, ToolManifest{Name: res.Tools[i].Name, TaskSupport: string(res.Tools[i].TaskSupport()),
+				Args: slices.Sorted(maps.Keys(schema.Properties))})
 		}
 		if cursor = res.NextCursor; cursor == "" {
 			break

@@ -9,7 +9,7 @@ import (
 // tasks.requests.tools.call (R6) and the tool does not forbid tasks (R7); otherwise the
 // fallback decides, and a required tool is never called synchronously.
 func TestDecide(t *testing.T) {
-	tools := []ToolManifest{{"opt", "optional"}, {"req", "required"}, {"forb", "forbidden"}}
+	tools := []ToolManifest{{Name: "opt", TaskSupport: "optional"}, {Name: "req", TaskSupport: "required"}, {Name: "forb", TaskSupport: "forbidden"}}
 	cases := []struct {
 		name     string
 		toolCall bool

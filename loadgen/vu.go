@@ -6,11 +6,13 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
+	"github.com/tasksim/tasksim/scenarios"
 )
 
 // vu is one virtual client: a session of its own and a random source of its own; it runs
@@ -22,9 +24,17 @@ type vu struct {
 	rng   *rand.Rand
 	shard *metrics.Shard
 	lc    Lifecycle
+	task  taskState
 	cur   string      // id of the task being run, for elicitation answers
 	sent  time.Time   // when the latest call's first attempt got its request slot
 	timer *time.Timer // the client's one timer, re-armed for every wait (see sleepUntil)
+
+	frng     *rand.Rand // fault decisions and backoff jitter, apart from rng (recovery.go)
+	seq      uint64     // tasks started by this client
+	resumed  bool       // the current task came from reconciliation
+	resuming bool       // the session was lost with a task in hand: the next reply resumes it
+	saved    []byte     // the persisted record of the current task (recovery.go)
+	opened   bool       // a session was opened once: the next one is a reconnect
 }
 
 func (e *Engine) newVU(idx int) *vu {
@@ -32,11 +42,42 @@ func (e *Engine) newVU(idx int) *vu {
 		e:     e,
 		idx:   idx,
 		rng:   rand.New(rand.NewPCG(e.cfg.Seed, uint64(idx)+1)),
+		frng:  rand.New(rand.NewPCG(e.cfg.Seed^faultSalt, uint64(idx)+1)),
 		shard: e.rec.Shard(idx % e.shards),
 	}
 }
 
-// connect opens (or re-opens, after a 404, H8) the client's session.
+// reconnect opens the client's session: the first, or a new one after a 404 (H8), a cut or
+// a crash. A new session is a reconnect; failed attempts are spaced by the recovery backoff
+// (the caller holds a request slot meanwhile, so the wait is bounded by the backoff's Max
+// times the attempts) until one succeeds or the status budget is spent.
+func (v *vu) reconnect(ctx context.Context) error {
+	first := !v.opened
+	for n := 1; ; n++ {
+		err := v.connect(ctx)
+		if err == nil {
+			v.opened = true
+			if !first {
+				v.shard.Add(metrics.Reconnects, 1)
+			}
+			return nil
+		}
+		var he *HTTPError
+		wait := backoff(v.e.recovery.Backoff, n, v.frng)
+		if errors.As(err, &he) && he.RetryAfter > 0 {
+			wait = he.RetryAfter
+		}
+		if first || n >= maxConnectAttempts || !v.sleepUntil(ctx, time.Now().Add(wait)) {
+			return err
+		}
+	}
+}
+
+// maxConnectAttempts bounds the tries of one reconnect; a task whose requests keep failing
+// ends on its status budget.
+const maxConnectAttempts = 3
+
+// connect opens one session: initialize and notifications/initialized.
 func (v *vu) connect(ctx context.Context) error {
 	start := time.Now()
 	s, err := v.e.target.Connect(ctx, clientCaps)
@@ -47,6 +88,9 @@ func (v *vu) connect(ctx context.Context) error {
 	v.sess = s
 	return nil
 }
+
+// faultSalt separates the fault stream of a client from its main stream.
+const faultSalt = 0x6661756c74 // "fault"
 
 // clientCaps are what tasksim's clients declare: form elicitation, so the server may ask for
 // input (R60).
@@ -74,21 +118,20 @@ func (v *vu) close(ctx context.Context) {
 // earlier), re-initializing once if the session is gone, and records its latency and outcome.
 // Every request but tasks/result first takes a request slot (Config.MaxConns); v.sent is
 // when the first attempt got it, or when the call gave up waiting.
-func (v *vu) call(ctx context.Context, m metrics.Method, method string, params []byte, limit time.Time, sh ServerHandler) (Reply, error) {
+func (v *vu) call(ctx context.Context, m metrics.Method, method string, params []byte, limit time.Time, sh ServerHandler, cut Cut) (Reply, error) {
 	v.sent = time.Time{}
 	for attempt := 0; ; attempt++ {
-		rep, err := v.attempt(ctx, m, method, params, limit, sh)
+		rep, err := v.attempt(ctx, m, method, params, limit, sh, cut)
 		if errors.Is(err, ErrSessionGone) && attempt == 0 {
-			v.shard.Add(metrics.Reconnects, 1)
-			v.sess = nil
-			continue // resume the known task on a fresh session
+			v.dropSession()
+			continue // resume the known task on a fresh session (H8)
 		}
 		return rep, err
 	}
 }
 
 // attempt is one try of call: take a slot, connect if there is no session, send.
-func (v *vu) attempt(ctx context.Context, m metrics.Method, method string, params []byte, limit time.Time, sh ServerHandler) (Reply, error) {
+func (v *vu) attempt(ctx context.Context, m metrics.Method, method string, params []byte, limit time.Time, sh ServerHandler, cut Cut) (Reply, error) {
 	stream := method == mcp.MethodTasksResult
 	if !stream {
 		if !v.e.acquire(ctx) {
@@ -105,7 +148,7 @@ func (v *vu) attempt(ctx context.Context, m metrics.Method, method string, param
 		v.sent = time.Now()
 	}
 	if v.sess == nil {
-		if err := v.connect(ctx); err != nil {
+		if err := v.reconnect(ctx); err != nil {
 			return Reply{}, err
 		}
 	}
@@ -116,7 +159,7 @@ func (v *vu) attempt(ctx context.Context, m metrics.Method, method string, param
 		rctx, cancel = context.WithTimeout(ctx, v.e.cfg.timeout())
 	}
 	start := time.Now()
-	rep, err := v.sess.Call(rctx, method, params, sh)
+	rep, err := v.sess.CallCut(rctx, method, params, sh, cut)
 	cancel()
 	v.count(m, start, rep, err)
 	return rep, err
@@ -239,41 +282,47 @@ func classify(rep Reply, err error) (o metrics.Outcome, code, status int) {
 	return metrics.OutcomeTransport, 0, 0
 }
 
+// taskState is what a client holds about its current task beside its Lifecycle.
+type taskState struct {
+	id          string // task id; "" until known
+	key         string // idempotency key sent with the create; "" = none
+	correlation string // the client's own name for the task: key, or client-sequence
+	lastUpdated string // lastUpdatedAt of the latest status seen
+	intended    time.Time
+	params      []byte // {"taskId": id}
+	srv         serverTimes
+
+	statusFails  int  // failed status reads and cancels (Budgets.Status)
+	resultTries  int  // tasks/result calls that brought no payload (Budgets.Result)
+	crashed      bool // the client crashed once during this task (at most once per task)
+	streamCut    bool // a tasks/result stream of this task was cut (at most once per task)
+	beforeResult bool // the connection was cut before tasks/result (at most once per task)
+	cancelAcked  bool // a tasks/cancel reply said cancelled
+	reason       string
+}
+
 // runTask runs one task from creation to a known outcome (or to abandonment when ctx ends).
 // intended is when the task should have started: task_e2e counts from it (DESIGN.md
 // section 4), so a late start is measured, not hidden.
 func (v *vu) runTask(ctx context.Context, intended time.Time) {
 	e := v.e
-	rep, err := v.call(ctx, metrics.MethodToolsCall, mcp.MethodToolsCall, e.callParams, time.Time{}, nil)
-	if err != nil || rep.Err != nil {
-		refused, key, signal, retryAfter := createRefusal(rep, err)
-		if refused { // the server answered: no task (see "A create is settled" above)
-			v.refused(ctx, key, signal, retryAfter, err != nil)
-			return
-		}
-		// Without a reply the client cannot know whether the server created the task: the
-		// outcome is unknown, and the call is never repeated (DESIGN.md section 5, recovery).
-		v.shard.Add(metrics.TasksUnknown, 1)
-		return
+	v.seq++
+	t := &v.task
+	*t = taskState{intended: intended}
+	if e.keyArg != "" {
+		t.key = v.idempotencyKey(v.seq)
+		t.correlation = t.key
+	} else {
+		t.correlation = strconv.Itoa(v.idx) + "-" + strconv.FormatUint(v.seq, 10)
 	}
-	task, plain, perr := e.dialect.ParseCallReply(rep.Result)
-	if perr != nil {
-		v.shard.Request(metrics.MethodToolsCall, metrics.OutcomeProtocol, 0, 0)
-		v.shard.Add(metrics.TasksUnknown, 1)
-		return
-	}
-	if plain != nil { // the server ran it synchronously (R4, or the sync fallback)
-		if plain.IsError {
-			v.shard.Add(metrics.TasksFailed, 1)
-		} else {
-			v.shard.Add(metrics.TasksCompleted, 1)
-		}
-		v.shard.RecordDuration(metrics.TaskE2E, time.Since(intended))
+	task, ok := v.create(ctx, t)
+	if !ok {
 		return
 	}
 	now := time.Now()
 	v.shard.Add(metrics.TasksCreated, 1)
 	e.manifest.sawTask(task)
+	e.learn(task.TaskID)
 	e.inFlight.Add(1)
 	defer e.inFlight.Add(-1)
 
@@ -286,58 +335,320 @@ func (v *vu) runTask(ctx context.Context, intended time.Time) {
 	}
 	v.lc = Lifecycle{Policy: &e.cfg.Poll, Strategy: e.cfg.Result, Rand: v.rng}
 	lc := &v.lc
-	lc.Start(now, task, cancelAfter)
+	t.id, t.params = task.TaskID, taskIDParams(task.TaskID)
+	t.srv = serverTimes{created: parseTime(task.CreatedAt), ttl: task.TTL}
+	t.lastUpdated = task.LastUpdatedAt
 	v.cur = task.TaskID
-	srv := serverTimes{created: parseTime(task.CreatedAt), ttl: task.TTL}
-	params := taskIDParams(task.TaskID)
+	if v.resumed { // found by reconciliation: its status may have moved on (no R13 check)
+		lc.Resume(ResumePoint{Created: now, NextPoll: now})
+		if e.cfg.Poll.Deadline > 0 {
+			lc.Deadline = now.Add(e.cfg.Poll.Deadline)
+		}
+		if cancelAfter > 0 {
+			lc.CancelAt = now.Add(cancelAfter)
+		}
+		lc.observe(now, task)
+	} else {
+		lc.Start(now, task, cancelAfter)
+	}
+	if v.fires(e.cfg.Faults.AfterCreate, "after_create") {
+		v.dropSession() // fault point 2: the connection drops right after CreateTaskResult
+	}
+	rec := &e.recovery
 	for {
 		st := lc.Next(time.Now())
 		if st.Kind == StepDone {
 			break
 		}
+		v.persist(t, st.At)
 		if st.Kind != StepResult && !v.sleepUntil(ctx, st.At) {
 			lc.Abandon()
 			break
 		}
 		switch st.Kind {
 		case StepPoll:
+			if !t.crashed && v.fires(e.cfg.Faults.Crash, "crash") {
+				v.crash(t) // v.lc and *t now hold only what was persisted
+				t.crashed = true
+				if t.id == "" {
+					lc.Abandon()
+					t.reason = ReasonProtocol
+					break
+				}
+				v.resuming = true
+				continue
+			}
 			lc.PollSent()
 			v.shard.Add(metrics.Polls, 1)
-			rep, err := v.call(ctx, metrics.MethodTasksGet, mcp.MethodTasksGet, params, time.Time{}, nil)
+			rep, err := v.call(ctx, metrics.MethodTasksGet, mcp.MethodTasksGet, t.params, time.Time{}, nil, CutNone)
 			// Sent when it got its request slot: a wait for one is the load generator's own.
 			v.shard.RecordDuration(metrics.ScheduleLag, max(0, v.sent.Sub(st.At)))
-			v.observe(rep, err, &srv)
+			v.observe(rep, err, t)
 		case StepCancel:
 			lc.CancelSent(time.Now())
-			rep, err := v.call(ctx, metrics.MethodTasksCancel, mcp.MethodTasksCancel, params, time.Time{}, nil)
+			v.shard.Add(metrics.CancelsSent, 1)
+			cut := v.cut(e.cfg.Faults.CancelReply, "cancel_reply", CutReply) // fault point 5
+			rep, err := v.call(ctx, metrics.MethodTasksCancel, mcp.MethodTasksCancel, t.params, time.Time{}, nil, cut)
 			if err == nil && rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams && lc.Status.Terminal() {
+				v.shard.Add(metrics.CancelsLate, 1)
 				break // R26: it finished first; the outcome stands
 			}
-			v.observe(rep, err, &srv)
-			if lc.Status == mcp.StatusCancelled {
+			v.observe(rep, err, t)
+			if err == nil && rep.Err == nil && lc.Status == mcp.StatusCancelled {
+				t.cancelAcked = true
+				v.shard.Add(metrics.CancelsAcked, 1)
 				v.shard.RecordDuration(metrics.CancelLatency, time.Since(lc.CancelSentAt))
+				v.confirmCancelled(ctx, t)
+			} else if err == nil && rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams {
+				v.shard.Add(metrics.CancelsLate, 1) // terminal by the time it arrived (R26)
 			}
 		case StepResult:
-			rep, err := v.call(ctx, metrics.MethodTasksResult, mcp.MethodTasksResult, params, st.At, v)
+			if lc.Status.Terminal() && !t.beforeResult && v.fires(e.cfg.Faults.BeforeResult, "before_result") {
+				t.beforeResult = true
+				v.dropSession() // fault point 3: the connection drops before tasks/result
+			}
+			cut := CutNone
+			if !t.streamCut { // at most one stream cut per task, so that every task can end
+				switch {
+				case v.draw(e.cfg.Faults.InputBeforeAnswer):
+					cut = CutBeforeAnswer
+				case v.draw(e.cfg.Faults.InputAfterAnswer):
+					cut = CutAfterAnswer
+				case v.draw(e.cfg.Faults.ResultStream):
+					cut = CutStream
+				}
+			}
+			rep, err := v.call(ctx, metrics.MethodTasksResult, mcp.MethodTasksResult, t.params, st.At, v, cut)
 			switch {
 			case err != nil:
-				lc.ResultFailed(time.Now())
+				t.resultTries++
+				now := time.Now()
+				wait := time.Duration(0)
+				if errors.Is(err, ErrCut) {
+					t.streamCut = true
+					v.injected(cut)
+					wait = v.retryDelay(t.resultTries)
+					v.dropSession()
+				}
+				lc.ResultFailed(now.Add(wait))
+				if lc.Status.Terminal() {
+					if t.resultTries >= rec.Budgets.Result {
+						v.shard.Add(metrics.ResultsLost, 1)
+						lc.ResultLost()
+					} else if !v.sleepUntil(ctx, now.Add(wait)) {
+						lc.Abandon()
+					}
+				}
 			case rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams:
 				lc.Gone()
 			default:
+				if v.resuming {
+					v.resuming = false
+					v.shard.Add(metrics.Resumed, 1)
+				}
 				lc.ResultReceived(time.Now(), rep.Err != nil || isErrorResult(rep.Result))
 				if !lc.TerminalSeen.IsZero() {
 					v.shard.RecordDuration(metrics.ResultLag, time.Since(lc.TerminalSeen))
 				}
 			}
 		}
+		if t.statusFails >= rec.Budgets.Status && lc.Outcome == OutcomePending {
+			t.reason = ReasonStatusBudget
+			lc.Abandon()
+		}
 		if ctx.Err() != nil {
 			lc.Abandon()
 			break
 		}
 	}
-	v.finish(intended, &srv)
-	v.e.probe.consider(ctx, task.TaskID, srv.created, srv.ttl)
+	v.finish(ctx, t)
+	v.e.probe.consider(ctx, t.id, t.srv.created, t.srv.ttl)
+}
+
+// create sends the task's tools/call and settles it (see "A create is settled" above). It
+// returns the task to observe and true, or false when there is none: refused, run
+// synchronously, or lost and not reconciled (then it is counted unknown with its key).
+// v.resumed says whether the task came from reconciliation rather than a CreateTaskResult.
+func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
+	e := v.e
+	v.resumed = false
+	params := e.createParams(t.key)
+	for attempt := 1; ; attempt++ {
+		cut := v.cut(e.cfg.Faults.CreateReply, "create_reply", CutReply) // fault point 1
+		sentAt := time.Now()
+		rep, err := v.call(ctx, metrics.MethodToolsCall, mcp.MethodToolsCall, params, time.Time{}, nil, cut)
+		if errors.Is(err, ErrCut) {
+			v.dropSession()
+		}
+		if err == nil && rep.Err == nil {
+			task, plain, perr := e.dialect.ParseCallReply(rep.Result)
+			switch {
+			case perr != nil:
+				v.shard.Request(metrics.MethodToolsCall, metrics.OutcomeProtocol, 0, 0)
+				v.unknown(t, ReasonProtocol)
+				return nil, false
+			case plain != nil: // the server ran it synchronously (R4, or the sync fallback)
+				if plain.IsError {
+					v.shard.Add(metrics.TasksFailed, 1)
+				} else {
+					v.shard.Add(metrics.TasksCompleted, 1)
+				}
+				v.shard.RecordDuration(metrics.TaskE2E, time.Since(t.intended))
+				return nil, false
+			}
+			return task, true
+		}
+		if refused, key, signal, retryAfter := createRefusal(rep, err); refused && !errors.Is(err, ErrCut) {
+			v.refused(ctx, key, signal, retryAfter, err != nil) // the server answered: no task
+			return nil, false
+		}
+		// Without a reply the client cannot know whether the server created the task: it
+		// reconciles before anything else, and never repeats the call on its own.
+		task, reason := v.reconcile(ctx, t, sentAt)
+		if task != nil {
+			v.shard.Add(metrics.Reconciled, 1)
+			v.resumed = true
+			return task, true
+		}
+		if reason == reasonNotMade && !e.recovery.RetryCreate {
+			// The target's own record says the create never happened: a known outcome, not
+			// a task to reconcile (an arrival the fault swallowed).
+			v.shard.Add(metrics.CreatesNotFound, 1)
+			return nil, false
+		}
+		if reason == reasonNotMade {
+			reason = ReasonCreateLost
+		}
+		if !e.recovery.RetryCreate || t.key == "" || attempt >= e.recovery.Budgets.Create || ctx.Err() != nil {
+			v.unknown(t, reason)
+			if e.cfg.Model == Closed { // a failing transport is not hammered: back off first
+				v.sleepUntil(ctx, time.Now().Add(backoff(e.recovery.Backoff, attempt, v.frng)))
+			}
+			return nil, false
+		}
+		v.shard.Add(metrics.RetriedCreates, 1) // same key: an idempotent server answers with the task
+		if !v.sleepUntil(ctx, time.Now().Add(backoff(e.recovery.Backoff, attempt, v.frng))) {
+			v.unknown(t, ReasonStopped)
+			return nil, false
+		}
+	}
+}
+
+// reconcile looks for the task of a create that got no reply, by its idempotency key
+// (Config.Reconciler) or through tasks/list where the target declares it, within the
+// reconcile budget. It returns the task as a tasks/get shows it, or the reason it did not.
+func (v *vu) reconcile(ctx context.Context, t *taskState, sentAt time.Time) (*mcp.Task, string) {
+	e := v.e
+	if !e.recovery.Reconcile || (t.key == "" || e.cfg.Reconciler == nil) && e.list == nil {
+		return nil, ReasonNoReconcile
+	}
+	failedAt := time.Now()
+	for attempt := 1; attempt <= e.recovery.Budgets.Reconcile; attempt++ {
+		var id string
+		var found bool
+		var err error
+		byKey := e.cfg.Reconciler != nil && t.key != ""
+		if byKey {
+			id, found, err = e.cfg.Reconciler.Find(ctx, t.key)
+		} else {
+			id, found, err = e.list.find(ctx, func(params []byte) (Reply, error) {
+				return v.call(ctx, metrics.MethodTasksList, mcp.MethodTasksList, params, time.Time{}, nil, CutNone)
+			}, sentAt, failedAt)
+		}
+		if err == nil && !found {
+			if byKey {
+				return nil, reasonNotMade // authoritative: the target holds no task for the key
+			}
+			return nil, ReasonCreateLost // tasks/list shows no candidate: not proof enough
+		}
+		if err == nil {
+			params := taskIDParams(id)
+			rep, err := v.call(ctx, metrics.MethodTasksGet, mcp.MethodTasksGet, params, time.Time{}, nil, CutNone)
+			var task mcp.Task
+			if err == nil && rep.Err == nil && json.Unmarshal(rep.Result, &task) == nil && task.Status.Valid() {
+				if task.TaskID == "" {
+					task.TaskID = id
+				}
+				return &task, ""
+			}
+			if err == nil && rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams {
+				return nil, ReasonCreateLost // created, then gone before anyone saw it
+			}
+		}
+		if !v.sleepUntil(ctx, time.Now().Add(backoff(e.recovery.Backoff, attempt, v.frng))) {
+			return nil, ReasonStopped
+		}
+	}
+	return nil, ReasonReconcileBudget
+}
+
+// unknown counts a task whose outcome was never established and lists it for
+// reconciliation.
+func (v *vu) unknown(t *taskState, reason string) {
+	v.shard.Add(metrics.TasksUnknown, 1)
+	v.e.noteUnknown(UnknownEvidence{Key: t.key, TaskID: t.id, Reason: reason})
+}
+
+// confirmCancelled reads the task once more after a cancel was accepted: it must show
+// terminal cancelled, now and for good (R14, R25). Anything else is counted broken.
+func (v *vu) confirmCancelled(ctx context.Context, t *taskState) {
+	v.lc.PollSent()
+	v.shard.Add(metrics.Polls, 1)
+	rep, err := v.call(ctx, metrics.MethodTasksGet, mcp.MethodTasksGet, t.params, time.Time{}, nil, CutNone)
+	if err != nil || rep.Err != nil {
+		return // no evidence either way (a purge after a cancel is allowed)
+	}
+	var task mcp.Task
+	if json.Unmarshal(rep.Result, &task) == nil && task.Status != mcp.StatusCancelled {
+		v.shard.Add(metrics.CancelsBroken, 1)
+		v.observe(rep, err, t) // and the R14 violation it is
+	}
+}
+
+// dropSession forgets the client's session without DELETE, as a lost connection with a
+// client that has to start over does; the next request initializes a new one.
+func (v *vu) dropSession() {
+	v.sess = nil
+	v.resuming = v.cur != ""
+}
+
+// draw decides a fault whose point may never come (a stream cut waits for the stream):
+// nothing is recorded until injected says it happened.
+func (v *vu) draw(t scenarios.Trigger) bool {
+	if !t.On() {
+		return false
+	}
+	if t.InWindow(scenarios.Duration(time.Since(v.e.start))) {
+		return true
+	}
+	return t.Probability > 0 && v.frng.Float64() < t.Probability
+}
+
+// cut decides a cut that always happens once decided (the request is sent, its reply lost).
+func (v *vu) cut(t scenarios.Trigger, kind string, c Cut) Cut {
+	if v.fires(t, kind) {
+		return c
+	}
+	return CutNone
+}
+
+// injected records a stream cut that happened.
+func (v *vu) injected(c Cut) {
+	kind := map[Cut]string{CutStream: "result_stream", CutBeforeAnswer: "input_before_answer",
+		CutAfterAnswer: "input_after_answer"}[c]
+	v.shard.Add(metrics.FaultsInjected, 1)
+	v.e.cfg.Events.Add(metrics.Event{At: time.Now(), Source: "client", Kind: kind, Task: v.cur})
+}
+
+// retryDelay is the wait before asking again after a cut stream: the stream's retry field
+// when the server sent one (H5), else the backoff.
+func (v *vu) retryDelay(n int) time.Duration {
+	if v.sess != nil {
+		if d := v.sess.Retry(); d > 0 {
+			return d
+		}
+	}
+	return backoff(v.e.recovery.Backoff, n, v.frng)
 }
 
 // serverTimes are the server's own instants for the task, for lags and amplification.
@@ -347,33 +658,45 @@ type serverTimes struct {
 }
 
 // observe applies a tasks/get or tasks/cancel reply to the lifecycle.
-func (v *vu) observe(rep Reply, err error, srv *serverTimes) {
+func (v *vu) observe(rep Reply, err error, t *taskState) {
 	lc := &v.lc
 	now := time.Now()
 	switch {
 	case err != nil:
+		t.statusFails++
 		var he *HTTPError
 		if errors.As(err, &he) && he.RetryAfter > 0 {
 			lc.Replied(now.Add(he.RetryAfter)) // honour Retry-After
 			return
 		}
-		lc.Replied(now)
+		if errors.Is(err, ErrCut) {
+			v.dropSession()
+		}
+		lc.Replied(now.Add(backoff(v.e.recovery.Backoff, t.statusFails, v.frng)))
 		return
 	case rep.Err != nil:
 		if rep.Err.Code == mcp.CodeInvalidParams {
+			if v.resuming && !lc.Status.Terminal() {
+				v.e.noteLostAfterReconnect(t.id) // a finding: bound to the session? (R52)
+			}
 			lc.Gone() // R46: unknown, expired or purged
 		}
 		lc.Replied(now)
 		return
 	}
-	var t mcp.Task
-	if json.Unmarshal(rep.Result, &t) != nil || !t.Status.Valid() {
+	var tk mcp.Task
+	if json.Unmarshal(rep.Result, &tk) != nil || !tk.Status.Valid() {
 		v.shard.Request(metrics.MethodTasksGet, metrics.OutcomeProtocol, 0, 0)
 		lc.Replied(now)
 		return
 	}
+	if v.resuming {
+		v.resuming = false
+		v.shard.Add(metrics.Resumed, 1)
+	}
+	t.lastUpdated = tk.LastUpdatedAt
 	wasTerminal, raises := lc.Status.Terminal(), lc.Raises
-	if lc.Observed(now, &t) {
+	if lc.Observed(now, &tk) {
 		v.shard.Add(metrics.InvalidTransitions, 1)
 		v.e.noteViolation(v.cur, lc.Violations[len(lc.Violations)-1])
 	}
@@ -381,15 +704,16 @@ func (v *vu) observe(rep Reply, err error, srv *serverTimes) {
 		v.shard.Add(metrics.BackpressureSignals, int64(lc.Raises-raises)) // pollInterval raised
 	}
 	if !wasTerminal && lc.Status.Terminal() {
-		srv.terminal = parseTime(t.LastUpdatedAt)
+		t.srv.terminal = parseTime(tk.LastUpdatedAt)
 	}
 }
 
 // finish records the task's outcome and per-task figures.
-func (v *vu) finish(intended time.Time, srv *serverTimes) {
+func (v *vu) finish(ctx context.Context, t *taskState) {
 	lc := &v.lc
+	srv := &t.srv
 	now := time.Now()
-	v.shard.RecordDuration(metrics.TaskE2E, now.Sub(intended))
+	v.shard.RecordDuration(metrics.TaskE2E, now.Sub(t.intended))
 	v.shard.Record(metrics.PollsPerTask, int64(lc.Polls))
 	switch lc.Outcome {
 	case OutcomeCompleted:
@@ -401,7 +725,17 @@ func (v *vu) finish(intended time.Time, srv *serverTimes) {
 	case OutcomeExpired:
 		v.shard.Add(metrics.TasksExpired, 1)
 	default:
-		v.shard.Add(metrics.TasksUnknown, 1)
+		reason := t.reason
+		switch {
+		case reason != "":
+		case !lc.Deadline.IsZero() && !now.Before(lc.Deadline):
+			reason = ReasonDeadline
+		case ctx.Err() != nil:
+			reason = ReasonStopped
+		default:
+			reason = ReasonStatusBudget
+		}
+		v.unknown(t, reason)
 	}
 	if !srv.terminal.IsZero() && !lc.TerminalSeen.IsZero() {
 		v.shard.RecordDuration(metrics.DetectionLag, max(0, lc.TerminalSeen.Sub(srv.terminal)))
@@ -410,12 +744,14 @@ func (v *vu) finish(intended time.Time, srv *serverTimes) {
 	if interval == 0 {
 		interval = v.e.cfg.Poll.Interval
 	}
-	if !srv.terminal.IsZero() && !srv.created.IsZero() && v.e.cfg.Result == ResultPoll {
+	if !srv.terminal.IsZero() && !srv.created.IsZero() && v.e.cfg.Result == ResultPoll && !v.resumed && !t.crashed {
 		if adv := Advised(srv.terminal.Sub(srv.created), interval); adv > 0 {
 			v.shard.RecordPollAmplification(int64(lc.Polls), int64(adv))
 		}
 	}
 	v.cur = ""
+	v.resuming = false
+	v.saved = nil
 }
 
 // Request answers elicitation/create on a tasks/result stream (spec/TASKS.md section 10):

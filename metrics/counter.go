@@ -23,6 +23,16 @@ const (
 	DownstreamRejections                // work the mock downstream refused
 	AmplificationPolls                  // polls sent, summed over tasks recorded in PollAmplification
 	AmplificationAdvised                // advised polls, summed over the same tasks
+	FaultsInjected                      // client-side faults injected (cuts, crashes)
+	Resumed                             // task observations resumed after a cut or a crash, by task id
+	Reconciled                          // creates without a reply whose task reconciliation found
+	RetriedCreates                      // tools/call sent again with the same idempotency key
+	CancelsSent                         // tasks/cancel sent (one per task at most)
+	CancelsAcked                        // cancels answered with the task cancelled
+	CancelsLate                         // cancels refused because the task was already terminal (R26)
+	CancelsBroken                       // tasks whose accepted cancel did not end them cancelled
+	ResultsLost                         // terminal tasks whose tasks/result payload never arrived
+	CreatesNotFound                     // creates without a reply that a lookup by key proved never made
 	NumCounters                         // number of counters; not a counter
 )
 
@@ -59,6 +69,26 @@ func (c Counter) Name() string {
 		return "amplification_polls"
 	case AmplificationAdvised:
 		return "amplification_advised"
+	case FaultsInjected:
+		return "faults_injected"
+	case Resumed:
+		return "resumed_observations"
+	case Reconciled:
+		return "reconciled"
+	case RetriedCreates:
+		return "retried_creates"
+	case CancelsSent:
+		return "cancels_sent"
+	case CancelsAcked:
+		return "cancels_acked"
+	case CancelsLate:
+		return "cancels_late"
+	case CancelsBroken:
+		return "cancels_broken"
+	case ResultsLost:
+		return "results_lost"
+	case CreatesNotFound:
+		return "creates_not_found"
 	}
 	return "counter(" + strconv.Itoa(int(c)) + ")"
 }

@@ -61,7 +61,9 @@ func TestCounterGaugeNames(t *testing.T) {
 		"tasks_created", "tasks_completed", "tasks_failed", "tasks_cancelled", "tasks_expired",
 		"tasks_unknown", "tasks_dropped", "polls", "invalid_transitions", "backpressure_signals",
 		"reconnects", "orphaned_tasks", "downstream_rejections", "amplification_polls",
-		"amplification_advised",
+		"amplification_advised", "faults_injected", "resumed_observations", "reconciled",
+		"retried_creates", "cancels_sent", "cancels_acked", "cancels_late", "cancels_broken",
+		"results_lost", "creates_not_found",
 	}
 	for c := range metrics.NumCounters {
 		if got := c.Name(); got != counters[c] {

@@ -142,6 +142,24 @@ type RunInfo struct {
 	// Thresholds are the scenario's threshold expressions; a bad one fails the run with its
 	// parse error in the result.
 	Thresholds []scenarios.Threshold
+
+	// FaultsOn says the scenario injected faults: the recovery gate is evaluated.
+	FaultsOn bool
+	// Faults counts the faults injected, by "source.kind" (metrics.Events.Counts).
+	Faults map[string]int64
+	// SecondCreates is the number of tools/call that repeated an idempotency key the server
+	// had already seen, from the embedded server; -1 = unknown (external target).
+	SecondCreates int64
+	// EffectsAfterCancel is the number of domain effects applied to tasks already cancelled
+	// (from the embedded server's ledger); -1 = unknown.
+	EffectsAfterCancel int64
+	// Unknown is the reconciliation list: tasks of unknown outcome by reason, and a sample
+	// with their idempotency keys (loadgen.Engine.Unknown).
+	Unknown       map[string]int64
+	UnknownSample any
+	// LostAfterReconnect counts known, unfinished tasks that a new session could not see
+	// (a finding: the server bound tasks to the session, or lost them).
+	LostAfterReconnect int64
 }
 
 // Build returns the summary of a run from its run totals and, for the per-window

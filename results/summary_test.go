@@ -130,10 +130,14 @@ func TestGates(t *testing.T) {
 	if nc := ev["not_checked"].([]string); !slices.Contains(nc, "duplicate_effects") || !slices.Contains(nc, "cross_tenant_leaks") {
 		t.Errorf("hard not_checked: %v", nc)
 	}
-	for _, g := range s.Gates.list()[1:] {
+	for _, g := range s.Gates.list()[2:] {
 		if !g.gate.Pass || g.gate.Evaluated || g.gate.Evidence["reason"] == "" {
 			t.Errorf("%s: pass %v evaluated %v evidence %v; want not evaluated, with a reason", g.name, g.gate.Pass, g.gate.Evaluated, g.gate.Evidence)
 		}
+	}
+	// Sessions were lost (5 reconnects): recovery is evaluated; no second create: it passes.
+	if r := s.Gates.Recovery; !r.Pass || !r.Evaluated || r.Evidence["reconnects"] != int64(5) {
+		t.Errorf("recovery: %+v", r)
 	}
 	if d := s.Gates.Recovery.Evidence["detail"]; !slices.Equal(d.([]string), []string{"resumed t-3"}) {
 		t.Errorf("recovery detail: %v", d)
@@ -144,6 +148,63 @@ func TestGates(t *testing.T) {
 	}
 	if s.Verdict != VerdictFail {
 		t.Errorf("verdict %s, want fail", s.Verdict)
+	}
+}
+
+// TestRecoveryGate: evaluated when faults were injected; fails on a second create of a key
+// the server already had; an external target (-1) leaves that check listed as not checked.
+func TestRecoveryGate(t *testing.T) {
+	total := run(func(sh *metrics.Shard) { sh.Add(metrics.Reconciled, 2) })
+	for _, tc := range []struct {
+		name      string
+		info      RunInfo
+		evaluated bool
+		pass      bool
+	}{
+		{"no faults", RunInfo{}, false, true},
+		{"faults, clean", RunInfo{FaultsOn: true, Faults: map[string]int64{"client.create_reply": 2}}, true, true},
+		{"second create", RunInfo{FaultsOn: true, SecondCreates: 1}, true, false},
+		{"external", RunInfo{FaultsOn: true, SecondCreates: -1}, true, true},
+	} {
+		g := Build(tc.info, total, nil).Gates.Recovery
+		if g.Evaluated != tc.evaluated || g.Pass != tc.pass {
+			t.Errorf("%s: evaluated %v pass %v, want %v %v (%v)", tc.name, g.Evaluated, g.Pass, tc.evaluated, tc.pass, g.Evidence)
+		}
+		if g.Evidence["reconciled"] != int64(2) {
+			t.Errorf("%s: evidence %v", tc.name, g.Evidence)
+		}
+		if nc, _ := g.Evidence["not_checked"].([]string); (tc.info.SecondCreates < 0) != slices.Contains(nc, "second_creates") {
+			t.Errorf("%s: not_checked %v", tc.name, nc)
+		}
+	}
+	if g := Build(RunInfo{FaultsOn: true, LostAfterReconnect: 3}, total, nil).Gates.Recovery; !g.Pass || g.Evidence["finding"] == nil {
+		t.Errorf("tasks lost after a reconnect are a finding, not a failure: %+v", g)
+	}
+}
+
+// TestCancellationGate: evaluated once a cancel was sent; an accepted cancel that did not
+// end its task cancelled fails it; effects applied anyway are reported, not failed.
+func TestCancellationGate(t *testing.T) {
+	for _, tc := range []struct {
+		name                        string
+		sent, acked, broken, cancel int64
+		evaluated, pass             bool
+	}{
+		{"none sent", 0, 0, 0, 0, false, true},
+		{"all honoured", 4, 3, 0, 3, true, true},
+		{"broken", 4, 3, 1, 3, true, false},
+		{"acked but not cancelled", 4, 3, 0, 2, true, false},
+	} {
+		total := run(func(sh *metrics.Shard) {
+			sh.Add(metrics.CancelsSent, tc.sent)
+			sh.Add(metrics.CancelsAcked, tc.acked)
+			sh.Add(metrics.CancelsBroken, tc.broken)
+			sh.Add(metrics.TasksCancelled, tc.cancel)
+		})
+		g := Build(RunInfo{EffectsAfterCancel: 7}, total, nil).Gates.Cancellation
+		if g.Evaluated != tc.evaluated || g.Pass != tc.pass || g.Evidence["effects_after_cancel"] != int64(7) {
+			t.Errorf("%s: evaluated %v pass %v, want %v %v (%v)", tc.name, g.Evaluated, g.Pass, tc.evaluated, tc.pass, g.Evidence)
+		}
 	}
 }
 

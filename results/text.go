@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -78,7 +79,11 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 	}
 	p.f("verdict     %s (exit code %d)\n", strings.ToUpper(s.Verdict), s.ExitCode())
 	if dir != "" {
-		p.f("files       %s, %s, %s, %s in %s\n", SummaryJSONFile, SummaryCSVFile, TimeseriesFile, HistogramLogFile, filepath.Clean(dir))
+		files := SummaryJSONFile + ", " + SummaryCSVFile + ", " + TimeseriesFile + ", " + HistogramLogFile
+		if _, err := os.Stat(filepath.Join(dir, EventsFile)); err == nil {
+			files += ", " + EventsFile
+		}
+		p.f("files       %s in %s\n", files, filepath.Clean(dir))
 	}
 	return p.err
 }

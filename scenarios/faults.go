@@ -51,6 +51,13 @@ func (s Schedule) On() bool { return len(s.At) > 0 || s.Every > 0 }
 // ClientFaults are the five fault points of issue 5, as cuts of the client's transport.
 // A cut drops the connection (and with it the session's state on the client side: the
 // client must reconnect) at the named point; the server keeps whatever it had done.
+//
+// Opportunities: create_reply per tools/call sent; after_create and cancel_reply per task
+// (one create reply, one cancel); before_result and crash at most once per task; the three
+// stream cuts (result_stream, input_before_answer, input_after_answer) are drawn per
+// tasks/result call until one of them has cut a stream of the task, so at most one per task
+// (every task can still end). A stream cut happens only when its point comes: an SSE reply
+// for result_stream, a server request on the stream for the input cuts.
 type ClientFaults struct {
 	// CreateReply (fault point 1): the tools/call reaches the server, its reply is lost.
 	// The server created the task; the client has no id: the outcome is unknown until

@@ -258,6 +258,9 @@ type Server struct {
 	ListPageSize int `yaml:"list_page_size"`
 	// StatusNotifications turns on notifications/tasks/status. Default false.
 	StatusNotifications bool `yaml:"status_notifications"`
+	// SSERetry is the retry field of every SSE stream's priming event: how long clients
+	// wait before asking again after a cut stream (H5); 0 = none sent. Default 0s.
+	SSERetry Duration `yaml:"sse_retry"`
 	// Tokens maps a tenant name to its bearer token (a Secret). Empty = no authorization:
 	// one anonymous tenant. Tokens must be distinct. Default none.
 	Tokens map[string]Secret `yaml:"tokens,omitempty"`

@@ -220,6 +220,7 @@ func (v *validator) serverKnobs() {
 		}
 		sv.Latency[m].problems(v, path)
 	}
+	v.nonNegative("server.sse_retry", sv.SSERetry)
 	st := sv.Stalls
 	v.ratio("server.stalls.probability", st.Probability)
 	v.nonNegative("server.stalls.duration", st.Duration)

@@ -10,6 +10,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"github.com/tasksim/tasksim/results"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -309,5 +310,43 @@ func TestInterruptWritesResults(t *testing.T) {
 	}
 	if !sum.Interrupted || sum.Tasks.Created == 0 {
 		t.Errorf("interrupted %v, created %d: want true and > 0", sum.Interrupted, sum.Tasks.Created)
+	}
+}
+
+// TestChaosScenariosFromTheCommandLine: the network faults need real sockets (the chaos
+// proxy), so flaky-network runs here, shortened, against the embedded server and against
+// a --target; the known-bad demo must exit 99.
+func TestChaosScenariosFromTheCommandLine(t *testing.T) {
+	url := startServe(t, "--poll-interval", "200ms")
+	short := []string{"--duration", "4s", "--set", "grace=8s", "--clients", "20", "--no-progress"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"flaky-network embedded", []string{"run", "flaky-network"}, 0},
+		{"flaky-network target", []string{"run", "flaky-network", "--target", url}, 0},
+		{"duplicate-effects-demo", []string{"run", "duplicate-effects-demo"}, 99},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			stdout, stderr, code := tasksim(t, append(append(tc.args, short...), "--out", dir)...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s\n%s", code, tc.code, stdout, stderr)
+			}
+			sum, err := results.ReadSummary(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sum.Gates.Recovery.Evaluated {
+				t.Errorf("recovery gate not evaluated: %v", sum.Gates.Recovery.Evidence)
+			}
+			if _, err := os.Stat(filepath.Join(dir, results.EventsFile)); err != nil {
+				t.Errorf("no %s: %v", results.EventsFile, err)
+			}
+			if tc.code == 0 && sum.Tasks.Completed == 0 {
+				t.Errorf("no task completed through the proxy: %+v", sum.Tasks)
+			}
+		})
 	}
 }

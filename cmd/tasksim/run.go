@@ -187,12 +187,26 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 
 	start := time.Now()
 	rec := metrics.NewRecorder(cfg.Shards, start)
-	target, srv, err := startTarget(sc, sc.Workload.PoolSize(), rec.Shard(0))
+	var events *metrics.Events
+	if sc.Faults.On() {
+		events = metrics.NewEvents(0)
+		cfg.Events = events
+	}
+	target, srv, err := startTarget(sc, sc.Workload.PoolSize(), rec.Shard(0), events)
 	if err != nil {
 		return err
 	}
 	if srv != nil {
 		defer srv.Close()
+		cfg.Reconciler = embeddedReconciler(sc, srv)
+	}
+	if sc.Faults.Network.On() {
+		proxied, stopChaos, err := startChaos(target.URL, sc.Faults.Network, sc.Seed, events)
+		if err != nil {
+			return err
+		}
+		defer stopChaos()
+		target.URL = proxied
 	}
 	probeCtx, cancelProbe := context.WithTimeout(hard, 15*time.Second)
 	manifest, err := loadgen.Probe(probeCtx, target, sc.Tool)
@@ -252,9 +266,15 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	runErr := eng.Run(hard)
 	col.stop()
 
-	sum := summarize(sc, &cfg, start, manifest, srv, eng, rec, col.windows, interrupted.Load())
+	sum := summarize(sc, &cfg, start, manifest, srv, eng, rec, col.windows, interrupted.Load(), events)
 	if err := results.WriteSummary(dir, sum); err != nil {
 		return fmt.Errorf("writing results: %w", err)
+	}
+	if events != nil {
+		kept, dropped := events.Kept()
+		if err := results.WriteEvents(dir, start, kept, dropped); err != nil {
+			return fmt.Errorf("writing results: %w", err)
+		}
 	}
 	if err := results.WriteText(stdout, sum, dir); err != nil {
 		return err
@@ -275,7 +295,7 @@ func (gateError) Error() string { return "a gate or threshold failed (see the su
 
 // startTarget returns the target of the run: the URL given, or an embedded mock server on
 // 127.0.0.1:0 configured from the scenario's server section.
-func startTarget(sc *scenarios.Scenario, pool int, serverMetrics *metrics.Shard) (*loadgen.Target, *mockserver.Server, error) {
+func startTarget(sc *scenarios.Scenario, pool int, serverMetrics *metrics.Shard, events *metrics.Events) (*loadgen.Target, *mockserver.Server, error) {
 	t := &loadgen.Target{
 		Header:     http.Header{},
 		Client:     loadgen.NewHTTPClient(2 * pool),
@@ -294,18 +314,35 @@ func startTarget(sc *scenarios.Scenario, pool int, serverMetrics *metrics.Shard)
 	}
 	scfg := serverConfig(sc)
 	scfg.Metrics = serverMetrics
+	scfg.Events = events
 	srv, err := mockserver.NewServer(scfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	t.URL = srv.URL
-	if len(sc.Server.Tokens) > 0 && t.Header.Get("Authorization") == "" {
-		for _, tenant := range slices.Sorted(maps.Keys(sc.Server.Tokens)) { // clients use the first tenant
-			t.Header.Set("Authorization", "Bearer "+sc.Server.Tokens[tenant].Reveal())
-			break
-		}
+	if tenant := clientTenant(sc); tenant != "" && t.Header.Get("Authorization") == "" {
+		t.Header.Set("Authorization", "Bearer "+sc.Server.Tokens[tenant].Reveal())
 	}
 	return t, srv, nil
+}
+
+// clientTenant is the tenant whose token the clients of a run against the embedded server
+// use: the first by name; "" without tokens.
+func clientTenant(sc *scenarios.Scenario) string {
+	if len(sc.Server.Tokens) == 0 {
+		return ""
+	}
+	return slices.Sorted(maps.Keys(sc.Server.Tokens))[0]
+}
+
+// embeddedReconciler finds a task by idempotency key in the embedded server's ledger, for
+// the reconciliation of creates whose reply was lost (issue 5).
+func embeddedReconciler(sc *scenarios.Scenario, srv *mockserver.Server) loadgen.Reconciler {
+	tenant := clientTenant(sc)
+	return loadgen.ReconcilerFunc(func(_ context.Context, key string) (string, bool, error) {
+		id, ok := srv.LookupKey(tenant, key)
+		return id, ok, nil
+	})
 }
 
 // serverConfig maps the scenario's server section onto the mock server, knob for knob; run
@@ -321,6 +358,7 @@ func serverConfig(sc *scenarios.Scenario) mockserver.Config {
 		ReaperInterval:      time.Duration(s.ReaperInterval),
 		ListPageSize:        s.ListPageSize,
 		StatusNotifications: s.StatusNotifications,
+		SSERetry:            time.Duration(s.SSERetry),
 		ServerVersion:       version,
 		Seed:                cmp.Or(s.Seed, sc.Seed),
 		Latency:             maps.Clone(s.Latency),
@@ -359,6 +397,7 @@ func serverConfig(sc *scenarios.Scenario) mockserver.Config {
 			StallProbability: ds.Stall.Probability,
 			StallDuration:    time.Duration(ds.Stall.Duration),
 		},
+		Faults: sc.Faults.Server,
 	}
 	if len(s.Tokens) > 0 {
 		cfg.Tokens = map[string]string{}
@@ -408,10 +447,12 @@ func engineConfig(sc *scenarios.Scenario) loadgen.Config {
 			MaxInterval: time.Duration(c.Poll.MaxInterval), Jitter: c.Poll.Jitter,
 			Min: time.Duration(c.Poll.Min), Max: time.Duration(c.Poll.Max), Deadline: time.Duration(c.Poll.Deadline),
 		},
-		Input:   loadgen.InputPolicy{Accept: c.Input.Accept, Decline: c.Input.Decline, Cancel: c.Input.Cancel},
-		Timeout: time.Duration(c.RequestTimeout),
-		Seed:    sc.Seed,
-		Shards:  max(8, 2*runtime.GOMAXPROCS(0)),
+		Input:    loadgen.InputPolicy{Accept: c.Input.Accept, Decline: c.Input.Decline, Cancel: c.Input.Cancel},
+		Timeout:  time.Duration(c.RequestTimeout),
+		Seed:     sc.Seed,
+		Shards:   max(8, 2*runtime.GOMAXPROCS(0)),
+		Faults:   sc.Faults.Client,
+		Recovery: sc.Recovery,
 	}
 	if sc.Target == "" {
 		// Both ends of every connection live in this process and share its processors:
@@ -501,6 +542,12 @@ func serverStats(srv *mockserver.Server) any {
 		}
 		requests[op.MetricName()] = byOutcome
 	}
+	faults := map[string]uint64{}
+	st.Faults.Each(func(kind string, n uint64) {
+		if n > 0 {
+			faults[kind] = n
+		}
+	})
 	rejections := map[string]uint64{}
 	st.Rejections.Each(func(code int, n uint64) {
 		if n == 0 {
@@ -555,6 +602,11 @@ func serverStats(srv *mockserver.Server) any {
 
 		"requests":   requests,
 		"rejections": rejections,
+
+		// Idempotent creates and the faults that took effect (issue 5).
+		"idempotent_replays": st.IdempotentReplays,
+		"idempotent_expired": st.IdempotentExpired,
+		"faults":             faults,
 	}
 }
 
@@ -582,23 +634,47 @@ func clientFindings(eng *loadgen.Engine) any {
 // summarize builds the run's summary from what the engine, the recorder and the embedded
 // server (nil for a real target) measured.
 func summarize(sc *scenarios.Scenario, cfg *loadgen.Config, start time.Time, manifest *loadgen.Manifest,
-	srv *mockserver.Server, eng *loadgen.Engine, rec *metrics.Recorder, windows []metrics.Window, interrupted bool) *results.Summary {
+	srv *mockserver.Server, eng *loadgen.Engine, rec *metrics.Recorder, windows []metrics.Window, interrupted bool,
+	events *metrics.Events) *results.Summary {
+	unknown, sample := eng.Unknown()
+	lost, lostIDs := eng.LostAfterReconnect()
+	var unknownSample any
+	if len(sample) > 0 {
+		unknownSample = sample
+	}
+	second, afterCancel := int64(-1), int64(-1)
+	if srv != nil {
+		st := srv.Stats()
+		second = int64(st.IdempotentReplays + st.IdempotentExpired + st.Faults.NonIdempotent)
+		afterCancel = int64(st.EffectsAfterCancel)
+	}
+	evidence := map[string]any{"hard": map[string]any{"invalid_transitions": eng.Violations()}}
+	if len(lostIDs) > 0 {
+		evidence["recovery"] = map[string]any{"tasks_lost_after_reconnect": lostIDs}
+	}
 	return results.Build(results.RunInfo{
-		Version:          version,
-		Scenario:         sc.Name,
-		Seed:             sc.Seed,
-		Protocol:         manifest.ProtocolVersion,
-		Target:           summaryTarget(sc),
-		StartedAt:        start.UTC(),
-		Duration:         time.Since(start),
-		Manifest:         manifest,
-		Server:           serverStats(srv),
-		PollInterval:     advisedInterval(manifest, cfg),
-		Interrupted:      interrupted,
-		Evidence:         map[string]any{"hard": map[string]any{"invalid_transitions": eng.Violations()}},
-		Client:           clientFindings(eng),
-		DuplicateEffects: duplicateEffects(srv),
-		Thresholds:       sc.Thresholds,
+		FaultsOn:           sc.Faults.On(),
+		Faults:             events.Counts(),
+		SecondCreates:      second,
+		EffectsAfterCancel: afterCancel,
+		Unknown:            unknown,
+		UnknownSample:      unknownSample,
+		LostAfterReconnect: lost,
+		Version:            version,
+		Scenario:           sc.Name,
+		Seed:               sc.Seed,
+		Protocol:           manifest.ProtocolVersion,
+		Target:             summaryTarget(sc),
+		StartedAt:          start.UTC(),
+		Duration:           time.Since(start),
+		Manifest:           manifest,
+		Server:             serverStats(srv),
+		PollInterval:       advisedInterval(manifest, cfg),
+		Interrupted:        interrupted,
+		Evidence:           evidence,
+		Client:             clientFindings(eng),
+		DuplicateEffects:   duplicateEffects(srv),
+		Thresholds:         sc.Thresholds,
 	}, rec.Total(), windows)
 }
 

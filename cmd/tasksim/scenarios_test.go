@@ -25,9 +25,10 @@ import (
 	"github.com/tasksim/tasksim/scenarios"
 )
 
-// runVirtual runs the built-in scenario name in the caller's synctest bubble and returns
-// its summary, its totals and the directory holding its files.
-func runVirtual(t *testing.T, name string) (*results.Summary, *metrics.Snapshot, string) {
+// runVirtual runs the built-in scenario name in the caller's synctest bubble, wired as
+// `tasksim run` wires it (events, reconciliation by the server's ledger), and returns its
+// summary, its totals and the directory holding its files. The verdict must be want.
+func runVirtual(t *testing.T, name string, want string) (*results.Summary, *metrics.Snapshot, string) {
 	t.Helper()
 	sc, err := scenarios.Load(name)
 	if err != nil {
@@ -36,16 +37,26 @@ func runVirtual(t *testing.T, name string) (*results.Summary, *metrics.Snapshot,
 	if err := validate(sc); err != nil {
 		t.Fatal(err)
 	}
+	if sc.Faults.Network.On() {
+		t.Fatalf("%s needs the chaos proxy, which runs on real sockets: not in virtual time", name)
+	}
 	cfg := engineConfig(sc)
 	start := time.Now()
 	rec := metrics.NewRecorder(cfg.Shards, start)
+	var events *metrics.Events
+	if sc.Faults.On() {
+		events = metrics.NewEvents(0)
+		cfg.Events = events
+	}
 	scfg := serverConfig(sc)
 	scfg.Metrics = rec.Shard(0)
+	scfg.Events = events
 	srv, err := mockserver.NewHandlerServer(scfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
+	cfg.Reconciler = embeddedReconciler(sc, srv)
 	target := &loadgen.Target{URL: "http://embedded.test/mcp", Header: http.Header{},
 		Client:     &http.Client{Transport: loadgen.HandlerTransport(srv.Handler())},
 		ClientInfo: mcp.Implementation{Name: "tasksim-test", Version: version}}
@@ -71,12 +82,13 @@ func runVirtual(t *testing.T, name string) (*results.Summary, *metrics.Snapshot,
 		t.Fatal(err)
 	}
 	col.stop()
-	sum := summarize(sc, &cfg, start, m, srv, eng, rec, col.windows, false)
+	sum := summarize(sc, &cfg, start, m, srv, eng, rec, col.windows, false, events)
 	if err := results.WriteSummary(dir, sum); err != nil {
 		t.Fatal(err)
 	}
-	if sum.Verdict != results.VerdictPass {
-		t.Errorf("verdict %s, want pass", sum.Verdict)
+	if sum.Verdict != want {
+		g := sum.Gates
+		t.Errorf("%s: verdict %s, want %s; gates: hard %+v, recovery %+v, cancellation %+v", name, sum.Verdict, want, g.Hard, g.Recovery, g.Cancellation)
 	}
 	return sum, rec.Total(), dir
 }
@@ -107,7 +119,7 @@ func column(t *testing.T, dir, name string) []float64 {
 
 func TestScenarioBackpressure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sum, snap, dir := runVirtual(t, "backpressure")
+		sum, snap, dir := runVirtual(t, "backpressure", results.VerdictPass)
 		if n := snap.Counters[metrics.BackpressureSignals]; n == 0 {
 			t.Error("no backpressure signals")
 		}
@@ -123,7 +135,7 @@ func TestScenarioBackpressure(t *testing.T) {
 
 func TestScenarioPollStorm(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sum, snap, _ := runVirtual(t, "poll-storm")
+		sum, snap, _ := runVirtual(t, "poll-storm", results.VerdictPass)
 		if p50 := snap.Summary(metrics.PollAmplification).P50; p50 <= 5 {
 			t.Errorf("poll_amplification p50 %.2f, want > 5", p50)
 		}
@@ -135,7 +147,7 @@ func TestScenarioPollStorm(t *testing.T) {
 
 func TestScenarioTTLExpiry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sum, snap, _ := runVirtual(t, "ttl-expiry")
+		sum, snap, _ := runVirtual(t, "ttl-expiry", results.VerdictPass)
 		if n := snap.Counters[metrics.OrphanedTasks]; n == 0 {
 			t.Error("no orphaned tasks")
 		}
@@ -150,7 +162,7 @@ func TestScenarioTTLExpiry(t *testing.T) {
 
 func TestScenarioSlowDownstream(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, _, dir := runVirtual(t, "slow-downstream")
+		_, _, dir := runVirtual(t, "slow-downstream", results.VerdictPass)
 		ts := column(t, dir, "t_s")
 		depth := column(t, dir, "downstream_queue_depth")
 		var before, during, after float64 // the stall window is 15 s .. 25 s
@@ -165,6 +177,83 @@ func TestScenarioSlowDownstream(t *testing.T) {
 		}
 		if before > 2 || during < 50 || after != 0 {
 			t.Errorf("downstream queue depth: max %v before the stall, %v during it, %v at the end; want ~0, a build (>= 50), drained (0)", before, during, after)
+		}
+	})
+}
+
+// The chaos scenarios of issue 5, whole and in virtual time: each passes its gates on the
+// embedded (correct) server, with the recovery and cancellation gates evaluated, except the
+// demo of a known-bad server, which must fail the hard gate.
+
+func TestScenarioReconnectStorm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sum, snap, _ := runVirtual(t, "reconnect-storm", results.VerdictPass)
+		if !sum.Gates.Recovery.Evaluated || !sum.Gates.Recovery.Pass {
+			t.Errorf("recovery gate %+v", sum.Gates.Recovery)
+		}
+		for _, c := range []metrics.Counter{metrics.Reconnects, metrics.Resumed, metrics.Reconciled} {
+			if snap.Counters[c] == 0 {
+				t.Errorf("%s = 0: the storm did not exercise it", c)
+			}
+		}
+		if sum.Tasks.Unknown != 0 {
+			t.Errorf("%d tasks unknown: %v %v", sum.Tasks.Unknown, sum.Gates.Recovery.Evidence["reconciliation_list"], sum.Gates.Recovery.Evidence["reconciliation_sample"])
+		}
+	})
+}
+
+func TestScenarioCancelStorm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sum, snap, _ := runVirtual(t, "cancel-storm", results.VerdictPass)
+		g := sum.Gates.Cancellation
+		if !g.Evaluated || !g.Pass {
+			t.Errorf("cancellation gate %+v", g)
+		}
+		if snap.Counters[metrics.CancelsAcked] == 0 || snap.Counters[metrics.CancelsLate] == 0 {
+			t.Errorf("acked %d, late %d: want both (some cancels win, some lose the race)", snap.Counters[metrics.CancelsAcked], snap.Counters[metrics.CancelsLate])
+		}
+		if n, _ := g.Evidence["effects_after_cancel"].(int64); n == 0 {
+			t.Errorf("effects_after_cancel = %v: effect_first should apply some before the cancel", g.Evidence["effects_after_cancel"])
+		}
+	})
+}
+
+func TestScenarioInputRequired(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sum, _, _ := runVirtual(t, "input-required", results.VerdictPass)
+		if sum.Tasks.Unknown != 0 || sum.Tasks.Completed == 0 {
+			t.Errorf("tasks %+v: every task must end", sum.Tasks)
+		}
+		faults, _ := sum.Gates.Recovery.Evidence["faults_injected"].(map[string]int64)
+		for _, k := range []string{"client.input_before_answer", "client.input_after_answer", "client.result_stream"} {
+			if faults[k] == 0 {
+				t.Errorf("no %s fault injected (%v)", k, faults)
+			}
+		}
+	})
+}
+
+func TestScenarioServerRestart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sum, snap, _ := runVirtual(t, "server-restart", results.VerdictPass)
+		if snap.Counters[metrics.Reconnects] == 0 || sum.Tasks.Unknown != 0 {
+			t.Errorf("%d reconnects, %d unknown", snap.Counters[metrics.Reconnects], sum.Tasks.Unknown)
+		}
+		faults, _ := sum.Gates.Recovery.Evidence["faults_injected"].(map[string]int64)
+		if faults["server.restart"] != 3 { // at 10, 20 and 30 s of a 35 s run
+			t.Errorf("%d restarts, want 3", faults["server.restart"])
+		}
+	})
+}
+
+func TestScenarioDuplicateEffectsDemo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sum, _, _ := runVirtual(t, "duplicate-effects-demo", results.VerdictFail)
+		if sum.Gates.Hard.Pass || sum.Gates.Recovery.Pass {
+			t.Errorf("hard %+v, recovery %+v: both must fail", sum.Gates.Hard, sum.Gates.Recovery)
+		}
+		if sum.ExitCode() != 99 {
+			t.Errorf("exit code %d, want 99", sum.ExitCode())
 		}
 	})
 }

@@ -59,7 +59,7 @@ func TestServerConfig(t *testing.T) {
 	d := func(n int) scenarios.Duration { return scenarios.Duration(ms(n)) }
 	want := mockserver.Config{
 		PollInterval: ms(500), DefaultTTL: 5 * time.Minute, MaxTTL: time.Hour, ReaperInterval: time.Second,
-		ListPageSize: 50, ServerVersion: version, Seed: 42,
+		ListPageSize: 50, ServerVersion: version, Seed: 42, Faults: scenarios.ServerFaults{Status: 503},
 		Latency: map[string]scenarios.Dist{
 			"*":         {Kind: scenarios.DistFixed, Value: d(1)},
 			"tasks/get": {Kind: scenarios.DistLognormal, P50: d(2), P99: d(20)},

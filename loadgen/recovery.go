@@ -1,0 +1,264 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+	"github.com/tasksim/tasksim/metrics"
+	"github.com/tasksim/tasksim/scenarios"
+)
+
+// Recovery under faults (issue 5, DESIGN.md section 5):
+//
+//   - A client never repeats a tools/call on its own. A create without a reply (a cut, a
+//     timeout, a reset) has an unknown outcome: the client reconciles it first, looking for
+//     the task by the idempotency key it sent (Reconciler: the embedded server's ledger; or
+//     tasks/list where the target declares it). Found: it resumes observing that task.
+//     Not found: only Recovery.RetryCreate lets it call again, with the same key; otherwise
+//     the task stays unknown and is listed for reconciliation with its key.
+//   - A lost connection or session is re-established with exponential backoff and jitter
+//     (Retry-After overrides it); on 404 the client re-initializes (H8) and resumes the known
+//     task ids. A task the new session cannot see (-32602) is a finding: the server bound
+//     tasks to the session, not to the authorization context (R52).
+//   - A crashed client restarts from its persisted task record (taskRecord) and resumes
+//     observation instead of calling the tool again.
+//   - Budgets bound each kind of attempt per task; a spent budget ends the task unknown.
+
+// Reconciler finds the task a target created for an idempotency key.
+type Reconciler interface {
+	// Find returns the id of the task created for key; found is false when the target
+	// holds none. err is a failure to ask (retried within the reconcile budget).
+	Find(ctx context.Context, key string) (taskID string, found bool, err error)
+}
+
+// ReconcilerFunc adapts a function to Reconciler.
+type ReconcilerFunc func(ctx context.Context, key string) (string, bool, error)
+
+// Find calls f.
+func (f ReconcilerFunc) Find(ctx context.Context, key string) (string, bool, error) {
+	return f(ctx, key)
+}
+
+// UnknownEvidence is one task on the reconciliation list: its outcome was never
+// established. TaskID is "" when the create got no reply.
+type UnknownEvidence struct {
+	Key    string `json:"idempotency_key,omitempty"`
+	TaskID string `json:"task_id,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// Reasons a task ends unknown (UnknownEvidence.Reason, Engine.Unknown keys).
+const (
+	ReasonCreateLost      = "create_lost"                   // the create got no reply, and reconciliation did not find the task
+	ReasonNoReconcile     = "create_lost_no_reconciliation" // ... and reconciliation was off or impossible
+	ReasonStatusBudget    = "status_budget"                 // failed status reads spent the budget
+	ReasonReconcileBudget = "reconcile_budget"              // lookups failed until the budget was spent
+	ReasonDeadline        = "deadline"                      // the poll deadline passed before a terminal status
+	ReasonStopped         = "run_stopped"                   // the run ended (grace over, Ctrl-C) first
+	ReasonProtocol        = "protocol"                      // the create reply could not be understood
+
+	// reasonNotMade is reconcile's answer when a lookup by key proves the target never made
+	// the task: not a reason to be unknown (metrics.CreatesNotFound).
+	reasonNotMade = "not_made"
+)
+
+// recovery returns the Config's Recovery with defaults for its zero fields.
+func (c *Config) recovery() scenarios.Recovery {
+	r := c.Recovery
+	d := scenarios.Default().Recovery
+	if r.Backoff.Initial <= 0 {
+		r.Backoff.Initial = d.Backoff.Initial
+	}
+	if r.Backoff.Max < r.Backoff.Initial {
+		r.Backoff.Max = max(d.Backoff.Max, r.Backoff.Initial)
+	}
+	b := &r.Budgets
+	b.Create = cmpOr(b.Create, d.Budgets.Create)
+	b.Status = cmpOr(b.Status, d.Budgets.Status)
+	b.Result = cmpOr(b.Result, d.Budgets.Result)
+	b.Reconcile = cmpOr(b.Reconcile, d.Budgets.Reconcile)
+	return r
+}
+
+func cmpOr(n, def int) int {
+	if n <= 0 {
+		return def
+	}
+	return n
+}
+
+// backoff is the wait before reconnection attempt n (n >= 1):
+// min(Initial * 2^(n-1), Max) * U(1-Jitter, 1+Jitter).
+func backoff(b scenarios.Backoff, n int, r *rand.Rand) time.Duration {
+	d := time.Duration(b.Initial)
+	for i := 1; i < n && d < time.Duration(b.Max); i++ {
+		d *= 2
+	}
+	d = min(d, time.Duration(b.Max))
+	if b.Jitter > 0 && r != nil {
+		d = time.Duration(float64(d) * (1 - b.Jitter + 2*b.Jitter*r.Float64()))
+	}
+	return d
+}
+
+// fires decides a client fault at one opportunity: inside a window of t always, else with
+// its probability, drawn from the client's fault stream (so turning a fault on does not
+// change any other random decision of the run).
+func (v *vu) fires(t scenarios.Trigger, kind string) bool {
+	if !t.On() {
+		return false
+	}
+	hit := t.InWindow(scenarios.Duration(time.Since(v.e.start)))
+	if !hit && t.Probability > 0 {
+		hit = v.frng.Float64() < t.Probability
+	}
+	if hit {
+		v.shard.Add(metrics.FaultsInjected, 1)
+		v.e.cfg.Events.Add(metrics.Event{At: time.Now(), Source: "client", Kind: kind, Task: v.cur})
+	}
+	return hit
+}
+
+// taskRecord is what a client persists about its current task, so that after a crash it
+// resumes observation instead of calling the tool again (issue 5). It is kept encoded, as it
+// would be on disk: only what is written here survives a crash.
+type taskRecord struct {
+	TaskID        string        `json:"task_id"`
+	Key           string        `json:"idempotency_key,omitempty"`
+	Correlation   string        `json:"correlation_id"`
+	Status        string        `json:"status"`
+	LastUpdatedAt string        `json:"last_updated_at,omitempty"`
+	NextPoll      time.Time     `json:"next_poll"`
+	Created       time.Time     `json:"created"`
+	Intended      time.Time     `json:"intended"`
+	Deadline      time.Time     `json:"deadline,omitzero"`
+	CancelAt      time.Time     `json:"cancel_at,omitzero"`
+	CancelSent    bool          `json:"cancel_sent,omitempty"`
+	Polls         int           `json:"polls"`
+	Advertised    time.Duration `json:"advertised_ns,omitempty"`
+	FirstAdvised  time.Duration `json:"first_advised_ns,omitempty"`
+	ServerCreated string        `json:"server_created,omitempty"`
+}
+
+// persist writes the current task's record (only when crashes can happen: it costs an
+// encoding per status change).
+func (v *vu) persist(t *taskState, next time.Time) {
+	if !v.e.cfg.Faults.Crash.On() {
+		return
+	}
+	lc := &v.lc
+	r := taskRecord{
+		TaskID: t.id, Key: t.key, Correlation: t.correlation, Status: lc.Status.String(),
+		LastUpdatedAt: t.lastUpdated, NextPoll: next, Created: lc.Created, Intended: t.intended,
+		Deadline: lc.Deadline, CancelAt: lc.CancelAt, CancelSent: !lc.CancelSentAt.IsZero(),
+		Polls: lc.Polls, Advertised: lc.Advertised, FirstAdvised: lc.FirstAdvised,
+	}
+	if !t.srv.created.IsZero() {
+		r.ServerCreated = t.srv.created.Format(time.RFC3339Nano)
+	}
+	v.saved, _ = json.Marshal(&r)
+}
+
+// crash forgets everything the client held in memory about its task and its session (no
+// DELETE: a crashed process says no goodbye), then restarts from the persisted record.
+func (v *vu) crash(t *taskState) {
+	v.sess = nil
+	v.lc = Lifecycle{}
+	*t = taskState{}
+	var r taskRecord
+	if err := json.Unmarshal(v.saved, &r); err != nil || r.TaskID == "" {
+		return // nothing persisted: the caller ends the task unknown
+	}
+	st, _ := mcp.ParseStatus(r.Status)
+	*t = taskState{id: r.TaskID, key: r.Key, correlation: r.Correlation, lastUpdated: r.LastUpdatedAt,
+		intended: r.Intended, params: taskIDParams(r.TaskID)}
+	t.srv.created = parseTime(r.ServerCreated)
+	v.lc = Lifecycle{Policy: &v.e.cfg.Poll, Strategy: v.e.cfg.Result, Rand: v.rng}
+	v.lc.Resume(ResumePoint{Status: st, Created: r.Created, Deadline: r.Deadline, CancelAt: r.CancelAt,
+		CancelSent: r.CancelSent, Polls: r.Polls, Advertised: r.Advertised, FirstAdvised: r.FirstAdvised,
+		NextPoll: r.NextPoll})
+	v.shard.Add(metrics.Resumed, 1)
+}
+
+// idempotencyKey is the key of a client's seq-th task: unique within the run (client index,
+// sequence) and across runs (the run's seed and start time).
+func (v *vu) idempotencyKey(seq uint64) string {
+	b := make([]byte, 0, 48)
+	b = append(b, "tasksim-"...)
+	b = strconv.AppendUint(b, v.e.cfg.Seed, 36)
+	b = append(b, '-')
+	b = strconv.AppendInt(b, v.e.start.UnixMilli(), 36)
+	b = append(b, '-')
+	b = strconv.AppendInt(b, int64(v.idx), 36)
+	b = append(b, '-')
+	b = strconv.AppendUint(b, seq, 36)
+	return string(b)
+}
+
+// listReconciler reconciles by tasks/list where the target declares it (R54) but offers no
+// lookup by key: it claims the oldest listed task that no client of this run knows, created
+// between the lost create's send and its failure (one second of clock skew either side).
+// The claim is approximate when several creates were lost at once; it is counted apart.
+type listReconciler struct {
+	mu    sync.Mutex
+	known map[string]struct{} // task ids learned from replies or claimed
+}
+
+func (l *listReconciler) learn(id string) {
+	l.mu.Lock()
+	if l.known == nil {
+		l.known = make(map[string]struct{})
+	}
+	l.known[id] = struct{}{}
+	l.mu.Unlock()
+}
+
+// find pages through tasks/list (sent by call) for an unclaimed task created in [from, to].
+func (l *listReconciler) find(ctx context.Context, call func(params []byte) (Reply, error), from, to time.Time) (string, bool, error) {
+	from, to = from.Add(-time.Second), to.Add(time.Second)
+	var cursor string
+	for page := 0; page < 1000; page++ {
+		params := []byte(`{}`)
+		if cursor != "" {
+			params = append(append([]byte(`{"cursor":`), mcp.AppendString(nil, cursor)...), '}')
+		}
+		rep, err := call(params)
+		if err != nil {
+			return "", false, err
+		}
+		if rep.Err != nil {
+			return "", false, rep.Err
+		}
+		var res struct {
+			Tasks      []mcp.Task `json:"tasks"`
+			NextCursor string     `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(rep.Result, &res); err != nil {
+			return "", false, &ProtocolError{Msg: "tasks/list result: " + err.Error()}
+		}
+		l.mu.Lock()
+		for _, t := range res.Tasks {
+			c := parseTime(t.CreatedAt)
+			if _, ok := l.known[t.TaskID]; ok || c.Before(from) || c.After(to) {
+				continue
+			}
+			if l.known == nil {
+				l.known = make(map[string]struct{})
+			}
+			l.known[t.TaskID] = struct{}{}
+			l.mu.Unlock()
+			return t.TaskID, true, nil
+		}
+		l.mu.Unlock()
+		if res.NextCursor == "" {
+			return "", false, nil
+		}
+		cursor = res.NextCursor
+	}
+	return "", false, nil
+}
