@@ -30,6 +30,9 @@ type ThresholdResult struct {
 	WorstValue  float64 `json:"worst_value"`
 	// Error is why the expression could not be evaluated; such a threshold fails.
 	Error string `json:"error,omitempty"`
+	// AbortOnFail marks a threshold that stops the load at its first failing window; it
+	// then fails when any window failed, whatever the whole-run value.
+	AbortOnFail bool `json:"abort_on_fail,omitempty"`
 }
 
 // Eval evaluates t over the whole run, as summarized by s, and over each window.
@@ -59,6 +62,21 @@ func (t Threshold) Eval(s *Summary, windows []metrics.Window) ThresholdResult {
 		}
 	}
 	return r
+}
+
+// FailsIn evaluates t on one window, for abort_on_fail: value is t's metric in w, and
+// failed is true when the window has data for it and the value fails. A threshold over a
+// total (a count) never fails in a window: it is judged over the whole run.
+func (t Threshold) FailsIn(w *metrics.Window) (value float64, failed bool) {
+	if t.isTotal() {
+		return 0, false
+	}
+	v, ok := t.windowValue(w)
+	if !ok {
+		return 0, false
+	}
+	v = round3(v)
+	return v, !t.Op.holds(v, t.Limit)
 }
 
 // isTotal reports whether t reads a count that only makes sense over the whole run.

@@ -32,6 +32,9 @@ type Summary struct {
 	StartedAt      time.Time `json:"started_at"`  // UTC
 	DurationS      float64   `json:"duration_s"`  // RunInfo.Duration in seconds
 	Interrupted    bool      `json:"interrupted"` // stopped early by Ctrl-C
+	// Aborted says which abort_on_fail threshold stopped the load phase early, and in which
+	// window; "" when none did.
+	Aborted string `json:"aborted,omitempty"`
 	// Trustworthy is false when the load generator could not keep its own schedule:
 	// schedule_lag p99 > 10% of the poll interval (DESIGN.md section 4). TrustNote says why,
 	// or why the check could not be made; "" when trustworthy and checked.
@@ -130,6 +133,8 @@ type RunInfo struct {
 	PollInterval time.Duration
 	// Interrupted says the run was stopped by Ctrl-C.
 	Interrupted bool
+	// Aborted says which abort_on_fail threshold stopped the load early; "" = none.
+	Aborted string
 	// Evidence holds, per gate name ("hard", "recovery", "cancellation",
 	// "compatibility"), extra evidence such as sample task ids. A map[string]any is merged
 	// into the gate's evidence; a key that names a figure Build computed is kept as
@@ -189,6 +194,7 @@ func Build(info RunInfo, total *metrics.Snapshot, windows []metrics.Window) *Sum
 		StartedAt:      info.StartedAt.UTC(),
 		DurationS:      round3(dur.Seconds()),
 		Interrupted:    info.Interrupted,
+		Aborted:        info.Aborted,
 		Manifest:       info.Manifest,
 		Tasks:          tasksOf(&total.Counters),
 		Requests:       requestsOf(total),
@@ -211,7 +217,14 @@ func Build(info RunInfo, total *metrics.Snapshot, windows []metrics.Window) *Sum
 			})
 			continue
 		}
-		s.Thresholds = append(s.Thresholds, t.Eval(s, windows))
+		r := t.Eval(s, windows)
+		if th.AbortOnFail {
+			// abort_on_fail judges every window: one failing window fails the threshold
+			// (it is the one that stopped the load).
+			r.AbortOnFail = true
+			r.Pass = r.Pass && r.WindowsFailed == 0
+		}
+		s.Thresholds = append(s.Thresholds, r)
 	}
 	s.Verdict = verdict(s)
 	return s

@@ -35,6 +35,9 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 	if s.Interrupted {
 		p.f("INTERRUPTED by Ctrl-C: the figures cover the part of the run that happened\n")
 	}
+	if s.Aborted != "" {
+		p.f("ABORTED: %s\n", s.Aborted)
+	}
 	t := s.Tasks
 	p.f("tasks       created %d, completed %d, failed %d, cancelled %d, expired %d, unknown %d, dropped %d\n",
 		t.Created, t.Completed, t.Failed, t.Cancelled, t.Expired, t.Unknown, t.Dropped)

@@ -107,8 +107,14 @@ func TestParseStrict(t *testing.T) {
 			`t.yaml:4:11: args.a: NaN cannot be sent as JSON`}},
 		{"header value not a string", minimal + "headers: {X-A: [1]}\n", []string{
 			`t.yaml:4:16: headers.X-A: expected a string, got a sequence`}},
-		{"threshold not a string", minimal + "thresholds: [{a: 1}]\n", []string{
-			`t.yaml:4:14: thresholds[0]: expected a threshold expression string, got a mapping`}},
+		{"threshold unknown field", minimal + "thresholds: [{a: 1}]\n", []string{
+			`t.yaml:4:14: thresholds[0]: a: unknown field in a threshold (valid: expr, abort_on_fail)`}},
+		{"threshold without expr", minimal + "thresholds: [{abort_on_fail: true}]\n", []string{
+			`t.yaml:4:14: thresholds[0]: a threshold mapping needs expr`}},
+		{"threshold abort not a bool", minimal + "thresholds: [{expr: \"polls.count > 1\", abort_on_fail: maybe}]\n", []string{
+			`t.yaml:4:14: thresholds[0]: abort_on_fail: expected true or false, got "maybe"`}},
+		{"threshold a sequence", minimal + "thresholds: [[1]]\n", []string{
+			`t.yaml:4:14: thresholds[0]: expected a threshold expression string or {expr, abort_on_fail}, got a sequence`}},
 		{"bad merge", minimal + "client:\n  <<: 5\n", []string{
 			`t.yaml:5:7: client: a merge (<<) takes a mapping or a sequence of mappings, got integer 5`}},
 		{"every problem at once, in document order", "name: t\nduration: soon\nworkload:\n  clients: x\n  modle: open\nbogus: 1\nclient: {result: [block]}\n", []string{

@@ -151,10 +151,14 @@ func (s Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
 // Threshold is one user threshold expression, kept as written; the results package parses it.
 // Line and Column locate it in Scenario.Source (both 0 when it came from --set or from code),
 // so that package can report a bad expression as Source:Line:Column.
+//
+// In a file it is a string, or a mapping {expr: "...", abort_on_fail: true} to stop the
+// load phase as soon as one window (one second) fails it.
 type Threshold struct {
-	Expr   string // e.g. "latency_tasks_get.p99 < 200ms"
-	Line   int    // 1-based line of Expr in the scenario file; 0 = not from a file
-	Column int    // 1-based column; 0 = not from a file
+	Expr        string // e.g. "latency_tasks_get.p99 < 200ms"
+	AbortOnFail bool   // stop the load (then drain) the first time a window fails it
+	Line        int    // 1-based line of Expr in the scenario file; 0 = not from a file
+	Column      int    // 1-based column; 0 = not from a file
 }
 
 // String returns the expression.
@@ -169,9 +173,35 @@ func (t *Threshold) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// UnmarshalYAML accepts a scalar and records its position.
+// UnmarshalYAML accepts a scalar, or a mapping with expr and abort_on_fail, and records the
+// expression's position.
 func (t *Threshold) UnmarshalYAML(n *yaml.Node) error {
-	if err := wantScalar(n, "a threshold expression string"); err != nil {
+	if n.Kind == yaml.MappingNode {
+		*t = Threshold{}
+		var expr *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			switch k.Value {
+			case "expr":
+				if err := wantScalar(v, "a threshold expression string"); err != nil {
+					return err
+				}
+				expr = v
+			case "abort_on_fail":
+				if err := v.Decode(&t.AbortOnFail); err != nil {
+					return fmt.Errorf("abort_on_fail: expected true or false, got %s", describe(v))
+				}
+			default:
+				return fmt.Errorf("%s: unknown field in a threshold (valid: expr, abort_on_fail)", k.Value)
+			}
+		}
+		if expr == nil {
+			return fmt.Errorf("a threshold mapping needs expr")
+		}
+		t.Expr, t.Line, t.Column = expr.Value, expr.Line, expr.Column
+		return nil
+	}
+	if err := wantScalar(n, "a threshold expression string or {expr, abort_on_fail}"); err != nil {
 		return err
 	}
 	*t = Threshold{Expr: n.Value, Line: n.Line, Column: n.Column}

@@ -163,3 +163,16 @@ func TestThresholdPositions(t *testing.T) {
 		t.Errorf(`Where("thresholds[1]") = %q, want "t.yaml:6:7"`, got)
 	}
 }
+
+// TestThresholdForms: a threshold is a string, or {expr, abort_on_fail}; both keep the
+// expression's position for error messages.
+func TestThresholdForms(t *testing.T) {
+	s := mustParse(t, minimal+"thresholds:\n  - \"polls.count > 1\"\n  - {expr: \"task_e2e.p99 < 2s\", abort_on_fail: true}\n")
+	want := []Threshold{
+		{Expr: "polls.count > 1", Line: 5, Column: 5},
+		{Expr: "task_e2e.p99 < 2s", AbortOnFail: true, Line: 6, Column: 12},
+	}
+	if len(s.Thresholds) != 2 || s.Thresholds[0] != want[0] || s.Thresholds[1] != want[1] {
+		t.Errorf("thresholds %#v, want %#v", s.Thresholds, want)
+	}
+}

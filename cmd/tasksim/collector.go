@@ -12,6 +12,7 @@ import (
 	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/mockserver"
 	"github.com/tasksim/tasksim/results"
+	"github.com/tasksim/tasksim/scenarios"
 )
 
 // collector closes a metrics window every second: it samples the gauges, appends the window
@@ -28,6 +29,8 @@ type collector struct {
 	progress *progress
 
 	windows []metrics.Window
+	aborts  []abortRule // abort_on_fail thresholds, checked on every window
+	aborted string      // which one stopped the load, and where; "" = none
 	quit    chan struct{}
 	wg      sync.WaitGroup
 }
@@ -87,6 +90,7 @@ func (c *collector) flush(now time.Time) {
 	}
 	w := c.rec.Flush(now)
 	c.windows = append(c.windows, w)
+	c.checkAborts(&w, len(c.windows)-1)
 	_ = c.ts.Add(w) // a failed write loses one row, never the run
 	_ = c.hlog.Write(w)
 	if c.progress != nil {
@@ -128,6 +132,42 @@ func raiseTo(m *atomic.Int64, v int64) {
 	for {
 		old := m.Load()
 		if v <= old || m.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
+// abortRule is a threshold with abort_on_fail: the first window that fails it stops the
+// load phase (in-flight tasks then drain as after Ctrl-C), and the summary says why.
+type abortRule struct {
+	expr string
+	th   results.Threshold
+}
+
+// abortRules parses the scenario's abort_on_fail thresholds (already checked by validate).
+func abortRules(sc *scenarios.Scenario) []abortRule {
+	var out []abortRule
+	for _, t := range sc.Thresholds {
+		if !t.AbortOnFail {
+			continue
+		}
+		if th, err := results.ParseThreshold(t.Expr); err == nil {
+			out = append(out, abortRule{expr: t.Expr, th: th})
+		}
+	}
+	return out
+}
+
+// checkAborts stops the load at the first window that fails an abort_on_fail threshold.
+func (c *collector) checkAborts(w *metrics.Window, index int) {
+	if c.aborted != "" {
+		return
+	}
+	for _, r := range c.aborts {
+		if v, failed := r.th.FailsIn(w); failed {
+			c.aborted = fmt.Sprintf("threshold %q failed in window %d (%s into the run): value %v", r.expr, index,
+				w.End.Sub(c.start).Round(time.Second), v)
+			c.eng.Stop()
 			return
 		}
 	}

@@ -350,3 +350,32 @@ func TestChaosScenariosFromTheCommandLine(t *testing.T) {
 		})
 	}
 }
+
+// TestAbortOnFail: a threshold with abort_on_fail stops the load at the first window that
+// fails it: the run ends early, says why, keeps its files, and exits 99.
+func TestAbortOnFail(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "abort.yaml")
+	src := "name: abort-demo\nduration: 60s\ngrace: 5s\ntool: work_task\nargs: {duration_ms: 300}\n" +
+		"workload: {clients: 5}\nserver: {poll_interval: 100ms}\nthresholds:\n" +
+		"  - {expr: \"tasks.created < 1\", abort_on_fail: false}\n" +
+		"  - {expr: \"latency_tasks_get.p99 < 0.001ms\", abort_on_fail: true}\n"
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	_, stderr, code := tasksim(t, "run", file, "--no-progress", "--out", out)
+	if code != 99 || !strings.Contains(stderr, `aborted: threshold "latency_tasks_get.p99 < 0.001ms" failed in window`) {
+		t.Fatalf("exit %d, want 99 with the abort named; stderr:\n%s", code, stderr)
+	}
+	sum, err := results.ReadSummary(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Aborted == "" || sum.DurationS > 30 {
+		t.Errorf("aborted %q after %vs: want an early stop", sum.Aborted, sum.DurationS)
+	}
+	if r := sum.Thresholds[1]; r.Pass || !r.AbortOnFail || r.WindowsFailed == 0 {
+		t.Errorf("abort threshold result %+v", r)
+	}
+}

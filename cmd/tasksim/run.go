@@ -244,6 +244,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if !f.noProgress && isTerminal(stderr) {
 		col.progress = newProgress(stderr, time.Duration(sc.Duration))
 	}
+	col.aborts = abortRules(sc)
 	fmt.Fprintf(stderr, "tasksim run: %s against %s: %s\n", sc.Name, targetName(sc), planLine(sc, &cfg))
 
 	var interrupted atomic.Bool
@@ -267,6 +268,10 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	col.stop()
 
 	sum := summarize(sc, &cfg, start, manifest, srv, eng, rec, col.windows, interrupted.Load(), events)
+	sum.Aborted = col.aborted
+	if col.aborted != "" {
+		fmt.Fprintln(stderr, "tasksim run: aborted: "+col.aborted)
+	}
 	if err := results.WriteSummary(dir, sum); err != nil {
 		return fmt.Errorf("writing results: %w", err)
 	}
