@@ -88,6 +88,9 @@ type Config struct {
 	// Reconciler finds a task by its idempotency key (recovery.go); nil = reconciliation by
 	// tasks/list only, where the target declares it.
 	Reconciler Reconciler
+	// Security spreads clients over tenants, and runs isolation probes and secret canaries
+	// (issue 6, probes.go); zero = off.
+	Security Security
 	// Events receives the faults injected by clients; nil = not recorded.
 	Events   *metrics.Events
 	Seed     uint64 // seeds every client's random source
@@ -159,6 +162,7 @@ func (c *Config) Validate() error {
 	if c.Poll.Jitter < 0 || c.Poll.Jitter >= 1 {
 		add("poll jitter must be in [0, 1), got %v", c.Poll.Jitter)
 	}
+	errs = append(errs, c.Security.problems()...)
 	return errors.Join(errs...)
 }
 

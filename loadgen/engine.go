@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -24,18 +23,20 @@ type Engine struct {
 	shards   int
 	manifest *Manifest
 
-	callParams []byte // the tools/call params, encoded once (without a key)
-	keyPrefix  []byte // with a key: the params up to the key's value...
-	keySuffix  []byte // ... and after it
-	keyArg     string // the tool argument carrying the idempotency key; "" = none
-	recovery   scenarios.Recovery
-	list       *listReconciler // nil unless reconciliation by tasks/list is possible
-	start      time.Time       // start of the load phase
-	slots      chan struct{}   // one token per request in flight; nil without MaxConns
-	probe      *cleanupProber  // nil without CleanupProbes
-	inFlight   atomic.Int64
-	stopLoad   chan struct{}
-	stopOnce   sync.Once
+	tenants   []*tenant   // at least one; each has its create params, encoded once (probes.go)
+	keyArg    string      // the tool argument carrying the idempotency key; "" = none
+	probes    *probeState // nil without probes (probes.go)
+	det       *detector   // nil without probes, canaries or injection watch (secrets.go)
+	canaryArg bool        // the secret canary goes in the tool's note argument
+	probesRan atomic.Bool
+	recovery  scenarios.Recovery
+	list      *listReconciler // nil unless reconciliation by tasks/list is possible
+	start     time.Time       // start of the load phase
+	slots     chan struct{}   // one token per request in flight; nil without MaxConns
+	probe     *cleanupProber  // nil without CleanupProbes
+	inFlight  atomic.Int64
+	stopLoad  chan struct{}
+	stopOnce  sync.Once
 
 	mu         sync.Mutex
 	unknowns   map[string]int64 // tasks of unknown outcome, by reason
@@ -72,41 +73,15 @@ func New(cfg Config, t *Target, m *Manifest, rec *metrics.Recorder) (*Engine, er
 		e.probe = newCleanupProber(e, cfg.CleanupProbes)
 	}
 	m.setFallback(cfg.Poll)
-	p := map[string]any{"name": cfg.Tool}
-	if cfg.Args != nil {
-		p["arguments"] = cfg.Args
-	}
-	if m.AsTask {
-		task := map[string]any{}
-		if cfg.TaskTTL > 0 {
-			task["ttl"] = cfg.TaskTTL.Milliseconds()
-		}
-		p["task"] = task
-	}
-	b, err := json.Marshal(p)
-	if err != nil {
-		return nil, fmt.Errorf("tool arguments: %w", err)
-	}
-	e.callParams = b
 	// The key goes only to a tool that declares the argument: a strict input schema would
 	// refuse an argument it does not know.
 	if key := e.recovery.IdempotencyArg; key != "" && m.AsTask && m.DeclaresArg(key) {
 		if _, taken := cfg.Args[key]; !taken {
-			// Encode with a placeholder in the key's place, then cut around it.
-			const mark = "\x00tasksim-key\x00"
-			args := map[string]any{key: mark}
-			for k, v := range cfg.Args {
-				args[k] = v
-			}
-			p["arguments"] = args
-			b, err := json.Marshal(p)
-			if err != nil {
-				return nil, fmt.Errorf("tool arguments: %w", err)
-			}
-			quoted, _ := json.Marshal(mark)
-			i := bytes.Index(b, quoted)
-			e.keyPrefix, e.keySuffix, e.keyArg = b[:i], b[i+len(quoted):], key
+			e.keyArg = key
 		}
+	}
+	if err := e.setupTenants(t, m); err != nil { // probes.go
+		return nil, err
 	}
 	if e.recovery.Reconcile && m.Tasks.List {
 		e.list = &listReconciler{}
@@ -114,16 +89,50 @@ func New(cfg Config, t *Target, m *Manifest, rec *metrics.Recorder) (*Engine, er
 	return e, nil
 }
 
-// createParams returns the tools/call params of a task with idempotency key key ("" =
-// none).
-func (e *Engine) createParams(key string) []byte {
-	if key == "" || e.keyArg == "" {
-		return e.callParams
+// encodeCreate encodes the tools/call params of a task with args: whole, and, when a key is
+// sent, cut around the key's value.
+func (e *Engine) encodeCreate(args map[string]any) (call, prefix, suffix []byte, err error) {
+	p := map[string]any{"name": e.cfg.Tool}
+	if args != nil {
+		p["arguments"] = args
 	}
-	b := make([]byte, 0, len(e.keyPrefix)+len(key)+len(e.keySuffix)+2)
-	b = append(b, e.keyPrefix...)
+	if e.manifest.AsTask {
+		task := map[string]any{}
+		if e.cfg.TaskTTL > 0 {
+			task["ttl"] = e.cfg.TaskTTL.Milliseconds()
+		}
+		p["task"] = task
+	}
+	call, err = json.Marshal(p)
+	if err != nil || e.keyArg == "" {
+		return call, nil, nil, err
+	}
+	// Encode with a placeholder in the key's place, then cut around it.
+	const mark = "\x00tasksim-key\x00"
+	withKey := map[string]any{e.keyArg: mark}
+	for k, v := range args {
+		withKey[k] = v
+	}
+	p["arguments"] = withKey
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	quoted, _ := json.Marshal(mark)
+	i := bytes.Index(b, quoted)
+	return call, b[:i], b[i+len(quoted):], nil
+}
+
+// createParams returns the tools/call params of a task of tenant t with idempotency key
+// key ("" = none).
+func (e *Engine) createParams(t *tenant, key string) []byte {
+	if key == "" || e.keyArg == "" {
+		return t.callParams
+	}
+	b := make([]byte, 0, len(t.keyPrefix)+len(key)+len(t.keySuffix)+2)
+	b = append(b, t.keyPrefix...)
 	b = mcp.AppendString(b, key)
-	return append(b, e.keySuffix...)
+	return append(b, t.keySuffix...)
 }
 
 // learn tells tasks/list reconciliation that a task id belongs to a client of this run.
@@ -301,8 +310,11 @@ func (e *Engine) runClosed(loadCtx, workCtx context.Context, start time.Time) {
 			if e.cfg.Ramp <= 0 {
 				intended = time.Now()
 			}
-			for loadCtx.Err() == nil {
+			for loadCtx.Err() == nil && !v.ten.revoked(e) { // a revoked tenant starts no task
 				v.runTask(workCtx, intended)
+				if v.probe && loadCtx.Err() == nil {
+					v.probeRound(workCtx) // probes.go
+				}
 				if e.cfg.ThinkTime > 0 && !sleepUntil(loadCtx, time.Now().Add(e.cfg.ThinkTime)) {
 					return
 				}
@@ -329,7 +341,14 @@ func (e *Engine) runOpen(loadCtx, workCtx context.Context, start time.Time) {
 					if !ok {
 						return
 					}
+					if v.ten.revoked(e) { // a revoked tenant's client leaves the pool
+						v.shard.Add(metrics.TasksDropped, 1)
+						return
+					}
 					v.runTask(workCtx, at)
+					if v.probe && loadCtx.Err() == nil {
+						v.probeRound(workCtx) // probes.go
+					}
 				case <-loadCtx.Done():
 					return
 				}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,7 +15,8 @@ import (
 )
 
 // Manifest is what the target declared before the first call, and the pollInterval and ttl
-// it first advertised: it goes into summary.json as "manifest".
+// it first advertised: it goes into summary.json as "manifest", and `tasksim probe` prints it.
+// The JSON names below are a contract (README "manifest"): fields may be added, none renamed.
 type Manifest struct {
 	Target          string             `json:"target"`
 	TakenAt         time.Time          `json:"taken_at"`
@@ -33,6 +36,30 @@ type Manifest struct {
 	PollIntervalFound bool   `json:"poll_interval_found"`  // false: the server advertised none
 	FallbackInterval  int64  `json:"fallback_interval_ms"` // what clients use when none is advertised
 	seen              bool
+
+	// Session is the evidence of the Streamable HTTP session rules (H2, H6, H9) the probe
+	// gathered on its own session.
+	Session SessionManifest `json:"session"`
+	// Notes say what the probe did not observe, and why (e.g. no task was created, so
+	// poll_interval_ms and ttl_ms are null); absent when there is nothing to say.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// SessionManifest is the evidence of the probe's own session. A status of 0 means the
+// request was not made or got no HTTP reply (the note says which).
+type SessionManifest struct {
+	// IDIssued: initialize was answered with an Mcp-Session-Id (H2).
+	IDIssued bool `json:"id_issued"`
+	// DeleteStatus is the HTTP status of the DELETE that ended the probe's session (H9):
+	// 200/202/204 accepted, 405 the server does not let clients end sessions, 404 gone.
+	DeleteStatus   int  `json:"delete_status"`
+	DeleteAccepted bool `json:"delete_accepted"`
+	// GetStatus is the status of a GET with Accept: text/event-stream on the session (H6);
+	// GetStreamOffered is true when it was 200 with Content-Type text/event-stream (405 =
+	// no stream offered).
+	GetStatus        int    `json:"get_status"`
+	GetStreamOffered bool   `json:"get_stream_offered"`
+	Note             string `json:"note,omitempty"`
 }
 
 // TasksManifest is capabilities.tasks as declared.
@@ -112,14 +139,44 @@ type CapabilityError struct{ Msg string }
 
 func (e *CapabilityError) Error() string { return e.Msg }
 
-// Probe reads the target's capability manifest: initialize and tools/list on a session of
-// its own, which it then ends.
+// ProbeOptions say what Probe does beyond initialize and tools/list.
+type ProbeOptions struct {
+	// Tool is the tool the run will call (Manifest.Tool); "" for a probe alone.
+	Tool string
+	// CreateTask creates one task with the first tool that supports tasks, to observe the
+	// pollInterval and ttl the server grants, then cancels it where tasks/cancel is declared.
+	// Creating work on a real server has effects: off unless asked for. Default false.
+	CreateTask bool
+	// NoGetStream skips the GET stream check (H6). Default false: checked.
+	NoGetStream bool
+}
+
+// sessionCheckTimeout bounds each session check (GET, DELETE): a target that does not
+// answer them is reported, not waited for.
+const sessionCheckTimeout = 5 * time.Second
+
+// Probe reads the target's capability manifest for tool: see ProbeWith.
 func Probe(ctx context.Context, t *Target, tool string) (*Manifest, error) {
+	return ProbeWith(ctx, t, ProbeOptions{Tool: tool})
+}
+
+// ProbeWith reads the target's capability manifest on a session of its own: initialize
+// (protocol version, serverInfo, capabilities.tasks), every page of tools/list (each tool's
+// taskSupport and declared arguments), a GET stream check (H6), optionally one task
+// (ProbeOptions.CreateTask), and the DELETE that ends the session (H9). Only a failed
+// initialize or tools/list is an error; the session checks and the task are evidence, and
+// their failures are noted in the manifest.
+func ProbeWith(ctx context.Context, t *Target, o ProbeOptions) (*Manifest, error) {
 	s, err := t.Connect(ctx, clientCaps)
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach target %s: %w", t.URL, err)
 	}
-	defer s.Close(context.WithoutCancel(ctx))
+	closed := false
+	defer func() {
+		if !closed {
+			s.Close(context.WithoutCancel(ctx))
+		}
+	}()
 	init := s.Init()
 	m := &Manifest{
 		Target:          t.URL,
@@ -127,7 +184,8 @@ func Probe(ctx context.Context, t *Target, tool string) (*Manifest, error) {
 		ProtocolVersion: init.ProtocolVersion,
 		Server:          init.ServerInfo,
 		SessionID:       s.ID() != "",
-		Tool:            tool,
+		Tool:            o.Tool,
+		Session:         SessionManifest{IDIssued: s.ID() != ""},
 	}
 	if tc := init.Capabilities.Tasks; tc != nil {
 		m.Tasks = TasksManifest{Declared: true, List: tc.List != nil, Cancel: tc.Cancel != nil, ToolsCall: tc.ToolCallTasks()}
@@ -161,30 +219,143 @@ func Probe(ctx context.Context, t *Target, tool string) (*Manifest, error) {
 			break
 		}
 	}
+	if o.CreateTask {
+		m.observeTask(ctx, s)
+	}
+	var notes []string
+	if !o.NoGetStream {
+		if n := m.checkGetStream(ctx, s); n != "" {
+			notes = append(notes, n)
+		}
+	}
+	closed = true
+	if n := m.checkDelete(ctx, s); n != "" {
+		notes = append(notes, n)
+	}
+	m.Session.Note = strings.Join(notes, "; ")
 	return m, nil
 }
 
-// Decide sets AsTask from the manifest, the tool's taskSupport and the fallback: a task
-// parameter is sent only when the server declares tasks.requests.tools.call (R6) and the
-// tool does not forbid tasks (R7). Otherwise the fallback decides; with FallbackRefuse the
-// result is a *CapabilityError. A required tool is never called synchronously.
-func (m *Manifest) Decide(fb Fallback) error {
-	m.TaskSupport = ""
+// checkGetStream opens the session's GET stream (H6) and ends it as soon as its headers
+// arrive. It returns a note when the check got no HTTP reply.
+func (m *Manifest) checkGetStream(ctx context.Context, s *Session) string {
+	if s.id == "" {
+		return "no GET stream check: the server issued no session id"
+	}
+	ctx, cancel := context.WithTimeout(ctx, sessionCheckTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.t.URL, nil)
+	if err != nil {
+		return "GET stream check: " + err.Error()
+	}
+	s.header(req)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := s.t.Client.Do(req)
+	if err != nil {
+		return "GET stream check got no reply: " + (&TransportError{Op: "GET", Err: err}).Error()
+	}
+	cancel() // a stream stays open: end it before reading anything
+	resp.Body.Close()
+	m.Session.GetStatus = resp.StatusCode
+	m.Session.GetStreamOffered = resp.StatusCode == http.StatusOK &&
+		strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	return ""
+}
+
+// checkDelete ends the probe's session with DELETE (H9) and records the status.
+func (m *Manifest) checkDelete(ctx context.Context, s *Session) string {
+	if s.id == "" {
+		return "no DELETE: the server issued no session id"
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sessionCheckTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, s.t.URL, nil)
+	if err != nil {
+		return "DELETE: " + err.Error()
+	}
+	s.header(req)
+	resp, err := s.t.Client.Do(req)
+	if err != nil {
+		return "DELETE got no reply: " + (&TransportError{Op: "DELETE", Err: err}).Error()
+	}
+	drain(resp.Body)
+	m.Session.DeleteStatus = resp.StatusCode
+	switch resp.StatusCode {
+	case http.StatusOK, http.StatusAccepted, http.StatusNoContent:
+		m.Session.DeleteAccepted = true
+	}
+	return ""
+}
+
+// observeTask creates one task with the first tool whose taskSupport allows it, records
+// the pollInterval and ttl it was granted, and cancels it where tasks/cancel is declared.
+// Nothing is sent when the target cannot take a task-augmented call (R6, R7, and a
+// protocol without Tasks); every outcome is noted.
+func (m *Manifest) observeTask(ctx context.Context, s *Session) {
+	note := func(format string, args ...any) { m.Notes = append(m.Notes, fmt.Sprintf(format, args...)) }
+	if !mcp.HasTasks(m.ProtocolVersion) || !m.Tasks.ToolsCall {
+		note("no task created: the target does not declare capabilities.tasks.requests.tools.call at protocol %s (R6)", m.ProtocolVersion)
+		return
+	}
+	tool := ""
 	for _, t := range m.Tools {
-		if t.Name == m.Tool {
-			m.TaskSupport = t.TaskSupport
+		if t.TaskSupport == string(mcp.TaskOptional) || t.TaskSupport == string(mcp.TaskRequired) {
+			tool = t.Name
+			break
 		}
 	}
+	if tool == "" {
+		note("no task created: no tool supports tasks (taskSupport optional or required, R7)")
+		return
+	}
+	params := append(append([]byte(`{"name":`), mcp.AppendString(nil, tool)...), `,"arguments":{},"task":{}}`...)
+	rep, err := s.Call(ctx, mcp.MethodToolsCall, params, nil)
+	switch {
+	case err != nil:
+		note("task-augmented tools/call of %q failed: %v", tool, err)
+		return
+	case rep.Err != nil:
+		note("task-augmented tools/call of %q was refused: %v", tool, rep.Err)
+		return
+	}
+	task, plain, err := s.t.dialect().ParseCallReply(rep.Result)
+	switch {
+	case err != nil:
+		note("task-augmented tools/call of %q: %v", tool, &ProtocolError{Msg: err.Error()})
+		return
+	case plain != nil:
+		note("task-augmented tools/call of %q was answered synchronously: no task created (the server ignored task, R4)", tool)
+		return
+	}
+	m.sawTask(task)
+	note("one task of %q was created to observe pollInterval and ttl (task %s)", tool, task.TaskID)
+	if !m.Tasks.Cancel {
+		note("the task was left to run: the target does not declare tasks.cancel")
+		return
+	}
+	crep, err := s.Call(ctx, mcp.MethodTasksCancel, taskIDParams(task.TaskID), nil)
+	switch {
+	case err != nil:
+		note("tasks/cancel of the probe's task failed: %v", err)
+	case crep.Err != nil:
+		note("tasks/cancel of the probe's task was refused: %v", crep.Err)
+	default:
+		note("the task was cancelled (a cancel is a request, not a rollback)")
+	}
+}
+
+// Decide sets AsTask from the manifest, the tool's taskSupport and the fallback: a task
+// parameter is sent only when TasksSupported. Otherwise the fallback decides; with
+// FallbackRefuse the result is a *CapabilityError naming what is missing. A required tool
+// is never called synchronously (R9: it must be task-augmented, and R10 lets the server
+// refuse it without).
+func (m *Manifest) Decide(fb Fallback) error {
+	m.AsTask, m.Fallback = false, ""
+	ok, why := m.TasksSupported()
 	if m.TaskSupport == "" {
 		return &CapabilityError{Msg: fmt.Sprintf("the target has no tool %q (tools: %s)", m.Tool, m.toolNames())}
 	}
-	var why string
-	switch {
-	case !m.Tasks.ToolsCall:
-		why = "the target does not declare capabilities.tasks.requests.tools.call (R6)"
-	case m.TaskSupport == string(mcp.TaskForbidden):
-		why = fmt.Sprintf("tool %q forbids task-augmented calls (taskSupport forbidden, R7)", m.Tool)
-	default:
+	if ok {
 		m.AsTask = true
 		return nil
 	}
@@ -192,7 +363,35 @@ func (m *Manifest) Decide(fb Fallback) error {
 		m.Fallback = "sync: " + why
 		return nil
 	}
+	if m.TaskSupport == string(mcp.TaskRequired) {
+		return &CapabilityError{Msg: fmt.Sprintf("%s; tool %q requires a task (taskSupport required, R9) and is never turned into a synchronous call", why, m.Tool)}
+	}
 	return &CapabilityError{Msg: why + "; no task parameter will be sent. Declare fallback: sync to call it synchronously"}
+}
+
+// TasksSupported reports whether the target can take a task-augmented call of the run's
+// tool, and when it cannot, what is missing: the session must have negotiated a protocol
+// with Tasks (2025-11-25; a 2025-06-18 peer has none), the server must declare
+// tasks.requests.tools.call (R6), and the tool's taskSupport must not be forbidden or
+// absent (R7). It sets TaskSupport from Tools ("" when the target has no such tool).
+func (m *Manifest) TasksSupported() (bool, string) {
+	m.TaskSupport = ""
+	for _, t := range m.Tools {
+		if t.Name == m.Tool {
+			m.TaskSupport = t.TaskSupport
+		}
+	}
+	switch {
+	case m.TaskSupport == "":
+		return false, fmt.Sprintf("the target has no tool %q", m.Tool)
+	case !mcp.HasTasks(m.ProtocolVersion):
+		return false, fmt.Sprintf("the target negotiated protocol %s, which has no Tasks: no capabilities.tasks.requests.tools.call (R6)", m.ProtocolVersion)
+	case !m.Tasks.ToolsCall:
+		return false, "the target does not declare capabilities.tasks.requests.tools.call (R6)"
+	case m.TaskSupport == string(mcp.TaskForbidden):
+		return false, fmt.Sprintf("tool %q forbids task-augmented calls (taskSupport forbidden, R7)", m.Tool)
+	}
+	return true, ""
 }
 
 func (m *Manifest) toolNames() string {

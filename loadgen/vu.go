@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,17 +36,31 @@ type vu struct {
 	resuming bool       // the session was lost with a task in hand: the next reply resumes it
 	saved    []byte     // the persisted record of the current task (recovery.go)
 	opened   bool       // a session was opened once: the next one is a reconnect
+
+	ten    *tenant    // the client's tenant: its token, create params and canaries (probes.go)
+	probe  bool       // the client runs a probe round after each task (probes.go)
+	prng   *rand.Rand // probe decisions, apart from rng; nil unless probe
+	lastID string     // the id of the client's latest task, for the meta probe
 }
 
 func (e *Engine) newVU(idx int) *vu {
-	return &vu{
+	v := &vu{
 		e:     e,
 		idx:   idx,
 		rng:   rand.New(rand.NewPCG(e.cfg.Seed, uint64(idx)+1)),
 		frng:  rand.New(rand.NewPCG(e.cfg.Seed^faultSalt, uint64(idx)+1)),
 		shard: e.rec.Shard(idx % e.shards),
+		ten:   e.tenants[idx%len(e.tenants)], // round-robin over the tenants
 	}
+	if e.probes != nil && isProbe(idx, e.cfg.Security.ProbeShare) {
+		v.probe = true
+		v.prng = rand.New(rand.NewPCG(e.cfg.Seed^probeSalt, uint64(idx)+1))
+	}
+	return v
 }
+
+// probeSalt separates the probe stream of a client from its other streams.
+const probeSalt = 0x70726f6265 // "probe"
 
 // reconnect opens the client's session: the first, or a new one after a 404 (H8), a cut or
 // a crash. A new session is a reconnect; failed attempts are spaced by the recovery backoff
@@ -80,7 +95,7 @@ const maxConnectAttempts = 3
 // connect opens one session: initialize and notifications/initialized.
 func (v *vu) connect(ctx context.Context) error {
 	start := time.Now()
-	s, err := v.e.target.Connect(ctx, clientCaps)
+	s, err := v.ten.target.Connect(ctx, clientCaps) // with the tenant's token
 	v.count(metrics.MethodInitialize, start, Reply{}, err)
 	if err != nil {
 		return err
@@ -122,6 +137,9 @@ func (v *vu) call(ctx context.Context, m metrics.Method, method string, params [
 	v.sent = time.Time{}
 	for attempt := 0; ; attempt++ {
 		rep, err := v.attempt(ctx, m, method, params, limit, sh, cut)
+		if v.e.det != nil {
+			v.e.det.inspect(v.ten.idx, method, rep, err) // secrets.go
+		}
 		if errors.Is(err, ErrSessionGone) && attempt == 0 {
 			v.dropSession()
 			continue // resume the known task on a fresh session (H8)
@@ -246,6 +264,9 @@ func createRefusal(rep Reply, err error) (refused bool, key int, signal bool, re
 func (v *vu) refused(ctx context.Context, key int, signal bool, retryAfter time.Duration, viaHTTP bool) {
 	v.e.noteCreateRefused(key)
 	if !signal {
+		if (key == http.StatusUnauthorized || key == http.StatusForbidden) && v.e.cfg.Model == Closed {
+			v.sleepUntil(ctx, time.Now().Add(cmp.Or(v.e.cfg.Poll.Interval, time.Second))) // denied: do not hammer
+		}
 		return
 	}
 	if !viaHTTP { // a 429/503 was counted with the request
@@ -323,6 +344,14 @@ func (v *vu) runTask(ctx context.Context, intended time.Time) {
 	v.shard.Add(metrics.TasksCreated, 1)
 	e.manifest.sawTask(task)
 	e.learn(task.TaskID)
+	v.lastID = task.TaskID
+	if e.probes != nil { // what probes of other tenants learn, through the simulator (probes.go)
+		sid := ""
+		if v.sess != nil {
+			sid = v.sess.id
+		}
+		e.probes.reg.add(v.ten.idx, task.TaskID, sid)
+	}
 	e.inFlight.Add(1)
 	defer e.inFlight.Add(-1)
 
@@ -420,6 +449,13 @@ func (v *vu) runTask(ctx context.Context, intended time.Time) {
 			}
 			rep, err := v.call(ctx, metrics.MethodTasksResult, mcp.MethodTasksResult, t.params, st.At, v, cut)
 			switch {
+			case v.revokedDenial(err): // the token lost the right to fetch it: no retry
+				t.reason = ReasonRevoked
+				if lc.Status.Terminal() {
+					v.shard.Add(metrics.ResultsLost, 1)
+					lc.ResultLost()
+				}
+				lc.Abandon()
 			case err != nil:
 				t.resultTries++
 				now := time.Now()
@@ -472,7 +508,7 @@ func (v *vu) runTask(ctx context.Context, intended time.Time) {
 func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 	e := v.e
 	v.resumed = false
-	params := e.createParams(t.key)
+	params := e.createParams(v.ten, t.key)
 	for attempt := 1; ; attempt++ {
 		cut := v.cut(e.cfg.Faults.CreateReply, "create_reply", CutReply) // fault point 1
 		sentAt := time.Now()
@@ -662,6 +698,10 @@ func (v *vu) observe(rep Reply, err error, t *taskState) {
 	lc := &v.lc
 	now := time.Now()
 	switch {
+	case v.revokedDenial(err):
+		t.reason = ReasonRevoked
+		lc.Abandon()
+		return
 	case err != nil:
 		t.statusFails++
 		var he *HTTPError
@@ -760,6 +800,9 @@ func (v *vu) Request(msg *mcp.Message) ([]byte, *mcp.Error) {
 	if msg.Method != mcp.MethodElicit {
 		return nil, mcp.Errorf(mcp.CodeMethodNotFound, "tasksim client does not handle %s", msg.Method)
 	}
+	if v.e.det != nil {
+		v.e.det.scan(msg.Params, v.ten.idx, msg.Method, partServerRequest) // secrets.go
+	}
 	var p struct {
 		Meta json.RawMessage `json:"_meta"`
 	}
@@ -771,7 +814,8 @@ func (v *vu) Request(msg *mcp.Message) ([]byte, *mcp.Error) {
 	action := v.e.cfg.Input.pick(v.rng)
 	b := []byte(`{"action":"` + action + `"`)
 	if action == mcp.ElicitAccept {
-		b = append(b, `,"content":{"answer":"tasksim"}`...)
+		b = append(b, `,"content":`...)
+		b = append(b, answerContent(v.ten.answer)...) // the tenant's canary, if planted
 	}
 	b = append(b, `,"_meta":`...)
 	b = append(b, mcp.RelatedTaskMeta(taskID)...)
@@ -779,8 +823,21 @@ func (v *vu) Request(msg *mcp.Message) ([]byte, *mcp.Error) {
 	return b, nil
 }
 
-// Notify implements ServerHandler; status notifications are not relied on (R20).
-func (v *vu) Notify(*mcp.Message) {}
+// Notify implements ServerHandler; status notifications are not relied on (R20), only
+// watched for planted secrets.
+func (v *vu) Notify(msg *mcp.Message) {
+	if v.e.det != nil {
+		v.e.det.scan(msg.Params, v.ten.idx, msg.Method, partNotification)
+	}
+}
+
+// revokedDenial reports whether err is a 401 or 403 on a client whose tenant's token was
+// revoked: its task cannot be followed any more (probes.go).
+func (v *vu) revokedDenial(err error) bool {
+	var he *HTTPError
+	return err != nil && v.ten.revokeAt >= 0 && errors.As(err, &he) &&
+		(he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden) && v.ten.revoked(v.e)
+}
 
 var _ ServerHandler = (*vu)(nil)
 

@@ -99,6 +99,28 @@ type Config struct {
 	// deletion) and orphaned_tasks. Default nil: Stats only.
 	Metrics *metrics.Shard
 
+	// NoTasks plays a server without the tasks capability (compat.go): no
+	// capabilities.tasks, no execution.taskSupport on tools, tasks/* unknown (-32601), and a
+	// task parameter on tools/call ignored: the call runs synchronously (R4). Default false.
+	NoTasks bool
+
+	// Protocol is the newest protocol version the server speaks (compat.go): initialize
+	// answers a client asking for a newer one with it (H1). A version without Tasks
+	// (2025-06-18) declares no tasks capability. Default "" = 2025-11-25.
+	Protocol string
+
+	// Insecure turns on deliberately insecure modes, to prove that tasksim's isolation
+	// probes and secret detector work (insecure.go). Default none.
+	Insecure Insecure
+
+	// Revocations withdraw a tenant's token, or its right to fetch results, at set times
+	// from the server's start (insecure.go). Default none.
+	Revocations []Revocation
+
+	// Inject plants a prompt-injection canary (InjectionPrefix...) in every statusMessage
+	// and every tool result (insecure.go). Default off.
+	Inject bool
+
 	// ServerName and ServerVersion are reported as serverInfo. Defaults "tasksim-mock" and
 	// the tasksim version "0.1.0".
 	ServerName, ServerVersion string
@@ -176,6 +198,8 @@ func (c Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.requestPathProblems()...)
+	errs = append(errs, c.securityProblems()...)
+	errs = append(errs, c.compatProblems()...)
 	errs = append(errs, c.Backpressure.problems()...)
 	errs = append(errs, c.Downstream.problems()...)
 	errs = append(errs, faultProblems(c.Faults)...)

@@ -69,6 +69,11 @@ func (s *Server) answerElicitation(msg *mcp.Message, tenant string) {
 	if err := json.Unmarshal(msg.Result, &r); err != nil {
 		r.Action = "malformed"
 	}
+	if len(r.Content) > 0 && s.cfg.Insecure.EchoSecrets {
+		e.t.mu.Lock()
+		e.t.echoAnswerLocked(r.Content) // echo_secrets (insecure.go)
+		e.t.mu.Unlock()
+	}
 	e.t.answer(e, r.Action, false)
 }
 

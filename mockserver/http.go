@@ -201,6 +201,9 @@ func (s *Server) authenticate(r *http.Request) (string, bool) {
 		return "", false
 	}
 	tenant, ok := s.cfg.Tokens[h[len(prefix):]]
+	if ok && s.revoked(tenant, false) {
+		return "", false // revoked: as unknown as a token never issued (insecure.go)
+	}
 	return tenant, ok
 }
 

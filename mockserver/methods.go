@@ -54,7 +54,11 @@ func (s *Server) dispatch(c *call) {
 		s.toolsCall(c)
 	case mcp.OpTasksGet, mcp.OpTasksResult, mcp.OpTasksCancel, mcp.OpTasksList:
 		if !c.sess.tasks {
-			c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "method %q is not available: the session negotiated protocol %s, which has no Tasks", c.msg.Method, c.sess.version))
+			why := "the session negotiated protocol " + c.sess.version + ", which has no Tasks"
+			if mcp.HasTasks(c.sess.version) {
+				why = "the server does not declare capabilities.tasks"
+			}
+			c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "method %q is not available: %s", c.msg.Method, why))
 			return
 		}
 		switch op {
@@ -75,8 +79,9 @@ func (s *Server) dispatch(c *call) {
 }
 
 // initialize negotiates the protocol version (H1) and opens a session (H2). A client asking
-// for a version the server does not know gets the server's newest, 2025-11-25. Only a
-// 2025-11-25 session is offered the tasks capability.
+// for a version the server does not speak gets the server's newest: 2025-11-25, or
+// Config.Protocol. Only a 2025-11-25 session is offered the tasks capability, and none is
+// when Config.NoTasks is set (compat.go).
 func (s *Server) initialize(w http.ResponseWriter, r *http.Request, msg *mcp.Message) {
 	c := call{srv: s, w: w, r: r, msg: msg, op: mcp.OpInitialize}
 	var p mcp.InitializeParams
@@ -92,11 +97,9 @@ func (s *Server) initialize(w http.ResponseWriter, r *http.Request, msg *mcp.Mes
 		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "invalid initialize params: protocolVersion is required"))
 		return
 	}
-	version := p.ProtocolVersion
-	if !mcp.KnownVersion(version) {
-		version = mcp.Version20251125
-	}
+	version := s.negotiate(p.ProtocolVersion) // compat.go: Config.Protocol caps it
 	sess := newSession(version, p.Capabilities)
+	sess.tasks = sess.tasks && s.tasksOn() // Config.NoTasks: no capabilities.tasks (R1)
 	res := mcp.InitializeResult{
 		ProtocolVersion: version,
 		Capabilities:    mcp.ServerCapabilities{Tools: &mcp.ToolsCapability{}},
@@ -132,7 +135,11 @@ func (s *Server) instructions() string {
 }
 
 func (s *Server) toolsList() ([]byte, *mcp.Error) {
-	b, err := json.Marshal(mcp.ListToolsResult{Tools: toolList()})
+	tools := toolList()
+	if !s.tasksOn() {
+		tools = toolsWithoutTasks(tools) // compat.go
+	}
+	b, err := json.Marshal(mcp.ListToolsResult{Tools: tools})
 	if err != nil {
 		return nil, mcp.Errorf(mcp.CodeInternalError, "encoding tools: %v", err)
 	}
@@ -157,6 +164,9 @@ func (s *Server) toolsCall(c *call) {
 		return
 	}
 	asTask := p.Task != nil && c.sess.tasks // R4: without the capability, task is ignored
+	if p.Task != nil && !c.sess.tasks {
+		s.compat.ignoredTasks.Add(1) // the client broke R6 (compat.go)
+	}
 	switch {
 	case asTask && ts == mcp.TaskForbidden:
 		c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "tool %q does not support task-augmented calls (taskSupport forbidden, R8)", p.Name))
@@ -191,7 +201,7 @@ func (s *Server) toolsCall(c *call) {
 	}
 	now := time.Now()
 	t := &task{
-		srv: s, id: randomID(), tool: p.Name, tenant: c.tenant, owner: c.sess,
+		srv: s, id: s.newTaskID(), tool: p.Name, tenant: c.tenant, owner: c.sess,
 		created: now, createdAt: mcp.FormatTime(now), ttl: ttl, work: plan,
 		status: mcp.InitialStatus, // R13
 	}
@@ -199,6 +209,8 @@ func (s *Server) toolsCall(c *call) {
 	if ttl != nil { // R44, R56: a granted ttl of 0 expires at once, it must not mean "kept forever"
 		t.expires = now.Add(expires)
 	}
+	s.echoArgs(t, p.Arguments) // echo_secrets (insecure.go)
+
 	run, why := s.exec.admit(t) // caps, workers and queue (executor.go)
 	if why != refusedNone {
 		s.refuseCreate(c, why, t)
@@ -273,7 +285,7 @@ func (s *Server) callSync(c *call, tool string, p *workPlan) {
 	if p.ending == endCompleted && !s.syncEffect(c, tool, p) {
 		return // the downstream failed it, or the client left (downstream.go)
 	}
-	c.reply(appendToolResult(nil, p, p.ending, "", ""), nil)
+	c.reply(s.injectResult(appendToolResult(nil, p, p.ending, "", "")), nil)
 }
 
 // taskParam decodes {"taskId": ...}; related-task _meta on the request is ignored (R32).
@@ -299,7 +311,7 @@ func (s *Server) lookupTask(c *call) (*task, *mcp.Error) {
 	if e != nil {
 		return nil, e
 	}
-	t := s.find(id, c.tenant)
+	t := s.findFor(c, id) // the tenant's, unless an insecure mode says otherwise (insecure.go)
 	if t == nil {
 		return nil, notFound(id)
 	}
@@ -363,7 +375,7 @@ func (s *Server) tasksList(c *call) {
 	var mine []*task
 	now := time.Now()
 	s.store.each(func(t *task) bool {
-		if t.tenant == c.tenant && t.seq > after && (t.expires.IsZero() || now.Before(t.expires)) {
+		if s.listable(c, t) && t.seq > after && (t.expires.IsZero() || now.Before(t.expires)) {
 			mine = append(mine, t)
 		}
 		return true

@@ -41,6 +41,9 @@ func (st *stream) alive() bool {
 // The stream ends without a reply when the caller's session ends (DELETE, session_expiry,
 // restart): the client asks again on a new session.
 func (s *Server) tasksResult(c *call) {
+	if s.resultDenied(c) {
+		return // 403: the token lost the results scope (insecure.go)
+	}
 	t, e := s.lookupTask(c)
 	if e != nil {
 		c.reply(nil, e)
@@ -183,5 +186,5 @@ func (t *task) payloadLocked() ([]byte, *mcp.Error) {
 	if t.end == endDownstream {
 		return nil, downstreamError(t.statusMessage) // downstream.go
 	}
-	return appendToolResult(nil, &t.work, t.end, t.id, t.statusMessage), nil
+	return t.srv.injectResult(appendToolResult(nil, &t.work, t.end, t.id, t.statusMessage)), nil
 }

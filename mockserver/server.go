@@ -49,6 +49,7 @@ type Server struct {
 	replayExpired atomic.Uint64 // creates refused: their key's task no longer exists
 
 	requests requestCounters // requests.go
+	compat   compatCounters  // compat.go
 	prom     *exporter       // prom.go: /metrics
 
 	requestPath // latency, stalls, tool profiles, pollInterval policy, the seeded RNG
@@ -57,6 +58,9 @@ type Server struct {
 	limits *limits    // rate limits; nil when none (ratelimit.go)
 	down   downstream // the downstream system of record (downstream.go)
 	faults faultState // injected faults (faults.go)
+
+	idSeq  atomic.Uint64 // predictable_ids: the last task id issued (insecure.go)
+	inject string        // the injection canary planted with Config.Inject; "" = none (insecure.go)
 }
 
 // NewUnstartedServer validates cfg and builds a server whose listener is open on cfg.Addr but
@@ -109,6 +113,9 @@ func newServer(cfg Config) (*Server, error) {
 	s.initRequestPath()
 	s.initBackpressure()
 	s.initFaults()
+	if s.cfg.Inject {
+		s.inject = injectionText(s.cfg.Seed)
+	}
 	s.mux = http.NewServeMux()
 	s.mux.Handle("/mcp", http.HandlerFunc(s.serveMCP))
 	s.prom = newExporter(s)

@@ -59,6 +59,8 @@ type task struct {
 	xq            bool  // waiting for a worker: the wire statusMessage says where (executor.go)
 	fx            uint8 // effect_first: fxNone, fxSent (with the downstream), fxApplied
 	awaitFx       bool  // effect_first: the work ended, the task completes when fx settles
+
+	echo string // echo_secrets: arguments and answers copied into statusMessage (insecure.go)
 }
 
 // States of an effect_first task's domain effect (task.fx).
@@ -75,7 +77,7 @@ func (t *task) wireLocked(pi *mcp.Ms) mcp.Task {
 	return mcp.Task{
 		TaskID:        t.id,
 		Status:        t.status,
-		StatusMessage: t.statusMessageLocked(), // a queued task's position (executor.go)
+		StatusMessage: t.wireMessageLocked(), // a queued task's position, echoes, canaries (insecure.go)
 		CreatedAt:     t.createdAt,
 		LastUpdatedAt: t.updatedAt,
 		TTL:           t.ttl,

@@ -26,11 +26,13 @@ const workInputSchema = `{"type":"object","additionalProperties":false,"properti
 	`"input_required":{"type":"boolean","description":"ask for input once, through elicitation/create, halfway through the work"},` +
 	`"input_rounds":{"type":"integer","minimum":0,"maximum":16,"description":"number of input rounds (overrides input_required)"},` +
 	`"idempotency_key":{"type":"string","description":"domain ledger key: a second effect for one key is a duplicate"},` +
-	`"payload_bytes":{"type":"integer","minimum":0,"maximum":1048576,"description":"size of filler text in the result"}}}`
+	`"payload_bytes":{"type":"integer","minimum":0,"maximum":1048576,"description":"size of filler text in the result"},` +
+	`"note":{"type":"string","description":"free text for the caller's records; never shown back (tasksim plants secret canaries here)"}}}`
 
 // toolList returns the tools/list entries. Sessions without Tasks see the same list:
 // taskSupport means nothing to them without the capability (R6), and R4 lets them call
-// every tool synchronously.
+// every tool synchronously. A server without the tasks capability at all (Config.NoTasks,
+// or a Config.Protocol without Tasks) lists them without execution (compat.go).
 func toolList() []mcp.Tool {
 	mk := func(name, desc string, ts mcp.TaskSupport) mcp.Tool {
 		return mcp.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(workInputSchema),
@@ -64,6 +66,7 @@ type workArgs struct {
 	InputRounds    *int   `json:"input_rounds"`
 	IdempotencyKey string `json:"idempotency_key"`
 	PayloadBytes   int    `json:"payload_bytes"`
+	Note           string `json:"note"` // accepted and ignored: it is never shown back
 }
 
 // workPlan is what a call will do, decided when it arrives.

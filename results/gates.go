@@ -50,9 +50,7 @@ func (g *Gates) list() []namedGate {
 
 // buildGates evaluates the gates that can be evaluated from what s and info hold.
 //
-//	hard          pass = invalid_transitions == 0 && duplicate_effects == 0
-//	              (duplicate_effects -1 = unknown: not checked, listed in "not_checked";
-//	              cross-tenant leaks and planted secrets are not checked yet)
+//	hard          see hardGate
 //	recovery      evaluated when faults were injected or a session was lost:
 //	              pass = second_creates == 0 (a tools/call repeating a key the server already
 //	              had; -1 = unknown on an external target, listed in "not_checked"). Every task
@@ -62,10 +60,59 @@ func (g *Gates) list() []namedGate {
 //	              cancel whose task did not stay terminal cancelled) and tasks_cancelled >=
 //	              cancels_acked. Effects applied anyway (effects_after_cancel) are reported,
 //	              not failed: a cancel is a request, not a rollback.
-//	compatibility not evaluated
+//	compatibility see compatibilityGate
 func buildGates(info RunInfo, s *Summary) Gates {
+	hard := hardGate(info, s)
+
+	recovery := recoveryGate(info, s)
+	cancellation := cancellationGate(info, s)
+
+	compat := compatibilityGate(info, s)
+
+	g := Gates{Hard: hard, Recovery: recovery, Cancellation: cancellation, Compatibility: compat}
+	for _, ng := range g.list() {
+		mergeEvidence(ng.gate.Evidence, info.Evidence[ng.name])
+	}
+	return g
+}
+
+// Security is what the tenant isolation probes and the secret detector found (issue 6). Its
+// maps and samples are marshalled as given; the caller keeps tokens and secrets out of them.
+type Security struct {
+	// Probes says isolation probes ran: cross_tenant_leaks was checked.
+	Probes bool
+	// ProbesSent and Inconclusive count probe requests, and those that got no reply that
+	// proves anything (transport errors, 429, 5xx), by probe kind.
+	ProbesSent, Inconclusive map[string]int64
+	// Leaks counts cross-tenant leaks by probe kind (get, result, cancel, list, guess, meta,
+	// session, revoked); LeakSample is their evidence (kind, shortened task id, detail).
+	Leaks      map[string]int64
+	LeakSample any
+	// Touched lists, shortened, the other tenants' tasks a probe managed to cancel.
+	Touched []string
+	// Canaries says secrets were planted: planted_secrets was checked.
+	Canaries bool
+	// Secrets counts planted secrets seen where they must not be, by where ("statusMessage
+	// of tasks/get", "summary.json"); SecretSample is their evidence (never the secret).
+	Secrets      map[string]int64
+	SecretSample any
+	// Injections counts injection canaries that reached clients, by where: findings.
+	Injections map[string]int64
+}
+
+// hardGate is the hard gate (DESIGN.md section 5):
+//
+//	pass = invalid_transitions == 0 && duplicate_effects == 0
+//	       && cross_tenant_leaks == 0 && planted_secrets == 0
+//
+// A figure that could not be measured is listed in "not_checked" and passes:
+// duplicate_effects -1 (an external target), cross_tenant_leaks without probes,
+// planted_secrets without canaries (secrets found in output files or error messages count
+// even then: a token is always a secret). Injection canaries that reached a client are
+// findings ("injection_findings"), not failures.
+func hardGate(info RunInfo, s *Summary) Gate {
 	invalid := s.Counters[metrics.InvalidTransitions.Name()]
-	notChecked := []string{"cross_tenant_leaks", "planted_secrets"}
+	var notChecked []string
 	hard := Gate{Pass: invalid == 0, Evaluated: true, Evidence: map[string]any{
 		"invalid_transitions": invalid,
 		"duplicate_effects":   info.DuplicateEffects,
@@ -75,18 +122,60 @@ func buildGates(info RunInfo, s *Summary) Gates {
 	} else if info.DuplicateEffects > 0 {
 		hard.Pass = false
 	}
-	hard.Evidence["not_checked"] = notChecked
-
-	recovery := recoveryGate(info, s)
-	cancellation := cancellationGate(info, s)
-
-	compat := notEvaluated("compatibility checks (no task augmentation toward a peer without the tasks capability) are not implemented yet")
-
-	g := Gates{Hard: hard, Recovery: recovery, Cancellation: cancellation, Compatibility: compat}
-	for _, ng := range g.list() {
-		mergeEvidence(ng.gate.Evidence, info.Evidence[ng.name])
+	sec := info.Security
+	if sec == nil {
+		sec = &Security{}
 	}
-	return g
+	leaks := sum(sec.Leaks)
+	if sec.Probes || leaks > 0 {
+		hard.Evidence["cross_tenant_leaks"] = leaks
+		hard.Evidence["leaks_by_kind"] = nonNil(sec.Leaks)
+		hard.Evidence["probes_sent"] = nonNil(sec.ProbesSent)
+		hard.Evidence["probes_inconclusive"] = nonNil(sec.Inconclusive)
+		if sec.LeakSample != nil {
+			hard.Evidence["leak_sample"] = sec.LeakSample
+		}
+		if len(sec.Touched) > 0 {
+			hard.Evidence["touched_tasks"] = sec.Touched
+		}
+	}
+	if !sec.Probes {
+		notChecked = append(notChecked, "cross_tenant_leaks")
+	}
+	secrets := sum(sec.Secrets)
+	if secrets > 0 || sec.Canaries {
+		hard.Evidence["planted_secrets"] = secrets
+		hard.Evidence["secrets_by_where"] = nonNil(sec.Secrets)
+		if sec.SecretSample != nil {
+			hard.Evidence["secret_sample"] = sec.SecretSample
+		}
+	}
+	if !sec.Canaries {
+		notChecked = append(notChecked, "planted_secrets")
+	}
+	if leaks > 0 || secrets > 0 {
+		hard.Pass = false
+	}
+	if len(sec.Injections) > 0 {
+		hard.Evidence["injection_findings"] = sec.Injections
+	}
+	hard.Evidence["not_checked"] = nonNilSlice(notChecked)
+	return hard
+}
+
+func sum(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func nonNilSlice(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // notEvaluated is a gate that passes only in the sense that it was not evaluated.
@@ -191,4 +280,97 @@ func nonNil[V any](m map[string]V) map[string]V {
 		return map[string]V{}
 	}
 	return m
+}
+
+// Compat is what the compatibility gate compares (DESIGN.md section 5, issue 6): what the
+// target declared for the run's tool, what the client decided, and what the embedded
+// server saw. The caller fills it from the capability manifest.
+type Compat struct {
+	Protocol      string // the negotiated protocol version
+	TasksDeclared bool   // capabilities.tasks is present
+	List          bool   // capabilities.tasks.list
+	Cancel        bool   // capabilities.tasks.cancel
+	ToolsCall     bool   // capabilities.tasks.requests.tools.call (R6)
+	Tool          string // the run's tool
+	TaskSupport   string // its taskSupport ("forbidden" when absent, R7)
+	// Supported says the target can take a task for Tool: a protocol with Tasks, ToolsCall
+	// and a taskSupport other than forbidden (loadgen.Manifest.TasksSupported); Why says
+	// what is missing when it cannot.
+	Supported bool
+	Why       string
+	AsTask    bool   // the client task-augmented its tools/call (loadgen.Manifest.AsTask)
+	Fallback  string // the scenario's declared fallback: "sync" or "refuse"
+	Taken     string // the fallback taken and why (loadgen.Manifest.Fallback); "" = none
+	// TaskParamsIgnored counts the tools/call that reached the embedded server with a task
+	// parameter on a session without the tasks capability (it ignored them, R4); -1 =
+	// unknown (an external target).
+	TaskParamsIgnored int64
+}
+
+// compatibilityGate is the compatibility gate:
+//
+//	not evaluated  without Compat, or when the target supports tasks for the run's tool
+//	               (no fallback needed; the manifest leaves are the evidence)
+//	evaluated      when it does not (a protocol without Tasks, no
+//	               tasks.requests.tools.call (R6), or taskSupport forbidden (R7)):
+//	               task_params_sent  = tools/call sent when the client task-augmented
+//	                                   them (as_task), else 0
+//	               pass = task_params_sent == 0 && task_params_ignored <= 0
+//	                      && fallback == "sync" && sync_calls > 0 && tasks_created == 0
+//	               (sync_calls = tools/call sent; refuse stops the run before it starts)
+func compatibilityGate(info RunInfo, s *Summary) Gate {
+	c := info.Compat
+	if c == nil {
+		return notEvaluated("no capability manifest: the target's tasks capability was not compared")
+	}
+	ev := map[string]any{
+		"protocol_version":    c.Protocol,
+		"tasks_declared":      c.TasksDeclared,
+		"tasks_list":          c.List,
+		"tasks_cancel":        c.Cancel,
+		"tasks_tools_call":    c.ToolsCall,
+		"tool":                c.Tool,
+		"tool_task_support":   c.TaskSupport,
+		"as_task":             c.AsTask,
+		"declared_fallback":   c.Fallback,
+		"task_params_ignored": c.TaskParamsIgnored,
+	}
+	if c.Supported {
+		ev["reason"] = "the target supports tasks for this tool: no fallback needed"
+		return Gate{Pass: true, Evidence: ev}
+	}
+	calls := s.Requests["tools/call"].Count
+	var sent int64
+	if c.AsTask {
+		sent = calls
+	}
+	ev["missing"] = c.Why
+	ev["fallback_taken"] = c.Taken
+	ev["task_params_sent"] = sent
+	ev["sync_calls"] = calls
+	ev["sync_completed"] = s.Tasks.Completed
+	ev["sync_failed"] = s.Tasks.Failed
+	ev["tasks_created"] = s.Tasks.Created
+	var failures []string
+	if sent > 0 {
+		failures = append(failures, "the client sent tools/call with a task parameter to a target without the capability (R6, R7)")
+	}
+	if c.TaskParamsIgnored > 0 {
+		failures = append(failures, "the embedded server received tools/call with a task parameter on a session without the tasks capability (it ignored them, R4)")
+	}
+	switch {
+	case c.Fallback != "sync":
+		failures = append(failures, "the declared fallback is "+c.Fallback+", which must stop the run before its first call")
+	case calls == 0:
+		failures = append(failures, "the sync fallback made no synchronous call")
+	case s.Tasks.Created > 0:
+		failures = append(failures, "tasks were created although the fallback is synchronous")
+	}
+	if c.Taken == "" {
+		failures = append(failures, "the fallback was taken silently: the manifest does not say so")
+	}
+	if len(failures) > 0 {
+		ev["failures"] = failures
+	}
+	return Gate{Pass: len(failures) == 0, Evaluated: true, Evidence: ev}
 }

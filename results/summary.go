@@ -165,6 +165,16 @@ type RunInfo struct {
 	// LostAfterReconnect counts known, unfinished tasks that a new session could not see
 	// (a finding: the server bound tasks to the session, or lost them).
 	LostAfterReconnect int64
+
+	// tenant isolation and secrets (issue 6)
+	// Security holds what the isolation probes and the secret detector found; nil = neither
+	// ran: cross_tenant_leaks and planted_secrets stay "not_checked".
+	Security *Security
+
+	// Compat holds the inputs of the compatibility gate (issue 6): the target's tasks
+	// capability for the run's tool and what the client and the embedded server did about
+	// it. nil = no manifest: the gate is not evaluated.
+	Compat *Compat
 }
 
 // Build returns the summary of a run from its run totals and, for the per-window

@@ -83,8 +83,10 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 	p.f("verdict     %s (exit code %d)\n", strings.ToUpper(s.Verdict), s.ExitCode())
 	if dir != "" {
 		files := SummaryJSONFile + ", " + SummaryCSVFile + ", " + TimeseriesFile + ", " + HistogramLogFile
-		if _, err := os.Stat(filepath.Join(dir, EventsFile)); err == nil {
-			files += ", " + EventsFile
+		for _, f := range []string{EventsFile, ReportFile} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+				files += ", " + f
+			}
 		}
 		p.f("files       %s in %s\n", files, filepath.Clean(dir))
 	}

@@ -46,6 +46,9 @@ type Scenario struct {
 	Faults Faults `yaml:"faults"`
 	// Recovery is how clients recover from faults (faults.go).
 	Recovery Recovery `yaml:"recovery"`
+	// Security spreads clients over tenants, runs isolation probes and secret canaries
+	// (security.go). Default off.
+	Security Security `yaml:"security"`
 	// Thresholds are user threshold expressions, evaluated by the results package over the
 	// whole run and per window. Default none.
 	Thresholds []Threshold `yaml:"thresholds,omitempty"`
@@ -290,6 +293,17 @@ type Server struct {
 	Backpressure Backpressure `yaml:"backpressure"`
 	// Downstream is the simulated system of record behind the tools. Default off.
 	Downstream Downstream `yaml:"downstream"`
+
+	// The compatibility knobs (issue 6) play a peer without Tasks, so that a run proves its
+	// fallback: see mockserver/compat.go.
+
+	// Tasks declares the tasks capability; false plays a server without it: no
+	// capabilities.tasks, no execution.taskSupport on tools, and a task parameter ignored
+	// (R4). Default true.
+	Tasks bool `yaml:"tasks"`
+	// Protocol is the newest protocol version the server speaks: 2025-11-25, 2025-06-18,
+	// 2025-03-26 or 2024-11-05; only 2025-11-25 has Tasks. Default "" = 2025-11-25.
+	Protocol string `yaml:"protocol"`
 }
 
 // Default returns a Scenario with every default set and the required fields (Name,
@@ -324,6 +338,7 @@ func Default() *Scenario {
 			MaxTTL:         Duration(time.Hour),
 			ReaperInterval: Duration(time.Second),
 			ListPageSize:   50,
+			Tasks:          true,
 			Stalls:         Stalls{Duration: Duration(5 * time.Second)},
 			PollPolicy:     IntervalPolicy{Kind: IntervalFixed, Signal: SignalInFlight},
 			Backpressure: Backpressure{

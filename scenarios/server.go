@@ -241,7 +241,14 @@ func (v *validator) serverKnobs() {
 	v.intervalPolicy(sv.PollPolicy)
 	v.backpressure(sv.Backpressure)
 	v.downstream(sv.Downstream)
+	if sv.Protocol != "" {
+		oneOf(v, "server.protocol", sv.Protocol, serverProtocols...)
+	}
 }
+
+// serverProtocols are the protocol versions the embedded server can speak (server.protocol);
+// only the first has Tasks.
+var serverProtocols = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 func (v *validator) tool(path, name string, t ToolProfile) {
 	if strings.TrimSpace(name) == "" {

@@ -33,6 +33,7 @@ func (s *Scenario) Validate() error {
 	v.client()
 	v.server()
 	v.faults()
+	v.security()
 	for i, t := range s.Thresholds {
 		if strings.TrimSpace(t.Expr) == "" {
 			v.add(indexPath("thresholds", i), "must not be empty")

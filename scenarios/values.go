@@ -167,6 +167,17 @@ func (t Threshold) String() string { return t.Expr }
 // MarshalText writes the expression alone.
 func (t Threshold) MarshalText() ([]byte, error) { return []byte(t.Expr), nil }
 
+// MarshalYAML writes the string form, or the mapping form when AbortOnFail is set.
+func (t Threshold) MarshalYAML() (any, error) {
+	if !t.AbortOnFail {
+		return t.Expr, nil
+	}
+	return struct {
+		Expr        string `yaml:"expr"`
+		AbortOnFail bool   `yaml:"abort_on_fail"`
+	}{t.Expr, true}, nil
+}
+
 // UnmarshalText sets the expression; the position is cleared.
 func (t *Threshold) UnmarshalText(b []byte) error {
 	*t = Threshold{Expr: string(b)}

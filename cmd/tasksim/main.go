@@ -41,6 +41,8 @@ func commands() []command {
 	return []command{
 		{"run", "run a scenario against the embedded mock server or --target", runRun},
 		{"serve", "run the mock MCP Tasks server until interrupted", runServe},
+		{"probe", "print a target's capability manifest as JSON", runProbe},
+		{"report", "re-render report.html from a saved run directory", runReport},
 		{"sweep", "run a grid of pollInterval/concurrency cells and recommend one", runSweep},
 		{"scenarios", "list the built-in scenarios", runScenarios},
 		{"validate", "check a scenario file and report every problem", runValidate},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -281,7 +282,31 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("writing results: %w", err)
 		}
 	}
-	if err := results.WriteText(stdout, sum, dir); err != nil {
+	if err := results.WriteReport(dir); err != nil {
+		return fmt.Errorf("writing results: %w", err)
+	}
+	var text bytes.Buffer
+	if err := results.WriteText(&text, sum, dir); err != nil {
+		return err
+	}
+	if scanOutputs(eng, dir, text.Bytes()) > 0 {
+		// A planted secret or a token reached tasksim's own output: the hard gate fails, and
+		// the files are written again to say so (where, never the secret).
+		aborted := sum.Aborted
+		sum = summarize(sc, &cfg, start, manifest, srv, eng, rec, col.windows, interrupted.Load(), events)
+		sum.Aborted = aborted
+		if err := results.WriteSummary(dir, sum); err != nil {
+			return fmt.Errorf("writing results: %w", err)
+		}
+		if err := results.WriteReport(dir); err != nil {
+			return fmt.Errorf("writing results: %w", err)
+		}
+		text.Reset()
+		if err := results.WriteText(&text, sum, dir); err != nil {
+			return err
+		}
+	}
+	if _, err := stdout.Write(text.Bytes()); err != nil {
 		return err
 	}
 	if runErr != nil {
@@ -325,29 +350,95 @@ func startTarget(sc *scenarios.Scenario, pool int, serverMetrics *metrics.Shard,
 		return nil, nil, err
 	}
 	t.URL = srv.URL
-	if tenant := clientTenant(sc); tenant != "" && t.Header.Get("Authorization") == "" {
-		t.Header.Set("Authorization", "Bearer "+sc.Server.Tokens[tenant].Reveal())
+	if tenants := runTenants(sc); len(tenants) > 0 && t.Header.Get("Authorization") == "" {
+		// The manifest probe and the cleanup probes use the first tenant's token; the
+		// virtual clients use their own tenant's (loadgen.Security.Tenants).
+		t.Header.Set("Authorization", "Bearer "+tenants[0].Token.Reveal())
 	}
 	return t, srv, nil
 }
 
-// clientTenant is the tenant whose token the clients of a run against the embedded server
-// use: the first by name; "" without tokens.
-func clientTenant(sc *scenarios.Scenario) string {
-	if len(sc.Server.Tokens) == 0 {
-		return ""
+// runTenants are the tenants clients are spread over, sorted by name: server.tokens on the
+// embedded server, security.tenants on a real target; none without tokens.
+func runTenants(sc *scenarios.Scenario) []loadgen.Tenant {
+	tokens := sc.Server.Tokens
+	if sc.Target != "" {
+		tokens = sc.Security.Tenants
 	}
-	return slices.Sorted(maps.Keys(sc.Server.Tokens))[0]
+	var out []loadgen.Tenant
+	for _, name := range slices.Sorted(maps.Keys(tokens)) {
+		out = append(out, loadgen.Tenant{Name: name, Token: tokens[name]})
+	}
+	return out
+}
+
+// securityConfig maps the scenario's tenants and security section onto the load generator.
+func securityConfig(sc *scenarios.Scenario) loadgen.Security {
+	sec := sc.Security
+	out := loadgen.Security{Tenants: runTenants(sc), ProbeShare: sec.ProbeShare, Canaries: sec.Canaries,
+		WatchInjection: sec.Inject}
+	for _, r := range sec.Revoke {
+		out.Revoked = append(out.Revoked, loadgen.Revocation{Tenant: r.Tenant, At: time.Duration(r.At),
+			Scope: string(cmp.Or(r.Scope, scenarios.RevokeAll))})
+	}
+	return out
 }
 
 // embeddedReconciler finds a task by idempotency key in the embedded server's ledger, for
-// the reconciliation of creates whose reply was lost (issue 5).
+// the reconciliation of creates whose reply was lost (issue 5). Keys are unique within a
+// run, so it looks in every tenant's ledger.
 func embeddedReconciler(sc *scenarios.Scenario, srv *mockserver.Server) loadgen.Reconciler {
-	tenant := clientTenant(sc)
+	tenants := []string{""}
+	if len(sc.Server.Tokens) > 0 {
+		tenants = slices.Sorted(maps.Keys(sc.Server.Tokens))
+	}
 	return loadgen.ReconcilerFunc(func(_ context.Context, key string) (string, bool, error) {
-		id, ok := srv.LookupKey(tenant, key)
-		return id, ok, nil
+		for _, tenant := range tenants {
+			if id, ok := srv.LookupKey(tenant, key); ok {
+				return id, true, nil
+			}
+		}
+		return "", false, nil
 	})
+}
+
+// scanOutputs scans every file of the run directory, and the text report, for the run's
+// planted secrets and tokens (loadgen.Engine.ScanOutput) and returns how many it found.
+func scanOutputs(eng *loadgen.Engine, dir string, text []byte) int {
+	n := eng.ScanOutput("stdout", text)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return n
+	}
+	for _, de := range entries {
+		if !de.Type().IsRegular() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, de.Name()))
+		if err != nil {
+			continue
+		}
+		n += eng.ScanOutput(de.Name(), b)
+	}
+	return n
+}
+
+// securityInfo is the hard gate's view of the probes and the detector; nil when neither
+// ran.
+func securityInfo(eng *loadgen.Engine) *results.Security {
+	r := eng.Security()
+	if !r.Probes && !r.Canaries && len(r.Secrets) == 0 && len(r.Injections) == 0 && len(r.Leaks) == 0 {
+		return nil
+	}
+	s := &results.Security{Probes: r.Probes, ProbesSent: r.ProbesSent, Inconclusive: r.Inconclusive,
+		Leaks: r.Leaks, Touched: r.Touched, Canaries: r.Canaries, Secrets: r.Secrets, Injections: r.Injections}
+	if len(r.LeakSample) > 0 {
+		s.LeakSample = r.LeakSample
+	}
+	if len(r.SecretSample) > 0 {
+		s.SecretSample = r.SecretSample
+	}
+	return s
 }
 
 // serverConfig maps the scenario's server section onto the mock server, knob for knob; run
@@ -402,7 +493,21 @@ func serverConfig(sc *scenarios.Scenario) mockserver.Config {
 			StallProbability: ds.Stall.Probability,
 			StallDuration:    time.Duration(ds.Stall.Duration),
 		},
-		Faults: sc.Faults.Server,
+		Faults:   sc.Faults.Server,
+		NoTasks:  !s.Tasks,
+		Protocol: s.Protocol,
+	}
+	sec := sc.Security
+	cfg.Inject = sec.Inject
+	cfg.Insecure = mockserver.Insecure{
+		SessionBound:   sec.Has(scenarios.InsecureSessionBound),
+		NoTenantCheck:  sec.Has(scenarios.InsecureNoTenantCheck),
+		PredictableIDs: sec.Has(scenarios.InsecurePredictableIDs),
+		EchoSecrets:    sec.Has(scenarios.InsecureEchoSecrets),
+	}
+	for _, r := range sec.Revoke {
+		cfg.Revocations = append(cfg.Revocations, mockserver.Revocation{Tenant: r.Tenant,
+			At: time.Duration(r.At), Scope: mockserver.RevokeScope(r.Scope)})
 	}
 	if len(s.Tokens) > 0 {
 		cfg.Tokens = map[string]string{}
@@ -458,6 +563,7 @@ func engineConfig(sc *scenarios.Scenario) loadgen.Config {
 		Shards:   max(8, 2*runtime.GOMAXPROCS(0)),
 		Faults:   sc.Faults.Client,
 		Recovery: sc.Recovery,
+		Security: securityConfig(sc), // tenants, probes, canaries (issue 6)
 	}
 	if sc.Target == "" {
 		// Both ends of every connection live in this process and share its processors:
@@ -665,6 +771,7 @@ func summarize(sc *scenarios.Scenario, cfg *loadgen.Config, start time.Time, man
 		Unknown:            unknown,
 		UnknownSample:      unknownSample,
 		LostAfterReconnect: lost,
+		Security:           securityInfo(eng),
 		Version:            version,
 		Scenario:           sc.Name,
 		Seed:               sc.Seed,
@@ -680,6 +787,7 @@ func summarize(sc *scenarios.Scenario, cfg *loadgen.Config, start time.Time, man
 		Client:             clientFindings(eng),
 		DuplicateEffects:   duplicateEffects(srv),
 		Thresholds:         sc.Thresholds,
+		Compat:             compatInfo(sc, manifest, srv),
 	}, rec.Total(), windows)
 }
 

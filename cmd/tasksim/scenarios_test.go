@@ -25,14 +25,18 @@ import (
 	"github.com/tasksim/tasksim/scenarios"
 )
 
-// runVirtual runs the built-in scenario name in the caller's synctest bubble, wired as
+// runVirtual runs the built-in scenario name (with the --set overrides sets) in the
+// caller's synctest bubble, wired as
 // `tasksim run` wires it (events, reconciliation by the server's ledger), and returns its
 // summary, its totals and the directory holding its files. The verdict must be want.
-func runVirtual(t *testing.T, name string, want string) (*results.Summary, *metrics.Snapshot, string) {
+func runVirtual(t *testing.T, name string, want string, sets ...string) (*results.Summary, *metrics.Snapshot, string) {
 	t.Helper()
 	sc, err := scenarios.Load(name)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if errs := applySets(sc, sets); len(errs) > 0 {
+		t.Fatal(errs)
 	}
 	if err := validate(sc); err != nil {
 		t.Fatal(err)
@@ -60,6 +64,9 @@ func runVirtual(t *testing.T, name string, want string) (*results.Summary, *metr
 	target := &loadgen.Target{URL: "http://embedded.test/mcp", Header: http.Header{},
 		Client:     &http.Client{Transport: loadgen.HandlerTransport(srv.Handler())},
 		ClientInfo: mcp.Implementation{Name: "tasksim-test", Version: version}}
+	if tenants := runTenants(sc); len(tenants) > 0 { // as startTarget: the manifest probe's token
+		target.Header.Set("Authorization", "Bearer "+tenants[0].Token.Reveal())
+	}
 	ctx := context.Background()
 	m, err := loadgen.Probe(ctx, target, sc.Tool)
 	if err != nil {
@@ -254,6 +261,33 @@ func TestScenarioDuplicateEffectsDemo(t *testing.T) {
 		}
 		if sum.ExitCode() != 99 {
 			t.Errorf("exit code %d, want 99", sum.ExitCode())
+		}
+	})
+}
+
+// TestScenarioNoTasksPeer: against a server without the tasks capability the run takes the
+// declared sync fallback: no task parameter is sent (R6), neither by the client's count nor
+// by the server's count of task parameters it ignored (R4), every call is a synchronous
+// tools/call, no task is created, and the compatibility gate is evaluated and passes.
+func TestScenarioNoTasksPeer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sum, _, _ := runVirtual(t, "no-tasks-peer", results.VerdictPass)
+		g := sum.Gates.Compatibility
+		if !g.Evaluated || !g.Pass {
+			t.Fatalf("compatibility gate %+v: want evaluated and passing", g)
+		}
+		ev := g.Evidence
+		if ev["task_params_sent"] != int64(0) || ev["task_params_ignored"] != int64(0) || ev["tasks_declared"] != false {
+			t.Errorf("compatibility evidence %v", ev)
+		}
+		calls := sum.Requests["tools/call"].Count
+		if calls == 0 || sum.Tasks.Created != 0 || sum.Tasks.Completed != calls {
+			t.Errorf("%d tools/call, %d tasks created, %d completed: want only synchronous calls, all completed", calls, sum.Tasks.Created, sum.Tasks.Completed)
+		}
+		for _, m := range []string{"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"} {
+			if n := sum.Requests[m].Count; n != 0 {
+				t.Errorf("%d %s sent to a peer without Tasks", n, m)
+			}
 		}
 	})
 }

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+	"github.com/tasksim/tasksim/loadgen"
+	"github.com/tasksim/tasksim/mockserver"
+	"github.com/tasksim/tasksim/results"
+	"github.com/tasksim/tasksim/scenarios"
+)
+
+// runProbe is `tasksim probe --target URL [--header 'K: V']... [--timeout D] [--create-task]`:
+// the target's capability manifest (loadgen.Manifest, the one `run` embeds in summary.json)
+// as indented JSON on stdout. Exit codes: 0 printed, 1 the target could not be probed
+// (unreachable, or initialize/tools/list failed), 2 bad flags.
+func runProbe(args []string, stdout, stderr io.Writer) error {
+	var (
+		target     string
+		headers    []string
+		timeout    time.Duration
+		createTask bool
+	)
+	fs := pflag.NewFlagSet("probe", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: tasksim probe --target URL [flags]")
+		fmt.Fprintln(stderr)
+		fmt.Fprintln(stderr, "Prints the target's capability manifest as JSON: protocol version, server, session")
+		fmt.Fprintln(stderr, "evidence (session id, DELETE, GET stream), tasks capability leaves, each tool's taskSupport,")
+		fmt.Fprintln(stderr, "and with --create-task the pollInterval and ttl of one task. Exit codes: 0 printed,")
+		fmt.Fprintln(stderr, "1 the target could not be probed, 2 usage.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&target, "target", "", "URL of the MCP endpoint (required)")
+	fs.StringArrayVar(&headers, "header", nil, "extra HTTP header, 'K: V' (repeatable; values are never printed)")
+	fs.DurationVar(&timeout, "timeout", 15*time.Second, "bound on the whole probe")
+	fs.BoolVar(&createTask, "create-task", false, "create (and cancel) one task with the first tool that supports tasks, to observe pollInterval and ttl; it runs real work on the target")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("probe takes no arguments, got %q", fs.Args())
+	}
+	if target == "" {
+		return usagef("--target URL is required")
+	}
+	if u, err := url.Parse(target); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usagef("--target %q is not an http(s) URL", target)
+	}
+	if timeout <= 0 {
+		return usagef("--timeout must be > 0, got %v", timeout)
+	}
+	t := &loadgen.Target{
+		URL:        target,
+		Header:     http.Header{},
+		Client:     loadgen.NewHTTPClient(2),
+		ClientInfo: mcp.Implementation{Name: "tasksim", Version: version},
+	}
+	var secrets []string
+	for _, h := range headers {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			return usagef("--header: want 'Key: Value', got %q", redactHeader(h))
+		}
+		v = strings.TrimSpace(v)
+		t.Header.Set(strings.TrimSpace(k), v)
+		if v != "" {
+			secrets = append(secrets, v)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	m, err := loadgen.ProbeWith(ctx, t, loadgen.ProbeOptions{CreateTask: createTask})
+	if err != nil {
+		return errors.New(redactSecrets(err.Error(), secrets)) // exit 1: the reason, never a token
+	}
+	if !createTask {
+		m.Notes = append(m.Notes, "poll_interval_ms and ttl_ms are null: no task was created (pass --create-task to create and cancel one; it runs real work on the target)")
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%s\n", redactSecrets(string(b), secrets))
+	return err
+}
+
+// redactSecrets replaces every secret (a header value) in s: the target may echo one back in an
+// error body or a serverInfo field, and tokens never appear in any output.
+func redactSecrets(s string, secrets []string) string {
+	for _, v := range secrets {
+		s = strings.ReplaceAll(s, v, "***")
+	}
+	return s
+}
+
+// compatInfo is the input of the compatibility gate (issue 6): the manifest's tasks leaves
+// for the run's tool, what the client decided (Decide), and, on the embedded server, how
+// many task parameters it received on sessions without the capability (-1 elsewhere).
+func compatInfo(sc *scenarios.Scenario, m *loadgen.Manifest, srv *mockserver.Server) *results.Compat {
+	if m == nil {
+		return nil
+	}
+	supported, why := m.TasksSupported()
+	c := &results.Compat{
+		Protocol:          m.ProtocolVersion,
+		TasksDeclared:     m.Tasks.Declared,
+		List:              m.Tasks.List,
+		Cancel:            m.Tasks.Cancel,
+		ToolsCall:         m.Tasks.ToolsCall,
+		Tool:              m.Tool,
+		TaskSupport:       m.TaskSupport,
+		Supported:         supported,
+		Why:               why,
+		AsTask:            m.AsTask,
+		Fallback:          string(sc.Fallback),
+		Taken:             m.Fallback,
+		TaskParamsIgnored: -1,
+	}
+	if srv != nil {
+		c.TaskParamsIgnored = int64(srv.TaskParamsIgnored())
+	}
+	return c
+}

@@ -1,0 +1,108 @@
+// tasksim report charts: draws every chart of TASKSIM_REPORT.charts with uPlot into the
+// <figure> of the same id, then marks it data-rendered="true" (a chart that fails is marked
+// "error" and counted in body[data-errors], as window.onerror counts uncaught errors).
+(function () {
+  "use strict";
+  var W = 680, H = 240; // fits A4 portrait with 14 mm margins at 96 dpi
+  var COLORS = ["#0969da", "#cf222e", "#1a7f37", "#8250df", "#bc4c00", "#6e7781", "#bf3989"];
+
+  function countError(el, err) {
+    var b = document.body;
+    b.setAttribute("data-errors", String(Number(b.getAttribute("data-errors") || 0) + 1));
+    if (el) {
+      el.setAttribute("data-rendered", "error");
+      el.setAttribute("data-error", String(err && err.message || err));
+    }
+  }
+
+  // pctLabel labels x = 1/(1-p) as the percentile p: 1 -> 0%, 2 -> 50%, 1000 -> 99.9%.
+  function pctLabel(x) {
+    if (x == null) return "";
+    return String(+(100 - 100 / x).toFixed(6)) + "%";
+  }
+
+  function pctSplits(u, axis, min, max) {
+    var out = [];
+    for (var d = 1; d <= max * 1.0001; d *= 10) {
+      if (d >= min * 0.9999) out.push(d);
+      if (d === 1 && 2 >= min && 2 <= max) out.push(2);
+    }
+    return out;
+  }
+
+  function markersHook(markers, el) {
+    return function (u) {
+      if (!markers || !markers.length) return;
+      var ctx = u.ctx, top = u.bbox.top, bottom = u.bbox.top + u.bbox.height, last = {}, n = 0;
+      ctx.save();
+      ctx.strokeStyle = "rgba(207, 34, 46, 0.55)";
+      ctx.lineWidth = 1;
+      ctx.setLineDash([4, 3]);
+      ctx.beginPath();
+      for (var i = 0; i < markers.length; i++) {
+        var x = Math.round(u.valToPos(markers[i].t, "x", true));
+        if (last[x]) continue;
+        last[x] = true;
+        n++;
+        ctx.moveTo(x + 0.5, top);
+        ctx.lineTo(x + 0.5, bottom);
+      }
+      ctx.stroke();
+      ctx.restore();
+      el.setAttribute("data-markers", String(n)); // lines drawn
+    };
+  }
+
+  function options(c, el) {
+    var series = [{
+      label: c.kind === "percentile" ? "percentile" : "t (s)",
+      value: c.kind === "percentile" ? function (u, v) { return pctLabel(v); } : function (u, v) { return v == null ? "" : v.toFixed(3); }
+    }];
+    for (var i = 0; i < c.series.length; i++) {
+      series.push({
+        label: c.series[i],
+        stroke: COLORS[i % COLORS.length],
+        width: 1.5,
+        spanGaps: false,
+        points: { show: c.series[i] === "faults/s" ? true : undefined },
+        paths: c.series[i] === "faults/s" ? function () { return null; } : undefined
+      });
+    }
+    var o = {
+      width: W, height: H, series: series,
+      legend: { live: false },
+      cursor: { drag: { x: false, y: false } },
+      hooks: {
+        draw: [function () { el.setAttribute("data-rendered", "true"); }]
+      }
+    };
+    if (c.kind === "percentile") {
+      o.scales = { x: { time: false, distr: 3, log: 10 } };
+      o.axes = [
+        {
+          label: "percentile", splits: pctSplits,
+          filter: function (u, splits) { return splits; }, // label every split (50% too)
+          values: function (u, vals) { return vals.map(pctLabel); }
+        },
+        { label: c.unit }
+      ];
+    } else {
+      // from the run's start, so faults before the first window's end are marked too
+      o.scales = { x: { time: false, range: function (u, min, max) { return [0, Math.max(max, 1)]; } } };
+      o.axes = [{ label: "seconds since start" }, { label: c.unit }];
+      o.hooks.draw.unshift(markersHook(c.markers, el));
+    }
+    return o;
+  }
+
+  var data = (typeof TASKSIM_REPORT === "object" && TASKSIM_REPORT) || { charts: [] };
+  for (var i = 0; i < data.charts.length; i++) {
+    var c = data.charts[i], el = document.getElementById(c.id);
+    if (!el) { countError(null, "no element for chart " + c.id); continue; }
+    try {
+      new uPlot(options(c, el), [c.x].concat(c.y), el);
+    } catch (err) {
+      countError(el, err);
+    }
+  }
+})();

@@ -1,0 +1,100 @@
+package results
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tasksim/tasksim/metrics"
+)
+
+// TestCompatibilityGate: evaluated only when the target cannot take a task for the run's
+// tool (R6, R7, a protocol without Tasks); it passes when no task parameter was sent and
+// the declared sync fallback ran, and fails (exit code 99) on a task parameter seen by
+// either end, or a fallback that did not run.
+func TestCompatibilityGate(t *testing.T) {
+	// Ten synchronous calls: 9 completed, 1 failed, no task created.
+	syncRun := run(func(sh *metrics.Shard) {
+		for range 10 {
+			sh.Request(metrics.MethodToolsCall, metrics.OutcomeOK, 0, 200)
+		}
+		sh.Add(metrics.TasksCompleted, 9)
+		sh.Add(metrics.TasksFailed, 1)
+	})
+	// Ten task-augmented calls, each creating a task.
+	taskRun := run(func(sh *metrics.Shard) {
+		for range 10 {
+			sh.Request(metrics.MethodToolsCall, metrics.OutcomeOK, 0, 200)
+		}
+		sh.Add(metrics.TasksCreated, 10)
+		sh.Add(metrics.TasksCompleted, 10)
+	})
+	noCap := Compat{Protocol: "2025-11-25", Tool: "work", TaskSupport: "forbidden",
+		Why: "the target does not declare capabilities.tasks.requests.tools.call (R6)", Fallback: "sync",
+		Taken: "sync: the target does not declare capabilities.tasks.requests.tools.call (R6)"}
+	old := noCap
+	old.Protocol, old.Why = "2025-06-18", "the target negotiated protocol 2025-06-18, which has no Tasks"
+	sentAnyway := noCap // a client bug: it task-augmented its calls anyway
+	sentAnyway.AsTask = true
+	serverSaw := noCap // the client says it did not, the embedded server saw task params
+	serverSaw.TaskParamsIgnored = 3
+	silent := noCap
+	silent.Taken = ""
+	supported := Compat{Protocol: "2025-11-25", TasksDeclared: true, Cancel: true, ToolsCall: true, Tool: "work",
+		TaskSupport: "optional", Supported: true, AsTask: true, Fallback: "refuse", TaskParamsIgnored: 0}
+
+	for _, tc := range []struct {
+		name      string
+		compat    *Compat
+		total     *metrics.Snapshot
+		evaluated bool
+		pass      bool
+		failure   string // a substring of the failures; "" when it passes
+	}{
+		{"no manifest", nil, syncRun, false, true, ""},
+		{"supported: no fallback needed", &supported, taskRun, false, true, ""},
+		{"no capability, sync fallback ran (R6)", &noCap, syncRun, true, true, ""},
+		{"2025-06-18 peer, sync fallback ran", &old, syncRun, true, true, ""},
+		{"task parameter sent to a peer without the capability (R6)", &sentAnyway, taskRun, true, false, "task parameter to a target"},
+		{"the server counted task parameters it ignored (R4)", &serverSaw, syncRun, true, false, "embedded server received"},
+		{"the fallback made no call", &noCap, run(func(*metrics.Shard) {}), true, false, "no synchronous call"},
+		{"the fallback was silent", &silent, syncRun, true, false, "silently"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Build(RunInfo{Compat: tc.compat}, tc.total, nil)
+			g := s.Gates.Compatibility
+			if g.Evaluated != tc.evaluated || g.Pass != tc.pass {
+				t.Fatalf("evaluated %v pass %v, want %v %v; evidence %v", g.Evaluated, g.Pass, tc.evaluated, tc.pass, g.Evidence)
+			}
+			wantExit := 0
+			if !tc.pass {
+				wantExit = ExitGateFailed
+			}
+			if s.ExitCode() != wantExit {
+				t.Errorf("ExitCode() = %d, want %d", s.ExitCode(), wantExit)
+			}
+			fails, _ := g.Evidence["failures"].([]string)
+			if tc.failure != "" && !strings.Contains(strings.Join(fails, "; "), tc.failure) {
+				t.Errorf("failures %q, want one mentioning %q", fails, tc.failure)
+			}
+			if tc.pass && len(fails) > 0 {
+				t.Errorf("passing gate lists failures %q", fails)
+			}
+			if !tc.evaluated && g.Evidence["reason"] == "" {
+				t.Errorf("not evaluated without a reason: %v", g.Evidence)
+			}
+		})
+	}
+
+	// The evidence of a supported target carries the manifest leaves.
+	g := Build(RunInfo{Compat: &supported}, taskRun, nil).Gates.Compatibility
+	if g.Evidence["reason"] != "the target supports tasks for this tool: no fallback needed" ||
+		g.Evidence["tasks_tools_call"] != true || g.Evidence["tasks_cancel"] != true || g.Evidence["tool_task_support"] != "optional" {
+		t.Errorf("supported evidence %v", g.Evidence)
+	}
+	// The evidence of a passing fallback counts what ran.
+	g = Build(RunInfo{Compat: &noCap}, syncRun, nil).Gates.Compatibility
+	if g.Evidence["task_params_sent"] != int64(0) || g.Evidence["sync_calls"] != int64(10) ||
+		g.Evidence["sync_completed"] != int64(9) || g.Evidence["sync_failed"] != int64(1) || g.Evidence["tasks_created"] != int64(0) {
+		t.Errorf("fallback evidence %v", g.Evidence)
+	}
+}
