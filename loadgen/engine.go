@@ -40,6 +40,7 @@ type Engine struct {
 
 	mu         sync.Mutex
 	unknowns   map[string]int64 // tasks of unknown outcome, by reason
+	unknownIDs int64            // of them, tasks whose id the client knew (created)
 	unknownEv  []UnknownEvidence
 	lostAfter  []string // task ids a new session could not see (R52 finding)
 	lostCount  int64
@@ -154,6 +155,14 @@ func (e *Engine) Unknown() (byReason map[string]int64, sample []UnknownEvidence)
 	return byReason, append([]UnknownEvidence(nil), e.unknownEv...)
 }
 
+// UnknownCreated is the number of tasks of unknown outcome whose id the client knew: with
+// the counted outcomes it must add up to the tasks created (the recovery gate checks it).
+func (e *Engine) UnknownCreated() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.unknownIDs
+}
+
 // LostAfterReconnect returns how many known, unfinished tasks a new session could not see
 // (tasks/get -32602 right after a reconnect), and a sample of their ids. On a server that
 // binds tasks to the authorization context (R52) and keeps them, it is 0; a server that
@@ -168,6 +177,9 @@ func (e *Engine) noteUnknown(u UnknownEvidence) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.unknowns[u.Reason]++
+	if u.TaskID != "" {
+		e.unknownIDs++
+	}
 	if len(e.unknownEv) < maxEvidence {
 		e.unknownEv = append(e.unknownEv, u)
 	}

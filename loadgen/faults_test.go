@@ -6,7 +6,9 @@ package loadgen_test
 // contract says must happen, not a range.
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"testing"
@@ -35,6 +37,12 @@ func (r *faultRun) c(c metrics.Counter) int64 { return r.snap.Counters[c] }
 // called inside a synctest bubble.
 func runFaulty(t *testing.T, srvCfg mockserver.Config, cfg loadgen.Config) *faultRun {
 	t.Helper()
+	return runFaultyVia(t, srvCfg, cfg, nil)
+}
+
+// runFaultyVia is runFaulty with the server's handler wrapped by wrap (nil = as is).
+func runFaultyVia(t *testing.T, srvCfg mockserver.Config, cfg loadgen.Config, wrap func(http.Handler) http.Handler) *faultRun {
+	t.Helper()
 	events := metrics.NewEvents(0)
 	srvCfg.Events, cfg.Events = events, events
 	srv, err := mockserver.NewHandlerServer(srvCfg)
@@ -48,9 +56,13 @@ func runFaulty(t *testing.T, srvCfg mockserver.Config, cfg loadgen.Config) *faul
 			return id, ok, nil
 		})
 	}
+	h := srv.Handler()
+	if wrap != nil {
+		h = wrap(h)
+	}
 	target := &loadgen.Target{
 		URL:        "http://embedded.test/mcp",
-		Client:     &http.Client{Transport: loadgen.HandlerTransport(srv.Handler())},
+		Client:     &http.Client{Transport: loadgen.HandlerTransport(h)},
 		ClientInfo: mcp.Implementation{Name: "tasksim-test", Version: "1"},
 	}
 	ctx := context.Background()
@@ -322,9 +334,63 @@ func TestFaultCrashResumes(t *testing.T) {
 		if got := r.events.Counts()["client.crash"]; got != created {
 			t.Errorf("%d crashes, want one per task (%d)", got, created)
 		}
-		// One resume from the record; the next reply resumes the new session's view too.
-		if got := r.c(metrics.Resumed); got < created {
-			t.Errorf("%d resumed observations, want >= %d", got, created)
+		if got := r.c(metrics.Resumed); got != created {
+			t.Errorf("%d resumed observations, want one per crash (%d)", got, created)
+		}
+	})
+}
+
+// TestResultGoneAfterTerminal: a task seen completed whose tasks/result answers -32602 (it
+// was purged in between) keeps its outcome, counts its payload lost, and is asked once: the
+// client must not loop on tasks/result.
+func TestResultGoneAfterTerminal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gone := func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Body == nil {
+					next.ServeHTTP(w, r)
+					return
+				}
+				body, _ := io.ReadAll(r.Body)
+				msg, perr := mcp.Decode(body)
+				if perr == nil && msg.Method == mcp.MethodTasksResult {
+					w.Header().Set("Content-Type", "application/json")
+					_, _ = w.Write(mcp.AppendError(nil, msg.ID, mcp.Errorf(mcp.CodeInvalidParams, "task not found")))
+					return
+				}
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				next.ServeHTTP(w, r)
+			})
+		}
+		r := runFaultyVia(t, faultServer, faultConfig(scenarios.ClientFaults{}), gone)
+		created := r.c(metrics.TasksCreated)
+		if created == 0 || r.c(metrics.TasksCompleted) != created || r.c(metrics.ResultsLost) != created {
+			t.Errorf("%d created, %d completed, %d results lost; want all equal", created, r.c(metrics.TasksCompleted), r.c(metrics.ResultsLost))
+		}
+		if got := r.snap.Summary(metrics.LatencyTasksResult).Count; got != created {
+			t.Errorf("%d tasks/result calls for %d tasks: want one each, no loop", got, created)
+		}
+		if r.c(metrics.TasksExpired) != 0 {
+			t.Errorf("%d expired: a task seen completed did not expire", r.c(metrics.TasksExpired))
+		}
+	})
+}
+
+// TestLateCancelIsNotExpiry: a cancel that arrives after the task finished is refused with
+// -32602 (R26); the task's outcome is what the next tasks/get shows (completed), not expired.
+func TestLateCancelIsNotExpiry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := faultConfig(scenarios.ClientFaults{})
+		cfg.Args = map[string]any{"duration_ms": 300}
+		// Polls at 0.5 s; the cancel is due at 0.4 s, after the 0.3 s task finished.
+		cfg.Cancel = loadgen.CancelPolicy{Probability: 1, Delay: func(*rand.Rand) time.Duration { return 400 * time.Millisecond }}
+		r := runFaulty(t, faultServer, cfg)
+		created := r.c(metrics.TasksCreated)
+		if created == 0 || r.c(metrics.CancelsLate) != created || r.c(metrics.TasksCompleted) != created {
+			t.Errorf("%d created, %d late cancels, %d completed; want all equal", created, r.c(metrics.CancelsLate), r.c(metrics.TasksCompleted))
+		}
+		if n := r.c(metrics.TasksExpired) + r.c(metrics.TasksCancelled); n != 0 {
+			t.Errorf("%d tasks expired or cancelled: a late cancel changed the outcome", n)
 		}
 	})
 }

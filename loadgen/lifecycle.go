@@ -113,6 +113,7 @@ type ResumePoint struct {
 	Created                  time.Time  // when the client learned of the task (client clock)
 	Deadline, CancelAt       time.Time  // zero: none
 	CancelSent               bool
+	CancelSentAt             time.Time // when the cancel went out, if CancelSent
 	Polls                    int
 	Advertised, FirstAdvised time.Duration
 	NextPoll                 time.Time // the next poll is not sent before it
@@ -124,7 +125,10 @@ type ResumePoint struct {
 func (l *Lifecycle) Resume(p ResumePoint) {
 	l.Created, l.Deadline, l.CancelAt = p.Created, p.Deadline, p.CancelAt
 	if p.CancelSent {
-		l.CancelSentAt = p.Created // sent before the crash; when exactly is lost with it
+		l.CancelSentAt = p.CancelSentAt
+		if l.CancelSentAt.IsZero() {
+			l.CancelSentAt = p.Created // sent, but the record does not say when
+		}
 	}
 	l.Polls, l.Advertised, l.FirstAdvised = p.Polls, p.Advertised, p.FirstAdvised
 	l.lastReply = p.NextPoll.Add(-l.Policy.Wait(l.Polls, l.Advertised, nil))

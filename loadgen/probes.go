@@ -572,7 +572,12 @@ func (v *vu) probeRevoked(ctx context.Context) {
 		p.count(p.inconclusive, ProbeRevoked)
 		return
 	case t.revokeScope != "results":
+		// One leak per probe: the session opening is the leak; closing it is all that is left.
 		p.leak(ProbeRevoked, f.id, "a revoked token opened a session")
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.timeout())
+		defer cancel()
+		_ = sess.Close(cctx)
+		return
 	}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.timeout())
@@ -583,7 +588,10 @@ func (v *vu) probeRevoked(ctx context.Context) {
 	switch {
 	case err == nil && rep.Err == nil:
 		p.leak(ProbeRevoked, f.id, "a token whose scope was revoked fetched a task result")
-	case err != nil && !errors.As(err, &he):
+	case err == nil: // a JSON-RPC error: denied
+	case errors.As(err, &he) && (he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden):
+		// denied
+	default: // no reply, 429, 5xx, 404: proves nothing either way
 		p.count(p.inconclusive, ProbeRevoked)
 	}
 }

@@ -106,22 +106,14 @@ func backoff(b scenarios.Backoff, n int, r *rand.Rand) time.Duration {
 	return d
 }
 
-// fires decides a client fault at one opportunity: inside a window of t always, else with
-// its probability, drawn from the client's fault stream (so turning a fault on does not
-// change any other random decision of the run).
+// fires decides a client fault at one opportunity (see draw) and records it as injected.
 func (v *vu) fires(t scenarios.Trigger, kind string) bool {
-	if !t.On() {
+	if !v.draw(t) {
 		return false
 	}
-	hit := t.InWindow(scenarios.Duration(time.Since(v.e.start)))
-	if !hit && t.Probability > 0 {
-		hit = v.frng.Float64() < t.Probability
-	}
-	if hit {
-		v.shard.Add(metrics.FaultsInjected, 1)
-		v.e.cfg.Events.Add(metrics.Event{At: time.Now(), Source: "client", Kind: kind, Task: v.cur})
-	}
-	return hit
+	v.shard.Add(metrics.FaultsInjected, 1)
+	v.e.cfg.Events.Add(metrics.Event{At: time.Now(), Source: "client", Kind: kind, Task: v.cur})
+	return true
 }
 
 // taskRecord is what a client persists about its current task, so that after a crash it
@@ -139,6 +131,7 @@ type taskRecord struct {
 	Deadline      time.Time     `json:"deadline,omitzero"`
 	CancelAt      time.Time     `json:"cancel_at,omitzero"`
 	CancelSent    bool          `json:"cancel_sent,omitempty"`
+	CancelSentAt  time.Time     `json:"cancel_sent_at,omitzero"`
 	Polls         int           `json:"polls"`
 	Advertised    time.Duration `json:"advertised_ns,omitempty"`
 	FirstAdvised  time.Duration `json:"first_advised_ns,omitempty"`
@@ -155,7 +148,7 @@ func (v *vu) persist(t *taskState, next time.Time) {
 	r := taskRecord{
 		TaskID: t.id, Key: t.key, Correlation: t.correlation, Status: lc.Status.String(),
 		LastUpdatedAt: t.lastUpdated, NextPoll: next, Created: lc.Created, Intended: t.intended,
-		Deadline: lc.Deadline, CancelAt: lc.CancelAt, CancelSent: !lc.CancelSentAt.IsZero(),
+		Deadline: lc.Deadline, CancelAt: lc.CancelAt, CancelSent: !lc.CancelSentAt.IsZero(), CancelSentAt: lc.CancelSentAt,
 		Polls: lc.Polls, Advertised: lc.Advertised, FirstAdvised: lc.FirstAdvised,
 	}
 	if !t.srv.created.IsZero() {
@@ -181,8 +174,8 @@ func (v *vu) crash(t *taskState) {
 	v.lc = Lifecycle{Policy: &v.e.cfg.Poll, Strategy: v.e.cfg.Result, Rand: v.rng}
 	v.lc.Resume(ResumePoint{Status: st, Created: r.Created, Deadline: r.Deadline, CancelAt: r.CancelAt,
 		CancelSent: r.CancelSent, Polls: r.Polls, Advertised: r.Advertised, FirstAdvised: r.FirstAdvised,
-		NextPoll: r.NextPoll})
-	v.shard.Add(metrics.Resumed, 1)
+		NextPoll: r.NextPoll, CancelSentAt: r.CancelSentAt})
+	// The next reply resumes the observation (observe counts it, once).
 }
 
 // idempotencyKey is the key of a client's seq-th task: unique within the run (client index,
@@ -201,8 +194,9 @@ func (v *vu) idempotencyKey(seq uint64) string {
 }
 
 // listReconciler reconciles by tasks/list where the target declares it (R54) but offers no
-// lookup by key: it claims the oldest listed task that no client of this run knows, created
-// between the lost create's send and its failure (one second of clock skew either side).
+// lookup by key: it claims the first listed task (in the server's order) that no client of
+// this run knows, created between the lost create's send and its failure (one second of
+// clock skew either side).
 // The claim is approximate when several creates were lost at once; it is counted apart.
 type listReconciler struct {
 	mu    sync.Mutex

@@ -63,9 +63,10 @@ func (e *Engine) newVU(idx int) *vu {
 const probeSalt = 0x70726f6265 // "probe"
 
 // reconnect opens the client's session: the first, or a new one after a 404 (H8), a cut or
-// a crash. A new session is a reconnect; failed attempts are spaced by the recovery backoff
-// (the caller holds a request slot meanwhile, so the wait is bounded by the backoff's Max
-// times the attempts) until one succeeds or the status budget is spent.
+// a crash. A new session is a reconnect. Failed attempts (at most maxConnectAttempts) are
+// spaced by the recovery backoff, or the server's Retry-After capped at the backoff's Max:
+// the caller holds a request slot meanwhile, so one reconnect holds it for at most
+// (maxConnectAttempts-1) * Max plus the attempts' own timeouts.
 func (v *vu) reconnect(ctx context.Context) error {
 	first := !v.opened
 	for n := 1; ; n++ {
@@ -80,7 +81,7 @@ func (v *vu) reconnect(ctx context.Context) error {
 		var he *HTTPError
 		wait := backoff(v.e.recovery.Backoff, n, v.frng)
 		if errors.As(err, &he) && he.RetryAfter > 0 {
-			wait = he.RetryAfter
+			wait = min(he.RetryAfter, time.Duration(v.e.recovery.Backoff.Max))
 		}
 		if first || n >= maxConnectAttempts || !v.sleepUntil(ctx, time.Now().Add(wait)) {
 			return err
@@ -92,8 +93,11 @@ func (v *vu) reconnect(ctx context.Context) error {
 // ends on its status budget.
 const maxConnectAttempts = 3
 
-// connect opens one session: initialize and notifications/initialized.
+// connect opens one session: initialize and notifications/initialized, within the request
+// timeout (a black-holed or stalled server must not hold the client forever).
 func (v *vu) connect(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, v.e.cfg.timeout())
+	defer cancel()
 	start := time.Now()
 	s, err := v.ten.target.Connect(ctx, clientCaps) // with the tenant's token
 	v.count(metrics.MethodInitialize, start, Reply{}, err)
@@ -418,9 +422,12 @@ func (v *vu) runTask(ctx context.Context, intended time.Time) {
 			v.shard.Add(metrics.CancelsSent, 1)
 			cut := v.cut(e.cfg.Faults.CancelReply, "cancel_reply", CutReply) // fault point 5
 			rep, err := v.call(ctx, metrics.MethodTasksCancel, mcp.MethodTasksCancel, t.params, time.Time{}, nil, cut)
-			if err == nil && rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams && lc.Status.Terminal() {
+			if err == nil && rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams {
+				// R26: the task was terminal by the time the cancel arrived (or is gone): not
+				// an outcome. The next tasks/get says which.
 				v.shard.Add(metrics.CancelsLate, 1)
-				break // R26: it finished first; the outcome stands
+				lc.Replied(time.Now())
+				break
 			}
 			v.observe(rep, err, t)
 			if err == nil && rep.Err == nil && lc.Status == mcp.StatusCancelled {
@@ -428,8 +435,6 @@ func (v *vu) runTask(ctx context.Context, intended time.Time) {
 				v.shard.Add(metrics.CancelsAcked, 1)
 				v.shard.RecordDuration(metrics.CancelLatency, time.Since(lc.CancelSentAt))
 				v.confirmCancelled(ctx, t)
-			} else if err == nil && rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams {
-				v.shard.Add(metrics.CancelsLate, 1) // terminal by the time it arrived (R26)
 			}
 		case StepResult:
 			if lc.Status.Terminal() && !t.beforeResult && v.fires(e.cfg.Faults.BeforeResult, "before_result") {
@@ -475,8 +480,15 @@ func (v *vu) runTask(ctx context.Context, intended time.Time) {
 						lc.Abandon()
 					}
 				}
+			case rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams && lc.Status == mcp.StatusFailed:
+				lc.ResultReceived(time.Now(), true) // R17: a failed task's result may be this error
+			case rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams && lc.Status.Terminal():
+				// Terminal, then purged before its result was fetched: the outcome stands,
+				// the payload is lost (asking again would only get -32602 again).
+				v.shard.Add(metrics.ResultsLost, 1)
+				lc.ResultLost()
 			case rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams:
-				lc.Gone()
+				lc.Gone() // R46: expired or purged before a terminal status was seen
 			default:
 				if v.resuming {
 					v.resuming = false
@@ -648,8 +660,11 @@ func (v *vu) dropSession() {
 	v.resuming = v.cur != ""
 }
 
-// draw decides a fault whose point may never come (a stream cut waits for the stream):
-// nothing is recorded until injected says it happened.
+// draw decides a client fault at one opportunity: inside a window of t always, else with
+// its probability, drawn from the client's fault stream (so turning a fault on does not
+// change any other random decision of the run). Nothing is recorded: fires records a fault
+// that happens once decided; a stream cut, whose point may never come, is recorded by
+// injected when it happened.
 func (v *vu) draw(t scenarios.Trigger) bool {
 	if !t.On() {
 		return false

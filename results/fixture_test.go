@@ -106,6 +106,7 @@ func fixture() (RunInfo, *metrics.Snapshot, []metrics.Window) {
 		Server:           map[string]any{"tasks_stored": 8, "duplicate_effects": 0},
 		PollInterval:     time.Second,
 		DuplicateEffects: 0,
+		UnknownCreated:   2, // both unknown tasks had an id: the outcomes add up to the 8 created
 		Evidence:         map[string]any{GateHard: map[string]any{"invalid_transitions": []string{}}},
 		Thresholds: []scenarios.Threshold{
 			{Expr: "latency_tasks_get.p99 < 200ms"},

@@ -165,6 +165,9 @@ type RunInfo struct {
 	// LostAfterReconnect counts known, unfinished tasks that a new session could not see
 	// (a finding: the server bound tasks to the session, or lost them).
 	LostAfterReconnect int64
+	// UnknownCreated counts the unknown outcomes of tasks whose id the client knew; -1 =
+	// not counted (the accounting check of the recovery gate is then skipped).
+	UnknownCreated int64
 
 	// tenant isolation and secrets (issue 6)
 	// Security holds what the isolation probes and the secret detector found; nil = neither

@@ -17,7 +17,9 @@ type Faults struct {
 
 // Trigger decides whether a fault fires at one opportunity (a request, a task, a
 // connection): always inside the periodic windows (the first Window of every Every, counted
-// from the start of the load phase), else with Probability. The zero Trigger never fires.
+// from the start of the load phase for client faults, from the start of the embedded server
+// or the chaos proxy for theirs, a few milliseconds earlier), else with Probability. The
+// zero Trigger never fires.
 type Trigger struct {
 	// Probability is the chance per opportunity, in [0, 1]. Default 0.
 	Probability float64 `yaml:"probability"`
@@ -36,8 +38,8 @@ func (t Trigger) InWindow(offset Duration) bool {
 	return t.Every > 0 && offset >= 0 && offset%t.Every < t.Window
 }
 
-// Schedule is a set of instants, counted from the start of the load phase, at which a
-// one-off fault (a restart, a mass session expiry) happens: each of At, and every Every.
+// Schedule is a set of instants, counted from the start of the embedded server (just before
+// the load phase), at which a one-off fault (a restart) happens: each of At, and every Every.
 type Schedule struct {
 	// At lists instants; each >= 0. Default none.
 	At []Duration `yaml:"at,omitempty"`

@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/tasksim/tasksim/results"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -378,4 +380,37 @@ func TestAbortOnFail(t *testing.T) {
 	if r := sum.Thresholds[1]; r.Pass || !r.AbortOnFail || r.WindowsFailed == 0 {
 		t.Errorf("abort threshold result %+v", r)
 	}
+}
+
+// TestNoTokenInErrors: a target that echoes the bearer token back in an error body never
+// gets it printed: run, probe and sweep redact every known secret from what they print.
+func TestNoTokenInErrors(t *testing.T) {
+	const token = "SEKRET-e2e-42"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "invalid token "+strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "), http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	hdr := "Authorization: Bearer " + token
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"run", "smoke", "--target", srv.URL, "--header", hdr, "--no-progress", "--out", dir},
+		{"probe", "--target", srv.URL, "--header", hdr},
+		{"sweep", "smoke", "--target", srv.URL, "--header", hdr, "--vary", "clients=1", "--no-progress", "--out", dir},
+	} {
+		stdout, stderr, code := tasksim(t, args...)
+		if code != 1 || !strings.Contains(stderr+stdout, "401") {
+			t.Errorf("%s: exit %d, want 1 with the 401 named:\n%s%s", args[0], code, stdout, stderr)
+		}
+		if strings.Contains(stdout+stderr, token) {
+			t.Errorf("%s printed the token:\n%s%s", args[0], stdout, stderr)
+		}
+	}
+	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, _ := os.ReadFile(path); strings.Contains(string(b), token) {
+				t.Errorf("%s holds the token", path)
+			}
+		}
+		return nil
+	})
 }

@@ -71,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err == nil || errors.Is(err, pflag.ErrHelp) {
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "tasksim %s: %v\n", c.name, err)
+		fmt.Fprintf(stderr, "tasksim %s: %s\n", c.name, redactKnown(err.Error())) // never a token
 		var ue usageError
 		if errors.As(err, &ue) {
 			return exitUsage

@@ -79,6 +79,7 @@ func runProbe(args []string, stdout, stderr io.Writer) error {
 		}
 		v = strings.TrimSpace(v)
 		t.Header.Set(strings.TrimSpace(k), v)
+		noteSecret(v)
 		if v != "" {
 			secrets = append(secrets, v)
 		}
@@ -87,7 +88,7 @@ func runProbe(args []string, stdout, stderr io.Writer) error {
 	defer cancel()
 	m, err := loadgen.ProbeWith(ctx, t, loadgen.ProbeOptions{CreateTask: createTask})
 	if err != nil {
-		return errors.New(redactSecrets(err.Error(), secrets)) // exit 1: the reason, never a token
+		return errors.New(redactKnown(redactSecrets(err.Error(), secrets))) // exit 1: the reason, never a token
 	}
 	if !createTask {
 		m.Notes = append(m.Notes, "poll_interval_ms and ttl_ms are null: no task was created (pass --create-task to create and cancel one; it runs real work on the target)")
@@ -96,7 +97,7 @@ func runProbe(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "%s\n", redactSecrets(string(b), secrets))
+	_, err = fmt.Fprintf(stdout, "%s\n", redactKnown(redactSecrets(string(b), secrets)))
 	return err
 }
 

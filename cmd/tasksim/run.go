@@ -172,6 +172,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	noteScenarioSecrets(sc)
 	cfg := engineConfig(sc)
 	if f.dryRun {
 		printPlan(stdout, sc, &cfg)
@@ -201,14 +202,6 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		defer srv.Close()
 		cfg.Reconciler = embeddedReconciler(sc, srv)
 	}
-	if sc.Faults.Network.On() {
-		proxied, stopChaos, err := startChaos(target.URL, sc.Faults.Network, sc.Seed, events)
-		if err != nil {
-			return err
-		}
-		defer stopChaos()
-		target.URL = proxied
-	}
 	probeCtx, cancelProbe := context.WithTimeout(hard, 15*time.Second)
 	manifest, err := loadgen.Probe(probeCtx, target, sc.Tool)
 	cancelProbe()
@@ -225,6 +218,17 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 			return usageError{fmt.Errorf("%s: %w", targetName(sc), err)}
 		}
 		return err
+	}
+
+	if sc.Faults.Network.On() {
+		// After the manifest: the capability check goes straight to the target, so that a
+		// toxic drawn for its connection cannot end the run before it starts.
+		proxied, stopChaos, err := startChaos(target.URL, sc.Faults.Network, sc.Seed, events)
+		if err != nil {
+			return err
+		}
+		defer stopChaos()
+		target.URL = proxied
 	}
 
 	dir := f.out
@@ -771,6 +775,7 @@ func summarize(sc *scenarios.Scenario, cfg *loadgen.Config, start time.Time, man
 		Unknown:            unknown,
 		UnknownSample:      unknownSample,
 		LostAfterReconnect: lost,
+		UnknownCreated:     eng.UnknownCreated(),
 		Security:           securityInfo(eng),
 		Version:            version,
 		Scenario:           sc.Name,

@@ -148,6 +148,7 @@ func parseServeFlags(args []string, stderr io.Writer) (mockserver.Config, error)
 			sc.Server.Tokens = map[string]scenarios.Secret{}
 		}
 		sc.Server.Tokens[tenant] = scenarios.Secret(tok)
+		noteSecret(tok)
 	}
 	errs = append(errs, applySets(sc, sets)...)
 	if len(errs) > 0 {

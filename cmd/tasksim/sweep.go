@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -203,8 +204,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 		bars.startCell(c.label(vars))
-		var cellErr bytes.Buffer
-		runErr := runRun(cellArgs, io.Discard, &cellErr)
+		runErr := runRun(cellArgs, io.Discard, io.Discard) // its figures are read from its files
 		bars.endCell()
 		c.exit = exitCode(runErr)
 		var ue usageError
@@ -212,10 +212,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		case errors.As(runErr, &ue):
 			return usagef("cell %s: %v", c.label(vars), ue.err)
 		case c.exit != exitOK && c.exit != exitGate:
-			c.err = strings.TrimSpace(firstLine(cellErr.String()))
-			if c.err == "" && runErr != nil {
-				c.err = runErr.Error()
-			}
+			c.err = redactKnown(runErr.Error()) // the cell's own error, never a token
 			fmt.Fprintf(stderr, "tasksim sweep: cell %s failed: %s\n", c.label(vars), c.err)
 			continue
 		}
@@ -245,7 +242,12 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprint(stdout, rec.text)
 	fmt.Fprintf(stdout, "files       %s, %s and one run directory per cell in %s\n", sweepCSVFile, sweepHTMLFile, filepath.Clean(dir))
 	if rec.best == nil {
-		return gateError{}
+		for _, c := range cells {
+			if c.sum != nil {
+				return gateError{} // cells ran, none qualified: a failed gate (99)
+			}
+		}
+		return errors.New("no cell produced a result") // runtime errors only (1)
 	}
 	return nil
 }
@@ -280,7 +282,7 @@ func recommend(cells []*cell, vars []variable) recommendation {
 			ok = append(ok, c)
 		}
 	}
-	slices.SortStableFunc(ok, func(a, b *cell) int { return cmpFloat(a.reqRate, b.reqRate) })
+	slices.SortStableFunc(ok, func(a, b *cell) int { return cmp.Compare(a.reqRate, b.reqRate) })
 	var rec recommendation
 	var b strings.Builder
 	if len(ok) > 0 {
@@ -515,25 +517,10 @@ func exitCode(err error) int {
 	return exitRuntime
 }
 
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
-}
-
 // num formats a figure with at most 3 decimals and no trailing zeros.
 func num(v float64) string { return strconv.FormatFloat(round3(v), 'f', -1, 64) }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
 
 // unitSuffix is how a threshold's unit follows its value in a message.
 func unitSuffix(unit string) string {
