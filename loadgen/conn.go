@@ -296,8 +296,8 @@ func (s *Session) do(ctx context.Context, method string, params []byte, h Server
 	ct := resp.Header.Get("Content-Type")
 	if strings.HasPrefix(ct, "text/event-stream") {
 		rep, err := s.readStream(ctx, resp.Body, id, method, h, cut)
-		if errors.Is(err, ErrCut) {
-			resp.Body.Close() // a cut stream is dropped, never drained: it may block for long
+		if err != nil {
+			resp.Body.Close() // a failed or cut stream is dropped, never drained: it may last long
 		} else {
 			drain(resp.Body)
 		}
