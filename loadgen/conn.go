@@ -34,19 +34,28 @@ type Target struct {
 	ClientInfo mcp.Implementation
 }
 
-// NewHTTPClient returns a client whose keep-alive pool holds conns idle connections to the
-// target, so that thousands of virtual clients reuse connections instead of piling up
-// TIME_WAIT sockets. A virtual client may hold a blocking tasks/result stream and a poll at
-// once, so size conns at twice the number of clients.
+// NewHTTPClient returns a client whose keep-alive pool holds up to conns idle connections,
+// so that thousands of virtual clients reuse connections instead of piling up TIME_WAIT
+// sockets (conns <= 0 keeps no idle http:// connection, and net/http's default of two a
+// host for https://). A virtual client may hold a blocking tasks/result stream and a
+// poll at once, so size conns at twice the number of clients.
+//
+// http:// targets go through a lean HTTP/1.1 transport that runs each request in the
+// caller's goroutine (h1.go: no goroutines per connection, a few allocations per request);
+// https:// targets go through net/http's Transport with the same pool size. Neither uses a
+// proxy or compression: load goes straight to the target, byte for byte.
 func NewHTTPClient(conns int) *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		Proxy:               nil, // load goes straight to the target
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        conns,
-		MaxIdleConnsPerHost: conns,
-		IdleConnTimeout:     90 * time.Second,
-		DisableCompression:  true,
-		ForceAttemptHTTP2:   false,
+	return &http.Client{Transport: &schemeTransport{
+		plain: newH1Transport(conns),
+		other: &http.Transport{
+			Proxy:               nil,
+			DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConns:        conns,
+			MaxIdleConnsPerHost: conns,
+			IdleConnTimeout:     90 * time.Second,
+			DisableCompression:  true,
+			ForceAttemptHTTP2:   false,
+		},
 	}}
 }
 
