@@ -1,7 +1,5 @@
 package scenarios
 
-import "strings"
-
 // Security is the tenant isolation and secrets section of issue 6 (the `security:` key).
 // Every zero value is "off". Clients are spread round-robin over the tenants: those of
 // server.tokens on the embedded server, those of Tenants on a real target.
@@ -83,20 +81,7 @@ func (v *validator) security() {
 	if len(sec.Tenants) > 0 && s.Target == "" {
 		v.add("security.tenants", "apply to a real target only: the embedded server's tenants are server.tokens")
 	}
-	owner := map[Secret]string{}
-	for _, name := range sortedKeys(sec.Tenants) {
-		path := "security.tenants." + name
-		tok := sec.Tenants[name]
-		switch {
-		case strings.TrimSpace(name) == "":
-			v.add(path, "tenant name must not be empty")
-		case tok == "" || !validToken(tok.Reveal()):
-			v.add(path, "token must be non-empty visible ASCII without spaces")
-		case owner[tok] != "":
-			v.add(path, "token is the same as tenant %s's: tokens must be distinct", owner[tok])
-		}
-		owner[tok] = name
-	}
+	v.tokens("security.tenants", sec.Tenants)
 	if sec.ProbeShare > 0 && tenants < 2 {
 		v.add("security.probe_share", "probes need at least two tenants (server.tokens, or security.tenants with a target), got %d", tenants)
 	}

@@ -237,22 +237,7 @@ func (v *validator) server() {
 	if sv.ListPageSize <= 0 {
 		v.add("server.list_page_size", "must be > 0, got %d", sv.ListPageSize)
 	}
-	owner := map[Secret]string{}
-	for _, tenant := range sortedKeys(sv.Tokens) {
-		path := "server.tokens." + tenant
-		tok := sv.Tokens[tenant]
-		switch {
-		case strings.TrimSpace(tenant) == "":
-			v.add(path, "tenant name must not be empty")
-		case tok == "":
-			v.add(path, "token must not be empty")
-		case !validToken(tok.Reveal()):
-			v.add(path, "token must be visible ASCII without spaces (it goes in an Authorization header)")
-		case owner[tok] != "":
-			v.add(path, "token is the same as tenant %s's: tokens must be distinct", owner[tok])
-		}
-		owner[tok] = tenant
-	}
+	v.tokens("server.tokens", sv.Tokens)
 	v.serverKnobs()
 }
 
@@ -290,3 +275,24 @@ func validToken(s string) bool {
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// tokens checks a tenant -> bearer token map at prefix: names non-empty, tokens non-empty
+// visible ASCII without spaces (they go in an Authorization header) and distinct.
+func (v *validator) tokens(prefix string, m map[string]Secret) {
+	owner := map[Secret]string{}
+	for _, tenant := range sortedKeys(m) {
+		path := prefix + "." + tenant
+		tok := m[tenant]
+		switch {
+		case strings.TrimSpace(tenant) == "":
+			v.add(path, "tenant name must not be empty")
+		case tok == "":
+			v.add(path, "token must not be empty")
+		case !validToken(tok.Reveal()):
+			v.add(path, "token must be visible ASCII without spaces (it goes in an Authorization header)")
+		case owner[tok] != "":
+			v.add(path, "token is the same as tenant %s's: tokens must be distinct", owner[tok])
+		}
+		owner[tok] = tenant
+	}
+}
