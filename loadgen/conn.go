@@ -59,6 +59,21 @@ func NewHTTPClient(conns int) *http.Client {
 	}}
 }
 
+// send sends one request. A plain client (no cookie jar, no overall timeout: what
+// NewHTTPClient returns) hands it straight to its transport: http.Client.Do would only add
+// redirect bookkeeping (a header copy per request), and MCP endpoints do not redirect POSTs.
+func (t *Target) send(req *http.Request) (*http.Response, error) {
+	c := t.Client
+	if rt := c.Transport; rt != nil && c.Jar == nil && c.Timeout == 0 && c.CheckRedirect == nil {
+		resp, err := rt.RoundTrip(req)
+		if err != nil && req.Context().Err() != nil {
+			err = req.Context().Err() // as Do reports a cancelled or expired request
+		}
+		return resp, err
+	}
+	return c.Do(req)
+}
+
 func (t *Target) dialect() mcp.Dialect {
 	if t.Dialect == nil {
 		return mcp.V20251125{}
@@ -219,7 +234,7 @@ func (s *Session) Close(ctx context.Context) error {
 		return err
 	}
 	s.header(req)
-	resp, err := s.t.Client.Do(req)
+	resp, err := s.t.send(req)
 	if err != nil {
 		return &TransportError{Op: "DELETE", Err: err}
 	}
@@ -268,7 +283,7 @@ func (s *Session) post(ctx context.Context, body []byte) error {
 	if err != nil {
 		return err
 	}
-	resp, err := s.t.Client.Do(req)
+	resp, err := s.t.send(req)
 	if err != nil {
 		return &TransportError{Op: "POST", Err: err}
 	}
@@ -288,7 +303,7 @@ func (s *Session) do(ctx context.Context, method string, params []byte, h Server
 		bufPool.Put(bp)
 		return Reply{}, nil, err
 	}
-	resp, err := s.t.Client.Do(req)
+	resp, err := s.t.send(req)
 	*bp = body[:0]
 	bufPool.Put(bp)
 	if err != nil {
