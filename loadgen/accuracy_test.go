@@ -25,14 +25,42 @@ import (
 // totals. It must be called inside a synctest bubble.
 func runEmbedded(t *testing.T, srvCfg mockserver.Config, cfg loadgen.Config, during func(*loadgen.Engine)) (*metrics.Snapshot, *loadgen.Engine) {
 	t.Helper()
+	r := runIn(t, srvCfg, cfg, harness{during: during})
+	return r.snap, r.eng
+}
+
+// harness adjusts runIn; the zero harness runs the engine against the server as is.
+type harness struct {
+	wrap   func(http.Handler) http.Handler           // wraps the server's handler
+	header http.Header                               // sent with every request (Authorization)
+	setup  func(*mockserver.Server, *loadgen.Config) // before the engine is built
+	during func(*loadgen.Engine)                     // runs beside the engine
+}
+
+// embeddedRun is what one runIn left behind.
+type embeddedRun struct {
+	snap   *metrics.Snapshot
+	eng    *loadgen.Engine
+	server mockserver.Stats // taken when the run ended, before the server closed
+}
+
+// runIn runs cfg against an in-process mock server with srvCfg, through the HandlerTransport,
+// as `tasksim run` would (probe, decide, run). It must be called inside a synctest bubble.
+func runIn(t *testing.T, srvCfg mockserver.Config, cfg loadgen.Config, h harness) *embeddedRun {
+	t.Helper()
 	srv, err := mockserver.NewHandlerServer(srvCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
+	handler := srv.Handler()
+	if h.wrap != nil {
+		handler = h.wrap(handler)
+	}
 	target := &loadgen.Target{
 		URL:        "http://embedded.test/mcp",
-		Client:     &http.Client{Transport: loadgen.HandlerTransport(srv.Handler())},
+		Header:     h.header,
+		Client:     &http.Client{Transport: loadgen.HandlerTransport(handler)},
 		ClientInfo: mcp.Implementation{Name: "tasksim-test", Version: "1"},
 	}
 	ctx := context.Background()
@@ -43,21 +71,24 @@ func runEmbedded(t *testing.T, srvCfg mockserver.Config, cfg loadgen.Config, dur
 	if err := m.Decide(cfg.Fallback); err != nil {
 		t.Fatalf("decide: %v", err)
 	}
+	if h.setup != nil {
+		h.setup(srv, &cfg)
+	}
 	rec := metrics.NewRecorder(max(1, cfg.Shards), time.Now())
 	eng, err := loadgen.New(cfg, target, m, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	if during != nil {
-		wg.Go(func() { during(eng) })
+	if h.during != nil {
+		wg.Go(func() { h.during(eng) })
 	}
 	if err := eng.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
 	rec.Flush(time.Now())
-	return rec.Total(), eng
+	return &embeddedRun{snap: rec.Total(), eng: eng, server: srv.Stats()}
 }
 
 // hdrPrecision is the relative error of a value read back from a 3-digit HDR histogram.

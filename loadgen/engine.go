@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -148,11 +150,7 @@ func (e *Engine) learn(id string) {
 func (e *Engine) Unknown() (byReason map[string]int64, sample []UnknownEvidence) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	byReason = make(map[string]int64, len(e.unknowns))
-	for k, n := range e.unknowns {
-		byReason[k] = n
-	}
-	return byReason, append([]UnknownEvidence(nil), e.unknownEv...)
+	return maps.Clone(e.unknowns), slices.Clone(e.unknownEv)
 }
 
 // UnknownCreated is the number of tasks of unknown outcome whose id the client knew: with

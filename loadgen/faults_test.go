@@ -45,44 +45,15 @@ func runFaultyVia(t *testing.T, srvCfg mockserver.Config, cfg loadgen.Config, wr
 	t.Helper()
 	events := metrics.NewEvents(0)
 	srvCfg.Events, cfg.Events = events, events
-	srv, err := mockserver.NewHandlerServer(srvCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	if cfg.Recovery.Reconcile {
-		cfg.Reconciler = loadgen.ReconcilerFunc(func(_ context.Context, key string) (string, bool, error) {
-			id, ok := srv.LookupKey("", key)
-			return id, ok, nil
-		})
-	}
-	h := srv.Handler()
-	if wrap != nil {
-		h = wrap(h)
-	}
-	target := &loadgen.Target{
-		URL:        "http://embedded.test/mcp",
-		Client:     &http.Client{Transport: loadgen.HandlerTransport(h)},
-		ClientInfo: mcp.Implementation{Name: "tasksim-test", Version: "1"},
-	}
-	ctx := context.Background()
-	m, err := loadgen.Probe(ctx, target, cfg.Tool)
-	if err != nil {
-		t.Fatalf("probe: %v", err)
-	}
-	if err := m.Decide(cfg.Fallback); err != nil {
-		t.Fatalf("decide: %v", err)
-	}
-	rec := metrics.NewRecorder(1, time.Now())
-	eng, err := loadgen.New(cfg, target, m, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rec.Flush(time.Now())
-	return &faultRun{snap: rec.Total(), eng: eng, server: srv.Stats(), events: events}
+	r := runIn(t, srvCfg, cfg, harness{wrap: wrap, setup: func(srv *mockserver.Server, cfg *loadgen.Config) {
+		if cfg.Recovery.Reconcile {
+			cfg.Reconciler = loadgen.ReconcilerFunc(func(_ context.Context, key string) (string, bool, error) {
+				id, ok := srv.LookupKey("", key)
+				return id, ok, nil
+			})
+		}
+	}})
+	return &faultRun{snap: r.snap, eng: r.eng, server: r.server, events: events}
 }
 
 // always fires at every opportunity.

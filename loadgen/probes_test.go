@@ -6,7 +6,6 @@ package loadgen_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -48,42 +47,11 @@ type secRun struct {
 }
 
 // runSecure runs cfg against the mock server (wrapped by wrap, when not nil) inside the
-// caller's synctest bubble.
+// caller's synctest bubble; the target's own header carries tenant acme's token.
 func runSecure(t *testing.T, srvCfg mockserver.Config, cfg loadgen.Config, wrap func(http.Handler) http.Handler) *secRun {
 	t.Helper()
-	srv, err := mockserver.NewHandlerServer(srvCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	h := srv.Handler()
-	if wrap != nil {
-		h = wrap(h)
-	}
-	target := &loadgen.Target{
-		URL:        "http://embedded.test/mcp",
-		Header:     http.Header{"Authorization": {"Bearer tok-a"}},
-		Client:     &http.Client{Transport: loadgen.HandlerTransport(h)},
-		ClientInfo: mcp.Implementation{Name: "tasksim-test", Version: "1"},
-	}
-	ctx := context.Background()
-	m, err := loadgen.Probe(ctx, target, cfg.Tool)
-	if err != nil {
-		t.Fatalf("probe: %v", err)
-	}
-	if err := m.Decide(cfg.Fallback); err != nil {
-		t.Fatalf("decide: %v", err)
-	}
-	rec := metrics.NewRecorder(1, time.Now())
-	eng, err := loadgen.New(cfg, target, m, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rec.Flush(time.Now())
-	return &secRun{rep: eng.Security(), snap: rec.Total(), eng: eng}
+	r := runIn(t, srvCfg, cfg, harness{wrap: wrap, header: http.Header{"Authorization": {"Bearer tok-a"}}})
+	return &secRun{rep: r.eng.Security(), snap: r.snap, eng: r.eng}
 }
 
 // checkNoLeaks asserts a clean report in which every kind in kinds was sent.

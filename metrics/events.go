@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -59,11 +60,7 @@ func (l *Events) Counts() map[string]int64 {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make(map[string]int64, len(l.counts))
-	for k, n := range l.counts {
-		out[k] = n
-	}
-	return out
+	return maps.Clone(l.counts)
 }
 
 // Kept returns the events kept, ordered by time, and how many more were counted only.

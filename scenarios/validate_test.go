@@ -110,17 +110,7 @@ func TestValidateRules(t *testing.T) {
 		{"thresholds", minimal + "thresholds:\n  - \"a < 1\"\n  - \" \"\n", []string{"t.yaml:6:5: thresholds[1]: must not be empty"}},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			err := mustParse(t, tc.src).Validate()
-			var got []string
-			for _, e := range problems(t, err) {
-				got = append(got, e.Error())
-			}
-			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
-				t.Errorf("Validate():\n  %s\nwant:\n  %s\nsource:\n%s",
-					strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "), tc.src)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkValidate(t, tc.src, tc.want) })
 	}
 }
 
@@ -231,5 +221,18 @@ func TestPoolSize(t *testing.T) {
 		if got := tc.w.PoolSize(); got != tc.want {
 			t.Errorf("%+v.PoolSize() = %d, want %d", tc.w, got, tc.want)
 		}
+	}
+}
+
+// checkValidate asserts that src validates with exactly the problems want, positions included.
+func checkValidate(t *testing.T, src string, want []string) {
+	t.Helper()
+	var got []string
+	for _, e := range problems(t, mustParse(t, src).Validate()) {
+		got = append(got, e.Error())
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Validate():\n  %s\nwant:\n  %s\nsource:\n%s",
+			strings.Join(got, "\n  "), strings.Join(want, "\n  "), src)
 	}
 }

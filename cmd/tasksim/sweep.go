@@ -340,29 +340,29 @@ type figure struct {
 	name      string
 	unit      string
 	lowIsGood bool
-	value     func(c *cell) (float64, bool)
+	value     func(c *cell) float64
 }
 
 func stat(s *results.Summary, name string) metrics.Stat { return s.Metrics[name] }
 
 var figures = []figure{
-	{"request_rate", "req/s", true, func(c *cell) (float64, bool) { return round3(c.reqRate), true }},
-	{"polls_per_task_mean", "polls", true, func(c *cell) (float64, bool) { return stat(c.sum, "polls_per_task").Mean, true }},
-	{"poll_amplification", "ratio", true, func(c *cell) (float64, bool) { return c.sum.Fleet.PollAmplification, true }},
-	{"detection_lag_p50", "ms", true, func(c *cell) (float64, bool) { return stat(c.sum, "detection_lag").P50, true }},
-	{"detection_lag_p99", "ms", true, func(c *cell) (float64, bool) { return stat(c.sum, "detection_lag").P99, true }},
-	{"task_e2e_p99", "ms", true, func(c *cell) (float64, bool) { return stat(c.sum, "task_e2e").P99, true }},
-	{"errors", "count", true, func(c *cell) (float64, bool) {
+	{"request_rate", "req/s", true, func(c *cell) float64 { return round3(c.reqRate) }},
+	{"polls_per_task_mean", "polls", true, func(c *cell) float64 { return stat(c.sum, "polls_per_task").Mean }},
+	{"poll_amplification", "ratio", true, func(c *cell) float64 { return c.sum.Fleet.PollAmplification }},
+	{"detection_lag_p50", "ms", true, func(c *cell) float64 { return stat(c.sum, "detection_lag").P50 }},
+	{"detection_lag_p99", "ms", true, func(c *cell) float64 { return stat(c.sum, "detection_lag").P99 }},
+	{"task_e2e_p99", "ms", true, func(c *cell) float64 { return stat(c.sum, "task_e2e").P99 }},
+	{"errors", "count", true, func(c *cell) float64 {
 		var n int64
 		for _, r := range c.sum.Requests {
 			n += r.Errors
 		}
-		return float64(n), true
+		return float64(n)
 	}},
-	{"backpressure_signals", "count", true, func(c *cell) (float64, bool) {
-		return float64(c.sum.Counters[metrics.BackpressureSignals.Name()]), true
+	{"backpressure_signals", "count", true, func(c *cell) float64 {
+		return float64(c.sum.Counters[metrics.BackpressureSignals.Name()])
 	}},
-	{"tasks_completed", "count", false, func(c *cell) (float64, bool) { return float64(c.sum.Tasks.Completed), true }},
+	{"tasks_completed", "count", false, func(c *cell) float64 { return float64(c.sum.Tasks.Completed) }},
 }
 
 // writeSweepCSV writes one row per cell: the varied values, then every figure, the SLO
@@ -386,7 +386,7 @@ func writeSweepCSV(path string, vars []variable, cells []*cell) error {
 				row = append(row, "")
 				continue
 			}
-			v, _ := f.value(c)
+			v := f.value(c)
 			row = append(row, num(v))
 		}
 		verdict, meets, trusted := "error", "", ""
@@ -431,7 +431,7 @@ func writeSweepHTML(path, scenario string, vars []variable, cells []*cell, slos 
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for _, c := range cells {
 			if c.sum != nil {
-				v, _ := f.value(c)
+				v := f.value(c)
 				lo, hi = min(lo, v), max(hi, v)
 			}
 		}
@@ -447,7 +447,7 @@ func writeSweepHTML(path, scenario string, vars []variable, cells []*cell, slos 
 			}
 			hc := heatCell{Text: "n/a", Title: c.label(vars), Color: "#eee", Best: c == rec.best}
 			if c.sum != nil {
-				v, _ := f.value(c)
+				v := f.value(c)
 				hc.Text = num(v)
 				hc.Color = heatColor(v, lo, hi, f.lowIsGood)
 				if len(c.sloFails) > 0 {
