@@ -29,6 +29,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tasksim/tasksim/internal/gcpolicy"
 	"github.com/tasksim/tasksim/internal/looplimit"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/loadgen"
@@ -38,7 +39,7 @@ import (
 
 // loopbackRun is one bounded closed-model run against a fresh embedded mock server, with the
 // settings `tasksim run` gives it (loadgen.DefaultRamp, loadgen.DefaultMaxConns,
-// loadgen.NewHTTPClient sized at twice the clients).
+// loadgen.NewHTTPClient sized at twice the clients, the collector set up by gcpolicy).
 type loopbackRun struct {
 	Clients      int
 	TaskMs       int           // duration_ms of each task
@@ -57,7 +58,11 @@ type loopbackResult struct {
 	windows                []string
 	cpu                    time.Duration // process CPU time (user + system) over the run; 0 if unknown
 	others                 time.Duration // CPU time the rest of the machine used meanwhile
+	gc                     gcpolicy.Policy
 }
+
+// applyGC sets the collector up as the tasksim binary does, once per process.
+var applyGC = sync.OnceValue(gcpolicy.Apply)
 
 // windowFigures is one second of the run for the log: requests, schedule_lag p99 and max.
 func windowFigures(w *metrics.Window) string {
@@ -91,9 +96,13 @@ func (r *loopbackResult) requests() int64 {
 // HTTP client and engine settings that cmd/tasksim derives for the same workload.
 func (lr loopbackRun) run(tb testing.TB) *loopbackResult {
 	tb.Helper()
+	gc := gcpolicy.Current() // a test keeps the test binary's collector
+	if _, ok := tb.(*testing.B); ok {
+		gc = applyGC()
+	}
 	runtime.GC()
 	debug.FreeOSMemory()
-	res := &loopbackResult{rssBefore: procStatus("VmRSS")}
+	res := &loopbackResult{rssBefore: procStatus("VmRSS"), gc: gc}
 	resetPeakRSS()
 
 	shards := max(8, 2*runtime.GOMAXPROCS(0)) // as cmd/tasksim
@@ -311,6 +320,7 @@ func reportLoopback(b *testing.B, lr loopbackRun, res *loopbackResult) {
 		s.Counters[metrics.TasksUnknown], res.requests(), res.errors(), errorBreakdown(s),
 		s.Summary(metrics.ScheduleLag), s.Summary(metrics.TaskE2E),
 		s.Summary(metrics.LatencyTasksGet), res.server)
+	b.Logf("runtime: %+v", res.gc)
 	b.Logf("per second, requests/schedule_lag p99 ms/max ms: %s", strings.Join(res.windows, " "))
 }
 

@@ -103,6 +103,7 @@ func fixture() (RunInfo, *metrics.Snapshot, []metrics.Window) {
 			"server":       map[string]any{"name": "tasksim-mock", "version": "0.1.0"},
 			"capabilities": map[string]any{"tasks": map[string]any{"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}},
 		},
+		Runtime:          map[string]any{"go": "go1.26.8", "gomaxprocs": 2, "gogc": 400, "memory_limit_bytes": 12 << 30, "gc_set_by": "tasksim"},
 		Server:           map[string]any{"tasks_stored": 8, "duplicate_effects": 0},
 		PollInterval:     time.Second,
 		DuplicateEffects: 0,

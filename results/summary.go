@@ -41,8 +41,11 @@ type Summary struct {
 	Trustworthy bool   `json:"trustworthy"`
 	TrustNote   string `json:"trust_note"`
 	// Manifest is the target's capability manifest, as the caller gave it.
-	Manifest any   `json:"manifest"`
-	Tasks    Tasks `json:"tasks"`
+	Manifest any `json:"manifest"`
+	// Runtime is the load generator's process as the caller gave it: Go version,
+	// processors, garbage collector settings (internal/gcpolicy); null when not given.
+	Runtime any   `json:"runtime"`
+	Tasks   Tasks `json:"tasks"`
 	// Requests counts requests by JSON-RPC method name ("tasks/get"); only methods that
 	// were sent appear.
 	Requests map[string]RequestStats `json:"requests"`
@@ -124,6 +127,8 @@ type RunInfo struct {
 
 	// Manifest is the capability manifest, marshalled as is; nil = null.
 	Manifest any
+	// Runtime describes the load generator's process, marshalled as is; nil = null.
+	Runtime any
 	// Server holds the embedded server's figures, marshalled as is; nil = null.
 	Server any
 	// Client holds client-side findings beyond the counters, marshalled as is; nil = absent.
@@ -209,6 +214,7 @@ func Build(info RunInfo, total *metrics.Snapshot, windows []metrics.Window) *Sum
 		Interrupted:    info.Interrupted,
 		Aborted:        info.Aborted,
 		Manifest:       info.Manifest,
+		Runtime:        info.Runtime,
 		Tasks:          tasksOf(&total.Counters),
 		Requests:       requestsOf(total),
 		Metrics:        statsOf(total),

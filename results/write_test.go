@@ -97,7 +97,7 @@ func TestSummaryShape(t *testing.T) {
 		t.Error("summary.json does not end with a newline")
 	}
 	wantTop := []string{"tasksim_version", "scenario", "seed", "protocol", "target", "started_at",
-		"duration_s", "interrupted", "trustworthy", "trust_note", "manifest", "tasks", "requests",
+		"duration_s", "interrupted", "trustworthy", "trust_note", "manifest", "runtime", "tasks", "requests",
 		"metrics", "fleet", "counters", "gauges", "server", "gates", "thresholds", "verdict"}
 	if got := objectKeys(t, b); !slices.Equal(got, wantTop) {
 		t.Errorf("top-level keys\n got %v\nwant %v", got, wantTop)

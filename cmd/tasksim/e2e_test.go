@@ -10,6 +10,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"github.com/tasksim/tasksim/internal/gcpolicy"
 	"github.com/tasksim/tasksim/results"
 	"net/http"
 	"net/http/httptest"
@@ -76,10 +77,18 @@ func TestRunWritesParsableFiles(t *testing.T) {
 	if err := json.Unmarshal(b, &sum); err != nil {
 		t.Fatalf("summary.json: %v", err)
 	}
-	for _, k := range []string{"tasksim_version", "scenario", "seed", "protocol", "target", "started_at", "duration_s", "trustworthy", "manifest", "tasks", "requests", "metrics", "gates", "thresholds", "verdict"} {
+	for _, k := range []string{"tasksim_version", "scenario", "seed", "protocol", "target", "started_at", "duration_s", "trustworthy", "manifest", "runtime", "tasks", "requests", "metrics", "gates", "thresholds", "verdict"} {
 		if _, ok := sum[k]; !ok {
 			t.Errorf("summary.json lacks %q", k)
 		}
+	}
+	// The binary sets the collector up for load (internal/gcpolicy) unless the environment
+	// has: the summary says which.
+	rt, _ := sum["runtime"].(map[string]any)
+	_, gogcSet := os.LookupEnv("GOGC")
+	_, limitSet := os.LookupEnv("GOMEMLIMIT")
+	if !gogcSet && !limitSet && (rt["gc_set_by"] != "tasksim" || rt["gogc"] != float64(gcpolicy.DefaultPercent)) {
+		t.Errorf("runtime = %v; want gogc %d set by tasksim", rt, gcpolicy.DefaultPercent)
 	}
 	tasks := sum["tasks"].(map[string]any)
 	if tasks["created"].(float64) == 0 || tasks["completed"].(float64) == 0 {

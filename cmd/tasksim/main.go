@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/tasksim/tasksim/internal/gcpolicy"
 	"github.com/tasksim/tasksim/scenarios"
 )
 
@@ -51,7 +52,23 @@ func commands() []command {
 }
 
 func main() {
+	gcApplied = gcpolicy.Apply()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// gcApplied is the collector setting main applied (internal/gcpolicy); zero when the
+// commands run inside another process, such as a test.
+var gcApplied gcpolicy.Policy
+
+// runtimeInfo is the process's runtime as summary.json records it: the settings in effect,
+// and who chose them.
+func runtimeInfo() gcpolicy.Policy {
+	p := gcpolicy.Current()
+	p.SetBy = gcApplied.SetBy
+	if p.SetBy == "" {
+		p.SetBy = "embedding process"
+	}
+	return p
 }
 
 // run executes one command line and returns its exit code.

@@ -791,6 +791,7 @@ func summarize(sc *scenarios.Scenario, cfg *loadgen.Config, start time.Time, man
 		StartedAt:          start.UTC(),
 		Duration:           time.Since(start),
 		Manifest:           manifest,
+		Runtime:            runtimeInfo(),
 		Server:             serverStats(srv),
 		PollInterval:       advisedInterval(manifest, cfg),
 		Interrupted:        interrupted,
