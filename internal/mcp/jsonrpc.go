@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // JSON-RPC 2.0 and MCP error codes (spec/TASKS.md section 9).
@@ -105,20 +109,14 @@ type Message struct {
 	Kind   Kind
 }
 
-// envelope mirrors the wire form; pointers tell "absent" from "empty".
-type envelope struct {
-	JSONRPC *string         `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   *Error          `json:"error"`
-}
-
 // Decode parses exactly one JSON-RPC 2.0 message. It returns a *Error with code -32700 for
 // malformed JSON and -32600 for anything that is JSON but not a single valid message; a JSON
 // array (a batch) is rejected with -32600 because 2025-11-25 has no batches. When the id
 // could be read, the returned Message carries it so that the error reply can echo it.
+//
+// Member names are matched exactly, as JSON-RPC spells them ("Method" is not "method");
+// a repeated member counts with its last value. Params, Result and the id are copies: the
+// Message does not alias b.
 func Decode(b []byte) (Message, *Error) {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 {
@@ -134,62 +132,210 @@ func Decode(b []byte) (Message, *Error) {
 		}
 		return Message{}, Errorf(CodeInvalidRequest, "invalid request: a message must be a JSON object")
 	}
-	// json.Unmarshal checks the whole text before decoding, so the common path validates
-	// once: a syntax error is -32700, any other failure (a wrong type) -32600.
-	var env envelope
-	if err := json.Unmarshal(b, &env); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return Message{}, Errorf(CodeParseError, "parse error: body is not valid JSON")
+	sp := splitters.Get().(*splitter)
+	defer splitters.Put(sp)
+	env, ok := sp.split(b)
+	if !ok {
+		return Message{}, Errorf(CodeParseError, "parse error: body is not valid JSON")
+	}
+	// The members' types, as decoding into typed fields would check them: a wrong type is
+	// -32600 and echoes no id.
+	jsonrpc, err := env.str("jsonrpc", env.jsonrpc)
+	if err != nil {
+		return Message{}, err
+	}
+	method, err := env.str("method", env.method)
+	if err != nil {
+		return Message{}, err
+	}
+	var rpcErr *Error
+	if env.error != nil && string(env.error) != "null" {
+		if env.error[0] != '{' {
+			return Message{}, Errorf(CodeInvalidRequest, `invalid request: "error" must be an object, got %s`, clip(env.error))
 		}
-		return Message{}, Errorf(CodeInvalidRequest, "invalid request: %v", err)
+		rpcErr = new(Error)
+		if err := json.Unmarshal(env.error, rpcErr); err != nil {
+			return Message{}, Errorf(CodeInvalidRequest, "invalid request: error: %v", err)
+		}
 	}
 	var m Message
-	hasID := len(env.ID) > 0 && string(env.ID) != "null"
+	hasID := len(env.id) > 0 && string(env.id) != "null"
 	if hasID {
-		if err := m.ID.UnmarshalJSON(env.ID); err != nil {
+		if err := m.ID.UnmarshalJSON(env.id); err != nil {
 			return Message{}, Errorf(CodeInvalidRequest, "invalid request: %v", err)
 		}
 	}
-	if env.JSONRPC == nil || *env.JSONRPC != "2.0" {
+	if jsonrpc == nil || *jsonrpc != "2.0" {
 		return m, Errorf(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
 	}
 	switch {
-	case env.Method != nil:
-		if *env.Method == "" {
+	case method != nil:
+		if *method == "" {
 			return m, Errorf(CodeInvalidRequest, `invalid request: "method" is empty`)
 		}
-		if env.Result != nil || env.Error != nil {
+		if env.result != nil || rpcErr != nil {
 			return m, Errorf(CodeInvalidRequest, `invalid request: a request carries neither "result" nor "error"`)
 		}
-		if len(env.ID) > 0 && !hasID {
+		if len(env.id) > 0 && !hasID {
 			return m, Errorf(CodeInvalidRequest, `invalid request: "id" must not be null (H11)`)
 		}
-		if len(env.Params) > 0 && env.Params[0] != '{' && string(env.Params) != "null" {
+		if len(env.params) > 0 && env.params[0] != '{' && string(env.params) != "null" {
 			return m, Errorf(CodeInvalidRequest, `invalid request: "params" must be an object`)
 		}
-		m.Method, m.Params = *env.Method, env.Params
-		if string(m.Params) == "null" {
-			m.Params = nil
+		m.Method = *method
+		if len(env.params) > 0 && string(env.params) != "null" {
+			m.Params = bytes.Clone(env.params)
 		}
 		m.Kind = KindNotification
 		if hasID {
 			m.Kind = KindRequest
 		}
-	case env.Error != nil:
-		if env.Result != nil {
+	case rpcErr != nil:
+		if env.result != nil {
 			return m, Errorf(CodeInvalidRequest, `invalid request: a response carries "result" or "error", not both`)
 		}
-		m.Error, m.Kind = env.Error, KindError
-	case env.Result != nil:
+		m.Error, m.Kind = rpcErr, KindError
+	case env.result != nil:
 		if !hasID {
 			return m, Errorf(CodeInvalidRequest, `invalid request: a result response needs an "id"`)
 		}
-		m.Result, m.Kind = env.Result, KindResult
+		m.Result, m.Kind = bytes.Clone(env.result), KindResult
 	default:
 		return m, Errorf(CodeInvalidRequest, `invalid request: a message needs "method", "result" or "error"`)
 	}
 	return m, nil
+}
+
+// members holds the raw values of a message's members (nil = absent; a JSON null is
+// "null"), as slices of the message split.
+type members struct {
+	jsonrpc, id, method, params, result, error []byte
+}
+
+// splitter splits a message into its members in one validating pass, without
+// allocating: jsontext, the tokenizer of the JSON v2 prototype
+// (github.com/go-json-experiment/json), reused through splitters.
+type splitter struct {
+	r   bytes.Reader
+	dec *jsontext.Decoder
+	env members
+}
+
+var splitters = sync.Pool{New: func() any {
+	sp := new(splitter)
+	sp.dec = jsontext.NewDecoder(&sp.r)
+	return sp
+}}
+
+// splitOpts keep encoding/json's tolerance: a repeated member (the last counts) and
+// invalid UTF-8 inside strings are not syntax errors.
+var splitOpts = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+
+// split reads b, which starts with '{', as exactly one JSON object and returns its
+// JSON-RPC members; ok is false when b is not valid JSON or holds more than one value.
+func (sp *splitter) split(b []byte) (env *members, ok bool) {
+	sp.r.Reset(b)
+	sp.dec.Reset(&sp.r, splitOpts...)
+	sp.env = members{}
+	d := sp.dec
+	if _, err := d.ReadToken(); err != nil { // '{'
+		return nil, false
+	}
+	var name [16]byte // long enough for every member name of interest
+	for {
+		switch d.PeekKind() {
+		case '}':
+			if _, err := d.ReadToken(); err != nil {
+				return nil, false
+			}
+			if _, err := d.ReadToken(); err != io.EOF { // nothing may follow the object
+				return nil, false
+			}
+			return &sp.env, true
+		case 0: // a syntax error or the end of the input: reading says which
+			return nil, false
+		}
+		// The decoder's copies are valid only until its next read: keep spans of b.
+		raw, err := d.ReadValue() // the member's name, quoted
+		if err != nil {
+			return nil, false
+		}
+		end := int(d.InputOffset())
+		key := unquoteName(name[:0], b[end-len(raw):end])
+		v, err := d.ReadValue()
+		if err != nil {
+			return nil, false
+		}
+		end = int(d.InputOffset())
+		v = b[end-len(v) : end]
+		switch string(key) {
+		case "jsonrpc":
+			sp.env.jsonrpc = v
+		case "id":
+			sp.env.id = v
+		case "method":
+			sp.env.method = v
+		case "params":
+			sp.env.params = v
+		case "result":
+			sp.env.result = v
+		case "error":
+			sp.env.error = v
+		}
+	}
+}
+
+// unquoteName returns a member name without its quotes, unescaped into dst when it holds
+// an escape; a name that cannot be unescaped comes back as it is and matches nothing.
+func unquoteName(dst, quoted []byte) []byte {
+	inner := quoted[1 : len(quoted)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return inner
+	}
+	if u, err := jsontext.AppendUnquote(dst, quoted); err == nil {
+		return u
+	}
+	return quoted
+}
+
+// str reads a member that must be a string: nil when absent or null, a -32600 *Error
+// when it is another type. Known method names and "2.0" come back without allocating.
+func (env *members) str(name string, raw []byte) (*string, *Error) {
+	if raw == nil || string(raw) == "null" {
+		return nil, nil
+	}
+	if raw[0] != '"' {
+		return nil, Errorf(CodeInvalidRequest, "invalid request: %q must be a string, got %s", name, clip(raw))
+	}
+	if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 {
+		if s, ok := knownStrings[string(inner)]; ok {
+			return s, nil
+		}
+	}
+	s := new(string)
+	if err := json.Unmarshal(raw, s); err != nil { // escapes and invalid UTF-8 as encoding/json has them
+		return nil, Errorf(CodeInvalidRequest, "invalid request: %s: %v", name, err)
+	}
+	return s, nil
+}
+
+// knownStrings interns the strings Decode reads on every message.
+var knownStrings = func() map[string]*string {
+	m := map[string]*string{}
+	for _, s := range []string{"2.0", MethodInitialize, MethodInitialized, MethodPing, MethodToolsList,
+		MethodToolsCall, MethodTasksGet, MethodTasksResult, MethodTasksList, MethodTasksCancel,
+		MethodTaskStatus, MethodElicit, MethodCancelled} {
+		m[s] = &s
+	}
+	return m
+}()
+
+// clip shortens a raw value for an error message.
+func clip(raw []byte) string {
+	if len(raw) > 40 {
+		return string(raw[:40]) + "..."
+	}
+	return string(raw)
 }
 
 // AppendResult appends the JSON-RPC response {"jsonrpc":"2.0","id":id,"result":result}.
