@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -135,7 +136,7 @@ type Session struct {
 	t       *Target
 	id      string // Mcp-Session-Id; "" when the server uses none
 	version string
-	init    mcp.InitializeResult
+	init    *mcp.InitializeResult // nil for a virtual client's session (connect)
 	nextID  atomic.Int64
 	retry   atomic.Int64 // the latest SSE retry field, in ms; 0 = none seen (H5)
 }
@@ -169,8 +170,10 @@ const (
 // wrapped in a *TransportError, since that is what the client saw.
 var ErrCut = errors.New("connection cut (injected fault)")
 
-// Init is what initialize told the client.
-func (s *Session) Init() *mcp.InitializeResult { return &s.init }
+// Init is what initialize told the client: nil for the sessions of a run's virtual clients,
+// which keep only the negotiated version (ten thousand copies of serverInfo and the
+// capabilities would be that many more objects for every garbage collection to mark).
+func (s *Session) Init() *mcp.InitializeResult { return s.init }
 
 // ID returns the session id ("" if the server issued none).
 func (s *Session) ID() string { return s.id }
@@ -178,6 +181,11 @@ func (s *Session) ID() string { return s.id }
 // Connect opens a session: initialize, then notifications/initialized (H1). It fails if the
 // server answers with a protocol version this client cannot speak.
 func (t *Target) Connect(ctx context.Context, caps mcp.ClientCapabilities) (*Session, error) {
+	return t.connect(ctx, caps, true)
+}
+
+// connect is Connect; keepInit says whether the session keeps the InitializeResult.
+func (t *Target) connect(ctx context.Context, caps mcp.ClientCapabilities, keepInit bool) (*Session, error) {
 	s := &Session{t: t}
 	params, err := json.Marshal(mcp.InitializeParams{
 		ProtocolVersion: t.dialect().Version(),
@@ -194,18 +202,31 @@ func (t *Target) Connect(ctx context.Context, caps mcp.ClientCapabilities) (*Ses
 	if rep.Err != nil {
 		return nil, fmt.Errorf("initialize: %w", rep.Err)
 	}
-	if err := json.Unmarshal(rep.Result, &s.init); err != nil {
+	init := new(mcp.InitializeResult)
+	if err := json.Unmarshal(rep.Result, init); err != nil {
 		return nil, &ProtocolError{Msg: "initialize result: " + err.Error()}
 	}
-	if !mcp.KnownVersion(s.init.ProtocolVersion) {
-		return nil, &ProtocolError{Msg: fmt.Sprintf("server answered protocol version %q, which tasksim does not speak", s.init.ProtocolVersion)}
+	if !mcp.KnownVersion(init.ProtocolVersion) {
+		return nil, &ProtocolError{Msg: fmt.Sprintf("server answered protocol version %q, which tasksim does not speak", init.ProtocolVersion)}
 	}
 	s.id = hdr.Get("Mcp-Session-Id")
-	s.version = s.init.ProtocolVersion
+	s.version = internVersion(init.ProtocolVersion)
+	if keepInit {
+		s.init = init
+	}
 	if err := s.post(ctx, mcp.AppendRequest(nil, mcp.ID{}, mcp.MethodInitialized, nil)); err != nil {
 		return nil, fmt.Errorf("notifications/initialized: %w", err)
 	}
 	return s, nil
+}
+
+// internVersion returns v as the package constant it equals, so that ten thousand
+// sessions share one string.
+func internVersion(v string) string {
+	if h, ok := versionHeaders[v]; ok {
+		return h[0]
+	}
+	return v
 }
 
 // Call sends one request and waits for its reply, whether it comes as application/json or
@@ -258,8 +279,25 @@ func (s *Session) header(req *http.Request) {
 		h["Mcp-Session-Id"] = []string{s.id}
 	}
 	if s.version != "" {
-		h["Mcp-Protocol-Version"] = []string{s.version}
+		h["Mcp-Protocol-Version"] = versionHeader(s.version)
 	}
+}
+
+// versionHeaders holds the Mcp-Protocol-Version header value of each version tasksim
+// speaks, made once: the header is on every request.
+var versionHeaders = func() map[string][]string {
+	m := map[string][]string{}
+	for _, v := range [...]string{mcp.Version20251125, mcp.Version20250618, mcp.Version20250326, mcp.Version20241105} {
+		m[v] = []string{v}
+	}
+	return m
+}()
+
+func versionHeader(v string) []string {
+	if h, ok := versionHeaders[v]; ok {
+		return h
+	}
+	return []string{v}
 }
 
 var (
@@ -267,14 +305,51 @@ var (
 	contentJSON = []string{"application/json"}
 )
 
+// newPost builds a POST of body to the endpoint: what http.NewRequestWithContext builds,
+// on the endpoint parsed once (endpoint) and without GetBody, so that a POST is never sent
+// twice by a transport (tasksim's posts carry no Idempotency-Key header).
 func (s *Session) newPost(ctx context.Context, body []byte) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.t.URL, bytes.NewReader(body))
+	u, err := s.t.endpoint()
 	if err != nil {
 		return nil, err
 	}
-	s.header(req)
+	req := http.Request{
+		Method:        http.MethodPost,
+		URL:           u,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        make(http.Header, 6),
+		Body:          io.NopCloser(bytes.NewReader(body)),
+		ContentLength: int64(len(body)),
+		Host:          u.Host,
+	}
+	s.header(&req)
 	req.Header["Content-Type"] = contentJSON
-	return req, nil
+	return req.WithContext(ctx), nil
+}
+
+// endpoints caches each target URL parsed, as http.NewRequest parses it: parsing it for
+// every request was a tenth of the client's allocations. Requests share the *url.URL,
+// which nothing modifies (a RoundTripper must not).
+var endpoints sync.Map // URL string -> endpoint
+
+type endpoint struct {
+	u   *url.URL
+	err error
+}
+
+// endpoint returns t.URL parsed.
+func (t *Target) endpoint() (*url.URL, error) {
+	if e, ok := endpoints.Load(t.URL); ok {
+		return e.(endpoint).u, e.(endpoint).err
+	}
+	u, err := url.Parse(t.URL)
+	if err == nil && strings.HasSuffix(u.Host, ":") && !strings.HasSuffix(u.Host, "]:") {
+		u.Host = strings.TrimSuffix(u.Host, ":") // "host:" means the default port, as net/http reads it
+	}
+	endpoints.Store(t.URL, endpoint{u, err})
+	return u, err
 }
 
 // post sends a notification or a response: the server answers 202 (H4).

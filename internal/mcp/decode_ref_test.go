@@ -139,3 +139,61 @@ func BenchmarkDecode(b *testing.B) {
 		})
 	}
 }
+
+// FuzzParseTaskMatchesEncodingJSON holds ParseTask to encoding/json's reading of the same
+// object into a Task, member names matched exactly (parseTaskRef): both fail, or both
+// succeed with the same Task.
+func FuzzParseTaskMatchesEncodingJSON(f *testing.F) {
+	for _, seed := range []string{
+		`{"taskId":"7f3c","status":"working","statusMessage":"w","createdAt":"2026-11-30T08:14:44.123Z","lastUpdatedAt":"2026-11-30T08:14:46.123Z","ttl":60000,"pollInterval":2000}`,
+		`{"taskId":"t\u0031","status":"input_required","ttl":null,"pollInterval":1500.7}`,
+		`{"taskId":null,"status":"completed","ttl":-5,"extra":{"a":[1,2,{"b":null}]}}`,
+		`{"taskId":"t","status":"done"}`,
+		`{"taskId":"t","status":null}`,
+		`{"taskId":"t","status":"work\u0069ng","ttl":"60000"}`,
+		`{"taskId":"t","status":"failed","ttl":1e400}`,
+		`{"taskId":"t","status":"failed","ttl":9007199254740993}`,
+		"{\"taskId\":\"\xff\",\"status\":\"cancelled\"}",
+		`{"taskId":"a","taskId":"b","status":"working","status":"failed"}`,
+		`{"taskId":5,"status":"working"}`,
+		`{"TaskId":"t","status":"working"}`,
+		`{"taskId":"t","status":"working"} x`,
+		`null`, `[]`, `"t"`, ``,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		got, gerr := mcp.ParseTask(in)
+		want, werr := parseTaskRef(in)
+		if (gerr == nil) != (werr == nil) {
+			t.Fatalf("ParseTask(%q): error %v; encoding/json's reading: %v", in, gerr, werr)
+		}
+		if gerr == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("ParseTask(%q) = %+v\nencoding/json's reading: %+v", in, got, want)
+		}
+	})
+}
+
+// parseTaskRef is json.Unmarshal into a Task with exact member names: the members of a
+// map (the last of a repeated one), each decoded by encoding/json into its field.
+func parseTaskRef(b []byte) (mcp.Task, error) {
+	var t mcp.Task
+	if v := bytes.TrimLeft(b, " \t\r\n"); len(v) == 0 || v[0] != '{' {
+		err := json.Unmarshal(b, &t)
+		return t, err
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(b, &members); err != nil {
+		return mcp.Task{}, err
+	}
+	fields := map[string]any{"taskId": &t.TaskID, "status": &t.Status, "statusMessage": &t.StatusMessage,
+		"createdAt": &t.CreatedAt, "lastUpdatedAt": &t.LastUpdatedAt, "ttl": &t.TTL, "pollInterval": &t.PollInterval}
+	for name, raw := range members {
+		if dst, ok := fields[name]; ok {
+			if err := json.Unmarshal(raw, dst); err != nil {
+				return mcp.Task{}, err
+			}
+		}
+	}
+	return t, nil
+}

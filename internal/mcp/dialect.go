@@ -1,7 +1,9 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 )
@@ -182,21 +184,50 @@ func appendTaskFields(dst []byte, t *Task) []byte {
 // ParseCallReply implements Dialect. A result with a "task" object is a CreateTaskResult;
 // anything else is read as a CallToolResult.
 func (V20251125) ParseCallReply(raw []byte) (*Task, *CallToolResult, error) {
-	var probe struct {
-		Task *Task `json:"task"`
-	}
-	if err := json.Unmarshal(raw, &probe); err != nil {
+	task, err := taskMember(raw)
+	if err != nil {
 		return nil, nil, fmt.Errorf("tools/call result: %w", err)
 	}
-	if probe.Task != nil {
-		if probe.Task.TaskID == "" {
+	if task != nil {
+		t, err := ParseTask(task)
+		if err != nil {
+			return nil, nil, fmt.Errorf("tools/call result: %w", err)
+		}
+		if t.TaskID == "" {
 			return nil, nil, fmt.Errorf("CreateTaskResult: task.taskId is missing")
 		}
-		return probe.Task, nil, nil
+		return &t, nil, nil
 	}
 	var r CallToolResult
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, nil, fmt.Errorf("CallToolResult: %w", err)
 	}
 	return nil, &r, nil
+}
+
+// taskMember returns the raw "task" member of a result object (nil when absent or null,
+// the last of a repeated one), or an error when raw is not a JSON object.
+func taskMember(raw []byte) ([]byte, error) {
+	if v := bytes.TrimLeft(raw, " \t\r\n"); len(v) == 0 || v[0] != '{' {
+		var probe struct{}
+		if err := json.Unmarshal(raw, &probe); err != nil {
+			return nil, err
+		}
+		return nil, nil // null
+	}
+	var task []byte
+	sp := splitters.Get().(*splitter)
+	ok := sp.each(raw, func(name, v []byte) {
+		if string(name) == "task" {
+			task = v
+		}
+	})
+	splitters.Put(sp)
+	if !ok {
+		return nil, errors.New("not valid JSON")
+	}
+	if string(task) == "null" {
+		return nil, nil
+	}
+	return task, nil
 }

@@ -216,9 +216,10 @@ type members struct {
 // allocating: jsontext, the tokenizer of the JSON v2 prototype
 // (github.com/go-json-experiment/json), reused through splitters.
 type splitter struct {
-	r   bytes.Reader
-	dec *jsontext.Decoder
-	env members
+	r    bytes.Reader
+	dec  *jsontext.Decoder
+	env  members
+	name [16]byte // an escaped member name, unescaped: long enough for every name of interest
 }
 
 var splitters = sync.Pool{New: func() any {
@@ -234,40 +235,8 @@ var splitOpts = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.
 // split reads b, which starts with '{', as exactly one JSON object and returns its
 // JSON-RPC members; ok is false when b is not valid JSON or holds more than one value.
 func (sp *splitter) split(b []byte) (env *members, ok bool) {
-	sp.r.Reset(b)
-	sp.dec.Reset(&sp.r, splitOpts...)
 	sp.env = members{}
-	d := sp.dec
-	if _, err := d.ReadToken(); err != nil { // '{'
-		return nil, false
-	}
-	var name [16]byte // long enough for every member name of interest
-	for {
-		switch d.PeekKind() {
-		case '}':
-			if _, err := d.ReadToken(); err != nil {
-				return nil, false
-			}
-			if _, err := d.ReadToken(); err != io.EOF { // nothing may follow the object
-				return nil, false
-			}
-			return &sp.env, true
-		case 0: // a syntax error or the end of the input: reading says which
-			return nil, false
-		}
-		// The decoder's copies are valid only until its next read: keep spans of b.
-		raw, err := d.ReadValue() // the member's name, quoted
-		if err != nil {
-			return nil, false
-		}
-		end := int(d.InputOffset())
-		key := unquoteName(name[:0], b[end-len(raw):end])
-		v, err := d.ReadValue()
-		if err != nil {
-			return nil, false
-		}
-		end = int(d.InputOffset())
-		v = b[end-len(v) : end]
+	ok = sp.each(b, func(key, v []byte) {
 		switch string(key) {
 		case "jsonrpc":
 			sp.env.jsonrpc = v
@@ -282,6 +251,44 @@ func (sp *splitter) split(b []byte) (env *members, ok bool) {
 		case "error":
 			sp.env.error = v
 		}
+	})
+	return &sp.env, ok
+}
+
+// each reads b, which starts with '{', as exactly one JSON object and calls visit with
+// each member's name (unescaped) and raw value, a span of b; ok is false when b is not
+// valid JSON or holds more than one value. The name is valid only during the call.
+func (sp *splitter) each(b []byte, visit func(name, value []byte)) (ok bool) {
+	sp.r.Reset(b)
+	sp.dec.Reset(&sp.r, splitOpts...)
+	d := sp.dec
+	if _, err := d.ReadToken(); err != nil { // '{'
+		return false
+	}
+	for {
+		switch d.PeekKind() {
+		case '}':
+			if _, err := d.ReadToken(); err != nil {
+				return false
+			}
+			_, err := d.ReadToken() // nothing may follow the object
+			return err == io.EOF
+		case 0: // a syntax error or the end of the input
+			return false
+		}
+		// The decoder's copies are valid only until its next read: keep spans of b.
+		raw, err := d.ReadValue() // the member's name, quoted
+		if err != nil {
+			return false
+		}
+		end := int(d.InputOffset())
+		key := unquoteName(sp.name[:0], b[end-len(raw):end])
+		v, err := d.ReadValue()
+		if err != nil {
+			return false
+		}
+		end = int(d.InputOffset())
+		visit(key, b[end-len(v):end])
 	}
 }
 

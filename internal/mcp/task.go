@@ -1,9 +1,13 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // Status is a task status. The zero value is invalid so that a forgotten status is caught.
@@ -146,4 +150,108 @@ func ParseTime(s string) (time.Time, error) { return time.Parse(time.RFC3339Nano
 func Millis(d time.Duration) *Ms {
 	ms := Ms(d.Milliseconds())
 	return &ms
+}
+
+// ParseTask reads a Task object as json.Unmarshal into a Task reads it, member names
+// matched exactly as the schema spells them and a repeated member counted with its last
+// value, in one validating pass without reflection: a client reads one on every poll.
+// FuzzParseTaskMatchesEncodingJSON holds the two together.
+func ParseTask(b []byte) (Task, error) {
+	var t Task
+	if v := bytes.TrimLeft(b, " \t\r\n"); len(v) == 0 || v[0] != '{' {
+		err := json.Unmarshal(b, &t) // not an object: encoding/json says what it is
+		return t, err
+	}
+	var id, status, msg, created, updated, ttl, poll []byte // raw values; nil = absent
+	sp := splitters.Get().(*splitter)
+	ok := sp.each(b, func(name, v []byte) {
+		switch string(name) {
+		case "taskId":
+			id = v
+		case "status":
+			status = v
+		case "statusMessage":
+			msg = v
+		case "createdAt":
+			created = v
+		case "lastUpdatedAt":
+			updated = v
+		case "ttl":
+			ttl = v
+		case "pollInterval":
+			poll = v
+		}
+	})
+	splitters.Put(sp)
+	if !ok {
+		return Task{}, errors.New("task: not valid JSON")
+	}
+	var err error
+	for _, f := range [...]struct {
+		raw []byte
+		dst *string
+	}{{id, &t.TaskID}, {msg, &t.StatusMessage}, {created, &t.CreatedAt}, {updated, &t.LastUpdatedAt}} {
+		if f.raw != nil && err == nil {
+			err = readString(f.raw, f.dst)
+		}
+	}
+	if status != nil && err == nil {
+		err = t.Status.read(status)
+	}
+	if ttl != nil && err == nil {
+		t.TTL, err = readMs(ttl)
+	}
+	if poll != nil && err == nil {
+		t.PollInterval, err = readMs(poll)
+	}
+	if err != nil {
+		return Task{}, fmt.Errorf("task: %w", err)
+	}
+	return t, nil
+}
+
+// readString reads a JSON string into *dst as encoding/json does: null leaves *dst alone,
+// another type is an error.
+func readString(v []byte, dst *string) error {
+	switch {
+	case string(v) == "null":
+		return nil
+	case v[0] != '"':
+		return fmt.Errorf("want a string, got %s", clip(v))
+	}
+	if inner := v[1 : len(v)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		*dst = string(inner)
+		return nil
+	}
+	return json.Unmarshal(v, dst) // escapes, and invalid UTF-8 replaced as encoding/json does
+}
+
+// read is UnmarshalJSON without an allocation for the plain wire names.
+func (s *Status) read(v []byte) error {
+	if len(v) >= 2 && v[0] == '"' && bytes.IndexByte(v, '\\') < 0 {
+		if st, ok := ParseStatus(string(v[1 : len(v)-1])); ok {
+			*s = st
+			return nil
+		}
+	}
+	return s.UnmarshalJSON(v)
+}
+
+// readMs reads a *Ms member: null is nil.
+func readMs(v []byte) (*Ms, error) {
+	if string(v) == "null" {
+		return nil, nil
+	}
+	m := new(Ms)
+	if c := v[0]; c == '-' || ('0' <= c && c <= '9') { // a number: json.Unmarshal's parse
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err == nil && f >= -(1<<53) && f <= 1<<53 {
+			*m = Ms(f)
+			return m, nil
+		}
+	}
+	if err := m.UnmarshalJSON(v); err != nil { // the error, as UnmarshalJSON words it
+		return nil, err
+	}
+	return m, nil
 }
