@@ -137,6 +137,9 @@ type Session struct {
 	id      string // Mcp-Session-Id; "" when the server uses none
 	version string
 	init    *mcp.InitializeResult // nil for a virtual client's session (connect)
+	// postHdr is the header of every POST once the session is open, shared by them (a
+	// RoundTripper does not modify a request); nil until then.
+	postHdr http.Header
 	nextID  atomic.Int64
 	retry   atomic.Int64 // the latest SSE retry field, in ms; 0 = none seen (H5)
 }
@@ -214,6 +217,7 @@ func (t *Target) connect(ctx context.Context, caps mcp.ClientCapabilities, keepI
 	if keepInit {
 		s.init = init
 	}
+	s.postHdr = s.postHeader()
 	if err := s.post(ctx, mcp.AppendRequest(nil, mcp.ID{}, mcp.MethodInitialized, nil)); err != nil {
 		return nil, fmt.Errorf("notifications/initialized: %w", err)
 	}
@@ -313,20 +317,30 @@ func (s *Session) newPost(ctx context.Context, body []byte) (*http.Request, erro
 	if err != nil {
 		return nil, err
 	}
+	hdr := s.postHdr
+	if hdr == nil {
+		hdr = s.postHeader()
+	}
 	req := http.Request{
 		Method:        http.MethodPost,
 		URL:           u,
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
 		ProtoMinor:    1,
-		Header:        make(http.Header, 6),
+		Header:        hdr,
 		Body:          io.NopCloser(bytes.NewReader(body)),
 		ContentLength: int64(len(body)),
 		Host:          u.Host,
 	}
-	s.header(&req)
-	req.Header["Content-Type"] = contentJSON
 	return req.WithContext(ctx), nil
+}
+
+// postHeader is the header of a POST on s as it stands.
+func (s *Session) postHeader() http.Header {
+	h := make(http.Header, len(s.t.Header)+4)
+	s.header(&http.Request{Header: h})
+	h["Content-Type"] = contentJSON
+	return h
 }
 
 // endpoints caches each target URL parsed, as http.NewRequest parses it: parsing it for
