@@ -59,6 +59,8 @@ type loopbackResult struct {
 	cpu                    time.Duration // process CPU time (user + system) over the run; 0 if unknown
 	others                 time.Duration // CPU time the rest of the machine used meanwhile
 	gc                     gcpolicy.Policy
+	allocBytes             uint64 // heap bytes allocated over the run, both sides
+	gcCycles               uint32 // garbage collections completed over the run
 }
 
 // applyGC sets the collector up as the tasksim binary does, once per process.
@@ -145,6 +147,9 @@ func (lr loopbackRun) run(tb testing.TB) *loopbackResult {
 	}
 	start := time.Now()
 	cpuBefore, busyBefore := cpuTime(), machineBusy()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	allocBefore, gcBefore := ms.TotalAlloc, ms.NumGC
 	// A collector as cmd/tasksim has: one window a second.
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
@@ -166,6 +171,8 @@ func (lr loopbackRun) run(tb testing.TB) *loopbackResult {
 		tb.Fatal(err)
 	}
 	res.wall = time.Since(start)
+	runtime.ReadMemStats(&ms)
+	res.allocBytes, res.gcCycles = ms.TotalAlloc-allocBefore, ms.NumGC-gcBefore
 	if c := cpuTime(); c >= 0 && cpuBefore >= 0 {
 		res.cpu = c - cpuBefore
 		if b := machineBusy(); b >= 0 && busyBefore >= 0 {
@@ -281,8 +288,11 @@ const mib = 1 << 20
 // cpu_util (this process's CPU time over wall time, as a share of all processors),
 // others_cpu_util (the same for everything else on the machine meanwhile), peak_rss_MiB
 // (VmHWM over the run, client and server), end_rss_MiB (VmRSS after it) and bytes/client
-// ((VmHWM - VmRSS before the run) / clients: both sides of one virtual client). The log
-// adds the per-second request counts and schedule lag.
+// ((VmHWM - VmRSS before the run) / clients: both sides of one virtual client),
+// alloc_B/req (heap bytes allocated by the whole process per request) and gc_cycles (the
+// garbage collections of the run: each is a stall of about a tenth of a second that the
+// schedule_lag of its second shows). The log adds the per-second request counts and
+// schedule lag.
 func BenchmarkTenThousandClients(b *testing.B) {
 	lr := loopbackRun{Clients: 10_000, TaskMs: 5000, PollInterval: 2 * time.Second,
 		Duration: 20 * time.Second, Grace: 10 * time.Second}
@@ -304,6 +314,8 @@ func reportLoopback(b *testing.B, lr loopbackRun, res *loopbackResult) {
 	b.ReportMetric(s.Summary(metrics.LatencyTasksGet).P99, "tasks_get_p99_ms")
 	b.ReportMetric(float64(res.requests())/res.wall.Seconds(), "req/s")
 	b.ReportMetric(float64(res.peakFDs), "peak_fds")
+	b.ReportMetric(float64(res.allocBytes)/float64(max(res.requests(), 1)), "alloc_B/req")
+	b.ReportMetric(float64(res.gcCycles), "gc_cycles")
 	if res.cpu > 0 {
 		ncpu := float64(runtime.NumCPU())
 		b.ReportMetric(res.cpu.Seconds()/res.wall.Seconds()/ncpu, "cpu_util")
