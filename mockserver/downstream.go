@@ -215,7 +215,7 @@ func (s *Server) settle(o *operation, out opOutcome) {
 // unlocks t. t completes or fails when the operation returns (settle).
 func (t *task) commitLocked() {
 	t.statusMessage = commitMessage
-	t.updatedAt = mcp.FormatTime(time.Now())
+	t.updated = stampOf(time.Now())
 	t.signalLocked()
 	o := &operation{t: t, effect: t.effectLocked()}
 	t.mu.Unlock()

@@ -83,9 +83,7 @@ func (s *Server) statusNotification(t *task) []byte {
 	if !s.cfg.StatusNotifications || t.owner.getReaders.Load() == 0 {
 		return nil
 	}
-	var pi mcp.Ms
-	w := t.wireLocked(&pi)
-	return mcp.AppendRequest(nil, mcp.ID{}, mcp.MethodTaskStatus, s.dialect.AppendTask(nil, &w))
+	return mcp.AppendRequest(nil, mcp.ID{}, mcp.MethodTaskStatus, t.appendLocked(nil))
 }
 
 // notifyOwner queues a notification for the owning session's GET stream only (never

@@ -5,8 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/tasksim/tasksim/internal/mcp"
 )
 
 // executor admits tasks (the caps of backpressure.go) and runs their work on Workers
@@ -231,7 +229,7 @@ func (t *task) beginQueued() *operation {
 	default:
 	}
 	t.statusMessage = ""
-	t.updatedAt = mcp.FormatTime(time.Now())
+	t.updated = stampOf(time.Now())
 	t.signalLocked()
 	return t.beginWorkLocked()
 }

@@ -23,7 +23,30 @@ const (
 	headerProtocolVersion = "Mcp-Protocol-Version"
 )
 
+// bufPool lends the buffers of a request: its body, its result and its reply.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooledBuf is the largest buffer given back to bufPool: a rare large reply (a big
+// payload_bytes) is left to the collector rather than kept for every later request.
+const maxPooledBuf = 64 << 10
+
+// getBuf borrows an empty buffer from bufPool; give it back with putBuf.
+func getBuf() *[]byte {
+	bp := bufPool.Get().(*[]byte)
+	*bp = (*bp)[:0]
+	return bp
+}
+
+// putBuf gives bp back to bufPool, keeping b, the buffer as it grew, when it is larger.
+// Nothing may use either after.
+func putBuf(bp *[]byte, b []byte) {
+	if cap(b) > cap(*bp) {
+		*bp = b[:0]
+	}
+	if cap(*bp) <= maxPooledBuf {
+		bufPool.Put(bp)
+	}
+}
 
 // serveMCP is the single MCP endpoint: POST carries one JSON-RPC message, GET opens the
 // server-to-client stream, DELETE ends a session (spec/TASKS.md section 13).
@@ -63,10 +86,9 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request, tenant string
 		httpError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json, got "+quoteOrNone(r.Header.Get("Content-Type")))
 		return
 	}
-	bp := bufPool.Get().(*[]byte)
-	defer func() { *bp = (*bp)[:0]; bufPool.Put(bp) }()
-	body, err := readBody(w, r, s.cfg.MaxBodyBytes, (*bp)[:0])
-	*bp = body
+	bp := getBuf()
+	body, err := readBody(w, r, s.cfg.MaxBodyBytes, *bp)
+	defer putBuf(bp, body)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -107,7 +129,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request, tenant string
 		s.answerElicitation(&msg, tenant)
 		w.WriteHeader(http.StatusAccepted)
 	case mcp.KindRequest:
-		c := call{srv: s, w: w, r: r, sess: sess, tenant: tenant, msg: &msg}
+		c := call{srv: s, w: w, r: r, sess: sess, tenant: tenant, msg: msg}
 		s.dispatch(&c)
 	}
 }
@@ -149,6 +171,7 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := sess.queue()
+	closed := sess.closed()
 	sess.getReaders.Add(1)
 	defer sess.endGET()
 	sw := newSSE(w, sess)
@@ -164,7 +187,7 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 			}
 		case <-r.Context().Done():
 			return
-		case <-sess.closed:
+		case <-closed:
 			return
 		case <-s.closing:
 			return
@@ -249,7 +272,9 @@ func isJSON(ct string) bool {
 
 // accepts reports whether an Accept header admits media type mt.
 func accepts(accept, mt string) bool {
-	for _, part := range strings.Split(accept, ",") {
+	for accept != "" {
+		var part string
+		part, accept, _ = strings.Cut(accept, ",")
 		t := strings.TrimSpace(part)
 		if i := strings.IndexByte(t, ';'); i >= 0 {
 			t = strings.TrimSpace(t[:i])

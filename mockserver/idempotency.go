@@ -73,9 +73,7 @@ func (s *Server) replay(c *call, key string, prev *task, prevID string) {
 	if prev != nil {
 		prev.mu.Lock()
 		if !prev.gone {
-			var pi mcp.Ms
-			w := prev.wireLocked(&pi)
-			b := s.dialect.AppendCreateResult(nil, &w)
+			b := prev.appendCreateLocked(nil)
 			prev.mu.Unlock()
 			s.replays.Add(1)
 			c.reply(b, nil)

@@ -138,24 +138,22 @@ func (s *Server) resultDenied(c *call) bool {
 	return true
 }
 
-// findFor is find as the insecure modes change it: by session (session_bound), by id alone
-// (no_tenant_check), or by tenant (the spec's way, R53).
-func (s *Server) findFor(c *call, id string) *task {
+// findFor is visible as the insecure modes change it, for t as the store holds it (nil
+// when it holds none): by session (session_bound), by id alone (no_tenant_check), or by
+// tenant (the spec's way, R53).
+func (s *Server) findFor(c *call, t *task) *task {
 	switch {
+	case t == nil:
+		return nil
 	case s.cfg.Insecure.SessionBound:
-		t := s.store.lookup(id)
-		if t == nil || t.owner != c.sess {
+		if t.owner != c.sess {
 			return nil
 		}
-		return s.find(id, t.tenant) // expiry as usual
+		return s.visible(t, t.tenant) // expiry as usual
 	case s.cfg.Insecure.NoTenantCheck:
-		t := s.store.lookup(id)
-		if t == nil {
-			return nil
-		}
-		return s.find(id, t.tenant)
+		return s.visible(t, t.tenant)
 	}
-	return s.find(id, c.tenant)
+	return s.visible(t, c.tenant)
 }
 
 // listable reports whether tasks/list shows t to c (R53: the caller's tenant).

@@ -18,8 +18,8 @@ type call struct {
 	r      *http.Request
 	sess   *session
 	tenant string
-	msg    *mcp.Message
-	op     mcp.Op // the method's op, set by dispatch: requests are counted by it (requests.go)
+	msg    mcp.Message // by value: a pointer to servePost's message would move it to the heap
+	op     mcp.Op      // the method's op, set by dispatch: requests are counted by it (requests.go)
 }
 
 // reply writes result (or e) as the JSON reply to c.
@@ -28,16 +28,15 @@ func (c *call) reply(result []byte, e *mcp.Error) {
 		return // the client gave up while the reply was delayed (latency.go)
 	}
 	c.srv.requests.answered(c.op, e != nil)
-	bp := bufPool.Get().(*[]byte)
-	b := (*bp)[:0]
+	bp := getBuf()
+	b := *bp
 	if e != nil {
 		b = mcp.AppendError(b, c.msg.ID, e)
 	} else {
 		b = mcp.AppendResult(b, c.msg.ID, result)
 	}
 	writeJSON(c.w, b)
-	*bp = b[:0]
-	bufPool.Put(bp)
+	putBuf(bp, b)
 }
 
 // dispatch routes a request by method. Tasks methods exist only on sessions that negotiated
@@ -83,7 +82,7 @@ func (s *Server) dispatch(c *call) {
 // Config.Protocol. Only a 2025-11-25 session is offered the tasks capability, and none is
 // when Config.NoTasks is set (compat.go).
 func (s *Server) initialize(w http.ResponseWriter, r *http.Request, msg *mcp.Message) {
-	c := call{srv: s, w: w, r: r, msg: msg, op: mcp.OpInitialize}
+	c := call{srv: s, w: w, r: r, msg: *msg, op: mcp.OpInitialize}
 	var p mcp.InitializeParams
 	if err := json.Unmarshal(msg.Params, &p); err != nil || len(msg.Params) == 0 {
 		why := "params are missing"
@@ -149,8 +148,8 @@ func (s *Server) toolsList() ([]byte, *mcp.Error) {
 // toolsCall runs a call synchronously or creates a task, by the rules of spec/TASKS.md
 // section 3 (R4, R8, R10, R11).
 func (s *Server) toolsCall(c *call) {
-	var p mcp.CallToolParams
-	if err := json.Unmarshal(c.msg.Params, &p); err != nil || p.Name == "" {
+	p, err := readCallParams(c.msg.Params) // params.go
+	if err != nil || p.name == "" {
 		why := "name is required"
 		if err != nil && len(c.msg.Params) > 0 { // R49: absent params are "name is required", not a decoder error
 			why = err.Error()
@@ -158,36 +157,36 @@ func (s *Server) toolsCall(c *call) {
 		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "invalid tools/call params: %s", why))
 		return
 	}
-	ts, ok := taskSupport(p.Name)
+	ts, ok := taskSupport(p.name)
 	if !ok {
-		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "unknown tool %q (tools: %s, %s, %s)", p.Name, ToolWork, ToolWorkTask, ToolWorkSync))
+		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "unknown tool %q (tools: %s, %s, %s)", p.name, ToolWork, ToolWorkTask, ToolWorkSync))
 		return
 	}
-	asTask := p.Task != nil && c.sess.tasks // R4: without the capability, task is ignored
-	if p.Task != nil && !c.sess.tasks {
+	asTask := p.task && c.sess.tasks // R4: without the capability, task is ignored
+	if p.task && !c.sess.tasks {
 		s.compat.ignoredTasks.Add(1) // the client broke R6 (compat.go)
 	}
 	switch {
 	case asTask && ts == mcp.TaskForbidden:
-		c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "tool %q does not support task-augmented calls (taskSupport forbidden, R8)", p.Name))
+		c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "tool %q does not support task-augmented calls (taskSupport forbidden, R8)", p.name))
 		return
 	case !asTask && ts == mcp.TaskRequired && c.sess.tasks:
-		c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "tool %q requires a task-augmented call (taskSupport required, R10)", p.Name))
+		c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "tool %q requires a task-augmented call (taskSupport required, R10)", p.name))
 		return
 	}
-	plan, perr := s.planWork(p.Name, p.Arguments)
+	plan, perr := s.planWork(p.name, p.args)
 	if perr != nil {
 		c.reply(nil, perr)
 		return
 	}
 	if !asTask {
-		s.callSync(c, p.Name, &plan)
+		s.callSync(c, p.name, &plan)
 		return
 	}
 	if s.limits != nil && !s.allow(c, limitCreate) {
 		return // 429 (ratelimit.go)
 	}
-	ttl, expires, perr := s.grantTTL(p.Task.TTL)
+	ttl, expires, perr := s.grantTTL(p.ttl)
 	if perr != nil {
 		c.reply(nil, perr)
 		return
@@ -201,15 +200,14 @@ func (s *Server) toolsCall(c *call) {
 	}
 	now := time.Now()
 	t := &task{
-		srv: s, id: s.newTaskID(), tool: p.Name, tenant: c.tenant, owner: c.sess,
-		created: now, createdAt: mcp.FormatTime(now), ttl: ttl, work: plan,
+		srv: s, id: s.newTaskID(), tool: p.name, tenant: c.tenant, owner: c.sess,
+		created: stampOf(now), updated: stampOf(now), ttl: ttl, work: plan,
 		status: mcp.InitialStatus, // R13
 	}
-	t.updatedAt = t.createdAt
-	if ttl != nil { // R44, R56: a granted ttl of 0 expires at once, it must not mean "kept forever"
+	if ttl.ok { // R44, R56: a granted ttl of 0 expires at once, it must not mean "kept forever"
 		t.expires = now.Add(expires)
 	}
-	s.echoArgs(t, p.Arguments) // echo_secrets (insecure.go)
+	s.echoArgs(t, p.args) // echo_secrets (insecure.go)
 
 	run, why := s.exec.admit(t) // caps, workers and queue (executor.go)
 	if why != refusedNone {
@@ -227,37 +225,41 @@ func (s *Server) toolsCall(c *call) {
 	s.created.Add(1)
 	// The reply is built before the work starts, so a zero-duration task is still reported
 	// working here; the next tasks/get sees the outcome.
-	var pi mcp.Ms
+	bp := getBuf()
 	t.mu.Lock()
-	w := t.wireLocked(&pi)
-	b := s.dialect.AppendCreateResult(nil, &w)
+	b := t.appendCreateLocked(*bp)
 	t.mu.Unlock()
 	if run { // else it waits for a worker (executor.go)
 		t.start()
 	}
 	c.reply(b, nil)
+	putBuf(bp, b)
 }
 
 // grantTTL applies the ttl policy: default when none is requested (or null with
-// UnlimitedTTL), clamped to MaxTTL (R45, R56). It returns the wire ttl and the retention.
-func (s *Server) grantTTL(req *mcp.Ms) (*mcp.Ms, time.Duration, *mcp.Error) {
-	if req == nil {
+// UnlimitedTTL), clamped to MaxTTL (R45, R56). It returns the wire ttl (absent: null) and
+// the retention.
+func (s *Server) grantTTL(req optMs) (optMs, time.Duration, *mcp.Error) {
+	if !req.ok {
 		if s.cfg.UnlimitedTTL {
-			return nil, 0, nil
+			return optMs{}, 0, nil
 		}
-		return mcp.Millis(s.cfg.DefaultTTL), s.cfg.DefaultTTL, nil
+		return millis(s.cfg.DefaultTTL), s.cfg.DefaultTTL, nil
 	}
-	if *req < 0 {
-		return nil, 0, mcp.Errorf(mcp.CodeInvalidParams, "task.ttl must not be negative, got %d", *req)
+	if req.ms < 0 {
+		return optMs{}, 0, mcp.Errorf(mcp.CodeInvalidParams, "task.ttl must not be negative, got %d", req.ms)
 	}
 	// Clamp in milliseconds before converting (R45, R56): a ttl above ~292 years overflows
 	// time.Duration and used to wrap to a negative grant (testdata/fuzz/FuzzHandler/ttl-overflow).
 	d := s.cfg.MaxTTL
-	if *req < mcp.Ms(d.Milliseconds()) {
-		d = req.Duration()
+	if req.ms < mcp.Ms(d.Milliseconds()) {
+		d = req.ms.Duration()
 	}
-	return mcp.Millis(d), d, nil
+	return millis(d), d, nil
 }
+
+// millis returns d in whole milliseconds, present.
+func millis(d time.Duration) optMs { return optMs{ms: mcp.Ms(d.Milliseconds()), ok: true} }
 
 // callSync runs work inline and replies with its CallToolResult (or JSON-RPC error). A
 // dropped connection abandons the call.
@@ -285,20 +287,28 @@ func (s *Server) callSync(c *call, tool string, p *workPlan) {
 	if p.ending == endCompleted && !s.syncEffect(c, tool, p) {
 		return // the downstream failed it, or the client left (downstream.go)
 	}
-	c.reply(s.injectResult(appendToolResult(nil, p, p.ending, "", "")), nil)
+	bp := getBuf()
+	b := s.injectResult(appendToolResult(*bp, p, p.ending, "", ""))
+	c.reply(b, nil)
+	putBuf(bp, b)
 }
 
 // taskParam decodes {"taskId": ...}; related-task _meta on the request is ignored (R32).
-func taskParam(c *call) (string, *mcp.Error) {
-	var p mcp.TaskIDParams
-	// R49: absent params fall through to "taskId is required" rather than a decoder error.
-	if err := json.Unmarshal(c.msg.Params, &p); err != nil && len(c.msg.Params) > 0 {
-		return "", mcp.Errorf(mcp.CodeInvalidParams, "invalid %s params: %v", c.msg.Method, err)
+// The id is a span of the request when the params are plain (params.go).
+func taskParam(c *call) ([]byte, *mcp.Error) {
+	id, ok := readTaskID(c.msg.Params)
+	if !ok {
+		var p mcp.TaskIDParams
+		// R49: absent params fall through to "taskId is required" rather than a decoder error.
+		if err := json.Unmarshal(c.msg.Params, &p); err != nil && len(c.msg.Params) > 0 {
+			return nil, mcp.Errorf(mcp.CodeInvalidParams, "invalid %s params: %v", c.msg.Method, err)
+		}
+		id = []byte(p.TaskID)
 	}
-	if p.TaskID == "" {
-		return "", mcp.Errorf(mcp.CodeInvalidParams, "invalid %s params: taskId is required", c.msg.Method)
+	if len(id) == 0 {
+		return nil, mcp.Errorf(mcp.CodeInvalidParams, "invalid %s params: taskId is required", c.msg.Method)
 	}
-	return p.TaskID, nil
+	return id, nil
 }
 
 // notFound is the error for an unknown, expired or foreign task id (R46, R53).
@@ -311,9 +321,9 @@ func (s *Server) lookupTask(c *call) (*task, *mcp.Error) {
 	if e != nil {
 		return nil, e
 	}
-	t := s.findFor(c, id) // the tenant's, unless an insecure mode says otherwise (insecure.go)
+	t := s.findFor(c, s.store.lookup(id)) // the tenant's, unless an insecure mode says otherwise (insecure.go)
 	if t == nil {
-		return nil, notFound(id)
+		return nil, notFound(string(id))
 	}
 	return t, nil
 }
@@ -328,15 +338,12 @@ func (s *Server) tasksGet(c *call) {
 		c.reply(nil, e)
 		return
 	}
-	bp := bufPool.Get().(*[]byte)
-	var pi mcp.Ms
+	bp := getBuf()
 	t.mu.Lock()
-	w := t.wireLocked(&pi)
-	b := s.dialect.AppendTask((*bp)[:0], &w)
+	b := t.appendLocked(*bp)
 	t.mu.Unlock()
 	c.reply(b, nil)
-	*bp = b[:0]
-	bufPool.Put(bp)
+	putBuf(bp, b)
 }
 
 func (s *Server) tasksCancel(c *call) {
@@ -345,8 +352,10 @@ func (s *Server) tasksCancel(c *call) {
 		c.reply(nil, e)
 		return
 	}
-	b, e := t.cancel(nil, s.dialect)
+	bp := getBuf()
+	b, e := t.cancel(*bp)
 	c.reply(b, e)
+	putBuf(bp, b)
 }
 
 // tasksList pages through the caller's tasks in creation order (R22-R25, R53). The cursor
@@ -383,14 +392,12 @@ func (s *Server) tasksList(c *call) {
 	slices.SortFunc(mine, func(a, b *task) int { return cmpUint(a.seq, b.seq) })
 	page := mine[:min(len(mine), s.cfg.ListPageSize)]
 	b := []byte(`{"tasks":[`)
-	var pi mcp.Ms
 	for i, t := range page {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		t.mu.Lock()
-		w := t.wireLocked(&pi)
-		b = s.dialect.AppendTask(b, &w)
+		b = t.appendLocked(b)
 		t.mu.Unlock()
 	}
 	b = append(b, ']')

@@ -50,13 +50,13 @@ func (s *Server) tasksResult(c *call) {
 		return
 	}
 	useSSE := accepts(c.r.Header.Get("Accept"), "text/event-stream")
-	st := &stream{done: make(chan struct{}), probe: make(chan struct{}, 1)}
 	if useSSE { // R39: only a stream can carry an elicitation; with a JSON-only waiter it goes to the GET stream
 		t.mu.Lock()
 		t.waiters++
 		t.mu.Unlock()
 	}
-	defer t.streamEnded(st, useSSE)
+	var st *stream // made when the call first waits: a result at hand needs none
+	defer func() { t.streamEnded(st, useSSE) }()
 	var sw *sse
 	for {
 		t.mu.Lock()
@@ -70,11 +70,16 @@ func (s *Server) tasksResult(c *call) {
 			return
 		}
 		if t.status.Terminal() {
-			result, rpcErr := t.payloadLocked()
+			bp := getBuf()
+			result, rpcErr := t.payloadLocked(*bp)
 			t.fetched = true
 			t.mu.Unlock()
 			s.finalReply(c, sw, t.id, result, rpcErr)
+			putBuf(bp, result)
 			return
+		}
+		if st == nil {
+			st = &stream{done: make(chan struct{}), probe: make(chan struct{}, 1)}
 		}
 		var out [][]byte
 		var getEnded <-chan struct{} // the owner's GET stream ends: an elicitation it carried is ours to send
@@ -129,7 +134,7 @@ func (s *Server) tasksResult(c *call) {
 			}
 		case <-c.r.Context().Done():
 			return
-		case <-c.sess.closed:
+		case <-c.sess.closed():
 			return
 		case <-s.closing:
 			return
@@ -139,14 +144,20 @@ func (s *Server) tasksResult(c *call) {
 
 // streamEnded is the end of tasksResult's stream st: st is no longer alive, and when it
 // carried an elicitation still unanswered, the task's other waiters are woken to send it.
+// st is nil when the call never waited.
 func (t *task) streamEnded(st *stream, useSSE bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	close(st.done)
+	if st != nil {
+		close(st.done)
+	}
 	if !useSSE {
 		return
 	}
 	t.waiters--
+	if st == nil {
+		return // nothing was delivered to it
+	}
 	for _, p := range t.pending {
 		if p.deliveredTo == st && !p.answered {
 			t.signalLocked()
@@ -177,14 +188,15 @@ func (s *Server) finalReply(c *call, sw *sse, taskID string, result []byte, e *m
 	}
 }
 
-// payloadLocked is what the original tools/call would have returned (R17): the
-// CallToolResult with related-task _meta (R19), or the same JSON-RPC error.
-func (t *task) payloadLocked() ([]byte, *mcp.Error) {
+// payloadLocked appends what the original tools/call would have returned (R17): the
+// CallToolResult with related-task _meta (R19), or else returns dst and the same JSON-RPC
+// error.
+func (t *task) payloadLocked(dst []byte) ([]byte, *mcp.Error) {
 	if t.end == endRPCError {
-		return nil, simulatedError()
+		return dst, simulatedError()
 	}
 	if t.end == endDownstream {
-		return nil, downstreamError(t.statusMessage) // downstream.go
+		return dst, downstreamError(t.statusMessage) // downstream.go
 	}
-	return t.srv.injectResult(appendToolResult(nil, &t.work, t.end, t.id, t.statusMessage)), nil
+	return t.srv.injectResult(appendToolResult(dst, &t.work, t.end, t.id, t.statusMessage)), nil
 }

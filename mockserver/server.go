@@ -284,11 +284,10 @@ func (s *Server) purge(t *task, now time.Time) {
 	}
 }
 
-// find returns the live task id as seen by tenant, or nil. A task of another tenant is
-// reported exactly like a missing one, so that existence does not leak (R53, section 9).
-// A task found expired is deleted on the spot.
-func (s *Server) find(id, tenant string) *task {
-	t := s.store.lookup(id)
+// visible returns t, a stored task or nil, when tenant may see it, and nil otherwise. A task
+// of another tenant is reported exactly like a missing one, so that existence does not leak
+// (R53, section 9). A task found expired is deleted on the spot.
+func (s *Server) visible(t *task, tenant string) *task {
 	if t == nil || t.tenant != tenant {
 		return nil
 	}

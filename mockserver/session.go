@@ -23,12 +23,12 @@ type session struct {
 	getQ        atomic.Pointer[chan []byte] // messages for the GET stream (H6), made by the first GET: each read by one stream only
 	events      atomic.Uint64               // SSE event ids, unique across the session's streams (H7)
 	streams     atomic.Uint64               // stream numbers, encoded in event ids
-	closed      chan struct{}
-	closeOnce   sync.Once
-	limits      sessionLimits // rate limiters, made on first use (ratelimit.go)
+	limits      sessionLimits               // rate limiters, made on first use (ratelimit.go)
 
 	gmu    sync.Mutex
 	getEnd chan struct{} // closed and cleared when a GET stream ends; nil until awaited
+	done   chan struct{} // closed when the session ends; nil until awaited (most never are)
+	ended  bool          // the session has ended
 }
 
 // getQueueLen bounds the GET stream backlog; a full queue drops notifications (they are
@@ -41,7 +41,6 @@ func newSession(version string, caps mcp.ClientCapabilities) *session {
 		version:    version,
 		tasks:      mcp.HasTasks(version),
 		elicitForm: caps.Elicitation.SupportsForm(),
-		closed:     make(chan struct{}),
 	}
 }
 
@@ -81,7 +80,30 @@ func (s *session) endGET() {
 	s.gmu.Unlock()
 }
 
-func (s *session) close() { s.closeOnce.Do(func() { close(s.closed) }) }
+// close ends s: its streams end. Only the first call counts.
+func (s *session) close() {
+	s.gmu.Lock()
+	if !s.ended {
+		s.ended = true
+		if s.done != nil {
+			close(s.done)
+		}
+	}
+	s.gmu.Unlock()
+}
+
+// closed returns a channel that is closed when s ends (at once if it has).
+func (s *session) closed() <-chan struct{} {
+	s.gmu.Lock()
+	defer s.gmu.Unlock()
+	if s.done == nil {
+		s.done = make(chan struct{})
+		if s.ended {
+			close(s.done)
+		}
+	}
+	return s.done
+}
 
 // eventID returns a fresh SSE event id "<stream>-<n>" (H7).
 func (s *session) eventID(dst []byte, stream uint64) []byte {

@@ -35,14 +35,17 @@ func newStore() *store {
 	return s
 }
 
-// shardOf returns the shard of id by FNV-1a, computed inline so that it does not allocate.
-func (s *store) shardOf(id string) *shard {
+// shardOf returns the shard of id.
+func (s *store) shardOf(id string) *shard { return &s.shards[fnv1a(id)%numShards] }
+
+// fnv1a hashes id by FNV-1a, computed inline so that it does not allocate.
+func fnv1a[ID string | []byte](id ID) uint32 {
 	h := uint32(2166136261)
 	for i := 0; i < len(id); i++ {
 		h ^= uint32(id[i])
 		h *= 16777619
 	}
-	return &s.shards[h%numShards]
+	return h
 }
 
 // add stores t and assigns its creation sequence number.
@@ -55,16 +58,17 @@ func (s *store) add(t *task) {
 	s.live.Add(1)
 	if !t.expires.IsZero() {
 		s.expMu.Lock()
-		heap.Push(&s.exp, expiry{at: t.expires, t: t})
+		s.exp.push(expiry{at: t.expires, t: t})
 		s.expMu.Unlock()
 	}
 }
 
-// lookup returns the live task with id, or nil.
-func (s *store) lookup(id string) *task {
-	sh := s.shardOf(id)
+// lookup returns the live task with id, or nil. id is held as bytes: a request's taskId,
+// read as a span of the request (params.go), is looked up without being copied into a string.
+func (s *store) lookup(id []byte) *task {
+	sh := &s.shards[fnv1a(id)%numShards]
 	sh.mu.RLock()
-	t := sh.m[id]
+	t := sh.m[string(id)] // the compiler indexes with the bytes: no string is made
 	sh.mu.RUnlock()
 	return t
 }
@@ -91,7 +95,7 @@ func (s *store) expired(now time.Time) []*task {
 	defer s.expMu.Unlock()
 	var out []*task
 	for s.exp.Len() > 0 && !s.exp[0].at.After(now) {
-		out = append(out, heap.Pop(&s.exp).(expiry).t)
+		out = append(out, s.exp.pop().t)
 	}
 	return out
 }
@@ -118,7 +122,8 @@ type expiry struct {
 	t  *task
 }
 
-// expiryHeap is a min-heap of expiries for container/heap.
+// expiryHeap is a min-heap of expiries for container/heap. Use push and pop, not heap.Push and
+// heap.Pop, which box every expiry into an interface: an allocation per task.
 type expiryHeap []expiry
 
 func (h expiryHeap) Len() int           { return len(h) }
@@ -130,5 +135,24 @@ func (h *expiryHeap) Pop() any {
 	x := old[len(old)-1]
 	old[len(old)-1] = expiry{}
 	*h = old[:len(old)-1]
+	return x
+}
+
+// push adds x: heap.Push without the boxing (heap.Fix of the new last element sifts it up).
+func (h *expiryHeap) push(x expiry) {
+	*h = append(*h, x)
+	heap.Fix(h, len(*h)-1)
+}
+
+// pop removes and returns the soonest expiry: heap.Pop without the boxing.
+func (h *expiryHeap) pop() expiry {
+	old := *h
+	n := len(old) - 1
+	x := old[0]
+	old[0], old[n] = old[n], expiry{}
+	*h = old[:n]
+	if n > 0 {
+		heap.Fix(h, 0)
+	}
 	return x
 }

@@ -23,19 +23,20 @@ const (
 
 // task is one task of the store. Fields above mu never change after creation; the rest are
 // guarded by mu. Its work is event driven (timers and answers, no goroutine per task), so a
-// live task costs a few hundred bytes.
+// live task costs a few hundred bytes and four heap objects, which every GC cycle marks:
+// itself, its id, its timer and the timer's callback (TestRetainedObjects). For that, times
+// and the ttl are held as numbers, and the tool's name is a constant (params.go, toolName).
 type task struct {
-	srv       *Server
-	id        string
-	tool      string // the tool called: the per_tool pollInterval policy keys on it
-	seq       uint64
-	tenant    string   // "" without an authorization context
-	owner     *session // the creating session: status notifications go only there
-	created   time.Time
-	createdAt string    // formatted once
-	expires   time.Time // zero when ttl is null
-	ttl       *mcp.Ms   // nil when ttl is null
-	work      workPlan
+	srv     *Server
+	id      string
+	tool    string // the tool called: the per_tool pollInterval policy keys on it
+	seq     uint64
+	tenant  string    // "" without an authorization context
+	owner   *session  // the creating session: status notifications go only there
+	created stamp     // createdAt (R42)
+	expires time.Time // zero when ttl is null
+	ttl     optMs     // the granted ttl; absent (null on the wire) when unlimited (R44)
+	work    workPlan
 
 	// Injected per-task faults, drawn before the task is visible (faults.go).
 	earlyExpiry bool // deleted the instant it turns terminal
@@ -45,7 +46,7 @@ type task struct {
 	mu            sync.Mutex
 	status        mcp.Status
 	statusMessage string
-	updatedAt     string
+	updated       stamp // lastUpdatedAt (R43)
 	end           ending
 	round         int           // input rounds answered so far
 	timer         *time.Timer   // the current phase of work
@@ -70,19 +71,68 @@ const (
 	fxApplied              // applied
 )
 
-// wireLocked returns the task's wire form. The returned Task points into t and into the
-// caller's *pi, so it must be encoded before mu is released.
-func (t *task) wireLocked(pi *mcp.Ms) mcp.Task {
-	*pi = mcp.Ms(t.srv.pollInterval(t.tool).Milliseconds()) // pollpolicy.go
-	return mcp.Task{
-		TaskID:        t.id,
-		Status:        t.status,
-		StatusMessage: t.wireMessageLocked(), // a queued task's position, echoes, canaries (insecure.go)
-		CreatedAt:     t.createdAt,
-		LastUpdatedAt: t.updatedAt,
-		TTL:           t.ttl,
-		PollInterval:  pi,
+// appendLocked appends t's wire form (spec/TASKS.md section 4): the result of tasks/get and
+// tasks/cancel, and the params of notifications/tasks/status. It writes the bytes
+// mcp.V20251125's AppendTask writes (TestTaskWireMatchesDialect), but takes createdAt,
+// lastUpdatedAt and ttl from the stored numbers, so that a live task keeps no strings or
+// pointers for them, and builds no mcp.Task that would escape through the Dialect interface.
+// The pollInterval is the policy's at this moment (pollpolicy.go).
+func (t *task) appendLocked(dst []byte) []byte {
+	dst = append(dst, `{"taskId":`...)
+	dst = mcp.AppendString(dst, t.id)
+	dst = append(dst, `,"status":"`...)
+	dst = append(dst, t.status.String()...)
+	dst = append(dst, '"')
+	if msg := t.wireMessageLocked(); msg != "" { // a queued task's position, echoes, canaries (insecure.go)
+		dst = append(dst, `,"statusMessage":`...)
+		dst = mcp.AppendString(dst, msg)
 	}
+	dst = append(dst, `,"createdAt":`...)
+	dst = t.created.appendJSON(dst)
+	dst = append(dst, `,"lastUpdatedAt":`...)
+	dst = t.updated.appendJSON(dst)
+	dst = append(dst, `,"ttl":`...)
+	dst = t.ttl.appendJSON(dst) // null when unlimited (R44)
+	dst = append(dst, `,"pollInterval":`...)
+	dst = strconv.AppendInt(dst, t.srv.pollInterval(t.tool).Milliseconds(), 10)
+	return append(dst, '}')
+}
+
+// appendCreateLocked appends the CreateTaskResult of t: the task nested under "task" (R11).
+func (t *task) appendCreateLocked(dst []byte) []byte {
+	dst = t.appendLocked(append(dst, `{"task":`...))
+	return append(dst, '}')
+}
+
+// stamp is an instant in whole milliseconds since the Unix epoch, the precision of createdAt
+// and lastUpdatedAt on the wire (mcp.TimeLayout). A task keeps its times as stamps and
+// formats them into each reply.
+type stamp int64
+
+// stampOf returns the stamp of t: t rounded down to the millisecond, as mcp.FormatTime
+// writes it.
+func stampOf(t time.Time) stamp { return stamp(t.UnixMilli()) }
+
+// appendJSON appends st as a JSON string: the bytes mcp.AppendString(dst, mcp.FormatTime(t))
+// writes for any t with stampOf(t) == st.
+func (st stamp) appendJSON(dst []byte) []byte {
+	dst = append(dst, '"')
+	dst = time.UnixMilli(int64(st)).UTC().AppendFormat(dst, mcp.TimeLayout)
+	return append(dst, '"')
+}
+
+// optMs is an optional count of milliseconds (a ttl) held by value: ok is false when it is
+// absent, which the wire writes as null.
+type optMs struct {
+	ms mcp.Ms
+	ok bool
+}
+
+func (o optMs) appendJSON(dst []byte) []byte {
+	if !o.ok {
+		return append(dst, "null"...)
+	}
+	return strconv.AppendInt(dst, int64(o.ms), 10)
 }
 
 // signalLocked wakes everyone waiting for a change of t.
@@ -108,7 +158,7 @@ func (t *task) setLocked(to mcp.Status, msg string) bool {
 		return false
 	}
 	t.status, t.statusMessage = to, msg
-	t.updatedAt = mcp.FormatTime(time.Now())
+	t.updated = stampOf(time.Now())
 	if to.Terminal() {
 		t.leaveInFlightLocked()
 		t.srv.exec.release(t) // its worker or queue place (executor.go)
@@ -195,7 +245,7 @@ func (t *task) phaseDone() {
 	case end == endCompleted && t.fx == fxSent: // effect_first: its operation is still downstream
 		t.awaitFx = true
 		t.statusMessage = commitMessage
-		t.updatedAt = mcp.FormatTime(time.Now())
+		t.updated = stampOf(time.Now())
 		t.signalLocked()
 		t.mu.Unlock() // settle completes t (downstream.go)
 		return
@@ -296,7 +346,7 @@ func (t *task) answer(e *elicitation, action string, rpcErr bool) {
 
 // cancel makes a non-terminal task cancelled before returning it (R27, R28); a terminal task
 // gets -32602 (R26).
-func (t *task) cancel(dst []byte, d mcp.Dialect) ([]byte, *mcp.Error) {
+func (t *task) cancel(dst []byte) ([]byte, *mcp.Error) {
 	t.mu.Lock()
 	if t.status.Terminal() {
 		st := t.status
@@ -309,9 +359,7 @@ func (t *task) cancel(dst []byte, d mcp.Dialect) ([]byte, *mcp.Error) {
 		e := t.effectLocked()
 		t.srv.ledger.addAfterCancel(&e)
 	}
-	var pi mcp.Ms
-	w := t.wireLocked(&pi)
-	dst = d.AppendTask(dst, &w)
+	dst = t.appendLocked(dst)
 	snap := t.srv.statusNotification(t)
 	early := t.goneEarlyLocked()
 	t.mu.Unlock()

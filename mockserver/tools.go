@@ -83,10 +83,9 @@ type workPlan struct {
 // -32602 with what was wrong.
 func (s *Server) planWork(tool string, raw json.RawMessage) (workPlan, *mcp.Error) {
 	var a workArgs
-	if len(raw) > 0 && string(raw) != "null" {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&a); err != nil {
+	if len(raw) > 0 && string(raw) != "null" && !readArgs(raw, &a) { // params.go
+		var err error
+		if a, err = decodeArgs(raw); err != nil {
 			return workPlan{}, mcp.Errorf(mcp.CodeInvalidParams, "invalid arguments for tool %q: %v", tool, err)
 		}
 	}
@@ -126,6 +125,15 @@ func (s *Server) planWork(tool string, raw json.RawMessage) (workPlan, *mcp.Erro
 	return p, nil
 }
 
+// decodeArgs decodes arguments with encoding/json, unknown members refused.
+func decodeArgs(raw json.RawMessage) (workArgs, error) {
+	var a workArgs
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&a)
+	return a, err
+}
+
 // endMessage is the statusMessage of a task that ended with e (R50).
 func endMessage(e ending) string {
 	switch e {
@@ -145,24 +153,25 @@ func simulatedError() *mcp.Error {
 // appendToolResult appends the CallToolResult of finished work. taskID, when set, adds the
 // related-task _meta that a tasks/result reply must carry (R19).
 func appendToolResult(dst []byte, p *workPlan, end ending, taskID, statusMessage string) []byte {
-	var text string
+	dst = append(dst, `{"content":[{"type":"text","text":`...)
 	isError := true
 	switch end {
 	case endCompleted:
 		isError = false
-		text = "work completed in " + strconv.FormatInt(p.duration.Milliseconds(), 10) + " ms"
+		dst = append(dst, `"work completed in `...) // plain ASCII: no escapes to write
+		dst = strconv.AppendInt(dst, p.duration.Milliseconds(), 10)
+		dst = append(dst, ` ms"`...)
 	case endCancelled:
 		// spec/TASKS.md section 15 gap 1: tasks/result of a cancelled task is unspecified;
 		// tasksim answers with an isError result so the reply still carries related-task _meta.
-		text = "task was cancelled before its work finished"
+		dst = mcp.AppendString(dst, "task was cancelled before its work finished")
 	default:
-		text = statusMessage
+		text := statusMessage
 		if text == "" {
 			text = endMessage(end)
 		}
+		dst = mcp.AppendString(dst, text)
 	}
-	dst = append(dst, `{"content":[{"type":"text","text":`...)
-	dst = mcp.AppendString(dst, text)
 	dst = append(dst, '}')
 	if end == endCompleted && p.payloadBytes > 0 {
 		dst = append(dst, `,{"type":"text","text":"`...)
@@ -175,9 +184,10 @@ func appendToolResult(dst []byte, p *workPlan, end ending, taskID, statusMessage
 	if isError {
 		dst = append(dst, `,"isError":true`...)
 	}
-	if taskID != "" {
-		dst = append(dst, `,"_meta":`...)
-		dst = append(dst, mcp.RelatedTaskMeta(taskID)...)
+	if taskID != "" { // mcp.RelatedTaskMeta(taskID), written in place
+		dst = append(dst, `,"_meta":{"`+mcp.MetaRelatedTask+`":{"taskId":`...)
+		dst = mcp.AppendString(dst, taskID)
+		dst = append(dst, "}}"...)
 	}
 	return append(dst, '}')
 }

@@ -216,13 +216,12 @@ func taskMember(raw []byte) ([]byte, error) {
 		return nil, nil // null
 	}
 	var task []byte
-	sp := splitters.Get().(*splitter)
-	ok := sp.each(raw, func(name, v []byte) {
+	ok := EachMember(raw, func(name, v []byte) bool {
 		if string(name) == "task" {
 			task = v
 		}
+		return true
 	})
-	splitters.Put(sp)
 	if !ok {
 		return nil, errors.New("not valid JSON")
 	}

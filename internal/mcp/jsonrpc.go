@@ -236,7 +236,7 @@ var splitOpts = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.
 // JSON-RPC members; ok is false when b is not valid JSON or holds more than one value.
 func (sp *splitter) split(b []byte) (env *members, ok bool) {
 	sp.env = members{}
-	ok = sp.each(b, func(key, v []byte) {
+	ok = sp.each(b, func(key, v []byte) bool {
 		switch string(key) {
 		case "jsonrpc":
 			sp.env.jsonrpc = v
@@ -251,18 +251,28 @@ func (sp *splitter) split(b []byte) (env *members, ok bool) {
 		case "error":
 			sp.env.error = v
 		}
+		return true
 	})
 	return &sp.env, ok
 }
 
-// each reads b, which starts with '{', as exactly one JSON object and calls visit with
-// each member's name (unescaped) and raw value, a span of b; ok is false when b is not
-// valid JSON or holds more than one value. The name is valid only during the call.
-func (sp *splitter) each(b []byte, visit func(name, value []byte)) (ok bool) {
+// EachMember reads b as exactly one JSON object and calls f with each member's name
+// (unescaped, valid only during the call) and raw value (a span of b), in order, in one
+// validating pass that allocates nothing. It reports false when b is not exactly one JSON
+// object, or when f returns false, having stopped there. Like encoding/json, it takes a
+// repeated member and invalid UTF-8 inside strings.
+func EachMember(b []byte, f func(name, value []byte) bool) bool {
+	sp := splitters.Get().(*splitter)
+	defer splitters.Put(sp)
+	return sp.each(b, f)
+}
+
+// each is EachMember on sp.
+func (sp *splitter) each(b []byte, visit func(name, value []byte) bool) (ok bool) {
 	sp.r.Reset(b)
 	sp.dec.Reset(&sp.r, splitOpts...)
 	d := sp.dec
-	if _, err := d.ReadToken(); err != nil { // '{'
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
 		return false
 	}
 	for {
@@ -288,7 +298,9 @@ func (sp *splitter) each(b []byte, visit func(name, value []byte)) (ok bool) {
 			return false
 		}
 		end = int(d.InputOffset())
-		visit(key, b[end-len(v):end])
+		if !visit(key, b[end-len(v):end]) {
+			return false
+		}
 	}
 }
 

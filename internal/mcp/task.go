@@ -163,8 +163,7 @@ func ParseTask(b []byte) (Task, error) {
 		return t, err
 	}
 	var id, status, msg, created, updated, ttl, poll []byte // raw values; nil = absent
-	sp := splitters.Get().(*splitter)
-	ok := sp.each(b, func(name, v []byte) {
+	ok := EachMember(b, func(name, v []byte) bool {
 		switch string(name) {
 		case "taskId":
 			id = v
@@ -181,8 +180,8 @@ func ParseTask(b []byte) (Task, error) {
 		case "pollInterval":
 			poll = v
 		}
+		return true
 	})
-	splitters.Put(sp)
 	if !ok {
 		return Task{}, errors.New("task: not valid JSON")
 	}
