@@ -3,7 +3,6 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 )
@@ -97,6 +96,18 @@ func KnownVersion(v string) bool {
 	return false
 }
 
+// InternVersion returns v as the package's constant when it is a version KnownVersion
+// accepts, so that thousands of sessions share one string instead of each keeping the copy
+// decoded from its initialize exchange; any other v comes back as it is.
+func InternVersion(v string) string {
+	for _, k := range [...]string{Version20251125, Version20250618, Version20250326, Version20241105} {
+		if v == k {
+			return k
+		}
+	}
+	return v
+}
+
 // HasTasks reports whether protocol version v includes Tasks (only 2025-11-25 does).
 func HasTasks(v string) bool { return v == Version20251125 }
 
@@ -184,14 +195,14 @@ func appendTaskFields(dst []byte, t *Task) []byte {
 // ParseCallReply implements Dialect. A result with a "task" object is a CreateTaskResult;
 // anything else is read as a CallToolResult.
 func (V20251125) ParseCallReply(raw []byte) (*Task, *CallToolResult, error) {
-	task, err := taskMember(raw)
-	if err != nil {
-		return nil, nil, fmt.Errorf("tools/call result: %w", err)
+	task, plain := taskMember(raw)
+	if !plain {
+		return parseCallReplyStd(raw)
 	}
 	if task != nil {
 		t, err := ParseTask(task)
 		if err != nil {
-			return nil, nil, fmt.Errorf("tools/call result: %w", err)
+			return parseCallReplyStd(raw) // encoding/json's words for it
 		}
 		if t.TaskID == "" {
 			return nil, nil, fmt.Errorf("CreateTaskResult: task.taskId is missing")
@@ -205,28 +216,50 @@ func (V20251125) ParseCallReply(raw []byte) (*Task, *CallToolResult, error) {
 	return nil, &r, nil
 }
 
-// taskMember returns the raw "task" member of a result object (nil when absent or null,
-// the last of a repeated one), or an error when raw is not a JSON object.
-func taskMember(raw []byte) ([]byte, error) {
+// taskMember returns the raw "task" member of a result object (nil when absent or null).
+// plain is false when encoding/json must read raw: not one valid object, or a "task"
+// repeated or named in another case.
+func taskMember(raw []byte) (task []byte, plain bool) {
 	if v := bytes.TrimLeft(raw, " \t\r\n"); len(v) == 0 || v[0] != '{' {
-		var probe struct{}
-		if err := json.Unmarshal(raw, &probe); err != nil {
-			return nil, err
-		}
-		return nil, nil // null
+		return nil, false
 	}
-	var task []byte
+	odd := false
 	ok := EachMember(raw, func(name, v []byte) bool {
-		if string(name) == "task" {
+		switch {
+		case string(name) == "task":
+			odd = odd || task != nil
 			task = v
+		case FoldsTo(name, "task"):
+			odd = true
 		}
 		return true
 	})
-	if !ok {
-		return nil, errors.New("not valid JSON")
+	if !ok || odd {
+		return nil, false
 	}
 	if string(task) == "null" {
-		return nil, nil
+		return nil, true
 	}
-	return task, nil
+	return task, true
+}
+
+// parseCallReplyStd is ParseCallReply by encoding/json alone.
+func parseCallReplyStd(raw []byte) (*Task, *CallToolResult, error) {
+	var probe struct {
+		Task *Task `json:"task"`
+	}
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		return nil, nil, fmt.Errorf("tools/call result: %w", err)
+	}
+	if probe.Task != nil {
+		if probe.Task.TaskID == "" {
+			return nil, nil, fmt.Errorf("CreateTaskResult: task.taskId is missing")
+		}
+		return probe.Task, nil, nil
+	}
+	var r CallToolResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, nil, fmt.Errorf("CallToolResult: %w", err)
+	}
+	return nil, &r, nil
 }

@@ -114,9 +114,11 @@ type Message struct {
 // array (a batch) is rejected with -32600 because 2025-11-25 has no batches. When the id
 // could be read, the returned Message carries it so that the error reply can echo it.
 //
-// Member names are matched exactly, as JSON-RPC spells them ("Method" is not "method");
-// a repeated member counts with its last value. Params, Result and the id are copies: the
-// Message does not alias b.
+// Plain messages are read in one pass with jsontext (splitter); anything encoding/json
+// might read differently (a member repeated or spelled in another case, a member of the
+// wrong type) goes to decodeStd, the encoding/json reading, so that answers and error texts
+// are encoding/json's (FuzzDecodeMatchesEncodingJSON). Params, Result and the id are
+// copies: the Message does not alias b.
 func Decode(b []byte) (Message, *Error) {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 {
@@ -133,30 +135,25 @@ func Decode(b []byte) (Message, *Error) {
 		return Message{}, Errorf(CodeInvalidRequest, "invalid request: a message must be a JSON object")
 	}
 	sp := splitters.Get().(*splitter)
-	defer splitters.Put(sp)
+	defer sp.release()
 	env, ok := sp.split(b)
-	if !ok {
+	switch {
+	case !ok:
 		return Message{}, Errorf(CodeParseError, "parse error: body is not valid JSON")
+	case env.odd:
+		return decodeStd(b)
 	}
-	// The members' types, as decoding into typed fields would check them: a wrong type is
-	// -32600 and echoes no id.
-	jsonrpc, err := env.str("jsonrpc", env.jsonrpc)
-	if err != nil {
-		return Message{}, err
-	}
-	method, err := env.str("method", env.method)
-	if err != nil {
-		return Message{}, err
-	}
+	jsonrpc, ok1 := env.str(env.jsonrpc)
+	method, ok2 := env.str(env.method)
 	var rpcErr *Error
 	if env.error != nil && string(env.error) != "null" {
-		if env.error[0] != '{' {
-			return Message{}, Errorf(CodeInvalidRequest, `invalid request: "error" must be an object, got %s`, clip(env.error))
-		}
 		rpcErr = new(Error)
-		if err := json.Unmarshal(env.error, rpcErr); err != nil {
-			return Message{}, Errorf(CodeInvalidRequest, "invalid request: error: %v", err)
+		if env.error[0] != '{' || json.Unmarshal(env.error, rpcErr) != nil {
+			ok1 = false
 		}
+	}
+	if !ok1 || !ok2 {
+		return decodeStd(b) // a member of the wrong type: encoding/json's words for it
 	}
 	var m Message
 	hasID := len(env.id) > 0 && string(env.id) != "null"
@@ -210,6 +207,10 @@ func Decode(b []byte) (Message, *Error) {
 // "null"), as slices of the message split.
 type members struct {
 	jsonrpc, id, method, params, result, error []byte
+	// odd is set by a member repeated, or named in another case than JSON-RPC's
+	// ("Method"), which encoding/json reads in its own way (the case folded, repeated
+	// objects merged).
+	odd bool
 }
 
 // splitter splits a message into its members in one validating pass, without
@@ -220,7 +221,22 @@ type splitter struct {
 	dec  *jsontext.Decoder
 	env  members
 	name [16]byte // an escaped member name, unescaped: long enough for every name of interest
+	big  bool     // it read an input over bigInput (release)
 }
+
+// release gives sp back to splitters, holding nothing of its last input; a splitter whose
+// decoder grew for a large message is left to the collector.
+func (sp *splitter) release() {
+	sp.r.Reset(nil)
+	sp.env = members{}
+	if !sp.big {
+		splitters.Put(sp)
+	}
+}
+
+// bigInput is the size of an input after which a splitter is not pooled again: its
+// decoder's buffer grew to hold it.
+const bigInput = 64 << 10
 
 var splitters = sync.Pool{New: func() any {
 	sp := new(splitter)
@@ -236,24 +252,31 @@ var splitOpts = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.
 // JSON-RPC members; ok is false when b is not valid JSON or holds more than one value.
 func (sp *splitter) split(b []byte) (env *members, ok bool) {
 	sp.env = members{}
+	e := &sp.env
 	ok = sp.each(b, func(key, v []byte) bool {
+		var dst *[]byte
 		switch string(key) {
 		case "jsonrpc":
-			sp.env.jsonrpc = v
+			dst = &e.jsonrpc
 		case "id":
-			sp.env.id = v
+			dst = &e.id
 		case "method":
-			sp.env.method = v
+			dst = &e.method
 		case "params":
-			sp.env.params = v
+			dst = &e.params
 		case "result":
-			sp.env.result = v
+			dst = &e.result
 		case "error":
-			sp.env.error = v
+			dst = &e.error
+		default:
+			e.odd = e.odd || FoldsTo(key, "jsonrpc", "id", "method", "params", "result", "error")
+			return true
 		}
+		e.odd = e.odd || *dst != nil
+		*dst = v
 		return true
 	})
-	return &sp.env, ok
+	return e, ok
 }
 
 // EachMember reads b as exactly one JSON object and calls f with each member's name
@@ -263,12 +286,13 @@ func (sp *splitter) split(b []byte) (env *members, ok bool) {
 // repeated member and invalid UTF-8 inside strings.
 func EachMember(b []byte, f func(name, value []byte) bool) bool {
 	sp := splitters.Get().(*splitter)
-	defer splitters.Put(sp)
+	defer sp.release()
 	return sp.each(b, f)
 }
 
 // each is EachMember on sp.
 func (sp *splitter) each(b []byte, visit func(name, value []byte) bool) (ok bool) {
+	sp.big = sp.big || len(b) > bigInput
 	sp.r.Reset(b)
 	sp.dec.Reset(&sp.r, splitOpts...)
 	d := sp.dec
@@ -317,25 +341,37 @@ func unquoteName(dst, quoted []byte) []byte {
 	return quoted
 }
 
-// str reads a member that must be a string: nil when absent or null, a -32600 *Error
-// when it is another type. Known method names and "2.0" come back without allocating.
-func (env *members) str(name string, raw []byte) (*string, *Error) {
+// str reads a member that must be a string: nil when absent or null; ok is false when it
+// is another type. Known method names and "2.0" come back without allocating.
+func (env *members) str(raw []byte) (s *string, ok bool) {
 	if raw == nil || string(raw) == "null" {
-		return nil, nil
+		return nil, true
 	}
 	if raw[0] != '"' {
-		return nil, Errorf(CodeInvalidRequest, "invalid request: %q must be a string, got %s", name, clip(raw))
+		return nil, false
 	}
 	if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 {
 		if s, ok := knownStrings[string(inner)]; ok {
-			return s, nil
+			return s, true
 		}
 	}
-	s := new(string)
+	s = new(string)
 	if err := json.Unmarshal(raw, s); err != nil { // escapes and invalid UTF-8 as encoding/json has them
-		return nil, Errorf(CodeInvalidRequest, "invalid request: %s: %v", name, err)
+		return nil, false
 	}
-	return s, nil
+	return s, true
+}
+
+// FoldsTo reports whether name is one of names in another case, as encoding/json matches
+// member names to fields (Unicode case folding: "ſ" is "s"): a member it would read into
+// that field, which a reader of exact names leaves to it.
+func FoldsTo(name []byte, names ...string) bool {
+	for _, n := range names {
+		if string(name) != n && bytes.EqualFold(name, []byte(n)) {
+			return true
+		}
+	}
+	return false
 }
 
 // knownStrings interns the strings Decode reads on every message.
@@ -355,6 +391,77 @@ func clip(raw []byte) string {
 		return string(raw[:40]) + "..."
 	}
 	return string(raw)
+}
+
+// envelope mirrors the wire form; pointers tell "absent" from "empty".
+type envelope struct {
+	JSONRPC *string         `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  *string         `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   *Error          `json:"error"`
+}
+
+// decodeStd is Decode by encoding/json, for a message Decode's single pass leaves to it: b
+// is an object, valid or not.
+func decodeStd(b []byte) (Message, *Error) {
+	// json.Unmarshal checks the whole text before decoding, so the common path validates
+	// once: a syntax error is -32700, any other failure (a wrong type) -32600.
+	var env envelope
+	if err := json.Unmarshal(b, &env); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return Message{}, Errorf(CodeParseError, "parse error: body is not valid JSON")
+		}
+		return Message{}, Errorf(CodeInvalidRequest, "invalid request: %v", err)
+	}
+	var m Message
+	hasID := len(env.ID) > 0 && string(env.ID) != "null"
+	if hasID {
+		if err := m.ID.UnmarshalJSON(env.ID); err != nil {
+			return Message{}, Errorf(CodeInvalidRequest, "invalid request: %v", err)
+		}
+	}
+	if env.JSONRPC == nil || *env.JSONRPC != "2.0" {
+		return m, Errorf(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
+	}
+	switch {
+	case env.Method != nil:
+		if *env.Method == "" {
+			return m, Errorf(CodeInvalidRequest, `invalid request: "method" is empty`)
+		}
+		if env.Result != nil || env.Error != nil {
+			return m, Errorf(CodeInvalidRequest, `invalid request: a request carries neither "result" nor "error"`)
+		}
+		if len(env.ID) > 0 && !hasID {
+			return m, Errorf(CodeInvalidRequest, `invalid request: "id" must not be null (H11)`)
+		}
+		if len(env.Params) > 0 && env.Params[0] != '{' && string(env.Params) != "null" {
+			return m, Errorf(CodeInvalidRequest, `invalid request: "params" must be an object`)
+		}
+		m.Method, m.Params = *env.Method, env.Params
+		if string(m.Params) == "null" {
+			m.Params = nil
+		}
+		m.Kind = KindNotification
+		if hasID {
+			m.Kind = KindRequest
+		}
+	case env.Error != nil:
+		if env.Result != nil {
+			return m, Errorf(CodeInvalidRequest, `invalid request: a response carries "result" or "error", not both`)
+		}
+		m.Error, m.Kind = env.Error, KindError
+	case env.Result != nil:
+		if !hasID {
+			return m, Errorf(CodeInvalidRequest, `invalid request: a result response needs an "id"`)
+		}
+		m.Result, m.Kind = env.Result, KindResult
+	default:
+		return m, Errorf(CodeInvalidRequest, `invalid request: a message needs "method", "result" or "error"`)
+	}
+	return m, nil
 }
 
 // AppendResult appends the JSON-RPC response {"jsonrpc":"2.0","id":id,"result":result}.

@@ -3,7 +3,6 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -152,10 +151,10 @@ func Millis(d time.Duration) *Ms {
 	return &ms
 }
 
-// ParseTask reads a Task object as json.Unmarshal into a Task reads it, member names
-// matched exactly as the schema spells them and a repeated member counted with its last
-// value, in one validating pass without reflection: a client reads one on every poll.
-// FuzzParseTaskMatchesEncodingJSON holds the two together.
+// ParseTask reads a Task object as json.Unmarshal into a Task reads it, in one validating
+// pass without reflection for a plain object: a client reads one on every poll. Anything
+// encoding/json might read differently (a member repeated or named in another case, a
+// member of the wrong type) is left to it (FuzzParseTaskMatchesEncodingJSON).
 func ParseTask(b []byte) (Task, error) {
 	var t Task
 	if v := bytes.TrimLeft(b, " \t\r\n"); len(v) == 0 || v[0] != '{' {
@@ -163,27 +162,35 @@ func ParseTask(b []byte) (Task, error) {
 		return t, err
 	}
 	var id, status, msg, created, updated, ttl, poll []byte // raw values; nil = absent
+	odd := false
 	ok := EachMember(b, func(name, v []byte) bool {
+		var dst *[]byte
 		switch string(name) {
 		case "taskId":
-			id = v
+			dst = &id
 		case "status":
-			status = v
+			dst = &status
 		case "statusMessage":
-			msg = v
+			dst = &msg
 		case "createdAt":
-			created = v
+			dst = &created
 		case "lastUpdatedAt":
-			updated = v
+			dst = &updated
 		case "ttl":
-			ttl = v
+			dst = &ttl
 		case "pollInterval":
-			poll = v
+			dst = &poll
+		default:
+			odd = odd || FoldsTo(name, "taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt", "ttl", "pollInterval")
+			return true
 		}
+		odd = odd || *dst != nil
+		*dst = v
 		return true
 	})
-	if !ok {
-		return Task{}, errors.New("task: not valid JSON")
+	if !ok || odd {
+		err := json.Unmarshal(b, &t)
+		return t, err
 	}
 	var err error
 	for _, f := range [...]struct {
@@ -203,10 +210,11 @@ func ParseTask(b []byte) (Task, error) {
 	if poll != nil && err == nil {
 		t.PollInterval, err = readMs(poll)
 	}
-	if err != nil {
-		return Task{}, fmt.Errorf("task: %w", err)
+	if err != nil { // a member of the wrong type: encoding/json's reading and words
+		t = Task{}
+		err = json.Unmarshal(b, &t)
 	}
-	return t, nil
+	return t, err
 }
 
 // readString reads a JSON string into *dst as encoding/json does: null leaves *dst alone,
