@@ -33,6 +33,8 @@ type Target struct {
 	Dialect mcp.Dialect
 	// ClientInfo is sent in initialize.
 	ClientInfo mcp.Implementation
+
+	u *url.URL // URL parsed, filled in by New for the run; nil = parse per request
 }
 
 // NewHTTPClient returns a client whose keep-alive pool holds up to conns idle connections,
@@ -72,7 +74,11 @@ func (t *Target) send(req *http.Request) (*http.Response, error) {
 		}
 		return resp, err
 	}
-	return c.Do(req)
+	// Do may write the request's header (cookies from a Jar): give it a copy, since a
+	// session's POSTs share theirs.
+	r := *req
+	r.Header = req.Header.Clone()
+	return c.Do(&r)
 }
 
 func (t *Target) dialect() mcp.Dialect {
@@ -213,7 +219,7 @@ func (t *Target) connect(ctx context.Context, caps mcp.ClientCapabilities, keepI
 		return nil, &ProtocolError{Msg: fmt.Sprintf("server answered protocol version %q, which tasksim does not speak", init.ProtocolVersion)}
 	}
 	s.id = hdr.Get("Mcp-Session-Id")
-	s.version = internVersion(init.ProtocolVersion)
+	s.version = mcp.InternVersion(init.ProtocolVersion)
 	if keepInit {
 		s.init = init
 	}
@@ -222,15 +228,6 @@ func (t *Target) connect(ctx context.Context, caps mcp.ClientCapabilities, keepI
 		return nil, fmt.Errorf("notifications/initialized: %w", err)
 	}
 	return s, nil
-}
-
-// internVersion returns v as the package constant it equals, so that ten thousand
-// sessions share one string.
-func internVersion(v string) string {
-	if h, ok := versionHeaders[v]; ok {
-		return h[0]
-	}
-	return v
 }
 
 // Call sends one request and waits for its reply, whether it comes as application/json or
@@ -283,25 +280,8 @@ func (s *Session) header(req *http.Request) {
 		h["Mcp-Session-Id"] = []string{s.id}
 	}
 	if s.version != "" {
-		h["Mcp-Protocol-Version"] = versionHeader(s.version)
+		h["Mcp-Protocol-Version"] = []string{s.version}
 	}
-}
-
-// versionHeaders holds the Mcp-Protocol-Version header value of each version tasksim
-// speaks, made once: the header is on every request.
-var versionHeaders = func() map[string][]string {
-	m := map[string][]string{}
-	for _, v := range [...]string{mcp.Version20251125, mcp.Version20250618, mcp.Version20250326, mcp.Version20241105} {
-		m[v] = []string{v}
-	}
-	return m
-}()
-
-func versionHeader(v string) []string {
-	if h, ok := versionHeaders[v]; ok {
-		return h
-	}
-	return []string{v}
 }
 
 var (
@@ -310,8 +290,7 @@ var (
 )
 
 // newPost builds a POST of body to the endpoint: what http.NewRequestWithContext builds,
-// on the endpoint parsed once (endpoint) and without GetBody, so that a POST is never sent
-// twice by a transport (tasksim's posts carry no Idempotency-Key header).
+// on the endpoint parsed once (endpoint) and with the session's shared header.
 func (s *Session) newPost(ctx context.Context, body []byte) (*http.Request, error) {
 	u, err := s.t.endpoint()
 	if err != nil {
@@ -331,6 +310,9 @@ func (s *Session) newPost(ctx context.Context, body []byte) (*http.Request, erro
 		Body:          io.NopCloser(bytes.NewReader(body)),
 		ContentLength: int64(len(body)),
 		Host:          u.Host,
+		// As NewRequest sets it: net/http may then send again a request of which nothing
+		// was written on a reused connection.
+		GetBody: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil },
 	}
 	return req.WithContext(ctx), nil
 }
@@ -343,26 +325,22 @@ func (s *Session) postHeader() http.Header {
 	return h
 }
 
-// endpoints caches each target URL parsed, as http.NewRequest parses it: parsing it for
-// every request was a tenth of the client's allocations. Requests share the *url.URL,
-// which nothing modifies (a RoundTripper must not).
-var endpoints sync.Map // URL string -> endpoint
-
-type endpoint struct {
-	u   *url.URL
-	err error
+// endpoint returns t.URL parsed as http.NewRequest parses it: the copy New parsed once for
+// the run (parsing it for every request was a tenth of the client's allocations), else a
+// fresh one. Requests share the *url.URL, which nothing modifies (a RoundTripper must not).
+func (t *Target) endpoint() (*url.URL, error) {
+	if t.u != nil {
+		return t.u, nil
+	}
+	return parseEndpoint(t.URL)
 }
 
-// endpoint returns t.URL parsed.
-func (t *Target) endpoint() (*url.URL, error) {
-	if e, ok := endpoints.Load(t.URL); ok {
-		return e.(endpoint).u, e.(endpoint).err
+// parseEndpoint parses raw as http.NewRequest does, an empty port dropped.
+func parseEndpoint(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err == nil && strings.HasSuffix(u.Host, ":") && strings.LastIndexByte(u.Host, ':') > strings.LastIndexByte(u.Host, ']') {
+		u.Host = strings.TrimSuffix(u.Host, ":") // "host:" and "[::1]:" mean the default port
 	}
-	u, err := url.Parse(t.URL)
-	if err == nil && strings.HasSuffix(u.Host, ":") && !strings.HasSuffix(u.Host, "]:") {
-		u.Host = strings.TrimSuffix(u.Host, ":") // "host:" means the default port, as net/http reads it
-	}
-	endpoints.Store(t.URL, endpoint{u, err})
 	return u, err
 }
 

@@ -66,6 +66,9 @@ func New(cfg Config, t *Target, m *Manifest, rec *metrics.Recorder) (*Engine, er
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if t.u == nil {
+		t.u, _ = parseEndpoint(t.URL) // an unparsable URL fails on every request, as before
+	}
 	e := &Engine{cfg: cfg, target: t, dialect: t.dialect(), rec: rec, manifest: m,
 		shards: max(1, cfg.Shards), stopLoad: make(chan struct{}), refusals: map[int]int64{},
 		unknowns: map[string]int64{}, recovery: cfg.recovery(), start: time.Now()}

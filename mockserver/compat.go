@@ -50,20 +50,9 @@ func (s *Server) newestVersion() string {
 func (s *Server) negotiate(requested string) string {
 	newest := s.newestVersion()
 	if mcp.KnownVersion(requested) && requested <= newest {
-		return knownVersion(requested)
+		return mcp.InternVersion(requested) // not the copy decoded from the request
 	}
 	return newest
-}
-
-// knownVersion returns v, a version mcp.KnownVersion accepts, as its constant, so that a
-// session does not keep the copy decoded from its initialize request.
-func knownVersion(v string) string {
-	for _, k := range [...]string{mcp.Version20251125, mcp.Version20250618, mcp.Version20250326, mcp.Version20241105} {
-		if v == k {
-			return k
-		}
-	}
-	return v
 }
 
 // tasksOn reports whether the server declares the tasks capability at all (on sessions of

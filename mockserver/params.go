@@ -1,7 +1,6 @@
 package mockserver
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
 
@@ -55,12 +54,6 @@ func plainInt(v []byte, bitSize int) (n int64, ok bool) {
 	return n, err == nil
 }
 
-// otherCase reports whether name is field in another case: a name encoding/json would match
-// to the field, which the readers leave to it.
-func otherCase(name []byte, field string) bool {
-	return len(name) == len(field) && string(name) != field && bytes.EqualFold(name, []byte(field))
-}
-
 // readTaskID reads the taskId of {"taskId": ..., "_meta": ...} as a span of params; ok is
 // false when encoding/json must decode them (mcp.TaskIDParams). Other members are ignored,
 // as encoding/json ignores them.
@@ -72,7 +65,7 @@ func readTaskID(params []byte) (id []byte, ok bool) {
 				return false
 			}
 			id = v[1 : len(v)-1]
-		case otherCase(name, "taskId"):
+		case mcp.FoldsTo(name, "taskId"):
 			return false
 		}
 		return true // _meta in any case takes any value (json.RawMessage), and others are ignored
@@ -119,7 +112,7 @@ func (p *callParams) read(params []byte) bool {
 			p.task = true
 			return v[0] == '{' && eachMember(v, p.readTask) // null, or another type, is encoding/json's
 		default:
-			return !otherCase(name, "name") && !otherCase(name, "arguments") && !otherCase(name, "task")
+			return !mcp.FoldsTo(name, "name", "arguments", "task")
 		}
 		return true
 	})
@@ -136,7 +129,7 @@ func (p *callParams) readTask(name, v []byte) bool {
 			return false
 		}
 		p.ttl = optMs{ms: mcp.Ms(n), ok: true}
-	case otherCase(name, "ttl"):
+	case mcp.FoldsTo(name, "ttl"):
 		return false
 	}
 	return true
