@@ -13,13 +13,14 @@ const module = "github.com/tasksim/tasksim"
 // tasksim packages it may import (directly or not). Third-party modules and the standard
 // library are always allowed; cmd/tasksim may import everything.
 var allowedImports = map[string][]string{
-	"internal/mcp":  {},
-	"metrics":       {},
-	"scenarios":     {},
-	"results":       {"metrics", "scenarios"},
-	"loadgen":       {"internal/mcp", "metrics", "scenarios"},
-	"loadgen/chaos": {"metrics", "scenarios"},
-	"mockserver":    {"internal/mcp", "metrics", "scenarios"},
+	"internal/mcp":      {},
+	"internal/gcpolicy": {},
+	"metrics":           {},
+	"scenarios":         {},
+	"results":           {"metrics", "scenarios"},
+	"loadgen":           {"internal/mcp", "metrics", "scenarios"},
+	"loadgen/chaos":     {"metrics", "scenarios"},
+	"mockserver":        {"internal/mcp", "metrics", "scenarios"},
 }
 
 // TestImportRules runs `go list -deps` for every library package and fails on any tasksim

@@ -17,6 +17,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"runtime"
@@ -63,8 +64,15 @@ type loopbackResult struct {
 	gcCycles               uint32 // garbage collections completed over the run
 }
 
-// applyGC sets the collector up as the tasksim binary does, once per process.
-var applyGC = sync.OnceValue(gcpolicy.Apply)
+// restoreGC sets the collector back to p.
+func restoreGC(p gcpolicy.Policy) {
+	debug.SetGCPercent(p.GOGC)
+	if p.MemoryLimit == 0 {
+		debug.SetMemoryLimit(math.MaxInt64)
+	} else {
+		debug.SetMemoryLimit(p.MemoryLimit)
+	}
+}
 
 // windowFigures is one second of the run for the log: requests, schedule_lag p99 and max.
 func windowFigures(w *metrics.Window) string {
@@ -98,9 +106,11 @@ func (r *loopbackResult) requests() int64 {
 // HTTP client and engine settings that cmd/tasksim derives for the same workload.
 func (lr loopbackRun) run(tb testing.TB) *loopbackResult {
 	tb.Helper()
-	gc := gcpolicy.Current() // a test keeps the test binary's collector
+	before := gcpolicy.Current()
+	gc := before // a test keeps the test binary's collector
 	if _, ok := tb.(*testing.B); ok {
-		gc = applyGC()
+		gc = gcpolicy.Apply()
+		tb.Cleanup(func() { restoreGC(before) }) // later benchmarks of the process measure as before
 	}
 	runtime.GC()
 	debug.FreeOSMemory()

@@ -1,20 +1,3 @@
-// Package gcpolicy sets the Go garbage collector up for a load generator.
-//
-// A tasksim process keeps a steady live heap (one goroutine, session and histogram shard
-// per virtual client, the embedded server's tasks) and allocates a little per request.
-// With Go's default GOGC=100 the collector runs about once a second at 10,000 clients, and
-// each cycle takes a quarter of the processors plus assists from the goroutines that
-// allocate during it: every such cycle is a stall of the fleet's schedule (schedule_lag),
-// and the collector's share of the CPU is taken from the requests. A load generator
-// trades memory for a steady schedule, so tasksim runs with GOGC=DefaultPercent and a soft
-// memory limit (runtime/debug.SetMemoryLimit) of half the memory the process may use: the
-// collector runs a quarter as often, and runs sooner as the heap nears the limit instead
-// of letting it grow past what the machine has.
-//
-// The environment decides when it speaks: GOGC or GOMEMLIMIT set (to any value) leave that
-// setting as the Go runtime read it. Where the memory available cannot be read (no
-// /proc/meminfo), the collector keeps Go's defaults: a raised GOGC without a limit could
-// grow the heap without a bound.
 package gcpolicy
 
 import (
@@ -22,9 +5,11 @@ import (
 	"bytes"
 	"math"
 	"os"
+	"path"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -107,27 +92,65 @@ func Current() Policy {
 	return p
 }
 
-// available is the memory this process may use, in bytes: MemAvailable of /proc/meminfo,
-// capped by the cgroup v2 limit (memory.max) when one is set; 0 when unknown.
+// available is the memory this process may use, in bytes: MemTotal of /proc/meminfo,
+// capped by the memory limits of the process's cgroup and its ancestors (v2 memory.max, v1
+// memory.limit_in_bytes); 0 when unknown. It is the machine's size, not what is free at the
+// start: a busy moment must not give a run a limit below what it needs.
 func available() int64 {
 	b, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
 		return 0
 	}
-	avail := memAvailable(b)
-	if max, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil && avail > 0 {
-		if n, err := strconv.ParseInt(strings.TrimSpace(string(max)), 10, 64); err == nil && n > 0 {
-			avail = min(avail, n)
+	avail := memTotal(b)
+	if avail <= 0 {
+		return 0
+	}
+	if cg, err := os.ReadFile("/proc/self/cgroup"); err == nil {
+		for _, f := range cgroupLimitFiles(string(cg)) {
+			if b, err := os.ReadFile(f); err == nil {
+				if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && n > 0 {
+					avail = min(avail, n) // "max" (v2) does not parse; v1's unlimited is huge
+				}
+			}
 		}
 	}
 	return avail
 }
 
-// memAvailable parses "MemAvailable:  123456 kB" out of /proc/meminfo; 0 when absent.
-func memAvailable(meminfo []byte) int64 {
+// cgroupLimitFiles lists the files holding the memory limits that apply to a process whose
+// /proc/self/cgroup reads cgroup: its cgroup's and every ancestor's, for cgroup v2 (the
+// "0::" line) and for v1's memory controller.
+func cgroupLimitFiles(cgroup string) []string {
+	var files []string
+	for _, line := range strings.Split(cgroup, "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 || !strings.HasPrefix(parts[2], "/") {
+			continue
+		}
+		var dir, file string
+		switch {
+		case parts[0] == "0" && parts[1] == "":
+			dir, file = "/sys/fs/cgroup", "memory.max"
+		case slices.Contains(strings.Split(parts[1], ","), "memory"):
+			dir, file = "/sys/fs/cgroup/memory", "memory.limit_in_bytes"
+		default:
+			continue
+		}
+		for p := path.Clean(parts[2]); ; p = path.Dir(p) {
+			files = append(files, path.Join(dir, p, file))
+			if p == "/" {
+				break
+			}
+		}
+	}
+	return files
+}
+
+// memTotal parses "MemTotal:  123456 kB" out of /proc/meminfo; 0 when absent.
+func memTotal(meminfo []byte) int64 {
 	sc := bufio.NewScanner(bytes.NewReader(meminfo))
 	for sc.Scan() {
-		v, ok := strings.CutPrefix(sc.Text(), "MemAvailable:")
+		v, ok := strings.CutPrefix(sc.Text(), "MemTotal:")
 		if !ok {
 			continue
 		}

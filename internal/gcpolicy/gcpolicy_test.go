@@ -2,6 +2,7 @@ package gcpolicy
 
 import (
 	"runtime/debug"
+	"slices"
 	"testing"
 )
 
@@ -32,14 +33,37 @@ func TestChoose(t *testing.T) {
 	}
 }
 
-func TestMemAvailable(t *testing.T) {
+func TestMemTotal(t *testing.T) {
 	meminfo := []byte("MemTotal:       24683520 kB\nMemFree:        20981760 kB\nMemAvailable:   24202240 kB\nBuffers:          123 kB\n")
-	if got, want := memAvailable(meminfo), int64(24202240)<<10; got != want {
-		t.Errorf("memAvailable = %d, want %d", got, want)
+	if got, want := memTotal(meminfo), int64(24683520)<<10; got != want {
+		t.Errorf("memTotal = %d, want %d", got, want)
 	}
-	for _, bad := range []string{"", "MemTotal: 1 kB\n", "MemAvailable: lots kB\n", "MemAvailable: -5 kB\n"} {
-		if got := memAvailable([]byte(bad)); got != 0 {
-			t.Errorf("memAvailable(%q) = %d, want 0", bad, got)
+	for _, bad := range []string{"", "MemAvailable: 1 kB\n", "MemTotal: lots kB\n", "MemTotal: -5 kB\n"} {
+		if got := memTotal([]byte(bad)); got != 0 {
+			t.Errorf("memTotal(%q) = %d, want 0", bad, got)
+		}
+	}
+}
+
+func TestCgroupLimitFiles(t *testing.T) {
+	for _, c := range []struct {
+		cgroup string
+		want   []string
+	}{
+		{"0::/\n", []string{"/sys/fs/cgroup/memory.max"}}, // in its own namespace
+		{"0::/system.slice/run-u1.service\n", []string{ // systemd-run -p MemoryMax=..., no namespace
+			"/sys/fs/cgroup/system.slice/run-u1.service/memory.max",
+			"/sys/fs/cgroup/system.slice/memory.max",
+			"/sys/fs/cgroup/memory.max"}},
+		{"12:cpu,cpuacct:/a\n4:memory:/docker/abc\n1:name=systemd:/x\n", []string{ // cgroup v1
+			"/sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes",
+			"/sys/fs/cgroup/memory/docker/memory.limit_in_bytes",
+			"/sys/fs/cgroup/memory/memory.limit_in_bytes"}},
+		{"", nil},
+		{"garbage\n3:memory\n", nil},
+	} {
+		if got := cgroupLimitFiles(c.cgroup); !slices.Equal(got, c.want) {
+			t.Errorf("cgroupLimitFiles(%q) =\n %q\nwant\n %q", c.cgroup, got, c.want)
 		}
 	}
 }
