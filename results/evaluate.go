@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/tasksim/tasksim/metrics"
+	"github.com/tasksim/tasksim/scenarios"
 )
 
 // ThresholdResult is one threshold's verdict. The threshold passes when its whole-run Value
@@ -37,6 +38,43 @@ type ThresholdResult struct {
 
 // Eval evaluates t over the whole run, as summarized by s, and over each window.
 func (t Threshold) Eval(s *Summary, windows []metrics.Window) ThresholdResult {
+	acc := newWindowAcc()
+	for i := range windows {
+		t.observe(&acc, i, &windows[i])
+	}
+	return t.result(s, &acc)
+}
+
+// windowAcc is a threshold's tally over the windows seen so far.
+type windowAcc struct {
+	evaluated, failed int
+	worst             int     // index of the worst window; -1 = none yet
+	worstValue, bad   float64 // its value and badness
+}
+
+func newWindowAcc() windowAcc { return windowAcc{worst: -1, bad: math.Inf(-1)} }
+
+// observe adds window i, w, to acc.
+func (t Threshold) observe(acc *windowAcc, i int, w *metrics.Window) {
+	if t.isTotal() {
+		return
+	}
+	wv, ok := t.windowValue(w)
+	if !ok {
+		return
+	}
+	wv = round3(wv)
+	acc.evaluated++
+	if !t.Op.holds(wv, t.Limit) {
+		acc.failed++
+	}
+	if b := t.badness(wv); b > acc.bad {
+		acc.bad, acc.worst, acc.worstValue = b, i, wv
+	}
+}
+
+// result is t's verdict: its whole-run value from s, its windows from acc.
+func (t Threshold) result(s *Summary, acc *windowAcc) ThresholdResult {
 	v, ok := t.runValue(s)
 	v = round3(v)
 	r := ThresholdResult{
@@ -46,22 +84,40 @@ func (t Threshold) Eval(s *Summary, windows []metrics.Window) ThresholdResult {
 	if t.isTotal() {
 		return r
 	}
-	worst := math.Inf(-1)
-	for i := range windows {
-		wv, ok := t.windowValue(&windows[i])
-		if !ok {
-			continue
-		}
-		wv = round3(wv)
-		r.WindowsEvaluated++
-		if !t.Op.holds(wv, t.Limit) {
-			r.WindowsFailed++
-		}
-		if b := t.badness(wv); b > worst {
-			worst, r.WorstWindow, r.WorstValue = b, i, wv
+	r.WindowsEvaluated, r.WindowsFailed = acc.evaluated, acc.failed
+	r.WorstWindow, r.WorstValue = acc.worst, acc.worstValue
+	return r
+}
+
+// WindowTally evaluates a run's thresholds on its windows as they come, so that the run
+// need not keep them until the summary: a window holds its histograms (up to 184 KiB each),
+// which over an hour-long soak would be gigabytes. Build reads it through RunInfo.Windows.
+// Call Add from one goroutine.
+type WindowTally struct {
+	ths  []Threshold // parsed; an expression that does not parse has no tally
+	ok   []bool
+	accs []windowAcc
+	n    int // windows added
+}
+
+// NewWindowTally returns a tally for ths (the scenario's thresholds, in order).
+func NewWindowTally(ths []scenarios.Threshold) *WindowTally {
+	wt := &WindowTally{ths: make([]Threshold, len(ths)), ok: make([]bool, len(ths)), accs: make([]windowAcc, len(ths))}
+	for i, th := range ths {
+		t, err := ParseThreshold(th.Expr)
+		wt.ths[i], wt.ok[i], wt.accs[i] = t, err == nil, newWindowAcc()
+	}
+	return wt
+}
+
+// Add evaluates every threshold on the next window.
+func (wt *WindowTally) Add(w *metrics.Window) {
+	for i := range wt.ths {
+		if wt.ok[i] {
+			wt.ths[i].observe(&wt.accs[i], wt.n, w)
 		}
 	}
-	return r
+	wt.n++
 }
 
 // FailsIn evaluates t on one window, for abort_on_fail: value is t's metric in w, and

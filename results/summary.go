@@ -152,6 +152,9 @@ type RunInfo struct {
 	// Thresholds are the scenario's threshold expressions; a bad one fails the run with its
 	// parse error in the result.
 	Thresholds []scenarios.Threshold
+	// Windows, when set, is NewWindowTally(Thresholds) fed every window of the run: the
+	// thresholds' windows are read from it, and Build's windows argument may be nil.
+	Windows *WindowTally
 
 	// FaultsOn says the scenario injected faults: the recovery gate is evaluated.
 	FaultsOn bool
@@ -228,7 +231,7 @@ func Build(info RunInfo, total *metrics.Snapshot, windows []metrics.Window) *Sum
 	s.Trustworthy, s.TrustNote = trust(s.Metrics[metrics.ScheduleLag.Name()], info.PollInterval)
 	s.Gates = buildGates(info, s)
 	s.Thresholds = make([]ThresholdResult, 0, len(info.Thresholds))
-	for _, th := range info.Thresholds {
+	for i, th := range info.Thresholds {
 		t, err := ParseThreshold(th.Expr)
 		if err != nil {
 			s.Thresholds = append(s.Thresholds, ThresholdResult{
@@ -236,7 +239,12 @@ func Build(info RunInfo, total *metrics.Snapshot, windows []metrics.Window) *Sum
 			})
 			continue
 		}
-		r := t.Eval(s, windows)
+		var r ThresholdResult
+		if wt := info.Windows; wt != nil && i < len(wt.accs) && wt.ok[i] {
+			r = t.result(s, &wt.accs[i]) // tallied as the windows came
+		} else {
+			r = t.Eval(s, windows)
+		}
 		if th.AbortOnFail {
 			// abort_on_fail judges every window: one failing window fails the threshold
 			// (it is the one that stopped the load).

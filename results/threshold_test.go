@@ -2,6 +2,7 @@ package results
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -299,4 +300,26 @@ func FuzzParseThreshold(f *testing.F) {
 		}
 		_ = th.Eval(empty, []metrics.Window{win})
 	})
+}
+
+// A WindowTally fed the windows one by one gives Build the same threshold results as the
+// windows themselves.
+func TestWindowTallyMatchesWindows(t *testing.T) {
+	info, total, windows := fixture()
+	want := Build(info, total, windows).Thresholds
+	info.Windows = NewWindowTally(info.Thresholds)
+	for i := range windows {
+		info.Windows.Add(&windows[i])
+	}
+	got := Build(info, total, nil).Thresholds
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("with a tally:\n%+v\nwith the windows:\n%+v", got, want)
+	}
+	evaluated := 0
+	for _, r := range got {
+		evaluated += r.WindowsEvaluated
+	}
+	if evaluated == 0 {
+		t.Fatal("the fixture's thresholds evaluated no window: the comparison proves nothing")
+	}
 }

@@ -28,16 +28,18 @@ type collector struct {
 	hlog     *metrics.LogWriter
 	progress *progress
 
-	windows []metrics.Window
-	aborts  []abortRule // abort_on_fail thresholds, checked on every window
-	aborted string      // which one stopped the load, and where; "" = none
+	tally   *results.WindowTally // the thresholds, evaluated on each window as it closes
+	windows int                  // windows closed
+	aborts  []abortRule          // abort_on_fail thresholds, checked on every window
+	aborted string               // which one stopped the load, and where; "" = none
 	quit    chan struct{}
 	wg      sync.WaitGroup
 }
 
 const window = time.Second
 
-func newCollector(dir string, start time.Time, rec *metrics.Recorder, eng *loadgen.Engine, srv *mockserver.Server) (*collector, error) {
+func newCollector(dir string, start time.Time, rec *metrics.Recorder, eng *loadgen.Engine, srv *mockserver.Server,
+	thresholds []scenarios.Threshold) (*collector, error) {
 	ts, err := results.NewTimeseries(dir, start)
 	if err != nil {
 		return nil, err
@@ -48,7 +50,8 @@ func newCollector(dir string, start time.Time, rec *metrics.Recorder, eng *loadg
 		return nil, fmt.Errorf("%s: %w", results.HistogramLogFile, err)
 	}
 	return &collector{rec: rec, eng: eng, srv: srv, start: start, ts: ts, hlogFile: f,
-		hlog: metrics.NewLogWriter(f, start), quit: make(chan struct{})}, nil
+		hlog: metrics.NewLogWriter(f, start), tally: results.NewWindowTally(thresholds),
+		quit: make(chan struct{})}, nil
 }
 
 func (c *collector) begin() {
@@ -88,9 +91,10 @@ func (c *collector) flush(now time.Time) {
 		c.rec.SetGauge(metrics.DownstreamQueueDepth, st.DownstreamQueueDepth)
 		c.noteServer(&st)
 	}
-	w := c.rec.Flush(now)
-	c.windows = append(c.windows, w)
-	c.checkAborts(&w, len(c.windows)-1)
+	w := c.rec.Flush(now) // kept no longer than this call: its histograms are large
+	c.tally.Add(&w)
+	c.checkAborts(&w, c.windows)
+	c.windows++
 	_ = c.ts.Add(w) // a failed write loses one row, never the run
 	_ = c.hlog.Write(w)
 	if c.progress != nil {

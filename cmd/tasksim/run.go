@@ -242,7 +242,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
-	col, err := newCollector(dir, start, rec, eng, srv)
+	col, err := newCollector(dir, start, rec, eng, srv, sc.Thresholds)
 	if err != nil {
 		return err
 	}
@@ -272,7 +272,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	runErr := eng.Run(hard)
 	col.stop()
 
-	sum := summarize(sc, &cfg, start, manifest, srv, eng, rec, col.windows, interrupted.Load(), events)
+	sum := summarize(sc, &cfg, start, manifest, srv, eng, rec, col.tally, interrupted.Load(), events)
 	sum.Aborted = col.aborted
 	if col.aborted != "" {
 		fmt.Fprintln(stderr, "tasksim run: aborted: "+col.aborted)
@@ -297,7 +297,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		// A planted secret or a token reached tasksim's own output: the hard gate fails, and
 		// the files are written again to say so (where, never the secret).
 		aborted := sum.Aborted
-		sum = summarize(sc, &cfg, start, manifest, srv, eng, rec, col.windows, interrupted.Load(), events)
+		sum = summarize(sc, &cfg, start, manifest, srv, eng, rec, col.tally, interrupted.Load(), events)
 		sum.Aborted = aborted
 		if err := results.WriteSummary(dir, sum); err != nil {
 			return fmt.Errorf("writing results: %w", err)
@@ -755,7 +755,7 @@ func clientFindings(eng *loadgen.Engine) any {
 // summarize builds the run's summary from what the engine, the recorder and the embedded
 // server (nil for a real target) measured.
 func summarize(sc *scenarios.Scenario, cfg *loadgen.Config, start time.Time, manifest *loadgen.Manifest,
-	srv *mockserver.Server, eng *loadgen.Engine, rec *metrics.Recorder, windows []metrics.Window, interrupted bool,
+	srv *mockserver.Server, eng *loadgen.Engine, rec *metrics.Recorder, tally *results.WindowTally, interrupted bool,
 	events *metrics.Events) *results.Summary {
 	unknown, sample := eng.Unknown()
 	lost, lostIDs := eng.LostAfterReconnect()
@@ -800,7 +800,8 @@ func summarize(sc *scenarios.Scenario, cfg *loadgen.Config, start time.Time, man
 		DuplicateEffects:   duplicateEffects(srv),
 		Thresholds:         sc.Thresholds,
 		Compat:             compatInfo(sc, manifest, srv),
-	}, rec.Total(), windows)
+		Windows:            tally,
+	}, rec.Total(), nil)
 }
 
 // applySets applies --set path=value overrides in order and returns every problem.

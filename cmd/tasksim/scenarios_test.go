@@ -80,7 +80,7 @@ func runVirtual(t *testing.T, name string, want string, sets ...string) (*result
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	col, err := newCollector(dir, start, rec, eng, srv)
+	col, err := newCollector(dir, start, rec, eng, srv, sc.Thresholds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func runVirtual(t *testing.T, name string, want string, sets ...string) (*result
 		t.Fatal(err)
 	}
 	col.stop()
-	sum := summarize(sc, &cfg, start, m, srv, eng, rec, col.windows, false, events)
+	sum := summarize(sc, &cfg, start, m, srv, eng, rec, col.tally, false, events)
 	if err := results.WriteSummary(dir, sum); err != nil {
 		t.Fatal(err)
 	}
