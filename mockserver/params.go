@@ -10,27 +10,13 @@ import (
 // Readers of the params of the hot methods: tools/call (and its arguments) and the
 // {"taskId"} of tasks/get, tasks/result and tasks/cancel. encoding/json decodes by
 // reflection and allocates for every value it stores; these readers walk the object once
-// with jsontext and take values as spans of the request, allocating nothing for a plain
+// (mcp.EachMember) and take values as spans of the request, allocating nothing for a plain
 // request. They take only what encoding/json would decode to the same values without an
 // error, and give up on anything else: a member name in another case (encoding/json
-// matches names case-insensitively), an escape or a byte outside printable ASCII in a string
+// matches names with Unicode case folding: mcp.FoldsTo), an escape or a byte outside printable ASCII in a string
 // they keep, null, a number that is not a plain integer, an unknown argument. The caller
 // then decodes with encoding/json as before, so that replies and errors stay byte for byte
 // what encoding/json gives (TestParamReadersMatchEncodingJSON, FuzzParamReaders).
-
-// eachMember is mcp.EachMember (names unescaped, values spans of obj, stopping when f
-// reports false) that also stops at a name with a byte outside ASCII: encoding/json folds
-// Unicode case ("taſkId" is taskId to it), which the readers leave to it.
-func eachMember(obj []byte, f func(name, value []byte) bool) bool {
-	return mcp.EachMember(obj, func(name, v []byte) bool {
-		for _, c := range name {
-			if c >= 0x80 {
-				return false
-			}
-		}
-		return f(name, v)
-	})
-}
 
 // plainString reports whether v is a JSON string of printable ASCII without escapes: the
 // bytes between its quotes are what encoding/json decodes it to.
@@ -58,7 +44,7 @@ func plainInt(v []byte, bitSize int) (n int64, ok bool) {
 // false when encoding/json must decode them (mcp.TaskIDParams). Other members are ignored,
 // as encoding/json ignores them.
 func readTaskID(params []byte) (id []byte, ok bool) {
-	ok = eachMember(params, func(name, v []byte) bool {
+	ok = mcp.EachMember(params, func(name, v []byte) bool {
 		switch {
 		case string(name) == "taskId":
 			if !plainString(v) {
@@ -99,7 +85,7 @@ func readCallParams(params []byte) (callParams, error) {
 
 // read reads plain params into p; p is left partly filled when it reports false.
 func (p *callParams) read(params []byte) bool {
-	return eachMember(params, func(name, v []byte) bool {
+	return mcp.EachMember(params, func(name, v []byte) bool {
 		switch string(name) {
 		case "name":
 			if !plainString(v) {
@@ -110,7 +96,7 @@ func (p *callParams) read(params []byte) bool {
 			p.args = v // any value: a json.RawMessage
 		case "task":
 			p.task = true
-			return v[0] == '{' && eachMember(v, p.readTask) // null, or another type, is encoding/json's
+			return v[0] == '{' && mcp.EachMember(v, p.readTask) // null, or another type, is encoding/json's
 		default:
 			return !mcp.FoldsTo(name, "name", "arguments", "task")
 		}
@@ -152,7 +138,7 @@ func toolName(name []byte) string {
 // readArgs reads plain arguments of a default tool into a; a is left partly filled when it
 // reports false. Like encoding/json with DisallowUnknownFields, it refuses unknown members.
 func readArgs(raw []byte, a *workArgs) bool {
-	return eachMember(raw, func(name, v []byte) bool {
+	return mcp.EachMember(raw, func(name, v []byte) bool {
 		switch string(name) {
 		case "duration_ms":
 			n, ok := plainInt(v, 64)

@@ -94,18 +94,24 @@ func (t Threshold) result(s *Summary, acc *windowAcc) ThresholdResult {
 // which over an hour-long soak would be gigabytes. Build reads it through RunInfo.Windows.
 // Call Add from one goroutine.
 type WindowTally struct {
-	ths  []Threshold // parsed; an expression that does not parse has no tally
-	ok   []bool
-	accs []windowAcc
-	n    int // windows added
+	ths []tallied // in the order of the scenario's thresholds
+	n   int       // windows added
+}
+
+// tallied is one threshold of a WindowTally; an expression that does not parse has no
+// tally (ok false).
+type tallied struct {
+	th  Threshold
+	ok  bool
+	acc windowAcc
 }
 
 // NewWindowTally returns a tally for ths (the scenario's thresholds, in order).
 func NewWindowTally(ths []scenarios.Threshold) *WindowTally {
-	wt := &WindowTally{ths: make([]Threshold, len(ths)), ok: make([]bool, len(ths)), accs: make([]windowAcc, len(ths))}
+	wt := &WindowTally{ths: make([]tallied, len(ths))}
 	for i, th := range ths {
 		t, err := ParseThreshold(th.Expr)
-		wt.ths[i], wt.ok[i], wt.accs[i] = t, err == nil, newWindowAcc()
+		wt.ths[i] = tallied{th: t, ok: err == nil, acc: newWindowAcc()}
 	}
 	return wt
 }
@@ -113,8 +119,8 @@ func NewWindowTally(ths []scenarios.Threshold) *WindowTally {
 // Add evaluates every threshold on the next window.
 func (wt *WindowTally) Add(w *metrics.Window) {
 	for i := range wt.ths {
-		if wt.ok[i] {
-			wt.ths[i].observe(&wt.accs[i], wt.n, w)
+		if e := &wt.ths[i]; e.ok {
+			e.th.observe(&e.acc, wt.n, w)
 		}
 	}
 	wt.n++

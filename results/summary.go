@@ -240,8 +240,8 @@ func Build(info RunInfo, total *metrics.Snapshot, windows []metrics.Window) *Sum
 			continue
 		}
 		var r ThresholdResult
-		if wt := info.Windows; wt != nil && i < len(wt.accs) && wt.ok[i] {
-			r = t.result(s, &wt.accs[i]) // tallied as the windows came
+		if wt := info.Windows; wt != nil && i < len(wt.ths) && wt.ths[i].ok {
+			r = t.result(s, &wt.ths[i].acc) // tallied as the windows came
 		} else {
 			r = t.Eval(s, windows)
 		}

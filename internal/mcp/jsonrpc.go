@@ -143,8 +143,8 @@ func Decode(b []byte) (Message, *Error) {
 	case env.odd:
 		return decodeStd(b)
 	}
-	jsonrpc, ok1 := env.str(env.jsonrpc)
-	method, ok2 := env.str(env.method)
+	jsonrpc, ok1 := readStr(env.jsonrpc)
+	method, ok2 := readStr(env.method)
 	var rpcErr *Error
 	if env.error != nil && string(env.error) != "null" {
 		rpcErr = new(Error)
@@ -341,9 +341,9 @@ func unquoteName(dst, quoted []byte) []byte {
 	return quoted
 }
 
-// str reads a member that must be a string: nil when absent or null; ok is false when it
+// readStr reads a member that must be a string: nil when absent or null; ok is false when it
 // is another type. Known method names and "2.0" come back without allocating.
-func (env *members) str(raw []byte) (s *string, ok bool) {
+func readStr(raw []byte) (s *string, ok bool) {
 	if raw == nil || string(raw) == "null" {
 		return nil, true
 	}
