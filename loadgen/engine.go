@@ -35,7 +35,14 @@ type Engine struct {
 	list      *listReconciler // nil unless reconciliation by tasks/list is possible
 	start     time.Time       // start of the load phase
 	slots     chan struct{}   // one token per request in flight; nil without MaxConns
-	probe     *cleanupProber  // nil without CleanupProbes
+	exec      *executor       // runs the clients (executor.go)
+	clients   sync.WaitGroup  // clients not done yet
+	idle      idleClients     // the open model's idle clients
+	loadCtx   context.Context // of the run: ends with the load phase
+	workCtx   context.Context // of the run: ends with the grace period
+	vusMu     sync.Mutex
+	vus       []*vu          // every client started, for cutWaits
+	probe     *cleanupProber // nil without CleanupProbes
 	inFlight  atomic.Int64
 	stopLoad  chan struct{}
 	stopOnce  sync.Once
@@ -71,7 +78,8 @@ func New(cfg Config, t *Target, m *Manifest, rec *metrics.Recorder) (*Engine, er
 	}
 	e := &Engine{cfg: cfg, target: t, dialect: t.dialect(), rec: rec, manifest: m,
 		shards: max(1, cfg.Shards), stopLoad: make(chan struct{}), refusals: map[int]int64{},
-		unknowns: map[string]int64{}, recovery: cfg.recovery(), start: time.Now()}
+		unknowns: map[string]int64{}, recovery: cfg.recovery(), start: time.Now(),
+		exec: newExecutor()}
 	if cfg.MaxConns > 0 {
 		e.slots = make(chan struct{}, cfg.MaxConns)
 	}
@@ -294,19 +302,21 @@ func (e *Engine) Run(ctx context.Context) error {
 		case <-workCtx.Done():
 		}
 	}()
+	e.loadCtx, e.workCtx = loadCtx, workCtx
 	if e.cfg.Model == Open {
 		e.runOpen(loadCtx, workCtx, start)
 	} else {
 		e.runClosed(loadCtx, workCtx, start)
 	}
 	e.probe.wait(context.WithoutCancel(workCtx)) // probes end with workCtx at the latest
+	e.exec.close()
 	return nil
 }
 
-// runClosed runs Clients virtual clients, each running tasks back to back. With a Ramp,
-// client i starts at start + i*Ramp/Clients, and its first task counts from then.
+// runClosed runs Clients virtual clients, each running tasks back to back (drive). With a
+// Ramp, client i starts at start + i*Ramp/Clients, and its first task counts from then.
 func (e *Engine) runClosed(loadCtx, workCtx context.Context, start time.Time) {
-	var wg sync.WaitGroup
+	stop := e.cutWaits(loadCtx, workCtx)
 	n := e.cfg.Clients
 	for i := range n {
 		at := start
@@ -315,58 +325,26 @@ func (e *Engine) runClosed(loadCtx, workCtx context.Context, start time.Time) {
 			if !sleepUntil(loadCtx, at) {
 				break
 			}
+		} else {
+			at = time.Now()
 		}
-		v := e.newVU(i)
-		wg.Go(func() {
-			defer v.close(context.WithoutCancel(workCtx))
-			intended := at
-			if e.cfg.Ramp <= 0 {
-				intended = time.Now()
-			}
-			for loadCtx.Err() == nil && !v.ten.revoked(e) { // a revoked tenant starts no task
-				v.runTask(workCtx, intended)
-				if v.probe && loadCtx.Err() == nil {
-					v.probeRound(workCtx) // probes.go
-				}
-				if e.cfg.ThinkTime > 0 && !sleepUntil(loadCtx, time.Now().Add(e.cfg.ThinkTime)) {
-					return
-				}
-				intended = time.Now()
-			}
-		})
+		v := e.startClient(i)
+		v.intended = at
+		e.exec.dispatch(v)
 	}
-	wg.Wait()
+	e.clients.Wait()
+	stop()
 }
 
 // runOpen schedules arrivals by the rate (or ramp) and hands each to an idle client of the
 // pool; an arrival that finds none is counted dropped (DESIGN.md section 4). Arrival times
 // are computed, not ticked: arrival n is due when the integral of the rate reaches n.
 func (e *Engine) runOpen(loadCtx, workCtx context.Context, start time.Time) {
-	arrivals := make(chan time.Time) // unbuffered: a send succeeds only if a client is idle
-	var wg sync.WaitGroup
-	for i := range e.cfg.pool() {
-		v := e.newVU(i)
-		wg.Go(func() {
-			defer v.close(context.WithoutCancel(workCtx))
-			for {
-				select {
-				case at, ok := <-arrivals:
-					if !ok {
-						return
-					}
-					if v.ten.revoked(e) { // a revoked tenant's client leaves the pool
-						v.shard.Add(metrics.TasksDropped, 1)
-						return
-					}
-					v.runTask(workCtx, at)
-					if v.probe && loadCtx.Err() == nil {
-						v.probeRound(workCtx) // probes.go
-					}
-				case <-loadCtx.Done():
-					return
-				}
-			}
-		})
+	stop := e.cutWaits(loadCtx, workCtx)
+	n := e.cfg.pool()
+	e.idle.init(n)
+	for i := range n {
+		e.idle.put(e.startClient(i))
 	}
 	drop := e.rec.Shard(0)
 	sched := newSchedule(e.cfg.Rate, e.cfg.Stages)
@@ -379,14 +357,65 @@ func (e *Engine) runOpen(loadCtx, workCtx context.Context, start time.Time) {
 		if !sleepUntil(loadCtx, due) {
 			break
 		}
-		select {
-		case arrivals <- due:
-		default:
+		switch v := e.idle.get(); {
+		case v == nil:
 			drop.Add(metrics.TasksDropped, 1)
+		case v.ten.revoked(e): // a revoked tenant's client leaves the pool
+			v.shard.Add(metrics.TasksDropped, 1)
+			v.phase = phaseClose
+			e.exec.dispatch(v)
+		default:
+			v.intended, v.phase = due, phaseStart
+			e.exec.dispatch(v)
 		}
 	}
-	close(arrivals)
-	wg.Wait()
+	for _, v := range e.idle.close() { // the busy ones close when their task ends
+		v.phase = phaseClose
+		e.exec.dispatch(v)
+	}
+	e.clients.Wait()
+	stop()
+}
+
+// startClient makes client i, counted in e.clients until it is done (drive).
+func (e *Engine) startClient(i int) *vu {
+	v := e.newVU(i)
+	v.wake = time.AfterFunc(time.Hour, v.resume)
+	v.wake.Stop()
+	e.vusMu.Lock()
+	e.vus = append(e.vus, v)
+	e.vusMu.Unlock()
+	e.clients.Add(1)
+	return v
+}
+
+// cutWaits has the end of each context cut short the clients' waits on it: think time at
+// the end of the load phase, the waits between a task's steps at the end of the grace
+// period. stop ends it once every client is done.
+func (e *Engine) cutWaits(loadCtx, workCtx context.Context) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, c := range []struct {
+		ctx context.Context
+		on  int32
+	}{{loadCtx, sleepLoad}, {workCtx, sleepWork}} {
+		wg.Go(func() {
+			select {
+			case <-c.ctx.Done():
+			case <-done:
+				return
+			}
+			e.vusMu.Lock()
+			defer e.vusMu.Unlock()
+			for _, v := range e.vus {
+				v.interrupt(c.on)
+			}
+		})
+	}
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 // schedule is a piecewise-linear arrival rate: Rate before and after the stages, which ramp

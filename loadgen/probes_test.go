@@ -109,7 +109,13 @@ func TestProbesNoTenantCheck(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := secServer()
 		srv.Insecure.NoTenantCheck = true
-		r := runSecure(t, srv, secConfig(), nil)
+		// Clients start at distinct instants, so that at a probe round other tenants' tasks
+		// are mid-flight: a cancel of a live foreign task is the leak to find. (All at once,
+		// every task ends at the instant the probes run, and the order of same-instant
+		// events decides whether any cancel finds a live one.)
+		cfg := secConfig()
+		cfg.Ramp = time.Second
+		r := runSecure(t, srv, cfg, nil)
 		leaks(t, r, loadgen.ProbeGet, loadgen.ProbeResult, loadgen.ProbeCancel, loadgen.ProbeList)
 		if len(r.rep.Touched) == 0 {
 			t.Error("a foreign task was cancelled, but no touched task is reported")

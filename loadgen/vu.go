@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tasksim/tasksim/internal/mcp"
@@ -29,6 +30,16 @@ type vu struct {
 	cur   string      // id of the task being run, for elicitation answers
 	sent  time.Time   // when the latest call's first attempt got its request slot
 	timer *time.Timer // the client's one timer, re-armed for every wait (see sleepUntil)
+
+	// Between the steps of a task (stepTask), while the client waits on its timer with no
+	// goroutine of its own (executor.go).
+	step     Step         // the step waited for, when waiting
+	waiting  bool         // stepTask returned to wait for step
+	woke     bool         // the wait ran its course (false: its context ended first)
+	phase    phase        // where drive resumes (executor.go)
+	intended time.Time    // the intended start of the next task
+	wake     *time.Timer  // calls resume at the end of a wait (executor.go)
+	sleeping atomic.Int32 // which context's end cuts the current wait short; 0 = none
 
 	frng     *rand.Rand // fault decisions and backoff jitter, apart from rng (recovery.go)
 	seq      uint64     // tasks started by this client
@@ -333,10 +344,14 @@ type taskState struct {
 	reason       string
 }
 
-// runTask runs one task from creation to a known outcome (or to abandonment when ctx ends).
-// intended is when the task should have started: task_e2e counts from it (DESIGN.md
-// section 4), so a late start is measured, not hidden.
-func (v *vu) runTask(ctx context.Context, intended time.Time) {
+// A task runs from creation to a known outcome (or to abandonment when ctx ends): beginTask,
+// then stepTask until it is over, then endTask, driven by drive (executor.go). Its intended
+// start is when it should have started: task_e2e counts from it (DESIGN.md section 4), so a
+// late start is measured, not hidden.
+
+// beginTask creates a task (create) and sets up its lifecycle; it reports false if there is
+// no task to follow. After true, stepTask runs the task and endTask closes it.
+func (v *vu) beginTask(ctx context.Context, intended time.Time) bool {
 	e := v.e
 	v.seq++
 	t := &v.task
@@ -349,7 +364,7 @@ func (v *vu) runTask(ctx context.Context, intended time.Time) {
 	}
 	task, ok := v.create(ctx, t)
 	if !ok {
-		return
+		return false
 	}
 	now := time.Now()
 	v.shard.Add(metrics.TasksCreated, 1)
@@ -363,8 +378,7 @@ func (v *vu) runTask(ctx context.Context, intended time.Time) {
 		}
 		e.probes.reg.add(v.ten.idx, task.TaskID, sid)
 	}
-	e.inFlight.Add(1)
-	defer e.inFlight.Add(-1)
+	e.inFlight.Add(1) // until endTask
 
 	var cancelAfter time.Duration
 	if e.cfg.Cancel.Probability > 0 && v.rng.Float64() < e.cfg.Cancel.Probability {
@@ -394,16 +408,42 @@ func (v *vu) runTask(ctx context.Context, intended time.Time) {
 	if v.fires(e.cfg.Faults.AfterCreate, "after_create") {
 		v.dropSession() // fault point 2: the connection drops right after CreateTaskResult
 	}
+	return true
+}
+
+// stepTask runs the task's steps, from where it stands, until the next one is due later
+// (it returns that instant and wait true) or the task is over (wait false). The caller
+// waits, sets v.woke to whether the wait ran its course (false: ctx ended first), and calls
+// stepTask again, from whichever goroutine: the task's state is all in v.
+func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
+	e := v.e
+	t := &v.task
+	lc := &v.lc
 	rec := &e.recovery
 	for {
-		st := lc.Next(time.Now())
-		if st.Kind == StepDone {
-			break
-		}
-		v.persist(t, st.At)
-		if st.Kind != StepResult && !v.sleepUntil(ctx, st.At) {
-			lc.Abandon()
-			break
+		var st Step
+		if v.waiting { // back from the wait for st
+			st, v.waiting = v.step, false
+			if !v.woke {
+				lc.Abandon()
+				return time.Time{}, false
+			}
+		} else {
+			st = lc.Next(time.Now())
+			if st.Kind == StepDone {
+				return time.Time{}, false
+			}
+			v.persist(t, st.At)
+			if st.Kind != StepResult {
+				if time.Until(st.At) > 0 {
+					v.step, v.waiting = st, true
+					return st.At, true
+				}
+				if ctx.Err() != nil {
+					lc.Abandon()
+					return time.Time{}, false
+				}
+			}
 		}
 		switch st.Kind {
 		case StepPoll:
@@ -513,11 +553,17 @@ func (v *vu) runTask(ctx context.Context, intended time.Time) {
 		}
 		if ctx.Err() != nil {
 			lc.Abandon()
-			break
+			return time.Time{}, false
 		}
 	}
+}
+
+// endTask records the task's outcome (finish) after stepTask.
+func (v *vu) endTask(ctx context.Context) {
+	t := &v.task
 	v.finish(ctx, t)
 	v.e.probe.consider(ctx, t.id, t.srv.created, t.srv.ttl)
+	v.e.inFlight.Add(-1)
 }
 
 // create sends the task's tools/call and settles it (see "A create is settled" above). It
@@ -856,8 +902,11 @@ func (v *vu) Notify(msg *mcp.Message) {
 // revokedDenial reports whether err is a 401 or 403 on a client whose tenant's token was
 // revoked: its task cannot be followed any more (probes.go).
 func (v *vu) revokedDenial(err error) bool {
+	if err == nil || v.ten.revokeAt < 0 {
+		return false // before he: an escaping variable is allocated where it is declared
+	}
 	var he *HTTPError
-	return err != nil && v.ten.revokeAt >= 0 && errors.As(err, &he) &&
+	return errors.As(err, &he) &&
 		(he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden) && v.ten.revoked(v.e)
 }
 
@@ -900,8 +949,9 @@ func parseTime(s string) time.Time {
 	return t
 }
 
-// sleepUntil is the package sleepUntil on the client's own timer: thousands of clients
-// waiting between polls allocate no timer per wait.
+// sleepUntil is the package sleepUntil on the client's own timer, for the waits inside a
+// step (backoffs, Retry-After): the client keeps its sender meanwhile (executor.go), and
+// allocates no timer per wait.
 func (v *vu) sleepUntil(ctx context.Context, t time.Time) bool {
 	d := time.Until(t)
 	if d <= 0 {
