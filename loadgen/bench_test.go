@@ -300,9 +300,9 @@ const mib = 1 << 20
 // (VmHWM over the run, client and server), end_rss_MiB (VmRSS after it) and bytes/client
 // ((VmHWM - VmRSS before the run) / clients: both sides of one virtual client),
 // alloc_B/req (heap bytes allocated by the whole process per request) and gc_cycles (the
-// garbage collections of the run: each is a stall of about a tenth of a second that the
-// schedule_lag of its second shows). The log adds the per-second request counts and
-// schedule lag.
+// garbage collections of the run: the events the schedule can least afford, see
+// executor.go). The log adds the per-second request counts and schedule lag, where a
+// collection shows (GODEBUG=gctrace=1 says when each ran).
 func BenchmarkTenThousandClients(b *testing.B) {
 	lr := loopbackRun{Clients: 10_000, TaskMs: 5000, PollInterval: 2 * time.Second,
 		Duration: 20 * time.Second, Grace: 10 * time.Second}
