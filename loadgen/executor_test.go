@@ -1,0 +1,90 @@
+package loadgen_test
+
+import (
+	"runtime"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tasksim/tasksim/loadgen"
+	"github.com/tasksim/tasksim/metrics"
+	"github.com/tasksim/tasksim/mockserver"
+)
+
+// TestWaitingClientsHoldNoGoroutine: a client waiting for its next poll is a timer, not a
+// goroutine (executor.go). 1,000 closed-model clients poll 5 s tasks every second; once all
+// of them are waiting, the run holds far fewer goroutines than clients.
+func TestWaitingClientsHoldNoGoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const clients = 1000
+		before := runtime.NumGoroutine()
+		var during int
+		snap, _ := runEmbedded(t, mockserver.Config{PollInterval: time.Second},
+			loadgen.Config{
+				Tool: "work_task", Args: map[string]any{"duration_ms": 5000},
+				Clients: clients, Ramp: time.Second, Duration: 4 * time.Second, Grace: 10 * time.Second,
+				Poll: loadgen.PollPolicy{Kind: loadgen.PollServer},
+			}, func(*loadgen.Engine) {
+				time.Sleep(2500 * time.Millisecond) // every client started, between two polls
+				synctest.Wait()
+				during = runtime.NumGoroutine() - before
+			})
+		// The bound: the idle senders kept (128), the run's own few, and this test's.
+		if during >= 200 {
+			t.Errorf("%d more goroutines while %d clients wait, want < 200", during, clients)
+		}
+		if n := snap.Counters[metrics.TasksCompleted]; n != clients {
+			t.Errorf("%d tasks completed, want %d (one per client)", n, clients)
+		}
+	})
+}
+
+// TestThinkTimeEndsWithTheLoadPhase: a client thinking between tasks when the load phase ends
+// stops thinking then, and the run ends with it, not when the think time would have.
+func TestThinkTimeEndsWithTheLoadPhase(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		snap, _ := runEmbedded(t, mockserver.Config{PollInterval: 250 * time.Millisecond},
+			loadgen.Config{
+				Tool: "work_task", Args: map[string]any{"duration_ms": 1000},
+				Clients: 3, Duration: 5 * time.Second, Grace: 10 * time.Second, ThinkTime: time.Hour,
+				Poll: loadgen.PollPolicy{Kind: loadgen.PollServer},
+			}, nil)
+		if d := time.Since(start); d != 5*time.Second {
+			t.Errorf("the run took %v, want 5s: the think time ends with the load phase", d)
+		}
+		if n := snap.Counters[metrics.TasksCompleted]; n != 3 {
+			t.Errorf("%d tasks completed, want 3 (one per client before it thinks)", n)
+		}
+	})
+}
+
+// TestGraceEndCutsThePollWait: a task whose next poll is due after the grace period is
+// abandoned when the grace period ends, as run_stopped, in both workload models; the run
+// ends then.
+func TestGraceEndCutsThePollWait(t *testing.T) {
+	for name, model := range map[string]loadgen.Model{"closed": loadgen.Closed, "open": loadgen.Open} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := loadgen.Config{
+					Tool: "work_task", Args: map[string]any{"duration_ms": 3_600_000},
+					Clients: 4, Model: model, Rate: 2, MaxInFlight: 4,
+					Duration: 2 * time.Second, Grace: 3 * time.Second,
+					Poll: loadgen.PollPolicy{Kind: loadgen.PollFixed, Interval: time.Minute},
+				}
+				start := time.Now()
+				snap, eng := runEmbedded(t, mockserver.Config{}, cfg, nil)
+				if d := time.Since(start); d != 5*time.Second {
+					t.Errorf("the run took %v, want 5s (load phase + grace)", d)
+				}
+				created := snap.Counters[metrics.TasksCreated]
+				if created == 0 || snap.Counters[metrics.TasksUnknown] != created {
+					t.Errorf("%d created, %d unknown: want every task unknown", created, snap.Counters[metrics.TasksUnknown])
+				}
+				if byReason, _ := eng.Unknown(); byReason[loadgen.ReasonStopped] != created {
+					t.Errorf("unknown by reason %v, want all %d %s", byReason, created, loadgen.ReasonStopped)
+				}
+			})
+		})
+	}
+}
