@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"maps"
 	"math"
 	"slices"
@@ -31,6 +32,7 @@ type Engine struct {
 	det       *detector   // nil without probes, canaries or injection watch (secrets.go)
 	canaryArg bool        // the secret canary goes in the tool's note argument
 	probesRan atomic.Bool
+	ran       atomic.Bool // Run was called
 	recovery  scenarios.Recovery
 	list      *listReconciler // nil unless reconciliation by tasks/list is possible
 	start     time.Time       // start of the load phase
@@ -276,8 +278,12 @@ func (e *Engine) noteCreateRefused(key int) {
 
 // Run drives the load until the load phase ends (Duration, Stop, or ctx), then lets
 // in-flight tasks finish for Grace; tasks still running after that end unknown. ctx ending
-// stops everything at once. Run returns when every client has closed its session.
+// stops everything at once. Run returns when every client has closed its session. An
+// Engine runs once.
 func (e *Engine) Run(ctx context.Context) error {
+	if !e.ran.CompareAndSwap(false, true) {
+		return errors.New("loadgen: an Engine runs once")
+	}
 	start := time.Now()
 	e.start = start
 	loadCtx, cancelLoad := context.WithDeadline(ctx, start.Add(e.cfg.Duration))
@@ -344,7 +350,7 @@ func (e *Engine) runOpen(loadCtx, workCtx context.Context, start time.Time) {
 	n := e.cfg.pool()
 	e.idle.init(n)
 	for i := range n {
-		e.idle.put(e.startClient(i))
+		e.idle.put(e.startClient(i)) // the pool is open: it takes them
 	}
 	drop := e.rec.Shard(0)
 	sched := newSchedule(e.cfg.Rate, e.cfg.Stages)

@@ -12,12 +12,13 @@ import (
 // to wait for its next poll it arms its timer and leaves the sender; the timer hands it to
 // an idle sender, or to a new one, when it is due.
 //
-// Why: the garbage collector. With a goroutine per client, 10,000 clients are 10,000 stacks
-// to scan in every cycle (40% of the marking), and every client that wakes while the
-// collector marks must first pay for its allocations with marking work of its own (at
-// least 64 KiB of it per goroutine and cycle, in the Go runtime) or wait for credit: each
-// collection showed as 50-150 ms of schedule_lag in its second. A few hundred senders pay
-// once a cycle each and keep their credit.
+// Why: the garbage collector. With a goroutine per client, 10,000 clients were 10,000 stacks
+// to scan in every cycle (about 40% of the marking). And while the collector marks, a
+// goroutine that allocates beyond its credit must assist: take background credit, or do at
+// least 64 KiB worth of marking itself; every goroutine's credit is reset each cycle. The
+// thousands of clients that woke during a mark phase each started with none, and each
+// collection showed as 50-150 ms of schedule_lag in its second. A few hundred senders now do
+// that work, and what one assist pays beyond its debt serves the sender's next requests.
 //
 // The pool grows to the clients with work at once (the request slots of Config.MaxConns
 // bound the requests; a client waiting for a slot, or sleeping in a rare backoff, holds its
@@ -146,37 +147,50 @@ func (v *vu) drive() {
 }
 
 // sleep arms v's timer for at. It reports true if v now waits: the caller must leave v at
-// once, for resume (or cut, when ctx ends) hands it to a sender. It reports false, with
+// once, for resume (or interrupt, when ctx ends) hands it to a sender. It reports false, with
 // v.woke set, if there is nothing to wait for: at has passed, or ctx has ended.
+//
+// Arming and interrupting exclude each other (wakeMu): interrupt runs once ctx has ended,
+// so either sleep sees the end and does not arm, or interrupt finds the timer armed for
+// this very wait. (A sleep that stopped its own timer after arming it could stop a later
+// wait instead, once the client had been resumed and moved on.)
 func (v *vu) sleep(ctx context.Context, at time.Time, on int32) bool {
 	d := time.Until(at)
 	if d <= 0 {
 		v.woke = ctx.Err() == nil
 		return false
 	}
-	v.sleeping.Store(on) // after every write to v: resume and interrupt read v after loading it
-	v.wake.Reset(d)
-	if ctx.Err() != nil && v.wake.Stop() { // ended before interrupt could see v waiting
-		v.sleeping.Store(0)
+	v.wakeMu.Lock()
+	defer v.wakeMu.Unlock()
+	if ctx.Err() != nil {
 		v.woke = false
 		return false
 	}
+	v.sleeping = on
+	v.wake.Reset(d)
 	return true
 }
 
 // resume is v's timer function: the wait ran its course.
 func (v *vu) resume() {
-	v.sleeping.Store(0)
+	v.wakeMu.Lock()
+	v.sleeping = 0
 	v.woke = true
+	v.wakeMu.Unlock()
 	v.e.exec.dispatch(v)
 }
 
-// interrupt ends v's wait early if it waits on the context that ended (on); whoever stops
-// the timer first owns v.
+// interrupt ends v's wait early if it waits on the context that ended (on). If the timer has
+// fired already, resume has v.
 func (v *vu) interrupt(on int32) {
-	if v.sleeping.Load() == on && v.wake.Stop() {
-		v.sleeping.Store(0)
+	v.wakeMu.Lock()
+	cut := v.sleeping == on && v.wake.Stop()
+	if cut {
+		v.sleeping = 0
 		v.woke = false
+	}
+	v.wakeMu.Unlock()
+	if cut {
 		v.e.exec.dispatch(v)
 	}
 }

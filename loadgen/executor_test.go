@@ -1,6 +1,7 @@
 package loadgen_test
 
 import (
+	"context"
 	"runtime"
 	"testing"
 	"testing/synctest"
@@ -87,4 +88,19 @@ func TestGraceEndCutsThePollWait(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestEngineRunsOnce: a second Run is refused, not a second run on spent state.
+func TestEngineRunsOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, eng := runEmbedded(t, mockserver.Config{PollInterval: 250 * time.Millisecond},
+			loadgen.Config{
+				Tool: "work_task", Args: map[string]any{"duration_ms": 500},
+				Clients: 2, Duration: time.Second, Grace: time.Second,
+				Poll: loadgen.PollPolicy{Kind: loadgen.PollServer},
+			}, nil)
+		if err := eng.Run(context.Background()); err == nil {
+			t.Error("a second Run returned nil, want an error")
+		}
+	})
 }

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/tasksim/tasksim/internal/mcp"
@@ -29,17 +29,18 @@ type vu struct {
 	task  taskState
 	cur   string      // id of the task being run, for elicitation answers
 	sent  time.Time   // when the latest call's first attempt got its request slot
-	timer *time.Timer // the client's one timer, re-armed for every wait (see sleepUntil)
+	timer *time.Timer // for the waits inside a step (see sleepUntil), re-armed for each
 
 	// Between the steps of a task (stepTask), while the client waits on its timer with no
 	// goroutine of its own (executor.go).
-	step     Step         // the step waited for, when waiting
-	waiting  bool         // stepTask returned to wait for step
-	woke     bool         // the wait ran its course (false: its context ended first)
-	phase    phase        // where drive resumes (executor.go)
-	intended time.Time    // the intended start of the next task
-	wake     *time.Timer  // calls resume at the end of a wait (executor.go)
-	sleeping atomic.Int32 // which context's end cuts the current wait short; 0 = none
+	step     Step        // the step waited for, when waiting
+	waiting  bool        // stepTask returned to wait for step
+	woke     bool        // the wait ran its course (false: its context ended first)
+	phase    phase       // where drive resumes (executor.go)
+	intended time.Time   // the intended start of the next task
+	wake     *time.Timer // calls resume at the end of a wait (executor.go)
+	wakeMu   sync.Mutex  // orders sleep, resume and interrupt
+	sleeping int32       // which context's end cuts the current wait short; 0 = none
 
 	frng     *rand.Rand // fault decisions and backoff jitter, apart from rng (recovery.go)
 	seq      uint64     // tasks started by this client
