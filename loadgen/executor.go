@@ -96,8 +96,10 @@ func (v *vu) drive() {
 	for {
 		switch v.phase {
 		case phaseStart:
-			open := e.cfg.Model == Open                                // an arrival is a task to run (runOpen checked it)
-			if !open && (e.loadCtx.Err() != nil || v.ten.revoked(e)) { // a revoked tenant starts no task
+			// In the open model an arrival is a task to run (runOpen checked the tenant); in
+			// the closed model no task starts after the load phase or once the client's
+			// tenant is revoked.
+			if e.cfg.Model == Closed && (e.loadCtx.Err() != nil || v.ten.revoked(e)) {
 				v.phase = phaseClose
 			} else if v.beginTask(e.workCtx, v.intended) {
 				v.phase = phaseTask
