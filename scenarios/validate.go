@@ -179,6 +179,9 @@ func (v *validator) workload() {
 		}
 	default:
 		oneOf(v, "workload.model", w.Model, ModelClosed, ModelOpen)
+		if w.Clients < 0 || w.Clients > maxClients { // wrong in either model
+			v.add("workload.clients", "must be >= 0 and <= %d, got %d", maxClients, w.Clients)
+		}
 	}
 }
 

@@ -42,6 +42,9 @@ func TestValidateRules(t *testing.T) {
 		{"fallback", minimal + "fallback: maybe\n", []string{`t.yaml:4:1: fallback: must be one of refuse, sync, got "maybe"`}},
 		{"model", "name: t\nduration: 1s\nworkload: {model: half-open}\n", []string{
 			`t.yaml:3:12: workload.model: must be one of closed, open, got "half-open"`}},
+		{"clients with an unknown model", "name: t\nduration: 1s\nworkload: {model: half-open, clients: -1}\n", []string{
+			`t.yaml:3:12: workload.model: must be one of closed, open, got "half-open"`,
+			`t.yaml:3:30: workload.clients: must be >= 0 and <= 1000000, got -1`}},
 		{"closed clients required", "name: t\nduration: 1s\n", []string{"t.yaml: workload.clients: must be > 0 and <= 1000000, got 0"}},
 		{"closed clients bound", "name: t\nduration: 1s\nworkload:\n  clients: 1000001\n", []string{
 			"t.yaml:4:3: workload.clients: must be > 0 and <= 1000000, got 1000001"}},
