@@ -85,6 +85,10 @@ func TestGraceEndCutsThePollWait(t *testing.T) {
 				if byReason, _ := eng.Unknown(); byReason[loadgen.ReasonStopped] != created {
 					t.Errorf("unknown by reason %v, want all %d %s", byReason, created, loadgen.ReasonStopped)
 				}
+				// task_e2e runs to a known outcome: an abandoned task has none to measure.
+				if n := snap.Summary(metrics.TaskE2E).Count; n != 0 {
+					t.Errorf("task_e2e has %d samples, want 0: no task ended", n)
+				}
 			})
 		})
 	}

@@ -822,7 +822,11 @@ func (v *vu) finish(ctx context.Context, t *taskState) {
 	lc := &v.lc
 	srv := &t.srv
 	now := time.Now()
-	v.shard.RecordDuration(metrics.TaskE2E, now.Sub(t.intended))
+	if lc.Outcome != OutcomePending && lc.Outcome != OutcomeUnknown {
+		// Until the outcome is known (DESIGN.md section 4): a task abandoned when the run
+		// stopped has no end to measure, and its cut-off time would pull the figure down.
+		v.shard.RecordDuration(metrics.TaskE2E, now.Sub(t.intended))
+	}
 	v.shard.Record(metrics.PollsPerTask, int64(lc.Polls))
 	switch lc.Outcome {
 	case OutcomeCompleted:
