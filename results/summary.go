@@ -18,6 +18,11 @@ const (
 // ExitGateFailed is the exit code of a run whose verdict is "fail" (DESIGN.md section 5).
 const ExitGateFailed = 99
 
+// ExitInterrupted is the exit code of a run that a signal (Ctrl-C, SIGTERM) stopped before its
+// end and whose verdict is "pass": what was measured passed, but the run is not whole, and a
+// pipeline must not take it for a pass. 130 is 128 + SIGINT, the shells' convention.
+const ExitInterrupted = 130
+
 // Summary is the result of one run, as data. Its JSON form is summary.json (DESIGN.md
 // section 7): the key names and their order (the order of the fields below) are a contract
 // that canary gates and dashboards rely on; new keys may be added, none renamed.
@@ -31,7 +36,7 @@ type Summary struct {
 	Target         string    `json:"target"`      // "embedded" or the target URL
 	StartedAt      time.Time `json:"started_at"`  // UTC
 	DurationS      float64   `json:"duration_s"`  // RunInfo.Duration in seconds
-	Interrupted    bool      `json:"interrupted"` // stopped early by Ctrl-C
+	Interrupted    bool      `json:"interrupted"` // stopped early by a signal (Ctrl-C, SIGTERM)
 	// Aborted says which abort_on_fail threshold stopped the load phase early, and in which
 	// window; "" when none did.
 	Aborted string `json:"aborted,omitempty"`
@@ -136,7 +141,7 @@ type RunInfo struct {
 	// PollInterval is the interval clients were advised (or used): the trust check compares
 	// schedule_lag p99 with 10% of it. 0 = unknown: the check is skipped, with a note.
 	PollInterval time.Duration
-	// Interrupted says the run was stopped by Ctrl-C.
+	// Interrupted says a signal (Ctrl-C, SIGTERM) stopped the run early.
 	Interrupted bool
 	// Aborted says which abort_on_fail threshold stopped the load early; "" = none.
 	Aborted string
@@ -257,12 +262,16 @@ func Build(info RunInfo, total *metrics.Snapshot, windows []metrics.Window) *Sum
 	return s
 }
 
-// ExitCode returns 0 when the verdict is "pass" and ExitGateFailed (99) otherwise.
+// ExitCode returns ExitGateFailed (99) when the verdict is "fail", ExitInterrupted (130)
+// when it is "pass" but a signal stopped the run early, and 0 otherwise.
 func (s *Summary) ExitCode() int {
-	if s.Verdict == VerdictPass {
-		return 0
+	switch {
+	case s.Verdict != VerdictPass:
+		return ExitGateFailed
+	case s.Interrupted:
+		return ExitInterrupted
 	}
-	return ExitGateFailed
+	return 0
 }
 
 // verdict is "fail" when an evaluated gate or any threshold failed.

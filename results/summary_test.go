@@ -87,14 +87,15 @@ func TestExitCode(t *testing.T) {
 		{"invalid transition", RunInfo{}, invalid, 99},
 		{"duplicate effect", RunInfo{DuplicateEffects: 2}, clean, 99},
 		{"duplicate effects unknown", RunInfo{DuplicateEffects: -1}, clean, 0},
-		{"interrupted", RunInfo{Interrupted: true}, clean, 0},
+		{"interrupted", RunInfo{Interrupted: true}, clean, ExitInterrupted},
+		{"interrupted, a threshold fails", RunInfo{Interrupted: true, Thresholds: th("tasks.completed > 10")}, clean, 99},
 	}
 	for _, tc := range tests {
 		s := Build(tc.info, tc.total, nil)
 		if got := s.ExitCode(); got != tc.code {
 			t.Errorf("%s: ExitCode() = %d (verdict %s), want %d", tc.name, got, s.Verdict, tc.code)
 		}
-		if want := map[int]string{0: VerdictPass, 99: VerdictFail}[tc.code]; s.Verdict != want {
+		if want := map[int]string{0: VerdictPass, ExitInterrupted: VerdictPass, 99: VerdictFail}[tc.code]; s.Verdict != want {
 			t.Errorf("%s: verdict %q, want %q", tc.name, s.Verdict, want)
 		}
 	}

@@ -33,7 +33,7 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 		s.TasksimVersion, s.Scenario, s.Seed, s.Protocol, s.Target)
 	p.f("started %s, ran %ss\n", s.StartedAt.Format("2006-01-02T15:04:05Z07:00"), num(s.DurationS))
 	if s.Interrupted {
-		p.f("INTERRUPTED by Ctrl-C: the figures cover the part of the run that happened\n")
+		p.f("INTERRUPTED by a signal (Ctrl-C or SIGTERM): the figures cover the part of the run that happened\n")
 	}
 	if s.Aborted != "" {
 		p.f("ABORTED: %s\n", s.Aborted)
@@ -80,7 +80,11 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 		}
 		p.f("%s %s\n", head, thresholdText(r))
 	}
-	p.f("verdict     %s (exit code %d)\n", strings.ToUpper(s.Verdict), s.ExitCode())
+	if code := s.ExitCode(); code == ExitInterrupted {
+		p.f("verdict     %s so far, but the run was interrupted (exit code %d)\n", strings.ToUpper(s.Verdict), code)
+	} else {
+		p.f("verdict     %s (exit code %d)\n", strings.ToUpper(s.Verdict), code)
+	}
 	if dir != "" {
 		files := SummaryJSONFile + ", " + SummaryCSVFile + ", " + TimeseriesFile + ", " + HistogramLogFile
 		for _, f := range []string{EventsFile, ReportFile} {

@@ -9,7 +9,7 @@ import (
 // and Set return their problems as an errors.Join of *Error in document order; Validate in
 // schema order (the order of the Scenario fields).
 type Error struct {
-	Source string // file name, "builtin:NAME", "--set", or "" for a scenario built in code
+	Source string // file name, "builtin:NAME", "--set" or another flag, or "" for a scenario built in code
 	Line   int    // 1-based line in Source; 0 = unknown or not a file
 	Column int    // 1-based column; 0 = unknown
 	Path   string // field path, like "workload.clients" or "workload.stages[1].target"; "" = the document
@@ -38,8 +38,8 @@ func (e *Error) Error() string {
 
 // origin is where a field's value came from.
 type origin struct {
-	line, col int  // position of its key (or sequence item) in the file
-	set       bool // set afterwards by Set: the file position no longer applies
+	line, col int    // position of its key (or sequence item) in the file
+	setBy     string // set afterwards by Set ("--set") or SetFrom: the file position no longer applies
 }
 
 // locate returns where the value at path came from: the source and position recorded for
@@ -48,8 +48,8 @@ type origin struct {
 func (s *Scenario) locate(path string) (source string, line, col int) {
 	for p := path; p != ""; p = parentPath(p) {
 		if o, ok := s.origins[p]; ok {
-			if o.set {
-				return "--set", 0, 0
+			if o.setBy != "" {
+				return o.setBy, 0, 0
 			}
 			return s.Source, o.line, o.col
 		}
@@ -58,8 +58,9 @@ func (s *Scenario) locate(path string) (source string, line, col int) {
 }
 
 // Where returns "SOURCE:LINE:COL" for the value at a field path (see Error.Path), as precise
-// as known: "SOURCE" alone when the field was not written in the file, "--set" when it was
-// overridden. Other packages use it to locate problems they find, e.g. in thresholds[2].
+// as known: "SOURCE" alone when the field was not written in the file, "--set" (or the flag
+// that set it) when it was overridden. Other packages use it to locate problems they find,
+// e.g. in thresholds[2].
 func (s *Scenario) Where(path string) string {
 	e := Error{}
 	e.Source, e.Line, e.Column = s.locate(path)

@@ -25,9 +25,13 @@ import (
 //
 // An unknown path is an error listing the valid paths near it. On error s is unchanged. Set
 // does not Validate; after it, Where(path) and Validate's messages locate the field at "--set".
-func (s *Scenario) Set(path, value string) error {
+func (s *Scenario) Set(path, value string) error { return s.SetFrom("--set", path, value) }
+
+// SetFrom is Set for a value that came from elsewhere than --set, e.g. a flag of its own
+// ("--clients"): its errors, and Validate's about the field, name that source.
+func (s *Scenario) SetFrom(source, path, value string) error {
 	fail := func(format string, args ...any) error {
-		return &Error{Source: "--set", Path: path, Msg: fmt.Sprintf(format, args...)}
+		return &Error{Source: source, Path: path, Msg: fmt.Sprintf(format, args...)}
 	}
 	v := reflect.ValueOf(s).Elem()
 	var commits []func() // map insertions and slice appends, applied once the value decodes
@@ -96,7 +100,7 @@ func (s *Scenario) Set(path, value string) error {
 			return fail("%s is a single value: it has no %q", canon, rest)
 		}
 	}
-	if err := setLeaf(v, canon, value); err != nil {
+	if err := setLeaf(v, source, canon, value); err != nil {
 		return err
 	}
 	for i := len(commits) - 1; i >= 0; i-- {
@@ -110,7 +114,7 @@ func (s *Scenario) Set(path, value string) error {
 			delete(s.origins, p)
 		}
 	}
-	s.origins[canon] = origin{set: true}
+	s.origins[canon] = origin{setBy: source}
 	return nil
 }
 
@@ -120,9 +124,9 @@ var textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 func isLeaf(t reflect.Type) bool { return reflect.PointerTo(t).Implements(textUnmarshalerType) }
 
 // setLeaf decodes value into v (addressable), leaving v unchanged on error.
-func setLeaf(v reflect.Value, path, value string) error {
+func setLeaf(v reflect.Value, source, path, value string) error {
 	fail := func(format string, args ...any) error {
-		return &Error{Source: "--set", Path: path, Msg: fmt.Sprintf(format, args...)}
+		return &Error{Source: source, Path: path, Msg: fmt.Sprintf(format, args...)}
 	}
 	tmp := reflect.New(v.Type()).Elem()
 	tmp.Set(v)
@@ -141,7 +145,7 @@ func setLeaf(v reflect.Value, path, value string) error {
 		if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
 			return fail("a value is required")
 		}
-		d := &decoder{source: "--set"}
+		d := &decoder{source: source}
 		if v.Type() == anyType {
 			d.anyValue(doc.Content[0], tmp, path)
 		} else {

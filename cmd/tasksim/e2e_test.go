@@ -143,7 +143,9 @@ func TestExitCodes(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{"bad flag", []string{"run", "--clients", "many"}, 2, "--clients"},
 		{"unknown scenario", []string{"run", "no-such-scenario"}, 2, "no-such-scenario"},
-		{"invalid override", []string{"run", "smoke", "--set", "workload.clients=0"}, 2, "workload.clients"},
+		{"invalid override", []string{"run", "smoke", "--set", "workload.clients=0"}, 2, "--set: workload.clients"},
+		{"invalid flag value", []string{"run", "smoke", "--clients", "-5"}, 2, "--clients: workload.clients: must be > 0"},
+		{"invalid duration", []string{"run", "smoke", "--duration", "0s"}, 2, "--duration: duration: must be > 0"},
 		{"unknown field", []string{"run", "smoke", "--set", "workload.clientz=3"}, 2, "clientz"},
 		{"unreachable target", []string{"run", "smoke", "--target", "http://127.0.0.1:1/mcp", "--no-progress"}, 1, "127.0.0.1:1"},
 		{"bad serve token", []string{"serve", "--token", "nosecret"}, 2, "TENANT=TOKEN"},
@@ -285,7 +287,7 @@ func TestRunAgainstTarget(t *testing.T) {
 }
 
 // TestInterruptWritesResults: the first SIGINT stops the load, drains, and still writes
-// every file, with "interrupted": true.
+// every file, with "interrupted": true; the exit code is 130, not a pass.
 func TestInterruptWritesResults(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(binary, "run", "smoke", "--duration", "10m", "--set", "grace=2s", "--out", dir, "--no-progress")
@@ -308,8 +310,13 @@ func TestInterruptWritesResults(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("run after SIGINT: %v\nstderr: %s", err, stderr.String())
+	// Nothing failed in what was measured, but the run is not whole: exit code 130, never 0.
+	var ee *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &ee) || ee.ExitCode() != results.ExitInterrupted {
+		t.Fatalf("run after SIGINT: %v, want exit code %d\nstderr: %s", err, results.ExitInterrupted, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "interrupted (exit code 130)") {
+		t.Errorf("the verdict line does not say the run was interrupted:\n%s", stdout.String())
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 	if err != nil {

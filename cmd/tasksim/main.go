@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tasksim/tasksim/internal/gcpolicy"
+	"github.com/tasksim/tasksim/results"
 	"github.com/tasksim/tasksim/scenarios"
 )
 
@@ -18,6 +19,7 @@ const (
 	exitRuntime = 1
 	exitUsage   = 2
 	exitGate    = 99
+	exitSignal  = results.ExitInterrupted // a run stopped early by a signal, nothing failed
 )
 
 // version is the tasksim version reported by `tasksim version` and in serverInfo.
@@ -95,6 +97,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		if errors.As(err, new(gateError)) {
 			return exitGate
+		}
+		if errors.As(err, new(interruptedError)) {
+			return exitSignal
 		}
 		return exitRuntime
 	}

@@ -52,7 +52,8 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 		fmt.Fprintln(stderr)
 		fmt.Fprintln(stderr, "Runs a scenario (default: the built-in baseline) against the embedded mock server,")
 		fmt.Fprintln(stderr, "or against --target, and writes summary.json, summary.csv, timeseries.csv and")
-		fmt.Fprintln(stderr, "histograms.hlog under --out. Exit codes: 0 pass, 1 runtime error, 2 usage, 99 gate failed.")
+		fmt.Fprintln(stderr, "histograms.hlog under --out. Exit codes: 0 pass, 1 runtime error, 2 usage, 99 gate failed,")
+		fmt.Fprintln(stderr, "130 interrupted (Ctrl-C, SIGTERM) with nothing failed.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
@@ -93,8 +94,8 @@ func (f *runFlags) scenario(name string) (*scenarios.Scenario, error) {
 		return nil, usageError{err}
 	}
 	var errs []error
-	set := func(path, value string) {
-		if err := sc.Set(path, value); err != nil {
+	set := func(flag, path, value string) { // a problem names the flag, not --set
+		if err := sc.SetFrom("--"+flag, path, value); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -103,18 +104,18 @@ func (f *runFlags) scenario(name string) (*scenarios.Scenario, error) {
 		sc.Target = f.target
 	}
 	if changed("clients") {
-		set("workload.clients", strconv.Itoa(f.clients))
+		set("clients", "workload.clients", strconv.Itoa(f.clients))
 	}
 	if changed("rate") {
-		set("workload.model", "open")
-		set("workload.rate", f.rate)
+		set("rate", "workload.model", "open")
+		set("rate", "workload.rate", f.rate)
 	}
 	if changed("duration") {
-		set("duration", f.duration.String())
+		set("duration", "duration", f.duration.String())
 	}
 	if changed("poll-interval") {
-		set("server.poll_interval", f.pollInterval.String())
-		set("client.poll.interval", f.pollInterval.String())
+		set("poll-interval", "server.poll_interval", f.pollInterval.String())
+		set("poll-interval", "client.poll.interval", f.pollInterval.String())
 	}
 	if changed("tool") {
 		sc.Tool = f.tool
@@ -316,8 +317,11 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if runErr != nil {
 		return runErr
 	}
-	if sum.ExitCode() != exitOK {
+	switch sum.ExitCode() {
+	case results.ExitGateFailed:
 		return gateError{}
+	case results.ExitInterrupted:
+		return interruptedError{}
 	}
 	return nil
 }
@@ -326,6 +330,13 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 type gateError struct{}
 
 func (gateError) Error() string { return "a gate or threshold failed (see the summary above)" }
+
+// interruptedError is a run a signal stopped early with nothing failed: exit code 130.
+type interruptedError struct{}
+
+func (interruptedError) Error() string {
+	return "interrupted before the end: the files hold what was measured, and nothing failed in it"
+}
 
 // startTarget returns the target of the run: the URL given, or an embedded mock server on
 // 127.0.0.1:0 configured from the scenario's server section.

@@ -116,11 +116,6 @@ func parseServeFlags(args []string, stderr io.Writer) (mockserver.Config, error)
 		}
 	}
 	var errs []error
-	set := func(path, value string) {
-		if err := sc.Set(path, value); err != nil {
-			errs = append(errs, err)
-		}
-	}
 	for _, f := range []struct{ flag, path, value string }{
 		{"poll-interval", "server.poll_interval", pollInterval.String()},
 		{"ttl", "server.ttl", ttl.String()},
@@ -130,8 +125,11 @@ func parseServeFlags(args []string, stderr io.Writer) (mockserver.Config, error)
 		{"list-page-size", "server.list_page_size", strconv.Itoa(pageSize)},
 		{"status-notifications", "server.status_notifications", strconv.FormatBool(notify)},
 	} {
-		if fs.Changed(f.flag) {
-			set(f.path, f.value)
+		if !fs.Changed(f.flag) {
+			continue
+		}
+		if err := sc.SetFrom("--"+f.flag, f.path, f.value); err != nil { // a problem names the flag
+			errs = append(errs, err)
 		}
 	}
 	owner := map[string]string{}

@@ -132,7 +132,7 @@ func TestParseServeFlags(t *testing.T) {
 		{[]string{"--set", "nonsense"}, []string{`--set "nonsense": want path=value`}},
 		{[]string{"a", "b"}, []string{"serve takes one scenario NAME or FILE, got 2 arguments"}},
 		{[]string{"no-such-scenario"}, []string{`unknown scenario "no-such-scenario"`}},
-		{[]string{"--ttl", "2h"}, []string{"--set: server.ttl: must be <= max_ttl (1h0m0s), got 2h0m0s"}},
+		{[]string{"--ttl", "2h"}, []string{"--ttl: server.ttl: must be <= max_ttl (1h0m0s), got 2h0m0s"}},
 	} {
 		_, err := parseServeFlags(tc.args, io.Discard)
 		var ue usageError

@@ -1,0 +1,33 @@
+package results
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestInterruptedExitCode: a run a signal stopped early is never a pass: 130 when nothing
+// failed in what it measured, 99 when something did; the verdict line says which.
+func TestInterruptedExitCode(t *testing.T) {
+	for _, tc := range []struct {
+		verdict     string
+		interrupted bool
+		code        int
+		line        string
+	}{
+		{VerdictPass, false, 0, "verdict     PASS (exit code 0)"},
+		{VerdictPass, true, ExitInterrupted, "verdict     PASS so far, but the run was interrupted (exit code 130)"},
+		{VerdictFail, true, ExitGateFailed, "verdict     FAIL (exit code 99)"},
+	} {
+		s := &Summary{Verdict: tc.verdict, Interrupted: tc.interrupted}
+		if got := s.ExitCode(); got != tc.code {
+			t.Errorf("verdict %s, interrupted %v: exit code %d, want %d", tc.verdict, tc.interrupted, got, tc.code)
+		}
+		var b strings.Builder
+		if err := WriteText(&b, s, ""); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tc.line+"\n") {
+			t.Errorf("verdict %s, interrupted %v: text lacks %q:\n%s", tc.verdict, tc.interrupted, tc.line, b.String())
+		}
+	}
+}
