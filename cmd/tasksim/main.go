@@ -132,8 +132,13 @@ func runScenarios(args []string, stdout, _ io.Writer) error {
 	if len(args) > 0 {
 		return usagef("scenarios takes no arguments")
 	}
-	for _, in := range scenarios.Builtins() {
-		fmt.Fprintf(stdout, "%-16s %s\n", in.Name, in.Description)
+	list := scenarios.Builtins()
+	width := 0
+	for _, in := range list {
+		width = max(width, len(in.Name))
+	}
+	for _, in := range list {
+		fmt.Fprintf(stdout, "%-*s  %s\n", width, in.Name, in.Description)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -31,7 +32,11 @@ func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config) {
 	fmt.Fprintf(w, "target       %s\n", targetName(sc))
 	fmt.Fprintf(w, "load         %s\n", planLine(sc, cfg))
 	fmt.Fprintf(w, "seed         %d\n", sc.Seed)
-	fmt.Fprintf(w, "tool         %s %v\n", sc.Tool, sc.Args)
+	args, err := json.Marshal(sc.Args) // as sent; Validate checked that it encodes
+	if err != nil || len(sc.Args) == 0 {
+		args = []byte("{}")
+	}
+	fmt.Fprintf(w, "tool         %s %s\n", sc.Tool, args)
 	fmt.Fprintf(w, "result       %s, poll interval %v, deadline %v\n", sc.Client.Result, cfg.Poll.Interval, cfg.Poll.Deadline)
 	if cfg.Model == loadgen.Closed && cfg.Ramp > 0 {
 		fmt.Fprintf(w, "ramp         the clients start evenly over %v\n", cfg.Ramp)
