@@ -63,13 +63,10 @@ func Parse(name string, data []byte) (*Scenario, error) {
 	s.Source = name
 	d := &decoder{source: name, origins: map[string]origin{}}
 	d.value(root, reflect.ValueOf(s).Elem(), "")
-	s.origins = d.origins
-	if len(d.errs) > 0 {
-		if len(d.errs) < maxFound { // every problem at once: what Validate finds as well
-			d.errs = append(d.errs, validateRest(s, d.errs)...)
-		}
-		return nil, d.err()
+	if err := d.err(); err != nil {
+		return nil, err
 	}
+	s.origins = d.origins
 	return s, nil
 }
 
@@ -142,32 +139,4 @@ func checkText(data []byte) (line, col int, msg string) {
 func yamlPrintable(r rune) bool {
 	return r == '\t' || r == '\n' || r == '\r' || (r >= 0x20 && r <= 0x7E) || r == 0x85 ||
 		(r >= 0xA0 && r <= 0xD7FF) || (r >= 0xE000 && r <= 0xFFFD) || (r >= 0x10000 && r <= 0x10FFFF)
-}
-
-// validateRest returns what Validate finds in a scenario that decoded with problems, about
-// the values written in the file that did decode. Not about a field that did not decode (or
-// its parents and children: they hold a default, and their problem is already said), nor
-// about one the file does not set (a misspelt key leaves its field unset, and the problem
-// is the spelling).
-func validateRest(s *Scenario, decoded []error) []error {
-	err := s.Validate()
-	if err == nil {
-		return nil
-	}
-	related := func(p, q string) bool {
-		under := func(a, b string) bool {
-			return b == "" || a == b || strings.HasPrefix(a, b+".") || strings.HasPrefix(a, b+"[")
-		}
-		return under(p, q) || under(q, p)
-	}
-	var out []error
-	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-		ve, ok := e.(*Error)
-		if _, written := s.origins[ve.Path]; !ok || !written ||
-			slices.ContainsFunc(decoded, func(d error) bool { return related(ve.Path, d.(*Error).Path) }) {
-			continue
-		}
-		out = append(out, ve)
-	}
-	return out
 }
