@@ -822,9 +822,24 @@ func (v *vu) finish(ctx context.Context, t *taskState) {
 	lc := &v.lc
 	srv := &t.srv
 	now := time.Now()
-	if lc.Outcome != OutcomePending && lc.Outcome != OutcomeUnknown {
-		// Until the outcome is known (DESIGN.md section 4): a task abandoned when the run
-		// stopped has no end to measure, and its cut-off time would pull the figure down.
+	reason := ""
+	switch lc.Outcome {
+	case OutcomeCompleted, OutcomeFailed, OutcomeCancelled, OutcomeExpired:
+	default:
+		switch reason = t.reason; {
+		case reason != "":
+		case !lc.Deadline.IsZero() && !now.Before(lc.Deadline):
+			reason = ReasonDeadline
+		case ctx.Err() != nil:
+			reason = ReasonStopped
+		default:
+			reason = ReasonStatusBudget
+		}
+	}
+	if reason != ReasonStopped {
+		// To the outcome, or to the client giving up (deadline, budgets): those are the
+		// slowest tasks and count. A task the run's end cut off has no end to measure: its
+		// cut-off time would pull the figure down.
 		v.shard.RecordDuration(metrics.TaskE2E, now.Sub(t.intended))
 	}
 	v.shard.Record(metrics.PollsPerTask, int64(lc.Polls))
@@ -838,16 +853,6 @@ func (v *vu) finish(ctx context.Context, t *taskState) {
 	case OutcomeExpired:
 		v.shard.Add(metrics.TasksExpired, 1)
 	default:
-		reason := t.reason
-		switch {
-		case reason != "":
-		case !lc.Deadline.IsZero() && !now.Before(lc.Deadline):
-			reason = ReasonDeadline
-		case ctx.Err() != nil:
-			reason = ReasonStopped
-		default:
-			reason = ReasonStatusBudget
-		}
 		v.unknown(t, reason)
 	}
 	if !srv.terminal.IsZero() && !lc.TerminalSeen.IsZero() {
