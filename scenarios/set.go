@@ -30,6 +30,9 @@ func (s *Scenario) Set(path, value string) error { return s.SetFrom("--set", pat
 // SetFrom is Set for a value that came from elsewhere than --set, e.g. a flag of its own
 // ("--clients"): its errors, and Validate's about the field, name that source.
 func (s *Scenario) SetFrom(source, path, value string) error {
+	if source == "" {
+		source = "--set" // an empty source would read as a position in the file
+	}
 	fail := func(format string, args ...any) error {
 		return &Error{Source: source, Path: path, Msg: fmt.Sprintf(format, args...)}
 	}

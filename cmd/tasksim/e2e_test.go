@@ -334,6 +334,51 @@ func TestInterruptWritesResults(t *testing.T) {
 	}
 }
 
+// TestSweepInterrupted: SIGTERM during a sweep stops the cell it interrupts and the sweep
+// with it: the next cell is not run, sweep.csv and the interrupted cell's files are
+// written, and the exit code is 130, never a pass.
+func TestSweepInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(binary, "sweep", "smoke", "--vary", "clients=2,4", "--cell-duration", "10m",
+		"--set", "grace=2s", "--out", dir, "--no-progress")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the first cell's first finished second: a condition, not a timing.
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		if b, _ := os.ReadFile(filepath.Join(dir, "cell-00", "timeseries.csv")); bytes.Count(b, []byte("\n")) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no timeseries row after 60s; stderr: %s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	var ee *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &ee) || ee.ExitCode() != results.ExitInterrupted {
+		t.Fatalf("sweep after SIGTERM: %v, want exit code %d\nstderr: %s", err, results.ExitInterrupted, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cell-01")); !os.IsNotExist(err) {
+		t.Errorf("the second cell ran after the sweep was interrupted (stat: %v)", err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "sweep.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := strings.Count(string(b), "\n"); rows != 3 {
+		t.Errorf("sweep.csv has %d lines, want a header and both cells:\n%s", rows, b)
+	}
+	if !strings.Contains(stdout.String(), "clients=2: interrupted before its end") {
+		t.Errorf("the recommendation does not say the cell was interrupted:\n%s", stdout.String())
+	}
+}
+
 // TestChaosScenariosFromTheCommandLine: the network faults need real sockets (the chaos
 // proxy), so flaky-network runs here, shortened, against the embedded server and against
 // a --target; the known-bad demo must exit 99.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/tasksim/tasksim/loadgen"
@@ -32,11 +33,14 @@ func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config) {
 	fmt.Fprintf(w, "target       %s\n", targetName(sc))
 	fmt.Fprintf(w, "load         %s\n", planLine(sc, cfg))
 	fmt.Fprintf(w, "seed         %d\n", sc.Seed)
-	args, err := json.Marshal(sc.Args) // as sent; Validate checked that it encodes
-	if err != nil || len(sc.Args) == 0 {
-		args = []byte("{}")
+	var args strings.Builder // the scenario's arguments as JSON (the run may add a key)
+	enc := json.NewEncoder(&args)
+	enc.SetEscapeHTML(false)
+	if len(sc.Args) == 0 || enc.Encode(sc.Args) != nil { // Validate checked that they encode
+		args.Reset()
+		args.WriteString("{}")
 	}
-	fmt.Fprintf(w, "tool         %s %s\n", sc.Tool, args)
+	fmt.Fprintf(w, "tool         %s %s\n", sc.Tool, strings.TrimSpace(args.String()))
 	fmt.Fprintf(w, "result       %s, poll interval %v, deadline %v\n", sc.Client.Result, cfg.Poll.Interval, cfg.Poll.Deadline)
 	if cfg.Model == loadgen.Closed && cfg.Ramp > 0 {
 		fmt.Fprintf(w, "ramp         the clients start evenly over %v\n", cfg.Ramp)

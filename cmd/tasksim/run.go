@@ -331,10 +331,14 @@ type gateError struct{}
 
 func (gateError) Error() string { return "a gate or threshold failed (see the summary above)" }
 
-// interruptedError is a run a signal stopped early with nothing failed: exit code 130.
-type interruptedError struct{}
+// interruptedError is a run (or sweep) a signal stopped early: exit code 130. what says
+// what was kept; "" is a run in which nothing failed.
+type interruptedError struct{ what string }
 
-func (interruptedError) Error() string {
+func (e interruptedError) Error() string {
+	if e.what != "" {
+		return "interrupted before the end: " + e.what
+	}
 	return "interrupted before the end: the files hold what was measured, and nothing failed in it"
 }
 

@@ -181,7 +181,12 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if !f.noProgress && isTerminal(stderr) {
 		bars = newSweepBars(stderr, len(cells))
 	}
+	var stoppedAt *cell // the cell a signal interrupted: the sweep stops there
 	for _, c := range cells {
+		if stoppedAt != nil {
+			c.err = "not run: the sweep was interrupted"
+			continue
+		}
 		c.dir = filepath.Join(dir, fmt.Sprintf("cell-%02d", c.index))
 		cellArgs := []string{name, "--out", c.dir, "--no-progress"}
 		if f.cellDuration > 0 {
@@ -211,7 +216,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		switch {
 		case errors.As(runErr, &ue):
 			return usagef("cell %s: %v", c.label(vars), ue.err)
-		case c.exit != exitOK && c.exit != exitGate:
+		case c.exit != exitOK && c.exit != exitGate && c.exit != exitSignal:
 			c.err = redactKnown(runErr.Error()) // the cell's own error, never a token
 			fmt.Fprintf(stderr, "tasksim sweep: cell %s failed: %s\n", c.label(vars), c.err)
 			continue
@@ -223,6 +228,9 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		}
 		c.sum = sum
 		c.reqRate = requestRate(sum)
+		if sum.Interrupted { // Ctrl-C or SIGTERM stopped the cell: it stops the sweep too
+			stoppedAt = c
+		}
 		for _, slo := range f.slo {
 			th, _ := results.ParseThreshold(slo) // parsed once already
 			if r := th.Eval(sum, nil); !r.Pass {
@@ -241,6 +249,10 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprint(stdout, rec.text)
 	fmt.Fprintf(stdout, "files       %s, %s and one run directory per cell in %s\n", sweepCSVFile, sweepHTMLFile, filepath.Clean(dir))
+	if stoppedAt != nil { // a partial sweep is never a pass, whatever it recommends
+		return interruptedError{what: "the sweep stopped in cell " + stoppedAt.label(vars) +
+			": the files hold the cells run so far, that one included"}
+	}
 	if rec.best == nil {
 		for _, c := range cells {
 			if c.sum != nil {
@@ -323,6 +335,8 @@ func whyLost(c, best *cell) string {
 		return "no result: " + c.err
 	case len(c.sloFails) > 0:
 		return "misses " + strings.Join(c.sloFails, ", ")
+	case c.sum.Interrupted:
+		return "interrupted before its end"
 	case c.exit != exitOK:
 		return "a gate or threshold of the scenario failed (verdict " + c.sum.Verdict + ")"
 	case best != nil:
@@ -513,6 +527,8 @@ func exitCode(err error) int {
 		return exitUsage
 	case errors.As(err, new(gateError)):
 		return exitGate
+	case errors.As(err, new(interruptedError)):
+		return exitSignal
 	}
 	return exitRuntime
 }
