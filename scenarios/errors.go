@@ -9,7 +9,7 @@ import (
 // and Set return their problems as an errors.Join of *Error in document order; Validate in
 // schema order (the order of the Scenario fields).
 type Error struct {
-	Source string // file name, "builtin:NAME", "--set" or another flag, or "" for a scenario built in code
+	Source string // file name, "builtin:NAME", "--set" or another flag; "" = built in code
 	Line   int    // 1-based line in Source; 0 = unknown or not a file
 	Column int    // 1-based column; 0 = unknown
 	Path   string // field path, like "workload.clients" or "workload.stages[1].target"; "" = the document

@@ -212,6 +212,9 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		runErr := runRun(cellArgs, io.Discard, io.Discard) // its figures are read from its files
 		bars.endCell()
 		c.exit = exitCode(runErr)
+		if c.exit == exitSignal { // Ctrl-C or SIGTERM stopped the cell: it stops the sweep too
+			stoppedAt = c
+		}
 		var ue usageError
 		switch {
 		case errors.As(runErr, &ue):
@@ -228,7 +231,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		}
 		c.sum = sum
 		c.reqRate = requestRate(sum)
-		if sum.Interrupted { // Ctrl-C or SIGTERM stopped the cell: it stops the sweep too
+		if sum.Interrupted { // also when a gate failed in what the cell measured (exit 99)
 			stoppedAt = c
 		}
 		for _, slo := range f.slo {
