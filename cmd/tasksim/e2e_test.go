@@ -296,25 +296,8 @@ func TestInterruptWritesResults(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Wait for the first finished second to reach timeseries.csv: a condition, not a timing.
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		if b, _ := os.ReadFile(filepath.Join(dir, "timeseries.csv")); bytes.Count(b, []byte("\n")) >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("no timeseries row after 60s; stderr: %s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
 	// Nothing failed in what was measured, but the run is not whole: exit code 130, never 0.
-	var ee *exec.ExitError
-	if err := cmd.Wait(); !errors.As(err, &ee) || ee.ExitCode() != results.ExitInterrupted {
-		t.Fatalf("run after SIGINT: %v, want exit code %d\nstderr: %s", err, results.ExitInterrupted, stderr.String())
-	}
+	interruptAfterFirstSecond(t, cmd, filepath.Join(dir, "timeseries.csv"), syscall.SIGINT, &stderr)
 	if !strings.Contains(stdout.String(), "interrupted (exit code 130)") {
 		t.Errorf("the verdict line does not say the run was interrupted:\n%s", stdout.String())
 	}
@@ -334,6 +317,29 @@ func TestInterruptWritesResults(t *testing.T) {
 	}
 }
 
+// interruptAfterFirstSecond waits for the run's first finished second to reach timeseries
+// (a condition, not a timing), sends sig to cmd, and wants it to exit with 130.
+func interruptAfterFirstSecond(t *testing.T, cmd *exec.Cmd, timeseries string, sig os.Signal, stderr *bytes.Buffer) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		if b, _ := os.ReadFile(timeseries); bytes.Count(b, []byte("\n")) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no timeseries row after 60s; stderr: %s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	var ee *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &ee) || ee.ExitCode() != results.ExitInterrupted {
+		t.Fatalf("after %v: %v, want exit code %d\nstderr: %s", sig, err, results.ExitInterrupted, stderr.String())
+	}
+}
+
 // TestSweepInterrupted: SIGTERM during a sweep stops the cell it interrupts and the sweep
 // with it: the next cell is not run, sweep.csv and the interrupted cell's files are
 // written, and the exit code is 130, never a pass.
@@ -346,24 +352,7 @@ func TestSweepInterrupted(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Wait for the first cell's first finished second: a condition, not a timing.
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		if b, _ := os.ReadFile(filepath.Join(dir, "cell-00", "timeseries.csv")); bytes.Count(b, []byte("\n")) >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("no timeseries row after 60s; stderr: %s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	var ee *exec.ExitError
-	if err := cmd.Wait(); !errors.As(err, &ee) || ee.ExitCode() != results.ExitInterrupted {
-		t.Fatalf("sweep after SIGTERM: %v, want exit code %d\nstderr: %s", err, results.ExitInterrupted, stderr.String())
-	}
+	interruptAfterFirstSecond(t, cmd, filepath.Join(dir, "cell-00", "timeseries.csv"), syscall.SIGTERM, &stderr)
 	if _, err := os.Stat(filepath.Join(dir, "cell-01")); !os.IsNotExist(err) {
 		t.Errorf("the second cell ran after the sweep was interrupted (stat: %v)", err)
 	}
