@@ -10,6 +10,7 @@ import (
 	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/mockserver"
+	"github.com/tasksim/tasksim/scenarios"
 )
 
 // TestWaitingClientsHoldNoGoroutine: a client waiting for its next poll is a timer, not a
@@ -105,6 +106,26 @@ func TestEngineRunsOnce(t *testing.T) {
 			}, nil)
 		if err := eng.Run(context.Background()); err == nil {
 			t.Error("a second Run returned nil, want an error")
+		}
+	})
+}
+
+// TestGraceEndCutsARequestWithoutAnError: a tasks/get still waiting for its reply when the
+// grace period ends is cut off by the run, not failed by the target: it counts as
+// "stopped", not as an error.
+func TestGraceEndCutsARequestWithoutAnError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := mockserver.Config{Latency: map[string]scenarios.Dist{
+			"tasks/get": {Kind: scenarios.DistFixed, Value: scenarios.Duration(time.Hour)}}}
+		snap, _ := runEmbedded(t, srv, loadgen.Config{
+			Tool: "work_task", Args: map[string]any{"duration_ms": 60_000},
+			Clients: 2, Duration: 2 * time.Second, Grace: 3 * time.Second,
+			Poll: loadgen.PollPolicy{Kind: loadgen.PollFixed, Interval: time.Second},
+		}, nil)
+		got := snap.Requests[metrics.MethodTasksGet]
+		if got[metrics.OutcomeStopped] != 2 || snap.ErrorCount(metrics.MethodTasksGet) != 0 {
+			t.Errorf("tasks/get outcomes %v, %d errors: want the 2 cut polls stopped, no error",
+				got, snap.ErrorCount(metrics.MethodTasksGet))
 		}
 	})
 }

@@ -209,6 +209,12 @@ func (v *vu) attempt(ctx context.Context, m metrics.Method, method string, param
 // count records one request's latency (for methods that have a latency metric) and outcome.
 func (v *vu) count(m metrics.Method, start time.Time, rep Reply, err error) {
 	o, code, status := classify(rep, err)
+	if (o == metrics.OutcomeTransport || o == metrics.OutcomeProtocol) && v.stopped() {
+		// No reply, or half of one, once the run's end cancelled the request: whatever the
+		// transport made of the cut (context canceled, a closed pipe, an empty body), the
+		// run cut it off, not the target.
+		o = metrics.OutcomeStopped
+	}
 	if err == nil { // a reply came: count it and its latency under one shard lock
 		v.shard.Reply(m, o, code, status, time.Since(start))
 	} else {
@@ -219,6 +225,9 @@ func (v *vu) count(m metrics.Method, start time.Time, rep Reply, err error) {
 		v.shard.Add(metrics.BackpressureSignals, 1)
 	}
 }
+
+// stopped reports whether the run's work has ended (grace period over, second Ctrl-C).
+func (v *vu) stopped() bool { return v.e.workCtx != nil && v.e.workCtx.Err() != nil }
 
 // Backpressure signals (DESIGN.md section 4, backpressure_signals). One signal per event the
 // server uses to push back, never two for one reply:

@@ -100,7 +100,7 @@ func TestMethodOutcomeNames(t *testing.T) {
 			t.Errorf("%s.Latency() = %s", m, h)
 		}
 	}
-	outcomes := [metrics.NumOutcomes]string{"ok", "rpc_error", "http_error", "transport", "protocol"}
+	outcomes := [metrics.NumOutcomes]string{"ok", "rpc_error", "http_error", "transport", "protocol", "stopped"}
 	for o := range metrics.NumOutcomes {
 		if got := o.Name(); got != outcomes[o] {
 			t.Errorf("Outcome(%d).Name() = %q, want %q", o, got, outcomes[o])

@@ -69,17 +69,20 @@ func (m Method) Latency() (h Hist, ok bool) {
 // Outcome classifies how one request ended.
 type Outcome uint8
 
-// The outcomes. Everything but OutcomeOK is an error.
+// The outcomes. Everything but OutcomeOK and OutcomeStopped is an error.
 const (
 	OutcomeOK        Outcome = iota // a result arrived
 	OutcomeRPCError                 // a JSON-RPC error object arrived (its code is counted)
 	OutcomeHTTPError                // the HTTP status said no (its status is counted)
 	OutcomeTransport                // connection refused or reset, timeout, cancelled
 	OutcomeProtocol                 // a reply arrived but was malformed
-	NumOutcomes                     // number of outcomes; not an outcome
+	// OutcomeStopped: the run's own end cut the request off (grace period over, a second
+	// Ctrl-C) before a reply: no outcome of the target's, so not an error.
+	OutcomeStopped
+	NumOutcomes // number of outcomes; not an outcome
 )
 
-// Name returns "ok", "rpc_error", "http_error", "transport" or "protocol".
+// Name returns "ok", "rpc_error", "http_error", "transport", "protocol" or "stopped".
 func (o Outcome) Name() string {
 	switch o {
 	case OutcomeOK:
@@ -92,6 +95,8 @@ func (o Outcome) Name() string {
 		return "transport"
 	case OutcomeProtocol:
 		return "protocol"
+	case OutcomeStopped:
+		return "stopped"
 	}
 	return "outcome(" + strconv.Itoa(int(o)) + ")"
 }

@@ -90,9 +90,9 @@ type Tasks struct {
 // are never null.
 type RequestStats struct {
 	Count  int64 `json:"count"`
-	Errors int64 `json:"errors"` // every outcome but "ok"
+	Errors int64 `json:"errors"` // every outcome but "ok" and "stopped"
 	// ByOutcome counts by metrics.Outcome name: "ok", "rpc_error", "http_error",
-	// "transport", "protocol".
+	// "transport", "protocol", "stopped" (cut off by the run's own end).
 	ByOutcome map[string]int64 `json:"by_outcome"`
 	// ByCode counts JSON-RPC errors by code ("-32602", or "other").
 	ByCode map[string]int64 `json:"by_code"`
