@@ -386,8 +386,6 @@ func (e *Engine) runOpen(loadCtx, workCtx context.Context, start time.Time) {
 // startClient makes client i, counted in e.clients until it is done (drive).
 func (e *Engine) startClient(i int) *vu {
 	v := e.newVU(i)
-	v.wake = time.AfterFunc(time.Hour, v.resume)
-	v.wake.Stop()
 	e.vusMu.Lock()
 	e.vus = append(e.vus, v)
 	e.vusMu.Unlock()

@@ -75,6 +75,8 @@ func (e *Engine) newVU(idx int) *vu {
 		v.probe = true
 		v.prng = rand.New(rand.NewPCG(e.cfg.Seed^probeSalt, uint64(idx)+1))
 	}
+	v.wake = time.AfterFunc(time.Hour, v.resume) // armed by sleep only (executor.go)
+	v.wake.Stop()
 	return v
 }
 

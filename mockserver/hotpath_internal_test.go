@@ -227,16 +227,6 @@ func check(t *testing.T, method string, w *discardWriter, want string, n float64
 	}
 }
 
-// heapObjects returns the live heap objects after collecting everything collectable; two
-// cycles also empty sync.Pool's victim cache.
-func heapObjects() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapObjects
-}
-
 // retainedTasks and retainedSessions are how many tasks and sessions the retention figures
 // are averaged over: enough that a stray object or a map's growth step hardly moves them.
 const (
@@ -250,11 +240,13 @@ func retainedPerTask(tb testing.TB, n int) (objects, bytes float64) {
 	srv, h, sess := handlerSession(tb)
 	w, req := newReusedRequest(callTaskBody, sess)
 	createTask(tb, h, w, req) // the store's and the pools' first allocations are not the tasks'
-	objs0, heap0 := heapObjects(), liveHeap()
+	ms0 := collected()
+	objs0, heap0 := ms0.HeapObjects, ms0.HeapAlloc
 	for range n {
 		createTask(tb, h, w, req)
 	}
-	objs1, heap1 := heapObjects(), liveHeap()
+	ms1 := collected()
+	objs1, heap1 := ms1.HeapObjects, ms1.HeapAlloc
 	runtime.KeepAlive(srv)
 	if got := srv.Stats().TasksLive; got != int64(n)+1 {
 		tb.Fatalf("%d tasks live, want %d", got, n+1)
@@ -266,11 +258,13 @@ func retainedPerTask(tb testing.TB, n int) (objects, bytes float64) {
 // retain, per session.
 func retainedPerSession(tb testing.TB, n int) (objects, bytes float64) {
 	srv, h, _ := handlerSession(tb)
-	objs0, heap0 := heapObjects(), liveHeap()
+	ms0 := collected()
+	objs0, heap0 := ms0.HeapObjects, ms0.HeapAlloc
 	for range n {
 		initSession(tb, srv, h)
 	}
-	objs1, heap1 := heapObjects(), liveHeap()
+	ms1 := collected()
+	objs1, heap1 := ms1.HeapObjects, ms1.HeapAlloc
 	runtime.KeepAlive(srv)
 	if got := srv.Stats().Sessions; got != n+1 {
 		tb.Fatalf("%d sessions live, want %d", got, n+1)

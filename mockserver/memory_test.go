@@ -21,15 +21,19 @@ const (
 	memBudgetByte = 100 << 20
 )
 
-// liveHeap returns HeapAlloc after collecting everything collectable. Two cycles also empty
-// sync.Pool's victim cache, so pooled buffers are not counted on either side.
-func liveHeap() uint64 {
+// collected returns the memory statistics after collecting everything collectable. Two
+// cycles also empty sync.Pool's victim cache, so pooled buffers are not counted on either
+// side.
+func collected() runtime.MemStats {
 	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
+	return ms
 }
+
+// liveHeap returns HeapAlloc after collecting everything collectable.
+func liveHeap() uint64 { return collected().HeapAlloc }
 
 // TestMemory100kLiveTasks creates memTasks tasks through tools/call on the in-process
 // handler (one day of work, one hour of ttl: none finishes or expires while the test runs)
