@@ -33,6 +33,12 @@ const (
 	CancelsBroken                       // tasks whose accepted cancel did not end them cancelled
 	ResultsLost                         // terminal tasks whose tasks/result payload never arrived
 	CreatesNotFound                     // creates without a reply that a lookup by key proved never made
+	TasksResultLost                     // terminal completed or failed, but the payload could not be read
+	InputRequired                       // observations of input_required (a tasks/get reply, a status change)
+	Elicitations                        // elicitation/create requests received from the server
+	ElicitAccepted                      // elicitations answered accept
+	ElicitDeclined                      // elicitations answered decline
+	ElicitCancelled                     // elicitations answered cancel
 	NumCounters                         // number of counters; not a counter
 )
 
@@ -89,6 +95,18 @@ func (c Counter) Name() string {
 		return "results_lost"
 	case CreatesNotFound:
 		return "creates_not_found"
+	case TasksResultLost:
+		return "tasks_result_lost"
+	case InputRequired:
+		return "input_required_seen"
+	case Elicitations:
+		return "elicitations_received"
+	case ElicitAccepted:
+		return "elicitations_accepted"
+	case ElicitDeclined:
+		return "elicitations_declined"
+	case ElicitCancelled:
+		return "elicitations_cancelled"
 	}
 	return "counter(" + strconv.Itoa(int(c)) + ")"
 }

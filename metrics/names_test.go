@@ -63,7 +63,9 @@ func TestCounterGaugeNames(t *testing.T) {
 		"reconnects", "orphaned_tasks", "downstream_rejections", "amplification_polls",
 		"amplification_advised", "faults_injected", "resumed_observations", "reconciled",
 		"retried_creates", "cancels_sent", "cancels_acked", "cancels_late", "cancels_broken",
-		"results_lost", "creates_not_found",
+		"results_lost", "creates_not_found", "tasks_result_lost", "input_required_seen",
+		"elicitations_received", "elicitations_accepted", "elicitations_declined",
+		"elicitations_cancelled",
 	}
 	for c := range metrics.NumCounters {
 		if got := c.Name(); got != counters[c] {
@@ -100,10 +102,16 @@ func TestMethodOutcomeNames(t *testing.T) {
 			t.Errorf("%s.Latency() = %s", m, h)
 		}
 	}
-	outcomes := [metrics.NumOutcomes]string{"ok", "rpc_error", "http_error", "transport", "protocol", "stopped"}
+	outcomes := [metrics.NumOutcomes]string{"ok", "rpc_error", "http_error", "transport", "protocol", "stopped",
+		"backpressure", "expected"}
 	for o := range metrics.NumOutcomes {
 		if got := o.Name(); got != outcomes[o] {
 			t.Errorf("Outcome(%d).Name() = %q, want %q", o, got, outcomes[o])
+		}
+		wantErr := o != metrics.OutcomeOK && o != metrics.OutcomeStopped &&
+			o != metrics.OutcomeBackpressure && o != metrics.OutcomeExpected
+		if o.IsError() != wantErr {
+			t.Errorf("%s.IsError() = %v, want %v", o, o.IsError(), wantErr)
 		}
 	}
 }

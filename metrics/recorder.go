@@ -64,7 +64,7 @@ func newTally() *tally {
 
 // ShardBytes is the memory one shard holds: two tallies, each NumHists histograms (13
 // durations of 184 KiB, 2 counts of 88 KiB) and the counter tables, about 5.0 MiB
-// (5,263,600 bytes, histogram headers aside). The run totals hold one tally more per
+// (5,263,952 bytes, histogram headers aside). The run totals hold one tally more per
 // Recorder.
 func ShardBytes() int {
 	n := int(unsafe.Sizeof(tally{}))
@@ -139,9 +139,10 @@ func (s *Shard) Add(c Counter, n int64) {
 	s.mu.Unlock()
 }
 
-// Request counts one request of method m that ended with outcome o. For OutcomeRPCError,
-// rpcCode is counted in the RPCCodes table; an httpStatus of 400 or more (or any status
-// with OutcomeHTTPError) is counted in the HTTPStatuses table. Pass 0 for what is unknown.
+// Request counts one request of method m that ended with outcome o. A non-zero rpcCode
+// (an error object arrived: OutcomeRPCError, or a refusal counted OutcomeBackpressure or
+// OutcomeExpected) is counted in the RPCCodes table; an httpStatus of 400 or more (or any
+// status with OutcomeHTTPError) in the HTTPStatuses table. Pass 0 for what is unknown.
 func (s *Shard) Request(m Method, o Outcome, rpcCode int, httpStatus int) {
 	if m >= NumMethods || o >= NumOutcomes {
 		panic("metrics: Request with an unknown Method or Outcome")
@@ -179,7 +180,7 @@ func (t *tally) record(h Hist, v int64) {
 // request counts one request into t; the caller holds the shard's mutex.
 func (t *tally) request(m Method, o Outcome, rpcCode, httpStatus int) {
 	t.requests[m][o]++
-	if o == OutcomeRPCError {
+	if o == OutcomeRPCError || rpcCode != 0 {
 		t.rpcCodes[m][RPCCodeSlot(rpcCode)]++
 	}
 	if httpStatus >= 400 || o == OutcomeHTTPError {

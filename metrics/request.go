@@ -69,7 +69,8 @@ func (m Method) Latency() (h Hist, ok bool) {
 // Outcome classifies how one request ended.
 type Outcome uint8
 
-// The outcomes. Everything but OutcomeOK and OutcomeStopped is an error.
+// The outcomes. OutcomeOK, OutcomeStopped, OutcomeBackpressure and OutcomeExpected are not
+// errors (IsError); every other outcome is.
 const (
 	OutcomeOK        Outcome = iota // a result arrived
 	OutcomeRPCError                 // a JSON-RPC error object arrived (its code is counted)
@@ -79,10 +80,27 @@ const (
 	// OutcomeStopped: the run's own end cut the request off (grace period over, a second
 	// Ctrl-C) before a reply: no outcome of the target's, so not an error.
 	OutcomeStopped
+	// OutcomeBackpressure: the target pushed back, as it may under load: HTTP 429, HTTP
+	// 503 with Retry-After, or a create refused for capacity. Counted as a
+	// backpressure_signals signal, not as an error.
+	OutcomeBackpressure
+	// OutcomeExpected: a JSON-RPC error the contract calls for in the situation, not a
+	// failure: tasks/cancel of a task that was already terminal answers -32602 (R26).
+	OutcomeExpected
 	NumOutcomes // number of outcomes; not an outcome
 )
 
-// Name returns "ok", "rpc_error", "http_error", "transport", "protocol" or "stopped".
+// IsError reports whether o counts as an error (requests.errors, the error budget).
+func (o Outcome) IsError() bool {
+	switch o {
+	case OutcomeOK, OutcomeStopped, OutcomeBackpressure, OutcomeExpected:
+		return false
+	}
+	return true
+}
+
+// Name returns "ok", "rpc_error", "http_error", "transport", "protocol", "stopped",
+// "backpressure" or "expected".
 func (o Outcome) Name() string {
 	switch o {
 	case OutcomeOK:
@@ -97,6 +115,10 @@ func (o Outcome) Name() string {
 		return "protocol"
 	case OutcomeStopped:
 		return "stopped"
+	case OutcomeBackpressure:
+		return "backpressure"
+	case OutcomeExpected:
+		return "expected"
 	}
 	return "outcome(" + strconv.Itoa(int(o)) + ")"
 }

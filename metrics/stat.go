@@ -45,19 +45,25 @@ func (w *Window) Summary(h Hist) Stat { return Summarize(h, w.Hists[h]) }
 // RequestCount returns the number of requests of method m, whatever their outcome.
 func (s *Snapshot) RequestCount(m Method) int64 { return requestCount(&s.Requests, m) }
 
-// ErrorCount returns the number of requests of method m that ended in error: not OutcomeOK,
-// nor OutcomeStopped.
-func (s *Snapshot) ErrorCount(m Method) int64 {
-	return requestCount(&s.Requests, m) - s.Requests[m][OutcomeOK] - s.Requests[m][OutcomeStopped]
-}
+// ErrorCount returns the number of requests of method m that ended in error
+// (Outcome.IsError).
+func (s *Snapshot) ErrorCount(m Method) int64 { return errorCount(&s.Requests, m) }
 
 // RequestCount returns the number of requests of method m in the window.
 func (w *Window) RequestCount(m Method) int64 { return requestCount(&w.Requests, m) }
 
-// ErrorCount returns the number of requests of method m in the window that ended in error:
-// not OutcomeOK, nor OutcomeStopped.
-func (w *Window) ErrorCount(m Method) int64 {
-	return requestCount(&w.Requests, m) - w.Requests[m][OutcomeOK] - w.Requests[m][OutcomeStopped]
+// ErrorCount returns the number of requests of method m in the window that ended in error
+// (Outcome.IsError).
+func (w *Window) ErrorCount(m Method) int64 { return errorCount(&w.Requests, m) }
+
+func errorCount(t *[NumMethods][NumOutcomes]int64, m Method) int64 {
+	var n int64
+	for o, c := range t[m] {
+		if Outcome(o).IsError() {
+			n += c
+		}
+	}
+	return n
 }
 
 func requestCount(t *[NumMethods][NumOutcomes]int64, m Method) int64 {
