@@ -1,8 +1,9 @@
 package loadgen_test
 
-// Backpressure as the clients see it (issue 4, "What the run shows"): refused creates are
-// refusals, never unknown; every throttling reply, capacity refusal and raised pollInterval
-// is one backpressure signal; Retry-After is honoured. Virtual time, exact counts.
+// Backpressure as the clients see it: refused creates are refusals, never unknown; every
+// throttling reply, capacity refusal and raised pollInterval is one backpressure signal,
+// counted under the request outcome "backpressure", not as an error; Retry-After is
+// honoured, and without one a refused client backs off. Virtual time, exact counts.
 
 import (
 	"net/http"
@@ -19,9 +20,8 @@ import (
 // TestCreateRefusals: W workers, a queue of Q, N > W+Q closed-model clients all starting at
 // once, tasks longer than the load phase. The first W+Q creates are accepted; each of the
 // other N-W-Q clients is refused at 0 s and then once per wait until the load phase ends
-// (tasks never free a place before then). So over a load phase of L the refusals are
-// exactly (N-W-Q) * (floor(L/wait) + 1), every one a refusal and a backpressure signal,
-// none unknown; a client that did not wait would be refused far more often.
+// (tasks never free a place before then): every one a refusal and a backpressure signal,
+// none unknown, none an error; a client that did not wait would be refused far more often.
 func TestCreateRefusals(t *testing.T) {
 	const (
 		workers, queue, clients = 2, 2, 6
@@ -30,15 +30,17 @@ func TestCreateRefusals(t *testing.T) {
 	cases := []struct {
 		name     string
 		whenFull string
-		poll     time.Duration // the client's fallback interval: the wait without Retry-After
+		poll     time.Duration // the client's fallback interval (not a wait between creates)
 		load     time.Duration
 		key      int // Engine.Refusals key
 		perRef   int // refusals per refused client
 	}{
 		// Retry-After: 1 (s): attempts at 0, 1, ..., 10 s.
 		{"refuse_429 waits Retry-After", "refuse_429", 500 * time.Millisecond, 10500 * time.Millisecond, http.StatusTooManyRequests, 11},
-		// No Retry-After: the poll fallback interval, 500 ms: attempts at 0, 0.5, ..., 10 s.
-		{"refuse_rpc waits the fallback interval", "refuse_rpc", 500 * time.Millisecond, 10250 * time.Millisecond, mcp.CodeInternalError, 21},
+		// No Retry-After: the recovery backoff, 100 ms doubled per refusal in a row up to
+		// 5 s, no jitter: attempts at 0, 0.1, 0.3, 0.7, 1.5, 3.1, 6.3 s (the next, 11.3 s,
+		// is after the load phase).
+		{"refuse_rpc backs off", "refuse_rpc", 500 * time.Millisecond, 10250 * time.Millisecond, mcp.CodeInternalError, 7},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,6 +64,9 @@ func TestCreateRefusals(t *testing.T) {
 				}
 				if got := snap.Counters[metrics.TasksUnknown]; got != 0 {
 					t.Errorf("tasks_unknown %d, want 0: a refused create is not unknown", got)
+				}
+				if got, errs := snap.Requests[metrics.MethodToolsCall][metrics.OutcomeBackpressure], snap.ErrorCount(metrics.MethodToolsCall); got != want || errs != 0 {
+					t.Errorf("tools/call: %d backpressure, %d errors; want %d and 0", got, errs, want)
 				}
 				if c, d := snap.Counters[metrics.TasksCreated], snap.Counters[metrics.TasksCompleted]; c != workers+queue || d != c {
 					t.Errorf("created %d, completed %d, want %d each", c, d, workers+queue)
@@ -156,8 +161,8 @@ func TestLifecycleRaises(t *testing.T) {
 //	0.2 ok, 0.4 429 (retry at 1.4; next poll 1.6), 1.6 ok, 1.8 429, 3.0 ok, 3.2 429,
 //	4.4 ok, 4.6 429, 5.8 ok: completed.
 //
-// 9 polls, 4 of them 429: 4 signals (one per 429; honouring it is not a second). Ignoring
-// Retry-After it would have sent 29 polls.
+// 9 polls, 4 of them 429: 4 signals (one per 429; honouring it is not a second), counted
+// as backpressure, not errors. Ignoring Retry-After it would have sent 29 polls.
 func TestPollRateLimitHonoured(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		snap, _ := runEmbedded(t, mockserver.Config{
@@ -174,8 +179,8 @@ func TestPollRateLimitHonoured(t *testing.T) {
 		if got := snap.Counters[metrics.Polls]; got != 9 {
 			t.Errorf("polls %d, want 9", got)
 		}
-		if got := snap.ErrorCount(metrics.MethodTasksGet); got != 4 {
-			t.Errorf("%d tasks/get errors, want 4 (429s)", got)
+		if got, errs := snap.Requests[metrics.MethodTasksGet][metrics.OutcomeBackpressure], snap.ErrorCount(metrics.MethodTasksGet); got != 4 || errs != 0 {
+			t.Errorf("tasks/get: %d backpressure, %d errors; want 4 (the 429s) and 0", got, errs)
 		}
 		if got := snap.Counters[metrics.BackpressureSignals]; got != 4 {
 			t.Errorf("backpressure_signals %d, want 4", got)

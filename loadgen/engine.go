@@ -57,6 +57,8 @@ type Engine struct {
 	lostCount  int64
 	violations []ViolationEvidence
 	refusals   map[int]int64 // creates refused, by JSON-RPC code or HTTP status (Refusals)
+
+	errors errorBook // failed requests by kind, each with its first message (errsample.go)
 }
 
 // ViolationEvidence is one R14 violation with the task it was seen on.

@@ -1,7 +1,6 @@
 package loadgen
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -48,6 +47,7 @@ type vu struct {
 	resuming bool       // the session was lost with a task in hand: the next reply resumes it
 	saved    []byte     // the persisted record of the current task (recovery.go)
 	opened   bool       // a session was opened once: the next one is a reconnect
+	refusals int        // creates refused in a row, for the backoff before the next (refused)
 
 	ten    *tenant    // the client's tenant: its token, create params and canaries (probes.go)
 	probe  bool       // the client runs a probe round after each task (probes.go)
@@ -208,9 +208,10 @@ func (v *vu) attempt(ctx context.Context, m metrics.Method, method string, param
 	return rep, err
 }
 
-// count records one request's latency (for methods that have a latency metric) and outcome.
+// count records one request's latency (for methods that have a latency metric) and outcome,
+// and samples it when it is an error (errsample.go).
 func (v *vu) count(m metrics.Method, start time.Time, rep Reply, err error) {
-	o, code, status := classify(rep, err)
+	o, code, status := classify(m, rep, err)
 	if (o == metrics.OutcomeTransport || o == metrics.OutcomeProtocol) && v.stopped() {
 		// No reply, or half of one, once the run's end cancelled the request: whatever the
 		// transport made of the cut (context canceled, a closed pipe, an empty body), the
@@ -222,25 +223,34 @@ func (v *vu) count(m metrics.Method, start time.Time, rep Reply, err error) {
 	} else {
 		v.shard.Request(m, o, code, status)
 	}
-	if throttled(status) {
-		// One signal per throttling reply: honouring its Retry-After is the same signal.
+	switch {
+	case o == metrics.OutcomeBackpressure:
+		// One signal per reply that pushes back: honouring its Retry-After is the same
+		// signal, not a second one.
 		v.shard.Add(metrics.BackpressureSignals, 1)
+	case o.IsError():
+		v.e.errors.note(errorKey{m, o, code, status}, func() string { return errorMessage(rep, err) })
 	}
 }
 
 // stopped reports whether the run's work has ended (grace period over, second Ctrl-C).
 func (v *vu) stopped() bool { return v.e.workCtx != nil && v.e.workCtx.Err() != nil }
 
-// Backpressure signals (DESIGN.md section 4, backpressure_signals). One signal per event the
+// Backpressure signals (docs/METRICS.md, backpressure_signals). One signal per event the
 // server uses to push back, never two for one reply:
 //
-//	throttling reply   any request answered HTTP 429 or 503 (counted in count). Honouring
-//	                   its Retry-After is part of the same signal, not a second one.
+//	throttling reply   any request answered HTTP 429, or 503 with Retry-After (throttled).
+//	                   Honouring its Retry-After is part of the same signal, not a second
+//	                   one. A 503 without Retry-After is an error: the server is down, not
+//	                   pacing the client.
 //	capacity refusal   a create refused with a JSON-RPC error that says the server is full
 //	                   (capacityError). A JSON-RPC refusal for any other reason (bad
-//	                   arguments, unknown tool) is a refusal but not a signal.
+//	                   arguments, unknown tool) is a refusal and an error, not a signal.
 //	raised interval    a task reply advertising a longer pollInterval than the same task's
 //	                   previous advertised one (Lifecycle.Raises): one signal per raise.
+//
+// Throttling replies and capacity refusals are counted under the request outcome
+// "backpressure", not as errors (classify).
 //
 // A create is settled by the first reply to it:
 //
@@ -251,14 +261,15 @@ func (v *vu) stopped() bool { return v.e.workCtx != nil && v.e.workCtx.Err() != 
 //	other HTTP 5xx, or an   may hide a created task); the create is never repeated
 //	undecodable reply
 //
-// After a throttling reply or a capacity refusal a closed-model client waits before its
-// next create: Retry-After when the reply carried one, else its poll policy's Interval (1 s
-// when unset). An open-model arrival that is refused is simply refused: the client takes
-// the next arrival as it comes.
+// A closed-model client whose create was refused waits before its next one (refused):
+// Retry-After when the reply carried one, else the recovery backoff, growing with each
+// refusal in a row. An open-model arrival that is refused is simply refused: the client
+// takes the next arrival as it comes, and the arrival rate bounds the load.
 
-// throttled reports whether an HTTP status asks the client to slow down.
-func throttled(status int) bool {
-	return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
+// throttled reports whether an HTTP reply asks the client to slow down: 429, or 503 with
+// a Retry-After.
+func throttled(status int, retryAfter time.Duration) bool {
+	return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable && retryAfter > 0
 }
 
 // capacityError reports whether a JSON-RPC error refuses a create because the server is
@@ -279,57 +290,59 @@ var capacityWords = [...]string{"capacity", "overload", "rate limit", "too many 
 // createRefusal settles a create that got no result. It reports whether the create was
 // refused (not created) and, for a refusal that asks the client to slow down, how long the
 // server asked it to wait (0 = not said). refused false means the outcome is unknown.
-func createRefusal(rep Reply, err error) (refused bool, key int, signal bool, retryAfter time.Duration) {
+func createRefusal(rep Reply, err error) (refused bool, key int, retryAfter time.Duration) {
 	if err == nil {
-		return true, rep.Err.Code, capacityError(rep.Err), 0
+		return true, rep.Err.Code, 0
 	}
 	var he *HTTPError
 	switch {
 	case errors.Is(err, ErrSessionGone):
-		return true, http.StatusNotFound, false, 0
+		return true, http.StatusNotFound, 0
 	case errors.As(err, &he) && (he.Status/100 == 4 || he.Status == http.StatusServiceUnavailable):
-		return true, he.Status, throttled(he.Status), he.RetryAfter
+		return true, he.Status, he.RetryAfter
 	}
-	return false, 0, false, 0
+	return false, 0, 0
 }
 
 // refused records a refused create and, in the closed model, waits before the client's
-// next create when the server pushed back.
-func (v *vu) refused(ctx context.Context, key int, signal bool, retryAfter time.Duration, viaHTTP bool) {
+// next create: what Retry-After asked, else the recovery backoff for the refusals in a row
+// (v.refusals), so that a workload the server keeps refusing (bad arguments, a denied
+// token, a full server) sends a trickle of creates, not a flood.
+func (v *vu) refused(ctx context.Context, key int, retryAfter time.Duration) {
 	v.e.noteCreateRefused(key)
-	if !signal {
-		if (key == http.StatusUnauthorized || key == http.StatusForbidden) && v.e.cfg.Model == Closed {
-			v.sleepUntil(ctx, time.Now().Add(cmp.Or(v.e.cfg.Poll.Interval, time.Second))) // denied: do not hammer
-		}
-		return
-	}
-	if !viaHTTP { // a 429/503 was counted with the request
-		v.shard.Add(metrics.BackpressureSignals, 1)
-	}
+	v.refusals++
 	if v.e.cfg.Model != Closed {
 		return
 	}
 	wait := retryAfter
 	if wait <= 0 {
-		wait = v.e.cfg.Poll.Interval
-		if wait <= 0 {
-			wait = time.Second
-		}
+		wait = backoff(v.e.recovery.Backoff, v.refusals, v.frng)
 	}
 	v.sleepUntil(ctx, time.Now().Add(wait))
 }
 
-func classify(rep Reply, err error) (o metrics.Outcome, code, status int) {
+// classify returns how a request of method m ended, with its JSON-RPC code and HTTP
+// status (0 when there is none).
+func classify(m metrics.Method, rep Reply, err error) (o metrics.Outcome, code, status int) {
 	var he *HTTPError
 	var pe *ProtocolError
 	switch {
 	case err == nil && rep.Err != nil:
+		switch {
+		case m == metrics.MethodTasksCancel && rep.Err.Code == mcp.CodeInvalidParams:
+			return metrics.OutcomeExpected, rep.Err.Code, 200 // R26: already terminal, or gone
+		case m == metrics.MethodToolsCall && capacityError(rep.Err):
+			return metrics.OutcomeBackpressure, rep.Err.Code, 200
+		}
 		return metrics.OutcomeRPCError, rep.Err.Code, 200
 	case err == nil:
 		return metrics.OutcomeOK, 0, 200
 	case errors.Is(err, ErrSessionGone):
 		return metrics.OutcomeHTTPError, 0, 404
 	case errors.As(err, &he):
+		if throttled(he.Status, he.RetryAfter) {
+			return metrics.OutcomeBackpressure, 0, he.Status
+		}
 		return metrics.OutcomeHTTPError, 0, he.Status
 	case errors.As(err, &pe):
 		return metrics.OutcomeProtocol, 0, 0
@@ -594,6 +607,7 @@ func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 			v.dropSession()
 		}
 		if err == nil && rep.Err == nil {
+			v.refusals = 0
 			task, plain, perr := e.dialect.ParseCallReply(rep.Result)
 			switch {
 			case perr != nil:
@@ -611,8 +625,8 @@ func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 			}
 			return task, true
 		}
-		if refused, key, signal, retryAfter := createRefusal(rep, err); refused && !errors.Is(err, ErrCut) {
-			v.refused(ctx, key, signal, retryAfter, err != nil) // the server answered: no task
+		if refused, key, retryAfter := createRefusal(rep, err); refused && !errors.Is(err, ErrCut) {
+			v.refused(ctx, key, retryAfter) // the server answered: no task
 			return nil, false
 		}
 		// Without a reply the client cannot know whether the server created the task: it
