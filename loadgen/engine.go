@@ -49,14 +49,15 @@ type Engine struct {
 	stopLoad  chan struct{}
 	stopOnce  sync.Once
 
-	mu         sync.Mutex
-	unknowns   map[string]int64 // tasks of unknown outcome, by reason
-	unknownIDs int64            // of them, tasks whose id the client knew (created)
-	unknownEv  []UnknownEvidence
-	lostAfter  []string // task ids a new session could not see (R52 finding)
-	lostCount  int64
-	violations []ViolationEvidence
-	refusals   map[int]int64 // creates refused, by JSON-RPC code or HTTP status (Refusals)
+	mu          sync.Mutex
+	unknowns    map[string]int64 // tasks of unknown outcome, by reason
+	unknownIDs  int64            // of them, tasks whose id the client knew (created)
+	unknownEv   []UnknownEvidence
+	lostResults []UnknownEvidence // a sample of the tasks ended result_lost (ResultsLost)
+	lostAfter   []string          // task ids a new session could not see (R52 finding)
+	lostCount   int64
+	violations  []ViolationEvidence
+	refusals    map[int]int64 // creates refused, by JSON-RPC code or HTTP status (Refusals)
 
 	errors errorBook // failed requests by kind, each with its first message (errsample.go)
 }
@@ -195,6 +196,23 @@ func (e *Engine) noteUnknown(u UnknownEvidence) {
 	}
 	if len(e.unknownEv) < maxEvidence {
 		e.unknownEv = append(e.unknownEv, u)
+	}
+}
+
+// ResultsLost returns a sample of the tasks whose payload could not be read (outcome
+// result_lost, counted in metrics.ResultsLost), with their keys: their domain outcome is
+// unknown to the caller, so they belong on the reconciliation list beside the unknown ones.
+func (e *Engine) ResultsLost() []UnknownEvidence {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.lostResults)
+}
+
+func (e *Engine) noteResultLost(u UnknownEvidence) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.lostResults) < maxEvidence {
+		e.lostResults = append(e.lostResults, u)
 	}
 }
 

@@ -312,8 +312,8 @@ func TestFaultCrashResumes(t *testing.T) {
 }
 
 // TestResultGoneAfterTerminal: a task seen completed whose tasks/result answers -32602 (it
-// was purged in between) keeps its outcome, counts its payload lost, and is asked once: the
-// client must not loop on tasks/result.
+// was purged in between) ends result_lost, not completed: its payload never arrived. It is
+// asked once (the client must not loop on tasks/result) and listed for reconciliation.
 func TestResultGoneAfterTerminal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		gone := func(next http.Handler) http.Handler {
@@ -335,8 +335,11 @@ func TestResultGoneAfterTerminal(t *testing.T) {
 		}
 		r := runFaultyVia(t, faultServer, faultConfig(scenarios.ClientFaults{}), gone)
 		created := r.c(metrics.TasksCreated)
-		if created == 0 || r.c(metrics.TasksCompleted) != created || r.c(metrics.ResultsLost) != created {
-			t.Errorf("%d created, %d completed, %d results lost; want all equal", created, r.c(metrics.TasksCompleted), r.c(metrics.ResultsLost))
+		if created == 0 || r.c(metrics.TasksCompleted) != 0 || r.c(metrics.ResultsLost) != created {
+			t.Errorf("%d created, %d completed, %d results lost; want none completed, every one lost", created, r.c(metrics.TasksCompleted), r.c(metrics.ResultsLost))
+		}
+		if lost := r.eng.ResultsLost(); len(lost) == 0 || lost[0].Reason != loadgen.ReasonResultLost || lost[0].TaskID == "" {
+			t.Errorf("ResultsLost() = %v, want a sample of task ids with reason %s", lost, loadgen.ReasonResultLost)
 		}
 		if got := r.snap.Summary(metrics.LatencyTasksResult).Count; got != created {
 			t.Errorf("%d tasks/result calls for %d tasks: want one each, no loop", got, created)

@@ -17,9 +17,13 @@ const (
 	OutcomeCancelled                // terminal cancelled observed
 	OutcomeExpired                  // the task vanished (-32602) before a terminal status was seen
 	OutcomeUnknown                  // never established: deadline passed, or the create was lost
+	// OutcomeResultLost: terminal completed or failed observed, but the payload could not be
+	// read (the result budget spent, purged first, access revoked). For the caller the work
+	// is not done: what it produced never arrived, so the domain outcome is unknown.
+	OutcomeResultLost
 )
 
-var outcomeNames = [...]string{"pending", "completed", "failed", "cancelled", "expired", "unknown"}
+var outcomeNames = [...]string{"pending", "completed", "failed", "cancelled", "expired", "unknown", "result_lost"}
 
 func (o Outcome) String() string { return outcomeNames[o] }
 
@@ -216,8 +220,14 @@ func (l *Lifecycle) ResultFailed(now time.Time) {
 }
 
 // ResultLost records that the payload of a terminal task will not be fetched (the result
-// budget is spent): the outcome stands as observed, without its payload.
-func (l *Lifecycle) ResultLost() { l.payload = true }
+// budget is spent, the task was purged first, access was revoked): a completed or failed
+// task ends result_lost; a cancelled one, which has no payload (R29), stays cancelled.
+func (l *Lifecycle) ResultLost() {
+	l.payload = true
+	if l.Outcome == OutcomeCompleted || l.Outcome == OutcomeFailed {
+		l.Outcome = OutcomeResultLost
+	}
+}
 
 // Replied records a reply that taught nothing about the status (an error, a throttle): the
 // next poll is timed from at, which may lie ahead to honour Retry-After.

@@ -52,7 +52,8 @@ type UnknownEvidence struct {
 	Reason string `json:"reason"`
 }
 
-// Reasons a task ends unknown (UnknownEvidence.Reason, Engine.Unknown keys).
+// Reasons a task ends unknown (UnknownEvidence.Reason, Engine.Unknown keys), and
+// ReasonResultLost, the reason of every entry of Engine.ResultsLost.
 const (
 	ReasonCreateLost      = "create_lost"                   // the create got no reply, and reconciliation did not find the task
 	ReasonNoReconcile     = "create_lost_no_reconciliation" // ... and reconciliation was off or impossible
@@ -61,6 +62,7 @@ const (
 	ReasonDeadline        = "deadline"                      // the poll deadline passed before a terminal status
 	ReasonStopped         = "run_stopped"                   // the run ended (grace over, Ctrl-C) first
 	ReasonProtocol        = "protocol"                      // the create reply could not be understood
+	ReasonResultLost      = "result_lost"                   // terminal, but its payload could not be read
 
 	// reasonNotMade is reconcile's answer when a lookup by key proves the target never made
 	// the task: not a reason to be unknown (metrics.CreatesNotFound).

@@ -529,7 +529,6 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 			case v.revokedDenial(err): // the token lost the right to fetch it: no retry
 				t.reason = ReasonRevoked
 				if lc.Status.Terminal() {
-					v.shard.Add(metrics.ResultsLost, 1)
 					lc.ResultLost()
 				}
 				lc.Abandon()
@@ -546,7 +545,6 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 				lc.ResultFailed(now.Add(wait))
 				if lc.Status.Terminal() {
 					if t.resultTries >= rec.Budgets.Result {
-						v.shard.Add(metrics.ResultsLost, 1)
 						lc.ResultLost()
 					} else if !v.sleepUntil(ctx, now.Add(wait)) {
 						lc.Abandon()
@@ -557,7 +555,6 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 			case rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams && lc.Status.Terminal():
 				// Terminal, then purged before its result was fetched: the outcome stands,
 				// the payload is lost (asking again would only get -32602 again).
-				v.shard.Add(metrics.ResultsLost, 1)
 				lc.ResultLost()
 			case rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams:
 				lc.Gone() // R46: expired or purged before a terminal status was seen
@@ -829,6 +826,9 @@ func (v *vu) observe(rep Reply, err error, t *taskState) {
 		v.shard.Add(metrics.Resumed, 1)
 	}
 	t.lastUpdated = tk.LastUpdatedAt
+	if tk.Status == mcp.StatusInputRequired && lc.Status != mcp.StatusInputRequired {
+		v.shard.Add(metrics.InputRequired, 1)
+	}
 	wasTerminal, raises := lc.Status.Terminal(), lc.Raises
 	if lc.Observed(now, &tk) {
 		v.shard.Add(metrics.InvalidTransitions, 1)
@@ -849,7 +849,7 @@ func (v *vu) finish(ctx context.Context, t *taskState) {
 	now := time.Now()
 	reason := ""
 	switch lc.Outcome {
-	case OutcomeCompleted, OutcomeFailed, OutcomeCancelled, OutcomeExpired:
+	case OutcomeCompleted, OutcomeFailed, OutcomeCancelled, OutcomeExpired, OutcomeResultLost:
 	default:
 		switch reason = t.reason; {
 		case reason != "":
@@ -877,6 +877,9 @@ func (v *vu) finish(ctx context.Context, t *taskState) {
 		v.shard.Add(metrics.TasksCancelled, 1)
 	case OutcomeExpired:
 		v.shard.Add(metrics.TasksExpired, 1)
+	case OutcomeResultLost:
+		v.shard.Add(metrics.ResultsLost, 1)
+		v.e.noteResultLost(UnknownEvidence{Key: t.key, TaskID: t.id, Reason: ReasonResultLost})
 	default:
 		v.unknown(t, reason)
 	}
@@ -915,6 +918,8 @@ func (v *vu) Request(msg *mcp.Message) ([]byte, *mcp.Error) {
 		taskID = v.cur
 	}
 	action := v.e.cfg.Input.pick(v.rng)
+	v.shard.Add(metrics.Elicitations, 1)
+	v.shard.Add(elicitCounter[action], 1)
 	b := []byte(`{"action":"` + action + `"`)
 	if action == mcp.ElicitAccept {
 		b = append(b, `,"content":`...)
@@ -946,6 +951,10 @@ func (v *vu) revokedDenial(err error) bool {
 }
 
 var _ ServerHandler = (*vu)(nil)
+
+// elicitCounter counts the answers to elicitations by action.
+var elicitCounter = map[string]metrics.Counter{mcp.ElicitAccept: metrics.ElicitAccepted,
+	mcp.ElicitDecline: metrics.ElicitDeclined, mcp.ElicitCancel: metrics.ElicitCancelled}
 
 // pick draws an elicitation action by the policy's ratios.
 func (p InputPolicy) pick(r *rand.Rand) string {

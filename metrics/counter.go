@@ -31,10 +31,9 @@ const (
 	CancelsAcked                        // cancels answered with the task cancelled
 	CancelsLate                         // cancels refused because the task was already terminal (R26)
 	CancelsBroken                       // tasks whose accepted cancel did not end them cancelled
-	ResultsLost                         // terminal tasks whose tasks/result payload never arrived
+	ResultsLost                         // terminal tasks whose payload never arrived: outcome result_lost
 	CreatesNotFound                     // creates without a reply that a lookup by key proved never made
-	TasksResultLost                     // terminal completed or failed, but the payload could not be read
-	InputRequired                       // observations of input_required (a tasks/get reply, a status change)
+	InputRequired                       // times a client saw a task enter input_required
 	Elicitations                        // elicitation/create requests received from the server
 	ElicitAccepted                      // elicitations answered accept
 	ElicitDeclined                      // elicitations answered decline
@@ -95,8 +94,6 @@ func (c Counter) Name() string {
 		return "results_lost"
 	case CreatesNotFound:
 		return "creates_not_found"
-	case TasksResultLost:
-		return "tasks_result_lost"
 	case InputRequired:
 		return "input_required_seen"
 	case Elicitations:

@@ -63,7 +63,7 @@ func TestCounterGaugeNames(t *testing.T) {
 		"reconnects", "orphaned_tasks", "downstream_rejections", "amplification_polls",
 		"amplification_advised", "faults_injected", "resumed_observations", "reconciled",
 		"retried_creates", "cancels_sent", "cancels_acked", "cancels_late", "cancels_broken",
-		"results_lost", "creates_not_found", "tasks_result_lost", "input_required_seen",
+		"results_lost", "creates_not_found", "input_required_seen",
 		"elicitations_received", "elicitations_accepted", "elicitations_declined",
 		"elicitations_cancelled",
 	}

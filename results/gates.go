@@ -55,7 +55,7 @@ func (g *Gates) list() []namedGate {
 //	              pass = second_creates == 0 (a tools/call repeating a key the server already
 //	              had; -1 = unknown on an external target, listed in "not_checked") and every
 //	              task created ended exactly once: completed + failed + cancelled + expired +
-//	              unknown-with-an-id == created (tasks_accounted). The unknown ones are the
+//	              results_lost + unknown-with-an-id == created (tasks_accounted). The unknown ones are the
 //	              reconciliation list, in the evidence by reason with sample keys.
 //	cancellation  evaluated when a cancel was sent: pass = cancels_broken == 0 (an accepted
 //	              cancel whose task did not stay terminal cancelled when read again: R14, R25).
@@ -251,10 +251,10 @@ func recoveryGate(info RunInfo, s *Summary) Gate {
 	// and on the reconciliation list. Outcomes of synchronous calls (no task) are left out.
 	t := s.Tasks
 	if info.UnknownCreated >= 0 && t.Created > 0 {
-		ended := t.Completed + t.Failed + t.Cancelled + t.Expired + info.UnknownCreated
+		ended := t.Completed + t.Failed + t.Cancelled + t.Expired + s.Counters[metrics.ResultsLost.Name()] + info.UnknownCreated
 		ev["tasks_accounted"] = ended == t.Created
 		if ended != t.Created {
-			ev["accounting"] = fmt.Sprintf("%d tasks created, %d ended (completed, failed, cancelled, expired or unknown)", t.Created, ended)
+			ev["accounting"] = fmt.Sprintf("%d tasks created, %d ended (completed, failed, cancelled, expired, result lost or unknown)", t.Created, ended)
 			g.Pass = false
 		}
 	} else {
