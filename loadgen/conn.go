@@ -97,13 +97,51 @@ var (
 
 // HTTPError is a non-2xx reply other than a session 404.
 type HTTPError struct {
-	Status     int
-	RetryAfter time.Duration // from Retry-After on 429 and 503; 0 when absent
-	Body       string        // first bytes of the body, for messages
+	Status      int
+	RetryAfter  time.Duration // from Retry-After on 429 and 503; 0 when absent
+	ContentType string        // of the body; "" when none was given
+	// Body holds the first bytes of the body as sent, for the secret detector; Error shows
+	// only what reads as a message (a JSON-RPC error's, or a line of plain text), never an
+	// HTML page.
+	Body string
 }
 
+// Error says the status and, where the body holds one, the server's message:
+// "HTTP 400 Bad Request: JSON-RPC error -32600: Bad Request: Mcp-Session-Id header is
+// required", "HTTP 502 Bad Gateway (an HTML page)".
 func (e *HTTPError) Error() string {
-	return fmt.Sprintf("HTTP %d: %s", e.Status, e.Body)
+	msg := "HTTP " + strconv.Itoa(e.Status)
+	if text := http.StatusText(e.Status); text != "" {
+		msg += " " + text
+	}
+	if b := bodyMessage(e.ContentType, e.Body); b != "" {
+		msg += b
+	}
+	return msg
+}
+
+// bodyMessage is what an error body says, for a message: ": " and the message of a
+// JSON-RPC error or the first line of plain text (at most maxSampleMessage bytes), " (an
+// HTML page)" for HTML, "" for an empty body or anything else.
+func bodyMessage(contentType, body string) string {
+	switch mt := mediaType(contentType); {
+	case body == "":
+		return ""
+	case mt == "text/html" || mt == "application/xhtml+xml" || strings.HasPrefix(strings.TrimSpace(body), "<"):
+		return " (an HTML page)"
+	case mt == "application/json" || mt == "text/event-stream":
+		if _, data, ok := strings.Cut(body, "data:"); ok && mt == "text/event-stream" {
+			body, _, _ = strings.Cut(strings.TrimSpace(data), "\n")
+		}
+		if msg, perr := mcp.Decode([]byte(body)); perr == nil && msg.Error != nil {
+			return ": JSON-RPC error " + strconv.Itoa(msg.Error.Code) + ": " + oneLine(msg.Error.Message, maxSampleMessage)
+		}
+		return ""
+	case mt == "" || mt == "text/plain":
+		line, _, _ := strings.Cut(strings.TrimSpace(body), "\n")
+		return ": " + oneLine(line, maxSampleMessage)
+	}
+	return ""
 }
 
 // TransportError is a failure below HTTP: refused, reset, timed out, or a reply that could
@@ -120,6 +158,13 @@ func (e *TransportError) Unwrap() error { return e.Err }
 type ProtocolError struct{ Msg string }
 
 func (e *ProtocolError) Error() string { return "protocol error: " + e.Msg }
+
+// VersionError is an initialize answered with a protocol version tasksim does not speak.
+type VersionError struct{ Version string }
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("the server answered protocol version %q, which tasksim does not speak", e.Version)
+}
 
 // Reply is the answer to one request: a result or a JSON-RPC error.
 type Reply struct {
@@ -216,7 +261,7 @@ func (t *Target) connect(ctx context.Context, caps mcp.ClientCapabilities, keepI
 		return nil, &ProtocolError{Msg: "initialize result: " + err.Error()}
 	}
 	if !mcp.KnownVersion(init.ProtocolVersion) {
-		return nil, &ProtocolError{Msg: fmt.Sprintf("server answered protocol version %q, which tasksim does not speak", init.ProtocolVersion)}
+		return nil, &VersionError{Version: init.ProtocolVersion}
 	}
 	s.id = hdr.Get("Mcp-Session-Id")
 	s.version = mcp.InternVersion(init.ProtocolVersion)
@@ -385,7 +430,7 @@ func (s *Session) do(ctx context.Context, method string, params []byte, h Server
 		return Reply{}, resp.Header, statusError(resp, s.id != "" && method != mcp.MethodInitialize)
 	}
 	ct := resp.Header.Get("Content-Type")
-	if strings.HasPrefix(ct, "text/event-stream") {
+	if mediaType(ct) == "text/event-stream" {
 		rep, err := s.readStream(ctx, resp.Body, id, method, h, cut)
 		if err != nil {
 			resp.Body.Close() // a failed or cut stream is dropped, never drained: it may last long
@@ -395,8 +440,21 @@ func (s *Session) do(ctx context.Context, method string, params []byte, h Server
 		return rep, resp.Header, err
 	}
 	defer drain(resp.Body)
+	if mt := mediaType(ct); mt == "text/html" || mt == "application/xhtml+xml" {
+		return Reply{}, resp.Header, &ProtocolError{Msg: method + " reply is an HTML page (" + mt + "), not JSON-RPC"}
+	}
 	rep, err := readJSON(resp.Body, id, method)
+	var pe *ProtocolError
+	if errors.As(err, &pe) && ct != "" && mediaType(ct) != "application/json" {
+		pe.Msg += " (the reply's Content-Type is " + oneLine(ct, 80) + ")"
+	}
 	return rep, resp.Header, err
+}
+
+// mediaType returns a Content-Type's media type, lower case, without parameters.
+func mediaType(ct string) string {
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.TrimSpace(strings.ToLower(mt))
 }
 
 // maxReply bounds a reply body the client will read.
@@ -405,10 +463,15 @@ const maxReply = 16 << 20
 func readJSON(body io.Reader, id mcp.ID, method string) (Reply, error) {
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
-	b, err := readAll((*bp)[:0], body, maxReply)
-	*bp = b[:0]
+	b, err := readAll((*bp)[:0], body, maxReply+1)
+	if cap(b) <= 64<<10 {
+		*bp = b[:0] // a buffer grown for a large reply is not kept in the pool
+	}
 	if err != nil {
 		return Reply{}, &TransportError{Op: method + " (reading reply)", Err: err}
+	}
+	if len(b) > maxReply {
+		return Reply{}, &ProtocolError{Msg: fmt.Sprintf("%s reply larger than the reply bound (%d MiB)", method, maxReply>>20)}
 	}
 	msg, perr := mcp.Decode(b)
 	if perr != nil {
@@ -428,71 +491,79 @@ func replyOf(msg *mcp.Message, id mcp.ID, method string) (Reply, error) {
 	return Reply{}, &ProtocolError{Msg: method + " reply is not a response"}
 }
 
-// readStream reads an SSE reply stream until the response to id: priming events are
-// skipped (H5), server requests are answered by a separate POST, notifications are handed
-// to h.
+// readStream reads an SSE reply stream (sse.go) until the response to id: priming events
+// are skipped (H5), server requests are answered by a separate POST, notifications are
+// handed to h. The stream's retry field, wherever it comes, is kept for reconnections.
 func (s *Session) readStream(ctx context.Context, body io.Reader, id mcp.ID, method string, h ServerHandler, cut Cut) (Reply, error) {
-	rd := bufio.NewReaderSize(body, 4096)
-	var data []byte
+	sr := getSSEReader(body)
+	defer putSSEReader(sr)
 	events := 0
 	cutErr := &TransportError{Op: method + " (SSE stream)", Err: ErrCut}
 	for {
-		line, err := rd.ReadSlice('\n')
-		if err != nil {
-			if errors.Is(err, bufio.ErrBufferFull) {
-				return Reply{}, &ProtocolError{Msg: method + ": SSE line longer than 4 KiB without data framing"}
-			}
+		data, err := sr.next()
+		if sr.retry >= 0 {
+			s.retry.Store(sr.retry) // H5: the delay the server wants before a reconnection
+		}
+		switch {
+		case errors.Is(err, errSSETooLong):
+			return Reply{}, &ProtocolError{Msg: fmt.Sprintf("%s: SSE event larger than the reply bound (%d MiB)", method, maxReply>>20)}
+		case err != nil:
 			return Reply{}, &TransportError{Op: method + " (SSE stream ended before the reply)", Err: eofAsUnexpected(err)}
 		}
-		line = bytes.TrimRight(line, "\r\n")
-		if len(line) == 0 { // end of event
-			if events++; cut == CutStream && events == 1 {
+		if events++; cut == CutStream && events == 1 {
+			return Reply{}, cutErr
+		}
+		if len(data) == 0 {
+			continue // a priming event (H5): an id, perhaps a retry, and empty data
+		}
+		msg, perr := mcp.Decode(data)
+		if perr != nil {
+			return Reply{}, &ProtocolError{Msg: method + " SSE data: " + perr.Message}
+		}
+		switch msg.Kind {
+		case mcp.KindResult, mcp.KindError:
+			if msg.ID == id {
+				return replyOf(&msg, id, method)
+			}
+		case mcp.KindRequest:
+			if cut == CutBeforeAnswer {
 				return Reply{}, cutErr
 			}
-			if len(data) == 0 {
-				continue
+			s.answer(ctx, &msg, h)
+			if cut == CutAfterAnswer {
+				return Reply{}, cutErr
 			}
-			msg, perr := mcp.Decode(data)
-			data = data[:0]
-			if perr != nil {
-				return Reply{}, &ProtocolError{Msg: method + " SSE data: " + perr.Message}
-			}
-			switch msg.Kind {
-			case mcp.KindResult, mcp.KindError:
-				if msg.ID == id {
-					return replyOf(&msg, id, method)
-				}
-			case mcp.KindRequest:
-				if cut == CutBeforeAnswer {
-					return Reply{}, cutErr
-				}
-				s.answer(ctx, &msg, h)
-				if cut == CutAfterAnswer {
-					return Reply{}, cutErr
-				}
-			case mcp.KindNotification:
-				if h != nil {
-					h.Notify(&msg)
-				}
-			}
-			continue
-		}
-		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			if len(data) > 0 {
-				data = append(data, '\n')
-			}
-			data = append(data, bytes.TrimPrefix(v, []byte(" "))...)
-			if len(data) > maxReply {
-				return Reply{}, &ProtocolError{Msg: method + ": SSE event exceeds 16 MiB"}
+		case mcp.KindNotification:
+			if h != nil {
+				h.Notify(&msg)
 			}
 		}
-		if v, ok := bytes.CutPrefix(line, []byte("retry:")); ok {
-			if ms, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64); err == nil && ms >= 0 {
-				s.retry.Store(ms) // H5: the delay the server wants before a reconnection
-			}
-		}
-		// id:, event: and comments need no action while the stream is whole.
 	}
+}
+
+// sseReaders keeps readers of finished streams, their buffers with them.
+var sseReaders = sync.Pool{New: func() any { return newSSEReader(bufio.NewReaderSize(nil, 4096), maxReply) }}
+
+func getSSEReader(body io.Reader) *sseReader {
+	sr := sseReaders.Get().(*sseReader)
+	sr.r.Reset(body)
+	return sr
+}
+
+// putSSEReader returns sr to the pool, without the buffers a large event grew: a run that
+// met one 16 MiB result must not keep 16 MiB per pooled reader.
+func putSSEReader(sr *sseReader) {
+	const keep = 64 << 10
+	if cap(sr.line) > keep {
+		sr.line = nil
+	}
+	if cap(sr.data) > keep {
+		sr.data = nil
+	}
+	sr.r.Reset(nil)
+	*sr = sseReader{r: sr.r, limit: sr.limit, line: sr.line[:0], data: sr.data[:0], event: sr.event[:0],
+		lastID: sr.lastID[:0], retry: -1}
+	sseReaders.Put(sr)
 }
 
 // answer POSTs the reply to a server request seen on a stream. Without a handler the
@@ -513,7 +584,7 @@ func statusError(resp *http.Response, withSession bool) error {
 	if resp.StatusCode == http.StatusNotFound && withSession {
 		return ErrSessionGone
 	}
-	e := &HTTPError{Status: resp.StatusCode}
+	e := &HTTPError{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type")}
 	if ra := resp.Header.Get("Retry-After"); ra != "" {
 		if secs, err := strconv.Atoi(ra); err == nil && secs >= 0 {
 			e.RetryAfter = time.Duration(secs) * time.Second
@@ -521,7 +592,7 @@ func statusError(resp *http.Response, withSession bool) error {
 			e.RetryAfter = max(0, time.Until(at))
 		}
 	}
-	var b [256]byte
+	var b [1024]byte
 	n, _ := io.ReadFull(resp.Body, b[:])
 	e.Body = strings.TrimSpace(string(b[:n]))
 	return e
