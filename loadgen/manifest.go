@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -169,7 +170,7 @@ func Probe(ctx context.Context, t *Target, tool string) (*Manifest, error) {
 func ProbeWith(ctx context.Context, t *Target, o ProbeOptions) (*Manifest, error) {
 	s, err := t.Connect(ctx, clientCaps)
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach target %s: %w", t.URL, err)
+		return nil, t.connectError(err)
 	}
 	closed := false
 	defer func() {
@@ -190,34 +191,17 @@ func ProbeWith(ctx context.Context, t *Target, o ProbeOptions) (*Manifest, error
 	if tc := init.Capabilities.Tasks; tc != nil {
 		m.Tasks = TasksManifest{Declared: true, List: tc.List != nil, Cancel: tc.Cancel != nil, ToolsCall: tc.ToolCallTasks()}
 	}
-	var cursor string
-	for page := 0; page < 100; page++ {
-		params := []byte(`{}`)
-		if cursor != "" {
-			params = append(append([]byte(`{"cursor":`), mcp.AppendString(nil, cursor)...), '}')
+	tools, err := s.ListTools(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", t.URL, err)
+	}
+	for i := range tools {
+		var schema struct {
+			Properties map[string]json.RawMessage `json:"properties"`
 		}
-		rep, err := s.Call(ctx, mcp.MethodToolsList, params, nil)
-		if err != nil {
-			return nil, fmt.Errorf("tools/list on %s: %w", t.URL, err)
-		}
-		if rep.Err != nil {
-			return nil, fmt.Errorf("tools/list on %s: %w", t.URL, rep.Err)
-		}
-		var res mcp.ListToolsResult
-		if err := json.Unmarshal(rep.Result, &res); err != nil {
-			return nil, fmt.Errorf("tools/list on %s: %w", t.URL, &ProtocolError{Msg: err.Error()})
-		}
-		for i := range res.Tools {
-			var schema struct {
-				Properties map[string]json.RawMessage `json:"properties"`
-			}
-			_ = json.Unmarshal(res.Tools[i].InputSchema, &schema) // no properties: no args
-			m.Tools = append(m.Tools, ToolManifest{Name: res.Tools[i].Name, TaskSupport: string(res.Tools[i].TaskSupport()),
-				Args: slices.Sorted(maps.Keys(schema.Properties))})
-		}
-		if cursor = res.NextCursor; cursor == "" {
-			break
-		}
+		_ = json.Unmarshal(tools[i].InputSchema, &schema) // no properties: no args
+		m.Tools = append(m.Tools, ToolManifest{Name: tools[i].Name, TaskSupport: string(tools[i].TaskSupport()),
+			Args: slices.Sorted(maps.Keys(schema.Properties))})
 	}
 	if o.CreateTask {
 		m.observeTask(ctx, s)
@@ -234,6 +218,84 @@ func ProbeWith(ctx context.Context, t *Target, o ProbeOptions) (*Manifest, error
 	}
 	m.Session.Note = strings.Join(notes, "; ")
 	return m, nil
+}
+
+// connectError says why initialize failed, in the words an operator needs: the target
+// could not be reached; it answered but is no MCP endpoint (a 404, 405 or 501, an HTML
+// page, a reply that is not JSON-RPC); it refused the credentials (401, 403: the names of
+// the headers sent are given, never their values); or it answered initialize with an error.
+func (t *Target) connectError(err error) error {
+	var he *HTTPError
+	var pe *ProtocolError
+	var rpc *mcp.Error
+	var ve *VersionError
+	switch {
+	case errors.As(err, &ve):
+		return fmt.Errorf("target %s: %w", t.URL, err)
+	case errors.As(err, &he) && (he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden):
+		names := slices.Sorted(maps.Keys(t.Header))
+		sent := "no extra header was sent"
+		if len(names) > 0 {
+			sent = "headers sent: " + strings.Join(names, ", ")
+		}
+		return fmt.Errorf("target %s refused the client's credentials: %w (%s)", t.URL, err, sent)
+	case errors.As(err, &he) && notMCPStatus(he.Status), errors.As(err, &pe):
+		return fmt.Errorf("target %s is not an MCP endpoint: %w", t.URL, err)
+	case errors.As(err, &he):
+		return fmt.Errorf("target %s refused initialize: %w", t.URL, err)
+	case errors.As(err, &rpc):
+		return fmt.Errorf("target %s answered initialize with an error: %w", t.URL, err)
+	}
+	return fmt.Errorf("cannot reach target %s: %w", t.URL, err)
+}
+
+// notMCPStatus reports whether an HTTP status to an initialize POST says there is no MCP
+// endpoint at the URL: nothing there (404, 410), POST not allowed (405), not implemented
+// (501).
+func notMCPStatus(status int) bool {
+	switch status {
+	case http.StatusNotFound, http.StatusGone, http.StatusMethodNotAllowed, http.StatusNotImplemented:
+		return true
+	}
+	return false
+}
+
+// maxToolPages bounds the pages of one tools/list walk: a server whose cursors never end
+// is reported, not followed forever.
+const maxToolPages = 1000
+
+// ListTools lists every tool of the server, following nextCursor page by page. It fails on
+// a JSON-RPC error, an undecodable page, a cursor the server already sent (a loop) or more
+// than maxToolPages pages.
+func (s *Session) ListTools(ctx context.Context) ([]mcp.Tool, error) {
+	var tools []mcp.Tool
+	seen := map[string]bool{}
+	params := []byte(`{}`)
+	for page := 1; ; page++ {
+		rep, err := s.Call(ctx, mcp.MethodToolsList, params, nil)
+		if err == nil && rep.Err != nil {
+			err = rep.Err
+		}
+		if err != nil {
+			return nil, fmt.Errorf("tools/list page %d: %w", page, err)
+		}
+		var res mcp.ListToolsResult
+		if err := json.Unmarshal(rep.Result, &res); err != nil {
+			return nil, fmt.Errorf("tools/list page %d: %w", page, &ProtocolError{Msg: err.Error()})
+		}
+		tools = append(tools, res.Tools...)
+		switch c := res.NextCursor; {
+		case c == "":
+			return tools, nil
+		case seen[c]:
+			return nil, fmt.Errorf("tools/list page %d: %w", page, &ProtocolError{Msg: fmt.Sprintf("nextCursor %q was already sent: the pages loop", c)})
+		case page == maxToolPages:
+			return nil, fmt.Errorf("tools/list: %w", &ProtocolError{Msg: fmt.Sprintf("more than %d pages", maxToolPages)})
+		default:
+			seen[c] = true
+			params = append(append([]byte(`{"cursor":`), mcp.AppendString(nil, c)...), '}')
+		}
+	}
 }
 
 // checkGetStream opens the session's GET stream (H6) and ends it as soon as its headers
