@@ -258,3 +258,29 @@ func TestCleanupProbes(t *testing.T) {
 		}
 	})
 }
+
+// TestDrainEndsWhenNothingIsInFlight: against a target whose store tasksim cannot see
+// (cleanup probes on), a run whose tasks are all done ends then, not at the end of the grace
+// period: the probes of tasks that expire after it are cut, and said to be. Load 2 s, tasks
+// of 1 s polled every 250 ms, ttl 60 s, grace 30 s: the last task, created just before 2 s,
+// ends by 3.25 s; the run used to wait until 32 s.
+func TestDrainEndsWhenNothingIsInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		snap, eng := runEmbedded(t, mockserver.Config{PollInterval: 250 * time.Millisecond},
+			loadgen.Config{
+				Tool: "work_task", Args: map[string]any{"duration_ms": 1000}, TaskTTL: time.Minute,
+				Clients: 2, Duration: 2 * time.Second, Grace: 30 * time.Second, CleanupProbes: 1,
+			}, nil)
+		if took := time.Since(start); took > 3250*time.Millisecond {
+			t.Errorf("the run took %v, want it over when its last task was (<= 3.25 s)", took)
+		}
+		done := snap.Counters[metrics.TasksCompleted]
+		if done == 0 || eng.CleanupProbesCut() != done {
+			t.Errorf("%d probes cut for %d finished tasks, want one each", eng.CleanupProbesCut(), done)
+		}
+		if n := snap.Summary(metrics.CleanupLag).Count; n != 0 {
+			t.Errorf("cleanup_lag has %d values, want none: no task expired during the run", n)
+		}
+	})
+}

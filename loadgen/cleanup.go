@@ -24,9 +24,17 @@ type cleanupProber struct {
 	seen    atomic.Int64
 	slots   chan struct{} // bounds the probes running at once
 
-	mu   sync.Mutex
-	sess *Session
-	wg   sync.WaitGroup
+	mu      sync.Mutex
+	sess    *Session
+	wg      sync.WaitGroup
+	waiting map[*probeRun]struct{} // probes started and not ended
+	cutOff  int64                  // probes ended by cut
+}
+
+// probeRun is one probe under way: the expiry it waits for, and how to end it early.
+type probeRun struct {
+	expiry time.Time
+	cancel context.CancelFunc
 }
 
 // probeSlots bounds concurrent probes; a probe that finds none free is skipped.
@@ -48,11 +56,56 @@ func (p *cleanupProber) consider(ctx context.Context, taskID string, created tim
 	default:
 		return
 	}
-	expiry := created.Add(ttl.Duration())
+	ctx, cancel := context.WithCancel(ctx)
+	run := &probeRun{expiry: created.Add(ttl.Duration()), cancel: cancel}
+	p.mu.Lock()
+	if p.waiting == nil {
+		p.waiting = map[*probeRun]struct{}{}
+	}
+	p.waiting[run] = struct{}{}
+	p.mu.Unlock()
 	p.wg.Go(func() {
-		defer func() { <-p.slots }()
-		p.probe(ctx, taskID, expiry)
+		defer func() {
+			cancel()
+			p.mu.Lock()
+			delete(p.waiting, run)
+			p.mu.Unlock()
+			<-p.slots
+		}()
+		p.probe(ctx, taskID, run.expiry)
 	})
+}
+
+// cut ends the probes whose task expires after end, the instant the run's work ends: once
+// no task is in flight, a probe that cannot see its expiry before then would only hold the
+// drain open until the grace period is over, and measure nothing. It returns how many it
+// ended; the others run on.
+func (p *cleanupProber) cut(end time.Time) int {
+	if p == nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for run := range p.waiting {
+		if run.expiry.After(end) {
+			run.cancel()
+			delete(p.waiting, run)
+			n++
+		}
+	}
+	p.cutOff += int64(n)
+	return n
+}
+
+// cutCount returns how many probes cut ended.
+func (p *cleanupProber) cutCount() int64 {
+	if p == nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cutOff
 }
 
 func (p *cleanupProber) probe(ctx context.Context, taskID string, expiry time.Time) {

@@ -318,8 +318,10 @@ func (e *Engine) Run(ctx context.Context) error {
 	// Tasks run on workCtx: it outlives the load phase by the grace period.
 	workCtx, cancelWork := context.WithCancel(ctx)
 	defer cancelWork()
+	graceEnd := make(chan time.Time, 1)
 	go func() {
 		<-loadCtx.Done()
+		graceEnd <- time.Now().Add(e.cfg.Grace)
 		t := time.NewTimer(e.cfg.Grace)
 		defer t.Stop()
 		select {
@@ -334,10 +336,24 @@ func (e *Engine) Run(ctx context.Context) error {
 	} else {
 		e.runClosed(loadCtx, workCtx, start)
 	}
+	// Every client is done, so no task is in flight: the drain ends now, but for cleanup
+	// probes that will see their task's expiry before the grace period is over (which,
+	// when the clients ended before the load phase did, starts now).
+	var end time.Time
+	select {
+	case end = <-graceEnd:
+	default:
+		end = time.Now().Add(e.cfg.Grace)
+	}
+	e.probe.cut(end)
 	e.probe.wait(context.WithoutCancel(workCtx)) // probes end with workCtx at the latest
 	e.exec.close()
 	return nil
 }
+
+// CleanupProbesCut is how many cleanup_lag probes the end of the run cut off: their task
+// expires after the grace period, so they could not measure before the run ended.
+func (e *Engine) CleanupProbesCut() int64 { return e.probe.cutCount() }
 
 // runClosed runs Clients virtual clients, each running tasks back to back (drive). With a
 // Ramp, client i starts at start + i*Ramp/Clients, and its first task counts from then.
