@@ -173,6 +173,13 @@ func (v *vu) call(ctx context.Context, m metrics.Method, method string, params [
 	}
 }
 
+// notSentError is the error of a request that never left the client: no session could be
+// opened for it (initialize failed, and was counted as such).
+type notSentError struct{ err error }
+
+func (e *notSentError) Error() string { return e.err.Error() }
+func (e *notSentError) Unwrap() error { return e.err }
+
 // attempt is one try of call: take a slot, connect if there is no session, send.
 func (v *vu) attempt(ctx context.Context, m metrics.Method, method string, params []byte, limit time.Time, sh ServerHandler, cut Cut) (Reply, error) {
 	stream := method == mcp.MethodTasksResult
@@ -192,7 +199,7 @@ func (v *vu) attempt(ctx context.Context, m metrics.Method, method string, param
 	}
 	if v.sess == nil {
 		if err := v.reconnect(ctx); err != nil {
-			return Reply{}, err
+			return Reply{}, &notSentError{err}
 		}
 	}
 	rctx, cancel := ctx, context.CancelFunc(func() {})
@@ -326,6 +333,7 @@ func (v *vu) refused(ctx context.Context, key int, retryAfter time.Duration) {
 func classify(m metrics.Method, rep Reply, err error) (o metrics.Outcome, code, status int) {
 	var he *HTTPError
 	var pe *ProtocolError
+	var rpc *mcp.Error
 	switch {
 	case err == nil && rep.Err != nil:
 		switch {
@@ -339,6 +347,8 @@ func classify(m metrics.Method, rep Reply, err error) (o metrics.Outcome, code, 
 		return metrics.OutcomeOK, 0, 200
 	case errors.Is(err, ErrSessionGone):
 		return metrics.OutcomeHTTPError, 0, 404
+	case errors.As(err, &rpc): // initialize answered with an error (Target.connect)
+		return metrics.OutcomeRPCError, rpc.Code, 200
 	case errors.As(err, &he):
 		if throttled(he.Status, he.RetryAfter) {
 			return metrics.OutcomeBackpressure, 0, he.Status
@@ -429,6 +439,10 @@ func (v *vu) beginTask(ctx context.Context, intended time.Time) bool {
 		lc.observe(now, task)
 	} else {
 		lc.Start(now, task, cancelAfter)
+		if len(lc.Violations) > 0 { // created in a status other than working (R13)
+			v.shard.Add(metrics.InvalidTransitions, 1)
+			e.noteViolation(task.TaskID, lc.Violations[0])
+		}
 	}
 	if v.fires(e.cfg.Faults.AfterCreate, "after_create") {
 		v.dropSession() // fault point 2: the connection drops right after CreateTaskResult
@@ -488,7 +502,7 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 			rep, err := v.call(ctx, metrics.MethodTasksGet, mcp.MethodTasksGet, t.params, time.Time{}, nil, CutNone)
 			// Sent when it got its request slot: a wait for one is the load generator's own.
 			v.shard.RecordDuration(metrics.ScheduleLag, max(0, v.sent.Sub(st.At)))
-			v.observe(rep, err, t)
+			v.observe(metrics.MethodTasksGet, rep, err, t)
 		case StepCancel:
 			lc.CancelSent(time.Now())
 			v.shard.Add(metrics.CancelsSent, 1)
@@ -501,7 +515,7 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 				lc.Replied(time.Now())
 				break
 			}
-			v.observe(rep, err, t)
+			v.observe(metrics.MethodTasksCancel, rep, err, t)
 			if err == nil && rep.Err == nil && lc.Status == mcp.StatusCancelled {
 				t.cancelAcked = true
 				v.shard.Add(metrics.CancelsAcked, 1)
@@ -608,7 +622,7 @@ func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 			task, plain, perr := e.dialect.ParseCallReply(rep.Result)
 			switch {
 			case perr != nil:
-				v.shard.Request(metrics.MethodToolsCall, metrics.OutcomeProtocol, 0, 0)
+				v.malformed(metrics.MethodToolsCall, "tools/call result: "+perr.Error())
 				v.unknown(t, ReasonProtocol)
 				return nil, false
 			case plain != nil: // the server ran it synchronously (R4, or the sync fallback)
@@ -621,6 +635,15 @@ func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 				return nil, false
 			}
 			return task, true
+		}
+		if ns := (*notSentError)(nil); errors.As(err, &ns) {
+			// No session, so the call never left: no task can exist. Back off as after a
+			// refusal: a target that cannot be reached is not hammered either.
+			v.refusals++
+			if e.cfg.Model == Closed {
+				v.sleepUntil(ctx, time.Now().Add(backoff(e.recovery.Backoff, v.refusals, v.frng)))
+			}
+			return nil, false
 		}
 		if refused, key, retryAfter := createRefusal(rep, err); refused && !errors.Is(err, ErrCut) {
 			v.refused(ctx, key, retryAfter) // the server answered: no task
@@ -725,7 +748,7 @@ func (v *vu) confirmCancelled(ctx context.Context, t *taskState) {
 	}
 	if task, err := mcp.ParseTask(rep.Result); err == nil && task.Status != mcp.StatusCancelled {
 		v.shard.Add(metrics.CancelsBroken, 1)
-		v.observe(rep, err, t) // and the R14 violation it is
+		v.observe(metrics.MethodTasksGet, rep, err, t) // and the R14 violation it is
 	}
 }
 
@@ -784,8 +807,15 @@ type serverTimes struct {
 	ttl               *mcp.Ms // as granted; nil = unlimited
 }
 
-// observe applies a tasks/get or tasks/cancel reply to the lifecycle.
-func (v *vu) observe(rep Reply, err error, t *taskState) {
+// malformed recounts the latest request of m, counted ok when its reply arrived, as a
+// protocol error: its result did not decode as what m returns.
+func (v *vu) malformed(m metrics.Method, msg string) {
+	v.shard.Reclassify(m, metrics.OutcomeOK, metrics.OutcomeProtocol)
+	v.e.errors.note(errorKey{m, metrics.OutcomeProtocol, 0, 0}, func() string { return msg })
+}
+
+// observe applies the reply to a tasks/get or tasks/cancel (m) to the lifecycle.
+func (v *vu) observe(m metrics.Method, rep Reply, err error, t *taskState) {
 	lc := &v.lc
 	now := time.Now()
 	switch {
@@ -805,19 +835,27 @@ func (v *vu) observe(rep Reply, err error, t *taskState) {
 		}
 		lc.Replied(now.Add(backoff(v.e.recovery.Backoff, t.statusFails, v.frng)))
 		return
-	case rep.Err != nil:
-		if rep.Err.Code == mcp.CodeInvalidParams {
-			if v.resuming && !lc.Status.Terminal() {
-				v.e.noteLostAfterReconnect(t.id) // a finding: bound to the session? (R52)
-			}
-			lc.Gone() // R46: unknown, expired or purged
+	case rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams:
+		if v.resuming && !lc.Status.Terminal() {
+			v.e.noteLostAfterReconnect(t.id) // a finding: bound to the session? (R52)
 		}
+		lc.Gone() // R46: unknown, expired or purged
 		lc.Replied(now)
+		return
+	case rep.Err != nil:
+		// The server failed the read (-32603, ...): a failed status read like a transport
+		// error, backed off the same way, and counted against the status budget.
+		t.statusFails++
+		lc.Replied(now.Add(backoff(v.e.recovery.Backoff, t.statusFails, v.frng)))
 		return
 	}
 	tk, perr := mcp.ParseTask(rep.Result)
 	if perr != nil || !tk.Status.Valid() {
-		v.shard.Request(metrics.MethodTasksGet, metrics.OutcomeProtocol, 0, 0)
+		msg := "no valid task status"
+		if perr != nil {
+			msg = perr.Error()
+		}
+		v.malformed(m, m.Name()+" result: "+msg)
 		lc.Replied(now)
 		return
 	}

@@ -152,6 +152,19 @@ func (s *Shard) Request(m Method, o Outcome, rpcCode int, httpStatus int) {
 	s.mu.Unlock()
 }
 
+// Reclassify moves one request of method m counted with outcome from to outcome to: a reply
+// counted OutcomeOK when it arrived whose result then proved malformed is OutcomeProtocol.
+// Its latency stays recorded: a reply did arrive.
+func (s *Shard) Reclassify(m Method, from, to Outcome) {
+	if m >= NumMethods || from >= NumOutcomes || to >= NumOutcomes {
+		panic("metrics: Reclassify with an unknown Method or Outcome")
+	}
+	s.mu.Lock()
+	s.cur.requests[m][from]--
+	s.cur.requests[m][to]++
+	s.mu.Unlock()
+}
+
 // Reply is Request and, when m has a latency histogram (Method.Latency), RecordDuration of
 // its send -> reply time d, under one lock.
 func (s *Shard) Reply(m Method, o Outcome, rpcCode int, httpStatus int, d time.Duration) {
