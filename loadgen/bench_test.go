@@ -536,11 +536,43 @@ func (t *tap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if bytes.Contains(body, []byte(`"method":"tasks/get"`)) {
 		time.Sleep(t.getDelay)
 	}
-	t.h.ServeHTTP(w, r)
-	if slotted {
+	if !slotted {
+		t.h.ServeHTTP(w, r)
+		return
+	}
+	// A request is in flight until its reply starts: from then on the client may read it
+	// whole and hand its slot to another request before this handler returns.
+	tw := &replyStart{ResponseWriter: w, done: func() {
 		t.mu.Lock()
 		t.inFlight--
 		t.mu.Unlock()
+	}}
+	t.h.ServeHTTP(tw, r)
+	tw.start()
+}
+
+// replyStart calls done once, when the reply starts (or the handler returns without one).
+type replyStart struct {
+	http.ResponseWriter
+	done    func()
+	started bool
+}
+
+func (w *replyStart) start() {
+	if !w.started {
+		w.started = true
+		w.done()
+	}
+}
+
+func (w *replyStart) WriteHeader(code int) { w.start(); w.ResponseWriter.WriteHeader(code) }
+
+func (w *replyStart) Write(b []byte) (int, error) { w.start(); return w.ResponseWriter.Write(b) }
+
+func (w *replyStart) Flush() {
+	w.start()
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
 	}
 }
 
