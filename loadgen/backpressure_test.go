@@ -6,7 +6,11 @@ package loadgen_test
 // honoured, and without one a refused client backs off. Virtual time, exact counts.
 
 import (
+	"context"
 	"net/http"
+	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -187,3 +191,92 @@ func TestPollRateLimitHonoured(t *testing.T) {
 		}
 	})
 }
+
+// TestBrokenWorkloadSendsATrickle: a workload the server refuses outright (every create
+// answered -32602: an argument the tool does not take) backs off instead of flooding. Three
+// closed-model clients for 10 s, recovery backoff 100 ms doubled per refusal in a row up to
+// 5 s, no jitter: creates at 0, 0.1, 0.3, 0.7, 1.5, 3.1 and 6.3 s, 7 per client (a client
+// that did not wait would send thousands). Every refusal is an error, sampled with its
+// message; none is unknown, and the run ends with its load phase.
+func TestBrokenWorkloadSendsATrickle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		snap, eng := runEmbedded(t, mockserver.Config{PollInterval: time.Second}, loadgen.Config{
+			Tool: "work_task", Args: map[string]any{"bogus": 1},
+			Clients: 3, Duration: 10 * time.Second, Grace: 5 * time.Second,
+		}, nil)
+		if took := time.Since(start); took != 10*time.Second {
+			t.Errorf("the run took %v, want the load phase, 10 s: a backoff must not hold the drain", took)
+		}
+		calls := snap.RequestCount(metrics.MethodToolsCall)
+		if calls != 21 || snap.ErrorCount(metrics.MethodToolsCall) != 21 {
+			t.Errorf("%d tools/call sent, %d errors; want 21 and 21 (7 per client)", calls, snap.ErrorCount(metrics.MethodToolsCall))
+		}
+		if got := eng.Refusals()[mcp.CodeInvalidParams]; got != 21 {
+			t.Errorf("refusals %v, want {-32602: 21}", eng.Refusals())
+		}
+		if n := snap.Counters[metrics.TasksUnknown] + snap.Counters[metrics.TasksCreated]; n != 0 {
+			t.Errorf("%d tasks created or unknown, want 0", n)
+		}
+		samples := eng.ErrorSamples()
+		if len(samples) != 1 || samples[0].Method != "tools/call" || samples[0].Code != mcp.CodeInvalidParams ||
+			samples[0].Count != 21 || !strings.Contains(samples[0].Message, `"bogus"`) {
+			t.Errorf("error samples %+v, want one: tools/call -32602 x 21 naming the argument", samples)
+		}
+	})
+}
+
+// TestUnreachableTargetSendsATrickle: a target that refuses every connection gets a trickle
+// of initialize attempts, not a flood: each failed create holds its client off by the same
+// backoff (attempts at 0, 0.1, 0.3, 0.7, 1.5, 3.1, 6.3 s over 10 s), and a create that never
+// left the client is not a task of unknown outcome.
+func TestUnreachableTargetSendsATrickle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv, err := mockserver.NewHandlerServer(mockserver.Config{PollInterval: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Close()
+		var down atomic.Bool
+		var attempts atomic.Int64
+		h := srv.Handler()
+		target := &loadgen.Target{URL: "http://embedded.test/mcp", Client: &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if down.Load() {
+				attempts.Add(1)
+				return nil, syscall.ECONNREFUSED
+			}
+			return loadgen.HandlerTransport(h).RoundTrip(r)
+		})}}
+		m, err := loadgen.Probe(context.Background(), target, "work_task")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Decide(loadgen.FallbackRefuse); err != nil {
+			t.Fatal(err)
+		}
+		down.Store(true) // the target went away after the probe
+		rec := metrics.NewRecorder(1, time.Now())
+		eng, err := loadgen.New(loadgen.Config{Tool: "work_task", Clients: 3, Duration: 10 * time.Second, Grace: 5 * time.Second}, target, m, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := eng.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		rec.Flush(time.Now())
+		snap := rec.Total()
+		if got := attempts.Load(); got != 21 {
+			t.Errorf("%d connection attempts, want 21 (7 per client)", got)
+		}
+		if n := snap.Counters[metrics.TasksUnknown]; n != 0 {
+			t.Errorf("%d tasks unknown, want 0: no create left the client", n)
+		}
+		if got := snap.ErrorCount(metrics.MethodInitialize); got != 21 {
+			t.Errorf("%d initialize errors, want 21", got)
+		}
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -41,13 +41,13 @@ type vu struct {
 	wakeMu   sync.Mutex  // orders sleep, resume and interrupt
 	sleeping int32       // which context's end cuts the current wait short; 0 = none
 
-	frng     *rand.Rand // fault decisions and backoff jitter, apart from rng (recovery.go)
-	seq      uint64     // tasks started by this client
-	resumed  bool       // the current task came from reconciliation
-	resuming bool       // the session was lost with a task in hand: the next reply resumes it
-	saved    []byte     // the persisted record of the current task (recovery.go)
-	opened   bool       // a session was opened once: the next one is a reconnect
-	refusals int        // creates refused in a row, for the backoff before the next (refused)
+	frng          *rand.Rand // fault decisions and backoff jitter, apart from rng (recovery.go)
+	seq           uint64     // tasks started by this client
+	resumed       bool       // the current task came from reconciliation
+	resuming      bool       // the session was lost with a task in hand: the next reply resumes it
+	saved         []byte     // the persisted record of the current task (recovery.go)
+	opened        bool       // a session was opened once: the next one is a reconnect
+	failedCreates int        // creates in a row that brought no task, for the backoff before the next (holdOff)
 
 	ten    *tenant    // the client's tenant: its token, create params and canaries (probes.go)
 	probe  bool       // the client runs a probe round after each task (probes.go)
@@ -268,10 +268,11 @@ func (v *vu) stopped() bool { return v.e.workCtx != nil && v.e.workCtx.Err() != 
 //	other HTTP 5xx, or an   may hide a created task); the create is never repeated
 //	undecodable reply
 //
-// A closed-model client whose create was refused waits before its next one (refused):
+// A closed-model client whose create was refused waits before its next one (holdOff):
 // Retry-After when the reply carried one, else the recovery backoff, growing with each
-// refusal in a row. An open-model arrival that is refused is simply refused: the client
-// takes the next arrival as it comes, and the arrival rate bounds the load.
+// create in a row that brought no task (refused, never sent, or lost). An open-model
+// arrival that is refused is simply refused: the client takes the next arrival as it comes,
+// and the arrival rate bounds the load.
 
 // throttled reports whether an HTTP reply asks the client to slow down: 429, or 503 with
 // a Retry-After.
@@ -311,21 +312,28 @@ func createRefusal(rep Reply, err error) (refused bool, key int, retryAfter time
 	return false, 0, 0
 }
 
-// refused records a refused create and, in the closed model, waits before the client's
-// next create: what Retry-After asked, else the recovery backoff for the refusals in a row
-// (v.refusals), so that a workload the server keeps refusing (bad arguments, a denied
-// token, a full server) sends a trickle of creates, not a flood.
-func (v *vu) refused(ctx context.Context, key int, retryAfter time.Duration) {
+// refused records a refused create and holds the client off before its next one.
+func (v *vu) refused(key int, retryAfter time.Duration) {
 	v.e.noteCreateRefused(key)
-	v.refusals++
+	v.holdOff(retryAfter)
+}
+
+// holdOff counts a create that brought no task (refused, never sent, or lost) and, in the
+// closed model, waits before the client's next create: what Retry-After asked, else the
+// recovery backoff for the failed creates in a row, so that a workload the server keeps
+// refusing (bad arguments, a denied token, a full server) or that cannot reach it sends a
+// trickle of creates, not a flood. The wait ends with the load phase: no create follows it.
+// An open-model arrival does not wait: the arrival rate bounds the load.
+func (v *vu) holdOff(retryAfter time.Duration) {
+	v.failedCreates++
 	if v.e.cfg.Model != Closed {
 		return
 	}
 	wait := retryAfter
 	if wait <= 0 {
-		wait = backoff(v.e.recovery.Backoff, v.refusals, v.frng)
+		wait = backoff(v.e.recovery.Backoff, v.failedCreates, v.frng)
 	}
-	v.sleepUntil(ctx, time.Now().Add(wait))
+	v.sleepUntil(v.e.loadCtx, time.Now().Add(wait))
 }
 
 // classify returns how a request of method m ended, with its JSON-RPC code and HTTP
@@ -618,7 +626,7 @@ func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 			v.dropSession()
 		}
 		if err == nil && rep.Err == nil {
-			v.refusals = 0
+			v.failedCreates = 0
 			task, plain, perr := e.dialect.ParseCallReply(rep.Result)
 			switch {
 			case perr != nil:
@@ -637,16 +645,11 @@ func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 			return task, true
 		}
 		if ns := (*notSentError)(nil); errors.As(err, &ns) {
-			// No session, so the call never left: no task can exist. Back off as after a
-			// refusal: a target that cannot be reached is not hammered either.
-			v.refusals++
-			if e.cfg.Model == Closed {
-				v.sleepUntil(ctx, time.Now().Add(backoff(e.recovery.Backoff, v.refusals, v.frng)))
-			}
+			v.holdOff(0) // no session, so the call never left: no task can exist
 			return nil, false
 		}
 		if refused, key, retryAfter := createRefusal(rep, err); refused && !errors.Is(err, ErrCut) {
-			v.refused(ctx, key, retryAfter) // the server answered: no task
+			v.refused(key, retryAfter) // the server answered: no task
 			return nil, false
 		}
 		// Without a reply the client cannot know whether the server created the task: it
@@ -668,9 +671,7 @@ func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 		}
 		if !e.recovery.RetryCreate || t.key == "" || attempt >= e.recovery.Budgets.Create || ctx.Err() != nil {
 			v.unknown(t, reason)
-			if e.cfg.Model == Closed { // a failing transport is not hammered: back off first
-				v.sleepUntil(ctx, time.Now().Add(backoff(e.recovery.Backoff, attempt, v.frng)))
-			}
+			v.holdOff(0) // a failing transport is not hammered either
 			return nil, false
 		}
 		v.shard.Add(metrics.RetriedCreates, 1) // same key: an idempotent server answers with the task
