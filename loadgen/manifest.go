@@ -76,6 +76,8 @@ type ToolManifest struct {
 	Name        string   `json:"name"`
 	TaskSupport string   `json:"task_support"`
 	Args        []string `json:"args,omitempty"` // inputSchema.properties, sorted
+
+	schema json.RawMessage // inputSchema as listed, for MinimalArgs
 }
 
 // DeclaresArg reports whether the run's tool declares argument name in its inputSchema.
@@ -144,10 +146,14 @@ func (e *CapabilityError) Error() string { return e.Msg }
 type ProbeOptions struct {
 	// Tool is the tool the run will call (Manifest.Tool); "" for a probe alone.
 	Tool string
-	// CreateTask creates one task with the first tool that supports tasks, to observe the
-	// pollInterval and ttl the server grants, then cancels it where tasks/cancel is declared.
-	// Creating work on a real server has effects: off unless asked for. Default false.
+	// CreateTask creates one task, to observe the pollInterval and ttl the server grants,
+	// then cancels it where tasks/cancel is declared: with Tool when it supports tasks, else
+	// with the first tool that does; with Args, else the minimal arguments its inputSchema
+	// requires (MinimalArgs). Creating work on a real server has effects: off unless asked
+	// for. Default false.
 	CreateTask bool
+	// Args are the arguments of the task CreateTask creates; nil = MinimalArgs.
+	Args map[string]any
 	// NoGetStream skips the GET stream check (H6). Default false: checked.
 	NoGetStream bool
 }
@@ -201,10 +207,10 @@ func ProbeWith(ctx context.Context, t *Target, o ProbeOptions) (*Manifest, error
 		}
 		_ = json.Unmarshal(tools[i].InputSchema, &schema) // no properties: no args
 		m.Tools = append(m.Tools, ToolManifest{Name: tools[i].Name, TaskSupport: string(tools[i].TaskSupport()),
-			Args: slices.Sorted(maps.Keys(schema.Properties))})
+			Args: slices.Sorted(maps.Keys(schema.Properties)), schema: tools[i].InputSchema})
 	}
 	if o.CreateTask {
-		m.observeTask(ctx, s)
+		m.observeTask(ctx, s, o)
 	}
 	var notes []string
 	if !o.NoGetStream {
@@ -353,44 +359,58 @@ func (m *Manifest) checkDelete(ctx context.Context, s *Session) string {
 // the pollInterval and ttl it was granted, and cancels it where tasks/cancel is declared.
 // Nothing is sent when the target cannot take a task-augmented call (R6, R7, and a
 // protocol without Tasks); every outcome is noted.
-func (m *Manifest) observeTask(ctx context.Context, s *Session) {
+func (m *Manifest) observeTask(ctx context.Context, s *Session, o ProbeOptions) {
 	note := func(format string, args ...any) { m.Notes = append(m.Notes, fmt.Sprintf(format, args...)) }
 	if !mcp.HasTasks(m.ProtocolVersion) || !m.Tasks.ToolsCall {
 		note("no task created: the target does not declare capabilities.tasks.requests.tools.call at protocol %s (R6)", m.ProtocolVersion)
 		return
 	}
-	tool := ""
-	for _, t := range m.Tools {
-		if t.TaskSupport == string(mcp.TaskOptional) || t.TaskSupport == string(mcp.TaskRequired) {
-			tool = t.Name
-			break
+	var tool *ToolManifest
+	for i, t := range m.Tools {
+		if t.TaskSupport != string(mcp.TaskOptional) && t.TaskSupport != string(mcp.TaskRequired) {
+			continue
+		}
+		if tool == nil || t.Name == o.Tool {
+			tool = &m.Tools[i]
 		}
 	}
-	if tool == "" {
+	if tool == nil {
 		note("no task created: no tool supports tasks (taskSupport optional or required, R7)")
 		return
 	}
-	params := append(append([]byte(`{"name":`), mcp.AppendString(nil, tool)...), `,"arguments":{},"task":{}}`...)
+	args := o.Args
+	if args == nil {
+		var err error
+		if args, err = MinimalArgs(tool.schema); err != nil {
+			note("no task created: cannot build arguments for %q from its inputSchema: %v (give the tool and its arguments)", tool.Name, err)
+			return
+		}
+	}
+	params, err := json.Marshal(map[string]any{"name": tool.Name, "arguments": args, "task": map[string]any{}})
+	if err != nil {
+		note("no task created: arguments for %q: %v", tool.Name, err)
+		return
+	}
 	rep, err := s.Call(ctx, mcp.MethodToolsCall, params, nil)
 	switch {
 	case err != nil:
-		note("task-augmented tools/call of %q failed: %v", tool, err)
+		note("task-augmented tools/call of %q failed: %v", tool.Name, err)
 		return
 	case rep.Err != nil:
-		note("task-augmented tools/call of %q was refused: %v", tool, rep.Err)
+		note("task-augmented tools/call of %q was refused: %s", tool.Name, oneLine(rep.Err.Error(), 300))
 		return
 	}
 	task, plain, err := s.t.dialect().ParseCallReply(rep.Result)
 	switch {
 	case err != nil:
-		note("task-augmented tools/call of %q: %v", tool, &ProtocolError{Msg: err.Error()})
+		note("task-augmented tools/call of %q: %v", tool.Name, &ProtocolError{Msg: err.Error()})
 		return
 	case plain != nil:
-		note("task-augmented tools/call of %q was answered synchronously: no task created (the server ignored task, R4)", tool)
+		note("task-augmented tools/call of %q was answered synchronously: no task created (the server ignored task, R4)", tool.Name)
 		return
 	}
 	m.sawTask(task)
-	note("one task of %q was created to observe pollInterval and ttl (task %s)", tool, task.TaskID)
+	note("one task of %q was created to observe pollInterval and ttl (task %s)", tool.Name, task.TaskID)
 	if !m.Tasks.Cancel {
 		note("the task was left to run: the target does not declare tasks.cancel")
 		return

@@ -1,0 +1,83 @@
+package loadgen_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/tasksim/tasksim/loadgen"
+)
+
+// TestMinimalArgs: every required property and nothing else, each with a plain value of its
+// type; what cannot be chosen without knowing the tool is refused, naming the property.
+func TestMinimalArgs(t *testing.T) {
+	cases := []struct {
+		name, schema, want, err string
+	}{
+		{name: "no schema", schema: ``, want: `{}`},
+		{name: "no required property", schema: `{"type":"object","properties":{"a":{"type":"string"}}}`, want: `{}`},
+		{name: "server-everything's research tool", schema: `{"type":"object","properties":{"topic":{"type":"string","description":"The research topic"},"ambiguous":{"type":"boolean","default":false}},"required":["topic"]}`,
+			want: `{"topic":"tasksim"}`},
+		{name: "every type", schema: `{"type":"object","required":["s","i","n","b","a","o","z"],"properties":{
+			"s":{"type":"string"},"i":{"type":"integer"},"n":{"type":"number"},"b":{"type":"boolean"},
+			"a":{"type":"array","items":{"type":"string"}},"o":{"type":"object","required":["x"],"properties":{"x":{"type":"integer","minimum":5}}},
+			"z":{"type":"null"}}}`,
+			want: `{"a":[],"b":false,"i":1,"n":1,"o":{"x":5},"s":"tasksim","z":null}`},
+		{name: "bounds", schema: `{"type":"object","required":["short","long","lo","hi","items"],"properties":{
+			"short":{"type":"string","maxLength":3},"long":{"type":"string","minLength":10},
+			"lo":{"type":"integer","exclusiveMinimum":0},"hi":{"type":"number","maximum":0.5},
+			"items":{"type":"array","minItems":2,"items":{"type":"boolean"}}}}`,
+			want: `{"hi":0.5,"items":[false,false],"lo":1,"long":"tasksimxxx","short":"tas"}`},
+		{name: "enum, const and default", schema: `{"type":"object","required":["e","c","d"],"properties":{
+			"e":{"type":"string","enum":["fast","slow"]},"c":{"const":7},"d":{"type":"integer","default":42}}}`,
+			want: `{"c":7,"d":42,"e":"fast"}`},
+		{name: "nullable type list", schema: `{"type":"object","required":["x"],"properties":{"x":{"type":["null","integer"]}}}`, want: `{"x":1}`},
+		{name: "properties without type", schema: `{"required":["x"],"properties":{"x":{"type":"boolean"}}}`, want: `{"x":false}`},
+		{name: "oneOf", schema: `{"type":"object","required":["x"],"properties":{"x":{"oneOf":[{"type":"string"},{"type":"integer"}]}}}`,
+			err: "arguments.x: a oneOf, anyOf or allOf schema needs a value chosen by hand"},
+		{name: "pattern", schema: `{"type":"object","required":["id"],"properties":{"id":{"type":"string","pattern":"^[0-9]+$"}}}`,
+			err: "arguments.id: a string with a pattern or format"},
+		{name: "required without schema", schema: `{"type":"object","required":["x"],"properties":{}}`, err: "arguments.x: required, but has no schema"},
+		{name: "no type", schema: `{"type":"object","required":["x"],"properties":{"x":{"description":"?"}}}`, err: "arguments.x: no type"},
+		{name: "not an object schema", schema: `{"type":"string"}`, err: "inputSchema is not an object schema"},
+		{name: "not JSON", schema: `[1,2]`, err: "arguments: schema is not a JSON object"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := loadgen.MinimalArgs(json.RawMessage(tc.schema))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want it to contain %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(got)
+			if string(b) != tc.want {
+				t.Errorf("MinimalArgs = %s, want %s", b, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzMinimalArgs: any schema is refused or answered, never a panic or a hang.
+func FuzzMinimalArgs(f *testing.F) {
+	f.Add(`{"type":"object","required":["a"],"properties":{"a":{"type":"array","minItems":3,"items":{"type":"object","required":["b"],"properties":{"b":{"type":"string"}}}}}}`)
+	f.Fuzz(func(t *testing.T, schema string) {
+		_, _ = loadgen.MinimalArgs(json.RawMessage(schema))
+	})
+}
+
+// TestMinimalArgsIsBounded: nested minItems multiply; the values built are bounded.
+func TestMinimalArgsIsBounded(t *testing.T) {
+	schema := `{"type":"array","minItems":64,"items":{"type":"boolean"}}`
+	for range 4 {
+		schema = `{"type":"array","minItems":64,"items":` + schema + `}`
+	}
+	_, err := loadgen.MinimalArgs(json.RawMessage(`{"type":"object","required":["a"],"properties":{"a":` + schema + `}}`))
+	if err == nil || !strings.Contains(err.Error(), "more than 4096 values") {
+		t.Errorf("error %v, want the bound named", err)
+	}
+}
