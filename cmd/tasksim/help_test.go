@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// allCommands are the subcommands an SRE can ask for help about. TestHelp fails when
+// commands() gains one that is not listed here, so that a new command gets its help checked.
+var allCommands = []string{"run", "serve", "probe", "sweep", "report", "scenarios", "validate", "version"}
+
+// runCLI runs one command line in-process and returns stdout, stderr and the exit code.
+func runCLI(args ...string) (string, string, int) {
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// TestHelp: requested help (-h, --help, `help COMMAND`) works on every command and on
+// tasksim itself: exit code 0, the help on stdout, nothing on stderr. No command at all, or
+// a flag a command does not know, is a usage error: exit code 2, stderr only.
+func TestHelp(t *testing.T) {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(names)), slices.Sorted(slices.Values(allCommands))) {
+		t.Fatalf("commands() = %v; allCommands = %v: list every command in both", names, allCommands)
+	}
+
+	type tc struct {
+		args []string
+		want string // stdout starts with it
+	}
+	var cases []tc
+	for _, top := range [][]string{{"help"}, {"--help"}, {"-h"}} {
+		cases = append(cases, tc{top, "tasksim: load and chaos simulator"})
+	}
+	for _, name := range allCommands {
+		want := "Usage: tasksim " + name
+		cases = append(cases, tc{[]string{name, "--help"}, want}, tc{[]string{name, "-h"}, want},
+			tc{[]string{"help", name}, want})
+	}
+	cases = append(cases, tc{[]string{"run", "smoke", "--clients", "5", "--help"}, "Usage: tasksim run"})
+	for _, c := range cases {
+		stdout, stderr, code := runCLI(c.args...)
+		if code != exitOK || stderr != "" || !strings.HasPrefix(stdout, c.want) {
+			t.Errorf("tasksim %s: exit %d, stdout %.60q, stderr %q; want exit 0 and %q on stdout only",
+				strings.Join(c.args, " "), code, stdout, stderr, c.want)
+		}
+	}
+
+	top, _, _ := runCLI("help")
+	for _, name := range allCommands {
+		if !regexp.MustCompile(`(?m)^  ` + name + ` +\S`).MatchString(top) {
+			t.Errorf("tasksim help does not list %s:\n%s", name, top)
+		}
+	}
+
+	stdout, stderr, code := runCLI()
+	if code != exitUsage || stdout != "" || !strings.Contains(stderr, "Usage: tasksim COMMAND") {
+		t.Errorf("tasksim with no command: exit %d, stdout %q, stderr %q; want 2 and the usage on stderr", code, stdout, stderr)
+	}
+	for _, name := range allCommands {
+		stdout, stderr, code := runCLI(name, "--no-such-flag")
+		if code != exitUsage || stdout != "" || !strings.Contains(stderr, "'tasksim "+name+" --help'") {
+			t.Errorf("tasksim %s --no-such-flag: exit %d, stdout %q, stderr %q; want 2 and a pointer to --help on stderr",
+				name, code, stdout, stderr)
+		}
+	}
+	if _, stderr, code := runCLI("help", "frobnicate"); code != exitUsage || !strings.Contains(stderr, `unknown command "frobnicate"`) {
+		t.Errorf("tasksim help frobnicate: exit %d, stderr %q; want 2 naming the command", code, stderr)
+	}
+}
+
+// TestHelpExitCodes: each command's help states the exit codes it can give.
+func TestHelpExitCodes(t *testing.T) {
+	codes := map[string][]string{
+		"run":       {"0", "1", "2", "99", "130"},
+		"serve":     {"0", "1", "2"},
+		"probe":     {"0", "1", "2"},
+		"sweep":     {"0", "1", "2", "99", "130"},
+		"report":    {"0", "1", "2"},
+		"scenarios": {"0", "2"},
+		"validate":  {"0", "2"},
+		"version":   {"0", "2"},
+	}
+	for _, name := range allCommands {
+		stdout, _, _ := runCLI(name, "--help")
+		_, text, ok := strings.Cut(stdout, "Exit codes:")
+		if !ok {
+			t.Errorf("%s --help has no \"Exit codes:\"", name)
+			continue
+		}
+		text, _, _ = strings.Cut(text, "Flags")
+		for _, c := range codes[name] {
+			if !regexp.MustCompile(`(^|[\s,])` + c + `\s`).MatchString(text) {
+				t.Errorf("%s --help does not give exit code %s:%s", name, c, text)
+			}
+		}
+	}
+}
+
+// TestRunHelpListsEveryOutputFile: every file a run writes (here a short run with a fault
+// on, so that events.csv is written too) is named in `run --help`, and so are the exit codes.
+func TestRunHelpListsEveryOutputFile(t *testing.T) {
+	help, _, _ := runCLI("run", "--help")
+	dir := t.TempDir()
+	_, stderr, code := tasksim(t, "run", "smoke", "--duration", "1s", "--set", "grace=2s", "--out", dir, "--no-progress",
+		"--set", "faults.server.duplicate.probability=0.01")
+	if code != exitOK {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, e := range entries {
+		if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
+			files = append(files, e.Name())
+		}
+	}
+	if !slices.Contains(files, "events.csv") || len(files) < 6 {
+		t.Fatalf("the run wrote %v; want the six files, events.csv included", files)
+	}
+	for _, f := range files {
+		if !regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(f) + ` +\S`).MatchString(help) {
+			t.Errorf("run wrote %s, which run --help does not list:\n%s", filepath.Join(dir, f), help)
+		}
+	}
+	for _, c := range []string{"0", "1", "2", "99", "130"} {
+		if !regexp.MustCompile(`(?m)^  ` + c + ` +\S`).MatchString(help) {
+			t.Errorf("run --help does not explain exit code %s", c)
+		}
+	}
+}
