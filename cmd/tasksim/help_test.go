@@ -140,3 +140,51 @@ func TestRunHelpListsEveryOutputFile(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeCommandsMatchFlags: the README's Commands block names every command, and for
+// each command exactly the flags its --help lists.
+func TestReadmeCommandsMatchFlags(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Skip("README.md not found beside the module root")
+	}
+	_, block, _ := strings.Cut(string(readme), "\n## Commands\n\n```\n")
+	block, _, ok := strings.Cut(block, "\n```\n")
+	if !ok {
+		t.Fatal("README has no ``` block under ## Commands")
+	}
+	documented := map[string]map[string]bool{} // command -> flags
+	cmd := ""
+	flag := regexp.MustCompile(`--[a-z][a-z-]*`)
+	for _, line := range strings.Split(block, "\n") {
+		if rest, ok := strings.CutPrefix(line, "tasksim "); ok {
+			cmd = strings.Fields(rest)[0]
+			documented[cmd] = map[string]bool{}
+		}
+		line, _, _ = strings.Cut(line, "#") // comments explain, they do not list flags
+		for _, f := range flag.FindAllString(line, -1) {
+			documented[cmd][f] = true
+		}
+	}
+	listed := regexp.MustCompile(`(?m)^\s+(?:-[a-zA-Z], )?(--[a-z][a-z-]*)`)
+	for _, name := range allCommands {
+		flags, ok := documented[name]
+		if !ok {
+			t.Errorf("README Commands block has no line for tasksim %s", name)
+			continue
+		}
+		help, _, _ := runCLI(name, "--help")
+		real := map[string]bool{}
+		for _, m := range listed.FindAllStringSubmatch(help, -1) {
+			real[m[1]] = true
+			if !flags[m[1]] {
+				t.Errorf("tasksim %s has %s, which the README Commands block does not list", name, m[1])
+			}
+		}
+		for f := range flags {
+			if !real[f] {
+				t.Errorf("the README Commands block lists %s for tasksim %s, which has no such flag", f, name)
+			}
+		}
+	}
+}
