@@ -107,7 +107,8 @@ scenario's grace and writes every file; a second one stops at once.
 Exit codes:
   0    every gate and threshold passed
   1    runtime error (e.g. the target is unreachable, the output directory cannot be written)
-  2    usage error, invalid scenario, or a target without Tasks and fallback: refuse
+  2    usage error, invalid scenario, or the target cannot run the tool as a task and
+       the scenario says fallback: refuse
   99   a gate or threshold failed, or an abort_on_fail threshold stopped the load
   130  stopped early by Ctrl-C or SIGTERM, nothing failed in what was measured
 
