@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -33,31 +32,6 @@ func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
-
-// helpRequest is a command's answer to -h or --help: its help text, which main prints on
-// stdout with exit code 0. Requested help is the command's output, not a diagnostic, so it
-// goes where output goes (`tasksim run --help | less` works); usage errors go to stderr.
-// It unwraps to pflag.ErrHelp.
-type helpRequest struct{ text string }
-
-func (helpRequest) Error() string { return "help requested" }
-func (helpRequest) Unwrap() error { return pflag.ErrHelp }
-
-// parseFlags parses a command's arguments with fs. fs.Usage writes the command's help to
-// fs.Output(); -h or --help then returns a helpRequest holding it. Any other problem is a
-// usage error that names the command's --help.
-func parseFlags(fs *pflag.FlagSet, args []string) error {
-	var help bytes.Buffer
-	fs.SetOutput(&help)
-	err := fs.Parse(args)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, pflag.ErrHelp):
-		return helpRequest{help.String()}
-	}
-	return usagef("%v (see 'tasksim %s --help')", err, fs.Name())
-}
 
 // command is one subcommand.
 type command struct {
@@ -160,29 +134,6 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "Run 'tasksim COMMAND --help' (or 'tasksim help COMMAND') for the flags of a command.")
 	fmt.Fprintln(w)
 	printExitCodes(w)
-}
-
-// printExitCodes writes the exit codes every command shares.
-func printExitCodes(w io.Writer) {
-	fmt.Fprintln(w, "Exit codes: 0 pass, 1 runtime error (e.g. unreachable target), 2 usage error or invalid")
-	fmt.Fprintln(w, "scenario, 99 a gate or threshold failed, 130 stopped early by Ctrl-C or SIGTERM with")
-	fmt.Fprintln(w, "nothing failed in what was measured. Each command's --help says which it can give.")
-}
-
-// noFlags parses the arguments of a command that takes no flags, so that -h and --help
-// give its help like every other command's.
-func noFlags(name, usageLine, about string, args []string) ([]string, error) {
-	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprintln(w, "Usage: "+usageLine)
-		fmt.Fprintln(w)
-		fmt.Fprint(w, about)
-	}
-	if err := parseFlags(fs, args); err != nil {
-		return nil, err
-	}
-	return fs.Args(), nil
 }
 
 func runVersion(args []string, stdout, _ io.Writer) error {

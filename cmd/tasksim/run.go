@@ -76,47 +76,6 @@ func parseRunFlags(args []string, _ io.Writer) (*runFlags, string, error) {
 	return f, name, nil
 }
 
-// runUsage writes run's help to fs.Output(): what it does, every file it writes, its exit
-// codes and its flags.
-func runUsage(fs *pflag.FlagSet) {
-	w := fs.Output()
-	fmt.Fprint(w, `Usage: tasksim run [NAME|FILE] [flags]
-
-Runs a scenario (default: the built-in baseline; 'tasksim scenarios' lists them) against
-the embedded mock server, or against --target. The flags override the scenario's fields and
---set overrides any field. --dry-run prints the plan (load, cancels, faults, thresholds)
-and runs nothing.
-
-Writes into --out (default runs/<scenario>-<UTC time>/):
-`)
-	for _, f := range []struct{ name, what string }{
-		{results.SummaryJSONFile, "the result: verdict, gates, thresholds, metrics (what pipelines read)"},
-		{results.SummaryCSVFile, "one row per metric"},
-		{results.TimeseriesFile, "one row per second, flushed as the run goes"},
-		{results.HistogramLogFile, "every histogram per second, as an HdrHistogram interval log"},
-		{results.EventsFile, "the fault timeline; only when the scenario injects faults"},
-		{results.ReportFile, "the self-contained HTML report ('tasksim report DIR' renders it again)"},
-	} {
-		fmt.Fprintf(w, "  %-16s %s\n", f.name, f.what)
-	}
-	fmt.Fprint(w, `and prints a text summary on stdout.
-
-The first Ctrl-C (or SIGTERM) stops starting tasks, lets in-flight ones drain for the
-scenario's grace and writes every file; a second one stops at once.
-
-Exit codes:
-  0    every gate and threshold passed
-  1    runtime error (e.g. the target is unreachable, the output directory cannot be written)
-  2    usage error, invalid scenario, or the target cannot run the tool as a task and
-       the scenario says fallback: refuse
-  99   a gate or threshold failed, or an abort_on_fail threshold stopped the load
-  130  stopped early by Ctrl-C or SIGTERM, nothing failed in what was measured
-
-Flags:
-`)
-	fs.PrintDefaults()
-}
-
 // scenario loads the scenario and applies the flags; every problem is a usage error.
 func (f *runFlags) scenario(name string) (*scenarios.Scenario, error) {
 	sc, err := scenarios.Load(name)
