@@ -189,3 +189,46 @@ func TestReadmeCommandsMatchFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateTwoPasses: validate's one-line summary says what its two passes report, and
+// they do: every decoding problem at file:line:col, and once the file decodes, every
+// invalid value at once.
+func TestValidateTwoPasses(t *testing.T) {
+	var summary string
+	for _, c := range commands() {
+		if c.name == "validate" {
+			summary = c.summary
+		}
+	}
+	for _, want := range []string{"unknown field", "wrong type", "file:line:col", "once it decodes", "every invalid value"} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("validate's summary %q does not say %q", summary, want)
+		}
+	}
+
+	dir := t.TempDir()
+	undecodable := filepath.Join(dir, "undecodable.yaml")
+	invalid := filepath.Join(dir, "invalid.yaml")
+	for file, text := range map[string]string{
+		undecodable: "name: x\nduration: 10s\nworkload: {clientz: 3}\nseed: many\n",
+		invalid:     "name: x\nduration: 0s\nworkload: {clients: 5}\nclient: {poll: {jitter: 2}}\n",
+	} {
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for file, wants := range map[string][]string{
+		undecodable: {undecodable + ":3:12: workload.clientz: unknown field", undecodable + ":4:7: seed: "},
+		invalid:     {invalid + ":2:1: duration: must be > 0", invalid + ":4:17: client.poll.jitter: must be in [0, 1)"},
+	} {
+		stdout, stderr, code := runCLI("validate", file)
+		if code != exitUsage || stdout != "" {
+			t.Errorf("validate %s: exit %d, stdout %q; want 2 and nothing on stdout", file, code, stdout)
+		}
+		for _, want := range wants {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("validate %s: stderr lacks %q:\n%s", file, want, stderr)
+			}
+		}
+	}
+}

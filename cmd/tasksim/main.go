@@ -48,7 +48,7 @@ func commands() []command {
 		{"report", "re-render report.html from a saved run directory", runReport},
 		{"sweep", "run a grid of pollInterval/concurrency cells and recommend one", runSweep},
 		{"scenarios", "list the built-in scenarios", runScenarios},
-		{"validate", "check a scenario: every decoding problem (unknown field, wrong type) at file:line:col; once it decodes, every invalid value", runValidate},
+		{"validate", "check a scenario: every decoding problem (unknown field, wrong type) at file:line:col, then, once it decodes, every invalid value at once", runValidate},
 		{"version", "print the tasksim version", runVersion},
 	}
 }
