@@ -67,12 +67,12 @@ func parseServeFlags(args []string, _ io.Writer) (mockserver.Config, error) {
 		w := fs.Output()
 		fmt.Fprintf(w, `Usage: tasksim serve [NAME|FILE] [flags]
 
-Runs the mock MCP Tasks server (protocol 2025-11-25) and prints its endpoint URL as the
-first line on stdout; its Prometheus metrics URL goes to stderr. The server section of the
-scenario NAME or FILE configures it (a file may hold only a server: section; default: the
-built-in defaults); the flags below override it and --set overrides both, e.g.
---set server.backpressure.workers=4. The first SIGINT or SIGTERM shuts it down gracefully
-(in-flight requests get %v); a second one exits at once.
+Runs the mock MCP Tasks server (protocol 2025-11-25 unless server.protocol says otherwise)
+and prints its endpoint URL as the first line on stdout; its Prometheus metrics URL goes to
+stderr. The server section of the scenario NAME or FILE configures it (a file may hold only
+a server: section; default: the built-in defaults); the flags below override it and --set
+overrides both, e.g. --set server.backpressure.workers=4. The first SIGINT or SIGTERM
+shuts it down gracefully (in-flight requests get %v); a second one exits at once.
 
 Exit codes: 0 stopped by a signal, 1 runtime error (e.g. the address is in use, or a second
 signal), 2 usage or invalid server section.
