@@ -13,7 +13,7 @@ import (
 	"github.com/tasksim/tasksim/scenarios"
 )
 
-// Exit codes (DESIGN.md section 5).
+// Exit codes, the same for every command (each command's --help lists those it can give).
 const (
 	exitOK      = 0
 	exitRuntime = 1
@@ -48,7 +48,7 @@ func commands() []command {
 		{"report", "re-render report.html from a saved run directory", runReport},
 		{"sweep", "run a grid of pollInterval/concurrency cells and recommend one", runSweep},
 		{"scenarios", "list the built-in scenarios", runScenarios},
-		{"validate", "check a scenario file and report every problem", runValidate},
+		{"validate", "check a scenario: every decoding problem (unknown field, wrong type) at file:line:col, then, once it decodes, every invalid value at once", runValidate},
 		{"version", "print the tasksim version", runVersion},
 	}
 }
@@ -73,13 +73,20 @@ func runtimeInfo() gcpolicy.Policy {
 	return p
 }
 
-// run executes one command line and returns its exit code.
+// run executes one command line and returns its exit code. Help that was asked for
+// (`tasksim help [COMMAND]`, `tasksim --help`, `tasksim COMMAND --help`) goes to stdout with
+// exit code 0; no command at all is a usage error: the list of commands on stderr, exit 2.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return exitUsage
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		if len(args) > 1 && args[0] == "help" {
+			return run([]string{args[1], "--help"}, stdout, stderr) // help COMMAND
 		}
+		usage(stdout)
 		return exitOK
 	}
 	for _, c := range commands() {
@@ -87,6 +94,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		err := c.run(args[1:], stdout, stderr)
+		var help helpRequest
+		if errors.As(err, &help) {
+			if _, err := io.WriteString(stdout, help.text); err != nil {
+				return exitRuntime
+			}
+			return exitOK
+		}
 		if err == nil || errors.Is(err, pflag.ErrHelp) {
 			return exitOK
 		}
@@ -117,10 +131,16 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'tasksim COMMAND --help' for the flags of a command.")
+	fmt.Fprintln(w, "Run 'tasksim COMMAND --help' (or 'tasksim help COMMAND') for the flags of a command.")
+	fmt.Fprintln(w)
+	printExitCodes(w)
 }
 
 func runVersion(args []string, stdout, _ io.Writer) error {
+	args, err := noFlags("version", "tasksim version", "Prints the tasksim version. Exit codes: 0 printed, 2 usage.\n", args)
+	if err != nil {
+		return err
+	}
 	if len(args) > 0 {
 		return usagef("version takes no arguments")
 	}
@@ -129,6 +149,11 @@ func runVersion(args []string, stdout, _ io.Writer) error {
 }
 
 func runScenarios(args []string, stdout, _ io.Writer) error {
+	args, err := noFlags("scenarios", "tasksim scenarios", "Lists the built-in scenarios, one per line: the name to give run, sweep, serve or\n"+
+		"validate, and what the scenario exercises. Exit codes: 0 listed, 2 usage.\n", args)
+	if err != nil {
+		return err
+	}
 	if len(args) > 0 {
 		return usagef("scenarios takes no arguments")
 	}
@@ -143,9 +168,28 @@ func runScenarios(args []string, stdout, _ io.Writer) error {
 	return nil
 }
 
+// validateHelp is the help of `tasksim validate`.
+const validateHelp = `Checks the scenario file FILE, or the built-in scenario NAME, in two passes, as a
+compiler does:
+
+  1. decoding: every value that does not decode (unknown field, wrong type, bad duration
+     or rate, duplicate key), each at FILE:LINE:COL with its field path; invalid YAML
+     stops at its first syntax error;
+  2. once the whole file decodes: every invalid value (out of range, fields that need one
+     another, bad threshold expressions), all at once, each at FILE:LINE:COL of the value
+     (or of its nearest enclosing key), or at FILE alone for a default the file leaves out.
+
+Prints "FILE: valid scenario NAME" when there is no problem. Exit codes: 0 valid,
+2 a problem (listed on stderr) or usage.
+`
+
 func runValidate(args []string, stdout, _ io.Writer) error {
+	args, err := noFlags("validate", "tasksim validate FILE|NAME", validateHelp, args)
+	if err != nil {
+		return err
+	}
 	if len(args) != 1 {
-		return usagef("usage: tasksim validate FILE|NAME")
+		return usagef("want one scenario FILE or NAME, got %d arguments (see 'tasksim validate --help')", len(args))
 	}
 	sc, err := scenarios.Load(args[0])
 	if err != nil {

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,7 +30,8 @@ func rateText(sc *scenarios.Scenario) string {
 	return fmt.Sprintf("%s ramping over %d stages", sc.Workload.Rate, len(sc.Workload.Stages))
 }
 
-// printPlan prints what --dry-run promises: the resolved scenario and the expected load.
+// printPlan prints what --dry-run promises: the resolved scenario, the expected load, the
+// cancels, every fault that is on, how clients recover, and the thresholds.
 func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config) {
 	fmt.Fprintf(w, "scenario     %s (%s)\n", sc.Name, sc.Source)
 	fmt.Fprintf(w, "target       %s\n", targetName(sc))
@@ -57,9 +61,213 @@ func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config) {
 	if sc.Target == "" {
 		fmt.Fprintf(w, "server       pollInterval %v, ttl %v (max %v)\n", sc.Server.PollInterval, sc.Server.TTL, sc.Server.MaxTTL)
 	}
-	for _, t := range sc.Thresholds {
-		fmt.Fprintf(w, "threshold    %s\n", t.Expr)
+	fmt.Fprintf(w, "cancel       %s\n", cancelText(sc.Client.Cancel))
+	if t := tenantsText(sc); t != "" {
+		fmt.Fprintf(w, "tenants      %s\n", t)
 	}
+	printFaults(w, sc)
+	creates, sessions := recoveryText(cfg.Recovery)
+	fmt.Fprintf(w, "recovery     %s\n             %s\n", creates, sessions)
+	printThresholds(w, sc.Thresholds)
+}
+
+// cancelText is the share of tasks the clients cancel, and when.
+func cancelText(c scenarios.Cancel) string {
+	if c.Probability <= 0 {
+		return "none (client.cancel.probability 0)"
+	}
+	return fmt.Sprintf("%s of tasks, %v after their creation", percent(c.Probability), c.Delay)
+}
+
+// tenantsText is how clients are spread over tenants and what the isolation probes do; ""
+// when the run has neither tenants nor a security section.
+func tenantsText(sc *scenarios.Scenario) string {
+	sec := sc.Security
+	n, from := len(sc.Server.Tokens), "server.tokens"
+	if sc.Target != "" {
+		n, from = len(sec.Tenants), "security.tenants"
+	}
+	if n == 0 && !sec.On() {
+		return ""
+	}
+	parts := []string{fmt.Sprintf("%d (%s), clients spread round-robin", n, from)}
+	if sec.ProbeShare > 0 {
+		parts = append(parts, percent(sec.ProbeShare)+" of clients are isolation probes")
+	}
+	if sec.Canaries {
+		parts = append(parts, "secret canaries planted")
+	}
+	if sec.Inject {
+		parts = append(parts, "the server plants injection canaries")
+	}
+	for _, r := range sec.Revoke {
+		parts = append(parts, fmt.Sprintf("%s's token revoked at %v (%s)", r.Tenant, r.At, cmp.Or(r.Scope, scenarios.RevokeAll)))
+	}
+	for _, m := range sec.Insecure {
+		parts = append(parts, "insecure server mode "+string(m))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// printFaults prints every fault that is on, one per line: its scenario path under faults
+// (for --set), when it fires and what it does.
+func printFaults(w io.Writer, sc *scenarios.Scenario) {
+	list := faultPlans(sc)
+	if len(list) == 0 {
+		fmt.Fprintln(w, "faults       none")
+		return
+	}
+	width := 0
+	for _, f := range list {
+		width = max(width, len(f.path))
+	}
+	for i, f := range list {
+		label := ""
+		if i == 0 {
+			label = "faults"
+		}
+		fmt.Fprintf(w, "%-12s %-*s  %s\n", label, width, f.path, f.what)
+	}
+}
+
+// faultPlan is one fault that is on: its scenario path under faults, and what it does, when.
+type faultPlan struct{ path, what string }
+
+// faultPlans lists the faults that are on: the client's, the embedded server's, then the
+// network's, each in the order of its struct (scenarios/faults.go).
+func faultPlans(sc *scenarios.Scenario) []faultPlan {
+	var out []faultPlan
+	trigger := func(path string, t scenarios.Trigger, of, effect string) {
+		if t.On() {
+			out = append(out, faultPlan{path, triggerText(t, of) + ": " + effect})
+		}
+	}
+	c := sc.Faults.Client
+	trigger("client.create_reply", c.CreateReply, "creates (tools/call)", "the reply is lost; the task exists, the client has no id")
+	trigger("client.after_create", c.AfterCreate, "tasks", "connection and session dropped right after CreateTaskResult")
+	trigger("client.before_result", c.BeforeResult, "tasks", "connection dropped between the terminal status and tasks/result")
+	trigger("client.result_stream", c.ResultStream, "tasks/result calls (once per task)", "the SSE stream is cut after its priming event")
+	trigger("client.input_before_answer", c.InputBeforeAnswer, "tasks/result calls (once per task)", "the stream carrying elicitation/create is cut before the answer")
+	trigger("client.input_after_answer", c.InputAfterAnswer, "tasks/result calls (once per task)", "the stream is cut right after the answer")
+	trigger("client.cancel_reply", c.CancelReply, "cancels", "tasks/cancel reaches the server, its reply is lost")
+	trigger("client.crash", c.Crash, "tasks (once, at a poll)", "the client crashes and resumes from its persisted record")
+
+	s := sc.Faults.Server
+	first := len(out)
+	trigger("server.http_5xx", s.HTTP5xx, "POSTs", fmt.Sprintf("answered HTTP %d, not processed", s.Status))
+	trigger("server.reset", s.Reset, "POSTs", "connection closed without a reply, not processed")
+	trigger("server.session_expiry", s.SessionExpiry, "requests with a session", "the session is forgotten (404)")
+	if s.Restart.On() {
+		what := "every session forgotten"
+		if s.RestartLosesTasks {
+			what += ", and every task (restart_loses_tasks)"
+		}
+		out = append(out, faultPlan{"server.restart", scheduleText(s.Restart) + ": " + what})
+	}
+	trigger("server.duplicate", s.Duplicate, "SSE replies", "the reply is sent twice")
+	trigger("server.early_expiry", s.EarlyExpiry, "tasks", "purged the instant it turns terminal")
+	trigger("server.stuck", s.Stuck, "tasks", "its work never ends")
+	trigger("server.effect_first", s.EffectFirst, "tasks", "the domain effect is applied when the work starts")
+	if s.NonIdempotent {
+		out = append(out, faultPlan{"server.non_idempotent", "on: a repeated idempotency key starts the work again (a known-bad server)"})
+	}
+	if sc.Target != "" {
+		for i := first; i < len(out); i++ {
+			out[i].what += " [not applied: the target is not the embedded server]"
+		}
+	}
+
+	n := sc.Faults.Network
+	if n.Latency != (scenarios.Dist{}) {
+		out = append(out, faultPlan{"network.latency", fmt.Sprintf("%v added to every chunk, both ways", n.Latency)})
+	}
+	if n.Bandwidth > 0 {
+		out = append(out, faultPlan{"network.bandwidth", fmt.Sprintf("each direction of each connection capped at %d bytes/s", n.Bandwidth)})
+	}
+	reset := "reset (TCP RST) at once"
+	if n.ResetAfter > 0 {
+		reset = fmt.Sprintf("reset (TCP RST) after %d bytes to the client", n.ResetAfter)
+	}
+	trigger("network.reset", n.Reset, "connections", reset)
+	trigger("network.black_hole", n.BlackHole, "connections", "accepted, then nothing is forwarded either way")
+	trigger("network.half_open", n.HalfOpen, "connections",
+		fmt.Sprintf("upstream closed after %v, the client's side kept open and silent", n.HalfOpenAfter))
+	return out
+}
+
+// triggerText says when a trigger fires: "5% of tasks", "all POSTs in the first 2s of every
+// 10s", or both.
+func triggerText(t scenarios.Trigger, of string) string {
+	var parts []string
+	if t.Probability > 0 {
+		parts = append(parts, percent(t.Probability)+" of "+of)
+	}
+	if t.Every > 0 {
+		parts = append(parts, fmt.Sprintf("all %s in the first %v of every %v", of, t.Window, t.Every))
+	}
+	return strings.Join(parts, ", and ")
+}
+
+// scheduleText says when a scheduled fault happens, from the embedded server's start.
+func scheduleText(s scenarios.Schedule) string {
+	var parts []string
+	if len(s.At) > 0 {
+		at := make([]string, len(s.At))
+		for i, d := range s.At {
+			at[i] = d.String()
+		}
+		parts = append(parts, "at "+strings.Join(at, ", "))
+	}
+	if s.Every > 0 {
+		parts = append(parts, fmt.Sprintf("every %v", s.Every))
+	}
+	return strings.Join(parts, " and ") + " from the server's start"
+}
+
+// recoveryText is how clients recover: from a lost create, and from lost sessions and
+// connections.
+func recoveryText(r scenarios.Recovery) (creates, sessions string) {
+	key := "no idempotency key sent (nothing to reconcile)"
+	if r.IdempotencyArg != "" {
+		key = "idempotency key in argument " + r.IdempotencyArg + " (when the tool declares it)"
+		if r.Reconcile {
+			key += ", lost creates reconciled by it"
+		}
+	}
+	retry := "never re-sent"
+	if r.RetryCreate {
+		retry = "re-sent with the same key when not found (retry_create)"
+	}
+	b := r.Budgets
+	return key + "; a lost create is " + retry,
+		fmt.Sprintf("reconnect backoff %v..%v (jitter %v); budgets per task: create %d, status %d, result %d, reconcile %d",
+			r.Backoff.Initial, r.Backoff.Max, r.Backoff.Jitter, b.Create, b.Status, b.Result, b.Reconcile)
+}
+
+// printThresholds prints every threshold, marking those that abort the run.
+func printThresholds(w io.Writer, ths []scenarios.Threshold) {
+	if len(ths) == 0 {
+		fmt.Fprintln(w, "thresholds   none: the gates alone decide the verdict")
+		return
+	}
+	fmt.Fprintln(w, "thresholds   judged over the whole run (a failure exits 99); abort_on_fail ones fail at their")
+	fmt.Fprintln(w, "             first failing one-second window, which stops the load (in-flight tasks drain)")
+	width := 0
+	for _, t := range ths {
+		width = max(width, len(t.Expr))
+	}
+	for _, t := range ths {
+		line := t.Expr
+		if t.AbortOnFail {
+			line = fmt.Sprintf("%-*s  abort_on_fail", width, t.Expr)
+		}
+		fmt.Fprintf(w, "             %s\n", line)
+	}
+}
+
+// percent formats a ratio in [0, 1] as a percentage: 0.05 -> "5%", 0.005 -> "0.5%".
+func percent(r float64) string {
+	return strconv.FormatFloat(math.Round(r*1e6)/1e4, 'f', -1, 64) + "%"
 }
 
 // expectedArrivals integrates the open-model rate over the load phase in 10 ms steps.

@@ -32,26 +32,28 @@ func runProbe(args []string, stdout, stderr io.Writer) error {
 		createTask bool
 	)
 	fs := pflag.NewFlagSet("probe", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: tasksim probe --target URL [flags]")
-		fmt.Fprintln(stderr)
-		fmt.Fprintln(stderr, "Prints the target's capability manifest as JSON: protocol version, server, session")
-		fmt.Fprintln(stderr, "evidence (session id, DELETE, GET stream), tasks capability leaves, each tool's taskSupport,")
-		fmt.Fprintln(stderr, "and with --create-task the pollInterval and ttl of one task. Exit codes: 0 printed,")
-		fmt.Fprintln(stderr, "1 the target could not be probed, 2 usage.")
-		fmt.Fprintln(stderr)
+		w := fs.Output()
+		fmt.Fprint(w, `Usage: tasksim probe --target URL [flags]
+
+Prints the target's capability manifest as indented JSON on stdout (the one run records
+in summary.json): protocol version, server, session evidence (session id, DELETE, GET
+stream), tasks capability leaves, each tool's taskSupport and, with --create-task, the
+pollInterval and ttl of one task. Header values are never printed.
+
+Exit codes: 0 printed, 1 the target could not be probed (unreachable, or initialize or
+tools/list failed), 2 usage.
+
+Flags:
+`)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&target, "target", "", "URL of the MCP endpoint (required)")
-	fs.StringArrayVar(&headers, "header", nil, "extra HTTP header, 'K: V' (repeatable; values are never printed)")
+	fs.StringVar(&target, "target", "", "`URL` of the MCP endpoint (required)")
+	fs.StringArrayVar(&headers, "header", nil, "extra HTTP header, `'K: V'` (repeatable; values are never printed)")
 	fs.DurationVar(&timeout, "timeout", 15*time.Second, "bound on the whole probe")
 	fs.BoolVar(&createTask, "create-task", false, "create (and cancel) one task with the first tool that supports tasks, to observe pollInterval and ttl; it runs real work on the target")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("probe takes no arguments, got %q", fs.Args())
@@ -97,7 +99,7 @@ func runProbe(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
-// compatInfo is the input of the compatibility gate (issue 6): the manifest's tasks leaves
+// compatInfo is the input of the compatibility gate: the manifest's tasks leaves
 // for the run's tool, what the client decided (Decide), and, on the embedded server, how
 // many task parameters it received on sessions without the capability (-1 elsewhere).
 func compatInfo(sc *scenarios.Scenario, m *loadgen.Manifest, srv *mockserver.Server) *results.Compat {

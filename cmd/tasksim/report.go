@@ -16,23 +16,22 @@ import (
 // deterministic, so a saved run re-renders to the report the run wrote.
 func runReport(args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: tasksim report DIR")
-		fmt.Fprintln(stderr)
-		fmt.Fprintln(stderr, "Re-renders DIR/"+results.ReportFile+" from the files of the run directory DIR:")
-		fmt.Fprintln(stderr, results.SummaryJSONFile+" (required), "+results.TimeseriesFile+", "+results.HistogramLogFile+
-			" and "+results.EventsFile+" (each optional: its part of the report then says \"not recorded\").")
+		fmt.Fprintf(fs.Output(), `Usage: tasksim report DIR
+
+Re-renders DIR/%s from the files of the run directory DIR: %s (required),
+%s, %s and %s (each optional: its part of the report then
+says "not recorded"). Rendering is deterministic: the files a run wrote give the report it
+wrote, byte for byte. Prints the report's path.
+
+Exit codes: 0 written, 1 DIR or its files cannot be read or written, 2 usage.
+`, results.ReportFile, results.SummaryJSONFile, results.TimeseriesFile, results.HistogramLogFile, results.EventsFile)
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == pflag.ErrHelp {
-			return err
-		}
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
-		return usagef("want one run directory, got %d arguments", fs.NArg())
+		return usagef("want one run directory, got %d arguments (see 'tasksim report --help')", fs.NArg())
 	}
 	dir := fs.Arg(0)
 	st, err := os.Stat(dir)

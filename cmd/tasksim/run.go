@@ -32,7 +32,7 @@ import (
 	"github.com/tasksim/tasksim/scenarios"
 )
 
-// runFlags are the flags of `tasksim run` (DESIGN.md section 6).
+// runFlags are the flags of `tasksim run`.
 type runFlags struct {
 	target, out, rate, tool, args string
 	clients                       int
@@ -43,39 +43,28 @@ type runFlags struct {
 	fs                            *pflag.FlagSet
 }
 
-func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
+// parseRunFlags parses run's command line; -h or --help returns a helpRequest with run's
+// help (main prints it on stdout), so nothing is written here.
+func parseRunFlags(args []string, _ io.Writer) (*runFlags, string, error) {
 	f := &runFlags{}
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: tasksim run [NAME|FILE] [flags]")
-		fmt.Fprintln(stderr)
-		fmt.Fprintln(stderr, "Runs a scenario (default: the built-in baseline) against the embedded mock server,")
-		fmt.Fprintln(stderr, "or against --target, and writes summary.json, summary.csv, timeseries.csv and")
-		fmt.Fprintln(stderr, "histograms.hlog under --out. Exit codes: 0 pass, 1 runtime error, 2 usage, 99 gate failed,")
-		fmt.Fprintln(stderr, "130 interrupted (Ctrl-C, SIGTERM) with nothing failed.")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
-	fs.StringVar(&f.target, "target", "", "URL of a real MCP endpoint (default: the embedded mock server)")
-	fs.StringVar(&f.out, "out", "", "output directory (default runs/<scenario>-<UTC time>)")
-	fs.IntVar(&f.clients, "clients", 0, "closed-model client count (workload.clients)")
-	fs.StringVar(&f.rate, "rate", "", "switch to the open model at this arrival rate, e.g. 50/s")
-	fs.DurationVar(&f.duration, "duration", 0, "length of the load phase")
-	fs.DurationVar(&f.pollInterval, "poll-interval", 0, "pollInterval the embedded server advertises, and the clients' fallback interval")
-	fs.StringVar(&f.tool, "tool", "", "the task tool to call")
-	fs.StringVar(&f.args, "args", "", `tool arguments as a JSON object, e.g. '{"duration_ms":2000}'`)
-	fs.StringArrayVar(&f.headers, "header", nil, "extra HTTP header for the target, 'K: V' (repeatable; values are never printed)")
-	fs.Uint64Var(&f.seed, "seed", 0, "seed of the run's random source")
-	fs.StringArrayVar(&f.sets, "set", nil, "override a scenario field, path=value (repeatable), e.g. client.poll.policy=fixed")
-	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan and exit")
-	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress bars")
+	fs.Usage = func() { runUsage(fs) }
+	fs.StringVar(&f.target, "target", "", "`URL` of a real MCP endpoint (target; default: the embedded mock server)")
+	fs.StringVar(&f.out, "out", "", "output `DIR` (default runs/<scenario>-<UTC time>)")
+	fs.IntVar(&f.clients, "clients", 0, "number of clients (workload.clients; in the open model the client pool)")
+	fs.StringVar(&f.rate, "rate", "", "switch to the open model at this arrival `RATE`, e.g. 50/s (workload.model, workload.rate)")
+	fs.DurationVar(&f.duration, "duration", 0, "length of the load phase (duration)")
+	fs.DurationVar(&f.pollInterval, "poll-interval", 0, "pollInterval the embedded server advertises, and the clients' fallback interval (server.poll_interval, client.poll.interval)")
+	fs.StringVar(&f.tool, "tool", "", "`NAME` of the tool to call (tool)")
+	fs.StringVar(&f.args, "args", "", "tool arguments as a `JSON` object, replacing the scenario's args, e.g. '{\"duration_ms\":2000}'")
+	fs.StringArrayVar(&f.headers, "header", nil, "extra HTTP header for the target, `'K: V'` (headers; repeatable; values are never printed)")
+	fs.Uint64Var(&f.seed, "seed", 0, "seed of the run's random source (seed)")
+	fs.StringArrayVar(&f.sets, "set", nil, "override a scenario field, `path=value` (repeatable), e.g. client.poll.policy=fixed")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan (load, cancels, faults, thresholds) and run nothing")
+	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress bars (they show only when stderr is a terminal)")
 	f.fs = fs
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil, "", err
-		}
-		return nil, "", usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return nil, "", err
 	}
 	if fs.NArg() > 1 {
 		return nil, "", usagef("run takes one scenario NAME or FILE, got %d arguments", fs.NArg())

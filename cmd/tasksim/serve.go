@@ -35,7 +35,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, srv.URL) // first stdout line: the endpoint (DESIGN.md section 6)
+	fmt.Fprintln(stdout, srv.URL) // first stdout line: the endpoint, for whoever started us
 	fmt.Fprintln(stderr, "tasksim serve: metrics: "+strings.TrimSuffix(srv.URL, "/mcp")+"/metrics")
 	if len(cfg.Tokens) == 0 {
 		fmt.Fprintln(stderr, "tasksim serve: no --token given: tasks are not bound to a tenant and tasks/list is off (R54)")
@@ -61,17 +61,25 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 // parseServeFlags turns serve's arguments into a server config: the server section of the
 // scenario NAME or FILE (default: scenarios.Default()), then the flags that were given, then
 // --set, in that order, mapped by serverConfig as run maps it. Every problem is a usage error.
-func parseServeFlags(args []string, stderr io.Writer) (mockserver.Config, error) {
+func parseServeFlags(args []string, _ io.Writer) (mockserver.Config, error) {
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: tasksim serve [NAME|FILE] [--listen 127.0.0.1:PORT] [--set path=value]... [flags]")
-		fmt.Fprintln(stderr)
-		fmt.Fprintln(stderr, "Runs the mock MCP Tasks server (protocol 2025-11-25) and prints its endpoint URL")
-		fmt.Fprintln(stderr, "as the first line on stdout. Stops gracefully on SIGINT or SIGTERM. The server section")
-		fmt.Fprintln(stderr, "of the scenario NAME or FILE configures it (default: the built-in defaults); the flags")
-		fmt.Fprintln(stderr, "below and --set override it, e.g. --set server.backpressure.workers=4.")
-		fmt.Fprintln(stderr)
+		w := fs.Output()
+		fmt.Fprintf(w, `Usage: tasksim serve [NAME|FILE] [flags]
+
+Runs the mock MCP Tasks server (protocol 2025-11-25 unless server.protocol says otherwise)
+and prints its endpoint URL as the first line on stdout; its Prometheus metrics URL goes to
+stderr. The server section of the scenario NAME or FILE configures it (a file may hold only
+a server: section; default: the built-in defaults); the flags below override it and --set
+overrides both, e.g. --set server.backpressure.workers=4. The first SIGINT or SIGTERM
+shuts it down gracefully (in-flight requests get %v); a second one exits at once.
+
+Exit codes: 0 stopped by a signal, 1 runtime error (e.g. the address is in use, or a second
+signal), 2 usage or invalid server section.
+
+Flags (a flag that names a server.* field shows its built-in default; a scenario's own
+value replaces that default):
+`, shutdownGrace)
 		fs.PrintDefaults()
 	}
 	var (
@@ -83,24 +91,22 @@ func parseServeFlags(args []string, stderr io.Writer) (mockserver.Config, error)
 		nullTTL, notify bool
 		pageSize        int
 	)
-	fs.StringVar(&cfg.Addr, "listen", "127.0.0.1:0", "listen address; port 0 picks a free port")
-	fs.DurationVar(&pollInterval, "poll-interval", time.Second, "pollInterval advertised on every task (server.poll_interval)")
-	fs.DurationVar(&ttl, "ttl", 5*time.Minute, "ttl granted to tasks that request none (server.ttl)")
-	fs.DurationVar(&maxTTL, "max-ttl", time.Hour, "largest ttl granted; larger requests are clamped (server.max_ttl)")
-	fs.BoolVar(&nullTTL, "null-ttl", false, "grant ttl null (unlimited) to tasks that request none (server.null_ttl)")
-	fs.DurationVar(&reaper, "reaper-interval", time.Second, "how often expired tasks are swept (server.reaper_interval)")
-	fs.IntVar(&pageSize, "list-page-size", 50, "tasks per tasks/list page (server.list_page_size)")
+	def := scenarios.Default().Server // the flags show the defaults they stand for
+	fs.StringVar(&cfg.Addr, "listen", "127.0.0.1:0", "listen `ADDRESS`; port 0 picks a free port")
+	fs.DurationVar(&pollInterval, "poll-interval", time.Duration(def.PollInterval), "pollInterval advertised on every task; 0s = none (server.poll_interval)")
+	fs.DurationVar(&ttl, "ttl", time.Duration(def.TTL), "ttl granted to tasks that request none (server.ttl)")
+	fs.DurationVar(&maxTTL, "max-ttl", time.Duration(def.MaxTTL), "largest ttl granted; larger requests are clamped (server.max_ttl)")
+	fs.BoolVar(&nullTTL, "null-ttl", def.NullTTL, "grant ttl null (unlimited) to tasks that request none (server.null_ttl)")
+	fs.DurationVar(&reaper, "reaper-interval", time.Duration(def.ReaperInterval), "how often expired tasks are swept (server.reaper_interval)")
+	fs.IntVar(&pageSize, "list-page-size", def.ListPageSize, "tasks per tasks/list page (server.list_page_size)")
 	fs.DurationVar(&cfg.DefaultDuration, "duration", time.Second, "work duration of calls without duration_ms or a server.tools profile")
-	fs.StringArrayVar(&tokens, "token", nil, "bearer token of a tenant, as TENANT=TOKEN (repeatable); binds tasks to tenants (server.tokens)")
-	fs.StringArrayVar(&cfg.AllowedOrigins, "allow-origin", nil, "extra allowed Origin, e.g. https://app.example (repeatable)")
-	fs.Int64Var(&cfg.MaxBodyBytes, "max-body", 4<<20, "largest accepted POST body, in bytes")
-	fs.BoolVar(&notify, "status-notifications", false, "send notifications/tasks/status on the owning session's GET stream (server.status_notifications)")
-	fs.StringArrayVar(&sets, "set", nil, "override a scenario field, path=value (repeatable), e.g. server.backpressure.workers=4")
-	if err := fs.Parse(args); err != nil {
-		if err == pflag.ErrHelp {
-			return cfg, err
-		}
-		return cfg, usageError{err}
+	fs.StringArrayVar(&tokens, "token", nil, "bearer token of a tenant, as `TENANT=TOKEN` (repeatable); binds tasks to tenants (server.tokens)")
+	fs.StringArrayVar(&cfg.AllowedOrigins, "allow-origin", nil, "extra allowed `ORIGIN`, e.g. https://app.example (repeatable); loopback origins are always allowed")
+	fs.Int64Var(&cfg.MaxBodyBytes, "max-body", 4<<20, "largest accepted POST body, in `BYTES`; larger ones get 413")
+	fs.BoolVar(&notify, "status-notifications", def.StatusNotifications, "send notifications/tasks/status on the owning session's GET stream (server.status_notifications)")
+	fs.StringArrayVar(&sets, "set", nil, "override a scenario field, `path=value` (repeatable), e.g. server.backpressure.workers=4")
+	if err := parseFlags(fs, args); err != nil {
+		return cfg, err
 	}
 	if fs.NArg() > 1 {
 		return cfg, usagef("serve takes one scenario NAME or FILE, got %d arguments", fs.NArg())

@@ -57,33 +57,37 @@ type sweepFlags struct {
 	noProgress               bool
 }
 
-func parseSweepFlags(args []string, stderr io.Writer) (*sweepFlags, string, []variable, error) {
+func parseSweepFlags(args []string, _ io.Writer) (*sweepFlags, string, []variable, error) {
 	f := &sweepFlags{}
 	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: tasksim sweep [NAME|FILE] --vary NAME=V1,V2,... [--vary ...] [flags]")
-		fmt.Fprintln(stderr)
-		fmt.Fprintln(stderr, "Runs the scenario once per cell of the grid of --vary values and recommends the cell")
-		fmt.Fprintln(stderr, "with the lowest server request rate that meets every --slo. NAME is poll_interval,")
-		fmt.Fprintln(stderr, "clients, rate, duration or any scenario path (as for --set). Writes sweep.csv,")
-		fmt.Fprintln(stderr, "sweep.html and one run directory per cell under --out.")
-		fmt.Fprintln(stderr)
+		w := fs.Output()
+		fmt.Fprintf(w, `Usage: tasksim sweep [NAME|FILE] --vary NAME=V1,V2,... [--vary ...] [flags]
+
+Runs the scenario (default: baseline) once per cell of the grid of --vary values and
+recommends the cell with the lowest server request rate that passed and meets every --slo.
+NAME is poll_interval, clients, rate, duration or any scenario path (as for --set).
+Writes %s, %s and one run directory per cell (cell-00, ...) under --out, and
+prints the recommendation, the runner-up and why each other cell lost.
+
+Exit codes: 0 a cell is recommended, 1 runtime error (no cell produced a result), 2 usage
+(or a cell's scenario is invalid), 99 cells ran but none qualifies, 130 stopped by Ctrl-C or
+SIGTERM (the cells run so far are written).
+
+Flags:
+`, sweepCSVFile, sweepHTMLFile)
 		fs.PrintDefaults()
 	}
-	fs.StringArrayVar(&f.vary, "vary", nil, "NAME=V1,V2,...: a dimension of the grid (repeatable)")
-	fs.StringArrayVar(&f.slo, "slo", nil, "threshold expression every recommended cell must meet (repeatable), e.g. 'detection_lag.p99 < 2s'")
+	fs.StringArrayVar(&f.vary, "vary", nil, "a dimension of the grid, `NAME=V1,V2,...` (repeatable)")
+	fs.StringArrayVar(&f.slo, "slo", nil, "threshold `EXPR` every recommended cell must meet (repeatable), e.g. 'detection_lag.p99 < 2s'")
 	fs.DurationVar(&f.cellDuration, "cell-duration", 0, "load phase of each cell (default: the scenario's duration)")
-	fs.StringVar(&f.target, "target", "", "URL of a real MCP endpoint (default: the embedded mock server)")
-	fs.StringArrayVar(&f.headers, "header", nil, "extra HTTP header for the target, 'K: V' (repeatable; values are never printed)")
-	fs.StringArrayVar(&f.sets, "set", nil, "override a scenario field in every cell, path=value (repeatable)")
-	fs.StringVar(&f.out, "out", "", "output directory (default runs/sweep-<scenario>-<UTC time>)")
+	fs.StringVar(&f.target, "target", "", "`URL` of a real MCP endpoint (default: the embedded mock server)")
+	fs.StringArrayVar(&f.headers, "header", nil, "extra HTTP header for the target, `'K: V'` (repeatable; values are never printed)")
+	fs.StringArrayVar(&f.sets, "set", nil, "override a scenario field in every cell, `path=value` (repeatable)")
+	fs.StringVar(&f.out, "out", "", "output `DIR` (default runs/sweep-<scenario>-<UTC time>)")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress bars")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil, "", nil, err
-		}
-		return nil, "", nil, usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return nil, "", nil, err
 	}
 	if fs.NArg() > 1 {
 		return nil, "", nil, usagef("sweep takes one scenario NAME or FILE, got %d arguments", fs.NArg())

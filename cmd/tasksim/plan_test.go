@@ -1,0 +1,135 @@
+package main
+
+import (
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tasksim/tasksim/scenarios"
+)
+
+// TestDryRunShownScenarios: --dry-run on the shipped scenarios shows their cancels (share
+// and delay), every fault that is on (where, what, how often) and every threshold, with
+// the abort_on_fail ones marked.
+func TestDryRunShownScenarios(t *testing.T) {
+	cases := map[string][]string{
+		"smoke": {
+			"cancel       none", "faults       none", "thresholds   none",
+			"recovery     no idempotency key sent",
+		},
+		"flaky-network": {
+			"faults       network.latency ", "normal(mean=20ms, stddev=5ms, min=5ms) added to every chunk",
+			"network.reset ", "5% of connections: reset (TCP RST) after 100 bytes to the client",
+			"network.black_hole ", "2% of connections: accepted, then nothing is forwarded",
+			"network.half_open ", "2% of connections: upstream closed after 1s",
+			"lost creates reconciled by it",
+		},
+		"cancel-storm": {
+			"cancel       60% of tasks, uniform(200ms..3.5s) after their creation",
+			"client.cancel_reply ", "20% of cancels: tasks/cancel reaches the server, its reply is lost",
+			"server.effect_first ", "30% of tasks: the domain effect is applied when the work starts",
+		},
+		"reconnect-storm": {
+			"client.create_reply ", "5% of creates (tools/call)", "client.after_create ", "client.before_result ",
+			"client.crash ", "10% of tasks (once, at a poll)", "server.session_expiry ", "2% of requests with a session",
+		},
+		"server-restart": {"server.restart ", "every 10s from the server's start: every session forgotten"},
+		"tenant-isolation": {
+			"tenants      3 (server.tokens)", "10% of clients are isolation probes", "initech's token revoked at 10s (all)",
+		},
+		"canary-gate": {
+			"cancel       10% of tasks, uniform(500ms..3s)", "faults       none",
+			"thresholds   judged over the whole run (a failure exits 99)",
+			"\n             latency_tasks_get.p99 < 200ms\n", "\n             tasks.unknown == 0\n",
+		},
+	}
+	for name, wants := range cases {
+		stdout, stderr, code := runCLI("run", name, "--dry-run")
+		if code != exitOK {
+			t.Fatalf("run %s --dry-run: exit %d\n%s", name, code, stderr)
+		}
+		for _, want := range wants {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("run %s --dry-run lacks %q:\n%s", name, want, stdout)
+			}
+		}
+		if name == "canary-gate" {
+			abort := regexp.MustCompile(`(?m)^ +(\S.*?) +abort_on_fail$`).FindAllStringSubmatch(stdout, -1)
+			if len(abort) != 1 || abort[0][1] != "requests.errors_rate < 5%" {
+				t.Errorf("canary-gate: abort_on_fail marks %q, want only requests.errors_rate < 5%%:\n%s", abort, stdout)
+			}
+		}
+	}
+}
+
+// TestDryRunServerFaultsWithTarget: against a real target the embedded server's faults do
+// not apply, and the plan says so; network faults still do.
+func TestDryRunServerFaultsWithTarget(t *testing.T) {
+	stdout, stderr, code := runCLI("run", "cancel-storm", "--dry-run", "--target", "http://127.0.0.1:9/mcp",
+		"--set", "faults.server.http_5xx={every: 10s, window: 2s}", "--set", "faults.server.status=502",
+		"--set", "faults.network.bandwidth=1000")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	spaces := regexp.MustCompile(` +`)
+	plan := spaces.ReplaceAllString(stdout, " ") // column widths aside
+	for _, want := range []string{
+		" server.effect_first 30% of tasks: the domain effect is applied when the work starts [not applied: the target is not the embedded server]\n",
+		" server.http_5xx all POSTs in the first 2s of every 10s: answered HTTP 502, not processed [not applied",
+		" network.bandwidth each direction of each connection capped at 1000 bytes/s\n",
+		" client.cancel_reply 20% of cancels: tasks/cancel reaches the server, its reply is lost\n",
+	} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("plan lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+// TestPlanNamesEveryFault: every field of faults.client, faults.server and faults.network
+// that turns faults on by itself shows in the plan under its scenario path, so that a new
+// fault cannot be left out of --dry-run.
+func TestPlanNamesEveryFault(t *testing.T) {
+	on := map[reflect.Type]reflect.Value{
+		reflect.TypeFor[scenarios.Trigger]():  reflect.ValueOf(scenarios.Trigger{Probability: 0.5}),
+		reflect.TypeFor[scenarios.Schedule](): reflect.ValueOf(scenarios.Schedule{Every: scenarios.Duration(10 * time.Second)}),
+		reflect.TypeFor[scenarios.Dist]():     reflect.ValueOf(scenarios.Dist{Kind: scenarios.DistFixed, Value: scenarios.Duration(time.Millisecond)}),
+		reflect.TypeFor[bool]():               reflect.ValueOf(true),
+		reflect.TypeFor[int64]():              reflect.ValueOf(int64(1000)),
+		reflect.TypeFor[int]():                reflect.ValueOf(500),
+		reflect.TypeFor[scenarios.Duration](): reflect.ValueOf(scenarios.Duration(time.Second)),
+	}
+	sections := []struct {
+		name  string
+		field func(*scenarios.Faults) reflect.Value
+	}{
+		{"client", func(f *scenarios.Faults) reflect.Value { return reflect.ValueOf(&f.Client).Elem() }},
+		{"server", func(f *scenarios.Faults) reflect.Value { return reflect.ValueOf(&f.Server).Elem() }},
+		{"network", func(f *scenarios.Faults) reflect.Value { return reflect.ValueOf(&f.Network).Elem() }},
+	}
+	for _, sec := range sections {
+		typ := sec.field(&scenarios.Faults{}).Type()
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			path := sec.name + "." + strings.Split(f.Tag.Get("yaml"), ",")[0]
+			v, ok := on[f.Type]
+			if !ok {
+				t.Errorf("%s: type %v unknown to this test", path, f.Type)
+				continue
+			}
+			sc := scenarios.Default()
+			sec.field(&sc.Faults).Field(i).Set(v)
+			if !sc.Faults.On() {
+				continue // a modifier of another fault (status, reset_after, half_open_after)
+			}
+			var got []string
+			for _, p := range faultPlans(sc) {
+				got = append(got, p.path)
+			}
+			if len(got) != 1 || got[0] != path {
+				t.Errorf("with only %s on, the plan lists %q", path, got)
+			}
+		}
+	}
+}
