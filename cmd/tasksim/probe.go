@@ -26,10 +26,11 @@ import (
 // (unreachable, or initialize/tools/list failed), 2 bad flags.
 func runProbe(args []string, stdout, stderr io.Writer) error {
 	var (
-		target     string
-		headers    []string
-		timeout    time.Duration
-		createTask bool
+		target         string
+		headers        []string
+		timeout        time.Duration
+		createTask     bool
+		tool, toolArgs string
 	)
 	fs := pflag.NewFlagSet("probe", pflag.ContinueOnError)
 	fs.Usage = func() {
@@ -41,6 +42,10 @@ in summary.json): protocol version, server, session evidence (session id, DELETE
 stream), tasks capability leaves, each tool's taskSupport and, with --create-task, the
 pollInterval and ttl of one task. Header values are never printed.
 
+--create-task runs real work on the target: it calls --tool (default: the first tool that
+supports tasks) with --args (default: the minimal arguments its inputSchema requires, when
+they can be built), then cancels the task where tasks/cancel is declared.
+
 Exit codes: 0 printed, 1 the target could not be probed (unreachable, or initialize or
 tools/list failed), 2 usage.
 
@@ -51,7 +56,9 @@ Flags:
 	fs.StringVar(&target, "target", "", "`URL` of the MCP endpoint (required)")
 	fs.StringArrayVar(&headers, "header", nil, "extra HTTP header, `'K: V'` (repeatable; values are never printed)")
 	fs.DurationVar(&timeout, "timeout", 15*time.Second, "bound on the whole probe")
-	fs.BoolVar(&createTask, "create-task", false, "create (and cancel) one task with the first tool that supports tasks, to observe pollInterval and ttl; it runs real work on the target")
+	fs.BoolVar(&createTask, "create-task", false, "create (and cancel) one task, to observe pollInterval and ttl; it runs real work on the target")
+	fs.StringVar(&tool, "tool", "", "with --create-task: the task tool to call (default: the first tool that supports tasks)")
+	fs.StringVar(&toolArgs, "args", "", "with --create-task: the tool's arguments as a JSON object (default: the minimal ones its inputSchema requires)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -66,6 +73,15 @@ Flags:
 	}
 	if timeout <= 0 {
 		return usagef("--timeout must be > 0, got %v", timeout)
+	}
+	opts := loadgen.ProbeOptions{CreateTask: createTask, Tool: tool}
+	if (tool != "" || toolArgs != "") && !createTask {
+		return usagef("--tool and --args choose the task of --create-task: give --create-task too")
+	}
+	if toolArgs != "" {
+		if err := json.Unmarshal([]byte(toolArgs), &opts.Args); err != nil || opts.Args == nil {
+			return usagef("--args: not a JSON object: %s", toolArgs)
+		}
 	}
 	t := &loadgen.Target{
 		URL:        target,
@@ -84,7 +100,7 @@ Flags:
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	m, err := loadgen.ProbeWith(ctx, t, loadgen.ProbeOptions{CreateTask: createTask})
+	m, err := loadgen.ProbeWith(ctx, t, opts)
 	if err != nil {
 		return errors.New(redactKnown(err.Error())) // exit 1: the reason, never a token
 	}

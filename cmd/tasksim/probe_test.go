@@ -283,3 +283,26 @@ func TestRunFallbacks(t *testing.T) {
 		}
 	})
 }
+
+// TestProbeToolAndArgs: --tool and --args choose the task of --create-task; without it, or
+// with --args not a JSON object, they are a usage error (exit 2). With them the probe's task
+// is created with what was given.
+func TestProbeToolAndArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tool", "work"}, "give --create-task too"},
+		{[]string{"--create-task", "--args", "[1]"}, "--args: not a JSON object"},
+	} {
+		_, errOut, code := tasksim(t, append([]string{"probe", "--target", "http://127.0.0.1:1/mcp"}, tc.args...)...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("probe %v: exit %d, stderr %q; want 2 saying %q", tc.args, code, errOut, tc.want)
+		}
+	}
+	url := startServe(t)
+	m, _ := probe(t, "--target", url, "--create-task", "--tool", "work_task", "--args", `{"duration_ms":100}`)
+	if !strings.Contains(m.notes(), `one task of "work_task" was created`) {
+		t.Errorf("notes %q, want a task of work_task", m.Notes)
+	}
+}
