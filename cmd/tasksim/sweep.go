@@ -95,23 +95,9 @@ func parseSweepFlags(args []string, stderr io.Writer) (*sweepFlags, string, []va
 	if len(f.vary) == 0 {
 		return nil, "", nil, usagef("sweep needs at least one --vary NAME=V1,V2,...")
 	}
-	var vars []variable
-	for _, v := range f.vary {
-		k, list, ok := strings.Cut(v, "=")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" || strings.TrimSpace(list) == "" {
-			return nil, "", nil, usagef("--vary %q: want NAME=V1,V2,...", v)
-		}
-		if slices.ContainsFunc(vars, func(x variable) bool { return x.name == k }) {
-			return nil, "", nil, usagef("--vary %s given twice", k)
-		}
-		var vals []string
-		for _, x := range strings.Split(list, ",") {
-			if x = strings.TrimSpace(x); x != "" {
-				vals = append(vals, x)
-			}
-		}
-		vars = append(vars, variable{name: k, values: vals})
+	vars, err := parseVary(f.vary)
+	if err != nil {
+		return nil, "", nil, err
 	}
 	for _, s := range f.slo {
 		if _, err := results.ParseThreshold(s); err != nil {
@@ -120,6 +106,43 @@ func parseSweepFlags(args []string, stderr io.Writer) (*sweepFlags, string, []va
 	}
 	return f, name, vars, nil
 }
+
+// parseVary reads the --vary flags: each NAME=V1,V2,... with at least one value, no value
+// twice, no name twice, and at most one of the names that set the client count.
+func parseVary(flags []string) ([]variable, error) {
+	var vars []variable
+	for _, v := range flags {
+		k, list, ok := strings.Cut(v, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, usagef("--vary %q: want NAME=V1,V2,...", v)
+		}
+		if slices.ContainsFunc(vars, func(x variable) bool { return x.name == k }) {
+			return nil, usagef("--vary %s given twice", k)
+		}
+		if isClientsVar(k) && slices.ContainsFunc(vars, func(x variable) bool { return isClientsVar(x.name) }) {
+			return nil, usagef("--vary clients and --vary workload.clients set the same field: give one")
+		}
+		var vals []string
+		for _, x := range strings.Split(list, ",") {
+			x = strings.TrimSpace(x)
+			if x == "" {
+				continue
+			}
+			if slices.Contains(vals, x) {
+				return nil, usagef("--vary %s: value %s given twice", k, x)
+			}
+			vals = append(vals, x)
+		}
+		if len(vals) == 0 {
+			return nil, usagef("--vary %q: want NAME=V1,V2,...", v)
+		}
+		vars = append(vars, variable{name: k, values: vals})
+	}
+	return vars, nil
+}
+
+func isClientsVar(name string) bool { return name == "clients" || name == "workload.clients" }
 
 // cell is one point of the grid and what its run measured.
 type cell struct {
@@ -161,12 +184,40 @@ func grid(vars []variable) []*cell {
 	return cells
 }
 
+// cellArgs is the `tasksim run` command line of cell c, without --out and --no-progress.
+func cellArgs(f *sweepFlags, name string, vars []variable, c *cell) []string {
+	args := []string{name}
+	if f.cellDuration > 0 {
+		args = append(args, "--duration", f.cellDuration.String())
+	}
+	if f.target != "" {
+		args = append(args, "--target", f.target)
+	}
+	for _, h := range f.headers {
+		args = append(args, "--header", h)
+	}
+	for _, s := range f.sets {
+		args = append(args, "--set", s)
+	}
+	for i, v := range vars {
+		if flag, ok := varyAliases[v.name]; ok {
+			args = append(args, flag, c.values[i])
+		} else {
+			args = append(args, "--set", v.name+"="+c.values[i])
+		}
+	}
+	return args
+}
+
 func runSweep(args []string, stdout, stderr io.Writer) error {
 	f, name, vars, err := parseSweepFlags(args, stderr)
 	if err != nil {
 		return err
 	}
 	cells := grid(vars)
+	if err := checkSweep(f, name, vars, cells); err != nil { // before anything is created
+		return err
+	}
 	dir := f.out
 	if dir == "" {
 		base := strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
@@ -188,28 +239,9 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 			continue
 		}
 		c.dir = filepath.Join(dir, fmt.Sprintf("cell-%02d", c.index))
-		cellArgs := []string{name, "--out", c.dir, "--no-progress"}
-		if f.cellDuration > 0 {
-			cellArgs = append(cellArgs, "--duration", f.cellDuration.String())
-		}
-		if f.target != "" {
-			cellArgs = append(cellArgs, "--target", f.target)
-		}
-		for _, h := range f.headers {
-			cellArgs = append(cellArgs, "--header", h)
-		}
-		for _, s := range f.sets {
-			cellArgs = append(cellArgs, "--set", s)
-		}
-		for i, v := range vars {
-			if flag, ok := varyAliases[v.name]; ok {
-				cellArgs = append(cellArgs, flag, c.values[i])
-			} else {
-				cellArgs = append(cellArgs, "--set", v.name+"="+c.values[i])
-			}
-		}
 		bars.startCell(c.label(vars))
-		runErr := runRun(cellArgs, io.Discard, io.Discard) // its figures are read from its files
+		runErr := runRun(append(cellArgs(f, name, vars, c), "--out", c.dir, "--no-progress"),
+			io.Discard, io.Discard) // its figures are read from its files
 		bars.endCell()
 		c.exit = exitCode(runErr)
 		if c.exit == exitSignal { // Ctrl-C or SIGTERM stopped the cell: it stops the sweep too
@@ -217,7 +249,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		}
 		var ue usageError
 		switch {
-		case errors.As(runErr, &ue):
+		case errors.As(runErr, &ue): // checked before the sweep began: not expected
 			return usagef("cell %s: %v", c.label(vars), ue.err)
 		case c.exit != exitOK && c.exit != exitGate && c.exit != exitSignal:
 			c.err = redactKnown(runErr.Error()) // the cell's own error, never a token

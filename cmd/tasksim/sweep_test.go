@@ -63,21 +63,39 @@ func TestSweepRecommendsTheKnownBestCell(t *testing.T) {
 	}
 }
 
-// TestSweepUsage: bad grids are usage errors (exit 2) that say what is wrong.
+// TestSweepUsage: bad grids are usage errors (exit 2) that say what is wrong, every
+// problem at once, and leave no output directory behind: the whole grid is checked first.
 func TestSweepUsage(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
-		want string
+		want []string
 	}{
-		{[]string{"sweep", "smoke"}, "at least one --vary"},
-		{[]string{"sweep", "smoke", "--vary", "clients"}, "want NAME=V1,V2"},
-		{[]string{"sweep", "smoke", "--vary", "clients=1", "--vary", "clients=2"}, "given twice"},
-		{[]string{"sweep", "smoke", "--vary", "clients=1", "--slo", "nonsense <"}, "--slo"},
-		{[]string{"sweep", "smoke", "--vary", "clients=0", "--no-progress"}, "workload.clients"},
+		{[]string{"smoke"}, []string{"at least one --vary"}},
+		{[]string{"smoke", "--vary", "clients"}, []string{"want NAME=V1,V2"}},
+		{[]string{"smoke", "--vary", "clients=,"}, []string{"want NAME=V1,V2"}},
+		{[]string{"smoke", "--vary", "clients=1", "--vary", "clients=2"}, []string{"given twice"}},
+		{[]string{"smoke", "--vary", "clients=1,2,1"}, []string{"value 1 given twice"}},
+		{[]string{"smoke", "--vary", "clients=1", "--vary", "workload.clients=2"}, []string{"set the same field"}},
+		{[]string{"smoke", "--vary", "clients=1", "--slo", "nonsense <"}, []string{"--slo"}},
+		{[]string{"smoke", "--vary", "bogus=1,2"}, []string{`--vary: bogus: unknown field "bogus"`}},
+		{[]string{"smoke", "--vary", "poll_interval=1x,1s"}, []string{`--vary poll_interval=1x: invalid argument "1x"`}},
+		{[]string{"smoke", "--vary", "clients=0,5", "--set", "workload.think_time=-1s"},
+			[]string{"--vary clients=0: --clients: workload.clients: must be", "--set: workload.think_time: must be >= 0"}},
+		{[]string{"nonexistent-scenario", "--vary", "clients=1"}, []string{"nonexistent-scenario"}},
 	} {
-		_, stderr, code := tasksim(t, tc.args...)
-		if code != 2 || !strings.Contains(stderr, tc.want) {
-			t.Errorf("%v: exit %d, stderr %q; want 2 mentioning %q", tc.args, code, stderr, tc.want)
+		out := filepath.Join(t.TempDir(), "out")
+		args := append(append([]string{"sweep"}, tc.args...), "--no-progress", "--out", out)
+		_, stderr, code := tasksim(t, args...)
+		if code != exitUsage {
+			t.Errorf("%v: exit %d, want 2\n%s", tc.args, code, stderr)
+		}
+		for _, want := range tc.want {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("%v: stderr %q does not mention %q", tc.args, stderr, want)
+			}
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%v: the output directory was created (stat: %v)", tc.args, err)
 		}
 	}
 }
