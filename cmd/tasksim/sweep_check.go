@@ -11,7 +11,7 @@ import (
 )
 
 // checkSweep checks the whole grid before anything is created (so that a bad command line
-// leaves no output directory behind). Every problem is
+// leaves no output directory behind) and records each cell's client count. Every problem is
 // reported at once, as a usage error:
 //
 //  1. each --vary value on its own: a run flag's value must parse as that flag (--vary
@@ -21,8 +21,8 @@ import (
 //     it (flags, scenario, overrides, validation). A problem every cell has is reported
 //     once; one that exactly the cells of one --vary value have is reported as that value's
 //     ("--vary clients=0: ..."); any other by cell.
-func checkSweep(f *sweepFlags, name string, vars []variable, cells []*cell) error {
-	if err := checkVaryValues(name, vars); err != nil {
+func checkSweep(f *sweepFlags, name string, r *sweepResult) error {
+	if err := checkVaryValues(name, r.Vary); err != nil {
 		return err
 	}
 	type problem struct {
@@ -30,12 +30,15 @@ func checkSweep(f *sweepFlags, name string, vars []variable, cells []*cell) erro
 		cells []int
 	}
 	var probs []*problem
-	for i, c := range cells {
-		rf, n, err := parseRunFlags(cellArgs(f, name, vars, c), io.Discard)
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		rf, n, err := parseRunFlags(cellArgs(f, name, r.Vary, c), io.Discard)
+		var sc *scenarios.Scenario
 		if err == nil {
-			_, err = rf.scenario(n)
+			sc, err = rf.scenario(n)
 		}
 		if err == nil {
+			c.Clients = sc.Workload.PoolSize()
 			continue
 		}
 		for _, msg := range strings.Split(err.Error(), "\n") {
@@ -49,13 +52,13 @@ func checkSweep(f *sweepFlags, name string, vars []variable, cells []*cell) erro
 	}
 	var errs []error
 	for _, p := range probs {
-		if len(p.cells) == len(cells) {
+		if len(p.cells) == len(r.Cells) {
 			errs = append(errs, errors.New(p.msg))
-		} else if v, ok := varyValueOf(vars, cells, p.cells); ok {
+		} else if v, ok := r.varyValueOf(p.cells); ok {
 			errs = append(errs, fmt.Errorf("--vary %s: %s", v, p.msg))
 		} else {
 			for _, i := range p.cells {
-				errs = append(errs, fmt.Errorf("cell %s: %s", cells[i].label(vars), p.msg))
+				errs = append(errs, fmt.Errorf("cell %s: %s", r.label(&r.Cells[i]), p.msg))
 			}
 		}
 	}
@@ -68,7 +71,7 @@ func checkSweep(f *sweepFlags, name string, vars []variable, cells []*cell) erro
 // checkVaryValues checks each --vary value on its own: a run flag's value is parsed as that
 // flag, a scenario path's value is set on the scenario (which is not validated). It returns
 // every distinct problem.
-func checkVaryValues(name string, vars []variable) error {
+func checkVaryValues(name string, vars []sweepVary) error {
 	var sc *scenarios.Scenario
 	var errs []error
 	add := func(err error) {
@@ -77,10 +80,10 @@ func checkVaryValues(name string, vars []variable) error {
 		}
 	}
 	for _, v := range vars {
-		for _, val := range v.values {
-			if flag, alias := varyAliases[v.name]; alias {
+		for _, val := range v.Values {
+			if flag, alias := varyAliases[v.Name]; alias {
 				if _, _, err := parseRunFlags([]string{flag, val}, io.Discard); err != nil {
-					add(fmt.Errorf("--vary %s=%s: %w", v.name, val, err))
+					add(fmt.Errorf("--vary %s=%s: %w", v.Name, val, err))
 				}
 				continue
 			}
@@ -90,7 +93,7 @@ func checkVaryValues(name string, vars []variable) error {
 					return usageError{err}
 				}
 			}
-			if err := sc.SetFrom("--vary", v.name, val); err != nil {
+			if err := sc.SetFrom("--vary", v.Name, val); err != nil {
 				add(err)
 			}
 		}
@@ -101,19 +104,19 @@ func checkVaryValues(name string, vars []variable) error {
 	return nil
 }
 
-// varyValueOf returns "NAME=VALUE" when of (increasing indexes into cells) are exactly the
-// cells of one --vary value.
-func varyValueOf(vars []variable, cells []*cell, of []int) (string, bool) {
-	for k, v := range vars {
-		for _, val := range v.values {
-			var with []int
-			for i, c := range cells {
-				if c.values[k] == val {
-					with = append(with, i)
+// varyValueOf returns "NAME=VALUE" when cells (increasing indexes) are exactly the cells of
+// one --vary value.
+func (r *sweepResult) varyValueOf(cells []int) (string, bool) {
+	for _, v := range r.Vary {
+		for _, val := range v.Values {
+			var of []int
+			for i := range r.Cells {
+				if r.Cells[i].Values[v.Name] == val {
+					of = append(of, i)
 				}
 			}
-			if slices.Equal(with, of) {
-				return v.name + "=" + val, true
+			if slices.Equal(of, cells) {
+				return v.Name + "=" + val, true
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,9 +11,9 @@ import (
 
 // TestSweepRecommendsTheKnownBestCell: a 2x2 grid of pollInterval and clients on 500 ms
 // tasks with the SLO task_e2e p99 < 900 ms. Polling every second makes every task last
-// about a second (it is seen done at the first poll), so both 1 s cells miss the SLO; of
-// the 100 ms cells, 5 clients send half the requests of 10. Known best: poll_interval=100ms
-// clients=5; runner-up: clients=10.
+// about a second (it is seen done at the first poll), so both 1 s cells miss the SLO. Known
+// answer: at 5 clients and at 10, poll_interval=100ms; capacity at least 10 clients (both
+// counts pass). sweep.json says so too.
 func TestSweepRecommendsTheKnownBestCell(t *testing.T) {
 	dir := t.TempDir()
 	stdout, stderr, code := tasksim(t, "sweep", "smoke",
@@ -24,13 +25,29 @@ func TestSweepRecommendsTheKnownBestCell(t *testing.T) {
 	}
 	for _, want := range []string{
 		"recommended poll_interval=100ms clients=5:",
-		"runner-up   poll_interval=100ms clients=10:",
 		"lost        poll_interval=1s clients=5: misses task_e2e.p99 < 900ms (",
+		"recommended poll_interval=100ms clients=10:",
 		"lost        poll_interval=1s clients=10: misses task_e2e.p99 < 900ms (",
+		"capacity    clients=10 (poll_interval=100ms clients=10, cell-01): every count tried passed",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
+	}
+	r, err := readSweepJSON(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var picks []string
+	for _, p := range r.Recommended {
+		picks = append(picks, fmt.Sprintf("%d %s %s", p.Clients, p.PollInterval, p.Cell))
+	}
+	if got := strings.Join(picks, ", "); got != "5 100ms cell-00, 10 100ms cell-01" {
+		t.Errorf("sweep.json recommended %s; want 5 100ms cell-00, 10 100ms cell-01", got)
+	}
+	if c := r.Capacity; c == nil || c.Clients != 10 || c.Cell != "cell-01" || c.LimitFound || r.ExitCode != 0 || r.Interrupted {
+		t.Errorf("sweep.json capacity %+v, exit %d, interrupted %v; want 10 clients in cell-01, no limit found, 0, false",
+			c, r.ExitCode, r.Interrupted)
 	}
 	f, err := os.Open(filepath.Join(dir, sweepCSVFile))
 	if err != nil {
@@ -53,13 +70,38 @@ func TestSweepRecommendsTheKnownBestCell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`id="recommendation"`, `id="hm-request_rate"`, `id="hm-detection_lag_p99"`, `class="best"`} {
+	for _, want := range []string{`id="recommendation"`, `id="capacity"`, `<a href="cell-01/report.html">`,
+		`id="hm-request_rate"`, `id="hm-detection_lag_p99"`, `class="best"`} {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("sweep.html lacks %s", want)
 		}
 	}
 	if strings.Contains(string(html), "http://") || strings.Contains(string(html), "https://") {
 		t.Error("sweep.html refers to the network")
+	}
+
+}
+
+// TestSweepCapacityFound: on 500 ms tasks over a 1 s load phase each client creates one or
+// two tasks, whatever the machine's speed, so under the SLO tasks.created < 10, 1 and 2
+// clients pass and 10 fail: capacity 2, the limit found at 10, exit 0.
+func TestSweepCapacityFound(t *testing.T) {
+	dir := t.TempDir()
+	stdout, stderr, code := tasksim(t, "sweep", "smoke", "--vary", "clients=1,2,10",
+		"--cell-duration", "1s", "--set", "grace=3s", "--set", "args.duration_ms=500",
+		"--slo", "tasks.created < 10", "--no-progress", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if want := "capacity    clients=2 (clients=2, cell-01): the largest count below the first failing one; clients=10 failed: misses tasks.created < 10 ("; !strings.Contains(stdout, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, stdout)
+	}
+	r, err := readSweepJSON(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := r.Capacity; c == nil || c.Clients != 2 || !c.LimitFound || c.FirstFailure.Clients != 10 || !c.Contiguous || len(r.Recommended) != 2 {
+		t.Errorf("capacity %+v, %d recommended; want 2 clients, the limit at 10, contiguous, 2 recommended", c, len(r.Recommended))
 	}
 }
 
