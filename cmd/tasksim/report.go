@@ -12,8 +12,9 @@ import (
 )
 
 // runReport is `tasksim report DIR`: it re-renders DIR/report.html from the run's saved
-// files (summary.json, timeseries.csv, histograms.hlog, events.csv). Rendering is
-// deterministic, so a saved run re-renders to the report the run wrote.
+// files (summary.json, timeseries.csv, histograms.hlog, events.csv), or, for a sweep
+// directory (one holding sweep.json), DIR/sweep.html from sweep.json. Rendering is
+// deterministic, so a saved run or sweep re-renders to the page it wrote.
 func runReport(args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -23,6 +24,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "Re-renders DIR/"+results.ReportFile+" from the files of the run directory DIR:")
 		fmt.Fprintln(stderr, results.SummaryJSONFile+" (required), "+results.TimeseriesFile+", "+results.HistogramLogFile+
 			" and "+results.EventsFile+" (each optional: its part of the report then says \"not recorded\").")
+		fmt.Fprintln(stderr, "For a sweep directory DIR (one holding "+sweepJSONFile+"), re-renders DIR/"+sweepHTMLFile+" from it.")
 	}
 	if err := fs.Parse(args); err != nil {
 		if err == pflag.ErrHelp {
@@ -41,6 +43,13 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	}
 	if !st.IsDir() {
 		return fmt.Errorf("run directory %s: not a directory", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, sweepJSONFile)); err == nil {
+		if err := writeSweepReport(dir); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, filepath.Join(dir, sweepHTMLFile))
+		return nil
 	}
 	if err := results.WriteReport(dir); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/csv"
 	"fmt"
 	"os"
@@ -13,7 +14,8 @@ import (
 // tasks with the SLO task_e2e p99 < 900 ms. Polling every second makes every task last
 // about a second (it is seen done at the first poll), so both 1 s cells miss the SLO. Known
 // answer: at 5 clients and at 10, poll_interval=100ms; capacity at least 10 clients (both
-// counts pass). sweep.json says so too.
+// counts pass). sweep.json says so too, and `tasksim report DIR` re-renders sweep.html
+// byte for byte.
 func TestSweepRecommendsTheKnownBestCell(t *testing.T) {
 	dir := t.TempDir()
 	stdout, stderr, code := tasksim(t, "sweep", "smoke",
@@ -66,7 +68,8 @@ func TestSweepRecommendsTheKnownBestCell(t *testing.T) {
 			t.Errorf("cell %s: its run directory is not kept: %v", r[0], err)
 		}
 	}
-	html, err := os.ReadFile(filepath.Join(dir, sweepHTMLFile))
+	page := filepath.Join(dir, sweepHTMLFile)
+	html, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +83,16 @@ func TestSweepRecommendsTheKnownBestCell(t *testing.T) {
 		t.Error("sweep.html refers to the network")
 	}
 
+	if err := os.Remove(page); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code = tasksim(t, "report", dir)
+	if code != 0 || strings.TrimSpace(stdout) != page {
+		t.Fatalf("report: exit %d, stdout %q; want 0 and %s\n%s", code, stdout, page, stderr)
+	}
+	if again, err := os.ReadFile(page); err != nil || !bytes.Equal(again, html) {
+		t.Errorf("tasksim report rendered different bytes from the sweep.html the sweep wrote (%v)", err)
+	}
 }
 
 // TestSweepCapacityFound: on 500 ms tasks over a 1 s load phase each client creates one or
@@ -138,6 +151,27 @@ func TestSweepUsage(t *testing.T) {
 		}
 		if _, err := os.Stat(out); !os.IsNotExist(err) {
 			t.Errorf("%v: the output directory was created (stat: %v)", tc.args, err)
+		}
+	}
+}
+
+// TestReportSweepErrors: `tasksim report` on a sweep directory whose sweep.json it cannot
+// render is a runtime error (exit 1) naming the file and what is wrong.
+func TestReportSweepErrors(t *testing.T) {
+	for _, tc := range []struct{ json, want string }{
+		{"{", "unexpected end of JSON input"},
+		{`{"vary": []}`, "vary: no dimension"},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, sweepJSONFile), []byte(tc.json), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, code := tasksim(t, "report", dir)
+		if code != exitRuntime || !strings.Contains(stderr, filepath.Join(dir, sweepJSONFile)) || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want 1 naming %s and %q", tc.json, code, stderr, sweepJSONFile, tc.want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, sweepHTMLFile)); !os.IsNotExist(err) {
+			t.Errorf("%s: sweep.html was written (stat: %v)", tc.json, err)
 		}
 	}
 }
