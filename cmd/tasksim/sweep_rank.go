@@ -36,7 +36,7 @@ func qualifies(c *sweepCell) bool {
 		!c.Interrupted && len(c.SLOFails) == 0
 }
 
-// countGroup is the cells of one client count, in grid order, and its pick.
+// countGroup is the cells of one client count, in grid order.
 type countGroup struct {
 	label   string // "clients=500"; "" when clients are not varied
 	clients int

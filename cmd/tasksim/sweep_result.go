@@ -59,10 +59,10 @@ type sweepPick struct {
 // sweepCapacity is the largest client count below the first count that has no qualifying
 // cell (any value of the other --vary dimensions may be the one that qualifies there).
 type sweepCapacity struct {
-	Clients      int               `json:"clients"`
-	Cell         string            `json:"cell"` // the recommended cell at that count
-	PollInterval string            `json:"poll_interval,omitempty"`
-	Values       map[string]string `json:"values"`
+	Clients      int               `json:"clients"`                 // virtual clients
+	Cell         string            `json:"cell"`                    // the recommended cell at that count
+	PollInterval string            `json:"poll_interval,omitempty"` // its --vary poll_interval value, as in sweepPick
+	Values       map[string]string `json:"values"`                  // its varied values, by --vary name
 	// LimitFound says a larger count was tried and failed (FirstFailure); false when every
 	// count tried qualified: the server carries at least Clients, the limit is further up.
 	LimitFound   bool          `json:"limit_found"`
