@@ -341,8 +341,9 @@ func interruptAfterFirstSecond(t *testing.T, cmd *exec.Cmd, timeseries string, s
 }
 
 // TestSweepInterrupted: SIGTERM during a sweep stops the cell it interrupts and the sweep
-// with it: the next cell is not run, sweep.csv and the interrupted cell's files are
-// written, and the exit code is 130, never a pass.
+// with it: the next cell is not run, sweep.csv, sweep.json and the interrupted cell's files
+// are written, nothing is recommended and no capacity reported (saying why), and the exit
+// code is 130, never a pass.
 func TestSweepInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(binary, "sweep", "smoke", "--vary", "clients=2,4", "--cell-duration", "10m",
@@ -365,6 +366,17 @@ func TestSweepInterrupted(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "clients=2: interrupted before its end") {
 		t.Errorf("the recommendation does not say the cell was interrupted:\n%s", stdout.String())
+	}
+	if !strings.Contains(stdout.String(), "recommended none: the sweep was interrupted in cell-00 (clients=2)") {
+		t.Errorf("the printout does not say why nothing is recommended:\n%s", stdout.String())
+	}
+	r, err := readSweepJSON(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Interrupted || len(r.Recommended) != 0 || r.Capacity != nil || r.NoRecommendation == "" || r.NoCapacity == "" {
+		t.Errorf("sweep.json: interrupted %v, recommended %v, capacity %v, why %q / %q; want true, none, none, and why",
+			r.Interrupted, r.Recommended, r.Capacity, r.NoRecommendation, r.NoCapacity)
 	}
 }
 

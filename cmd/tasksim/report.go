@@ -12,8 +12,9 @@ import (
 )
 
 // runReport is `tasksim report DIR`: it re-renders DIR/report.html from the run's saved
-// files (summary.json, timeseries.csv, histograms.hlog, events.csv). Rendering is
-// deterministic, so a saved run re-renders to the report the run wrote.
+// files (summary.json, timeseries.csv, histograms.hlog, events.csv), or, for a sweep
+// directory (one holding sweep.json), DIR/sweep.html from sweep.json. Rendering is
+// deterministic, so a saved run or sweep re-renders to the page it wrote.
 func runReport(args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
 	fs.Usage = func() {
@@ -21,17 +22,19 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 
 Re-renders DIR/%s from the files of the run directory DIR: %s (required),
 %s, %s and %s (each optional: its part of the report then
-says "not recorded"). Rendering is deterministic: the files a run wrote give the report it
-wrote, byte for byte. Prints the report's path.
+says "not recorded"). For a sweep directory DIR (one holding %s), re-renders
+DIR/%s from it. Rendering is deterministic: the files a run or sweep wrote give the
+page it wrote, byte for byte. Prints the page's path.
 
 Exit codes: 0 written, 1 DIR or its files cannot be read or written, 2 usage.
-`, results.ReportFile, results.SummaryJSONFile, results.TimeseriesFile, results.HistogramLogFile, results.EventsFile)
+`, results.ReportFile, results.SummaryJSONFile, results.TimeseriesFile, results.HistogramLogFile, results.EventsFile,
+			sweepJSONFile, sweepHTMLFile)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usagef("want one run directory, got %d arguments (see 'tasksim report --help')", fs.NArg())
+		return usagef("want one run or sweep directory, got %d arguments (see 'tasksim report --help')", fs.NArg())
 	}
 	dir := fs.Arg(0)
 	st, err := os.Stat(dir)
@@ -40,6 +43,13 @@ Exit codes: 0 written, 1 DIR or its files cannot be read or written, 2 usage.
 	}
 	if !st.IsDir() {
 		return fmt.Errorf("run directory %s: not a directory", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, sweepJSONFile)); err == nil {
+		if err := writeSweepReport(dir); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, filepath.Join(dir, sweepHTMLFile))
+		return nil
 	}
 	if err := results.WriteReport(dir); err != nil {
 		return err

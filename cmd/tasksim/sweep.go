@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"cmp"
-	"encoding/csv"
 	"errors"
 	"fmt"
-	"html/template"
 	"io"
 	"math"
 	"os"
@@ -24,22 +20,19 @@ import (
 	"github.com/tasksim/tasksim/results"
 )
 
-// `tasksim sweep` answers the tuning question of issue 7: which pollInterval and concurrency
-// keep the server's request rate lowest while meeting every SLO. It runs one `tasksim run`
-// per cell of the grid of --vary values, each into a directory of its own (kept), reads
-// each cell's summary.json, and writes sweep.csv, sweep.html and a recommendation.
+// `tasksim sweep` is the tuning tool. It checks every cell of the grid of --vary values as
+// `tasksim run` would, then runs one `tasksim run` per cell, each into a run directory of
+// its own (kept), reads each cell's summary.json, and answers two questions
+// (sweep_rank.go): for each client count, which cell (which pollInterval) keeps the
+// server's request rate lowest while passing and meeting every SLO; and, with --vary
+// clients, the largest client count the server carries (its capacity). The answer is
+// sweep.json; the printout, sweep.csv and sweep.html are rendered from it (sweep_page.go).
 
-// Files of a sweep directory.
+// Files of a sweep directory, besides sweep.json.
 const (
 	sweepCSVFile  = "sweep.csv"
 	sweepHTMLFile = "sweep.html"
 )
-
-// variable is one --vary: a name and its values, in the order given.
-type variable struct {
-	name   string
-	values []string
-}
 
 // varyAliases map the short names of --vary onto run flags; any other name is a scenario
 // path passed as --set.
@@ -55,9 +48,10 @@ type sweepFlags struct {
 	target, out              string
 	cellDuration             time.Duration
 	noProgress               bool
+	slos                     []results.Threshold // slo, parsed
 }
 
-func parseSweepFlags(args []string, _ io.Writer) (*sweepFlags, string, []variable, error) {
+func parseSweepFlags(args []string, _ io.Writer) (*sweepFlags, string, []sweepVary, error) {
 	f := &sweepFlags{}
 	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
 	fs.Usage = func() {
@@ -65,17 +59,20 @@ func parseSweepFlags(args []string, _ io.Writer) (*sweepFlags, string, []variabl
 		fmt.Fprintf(w, `Usage: tasksim sweep [NAME|FILE] --vary NAME=V1,V2,... [--vary ...] [flags]
 
 Runs the scenario (default: baseline) once per cell of the grid of --vary values and
-recommends the cell with the lowest server request rate that passed and meets every --slo.
-NAME is poll_interval, clients, rate, duration or any scenario path (as for --set).
-Writes %s, %s and one run directory per cell (cell-00, ...) under --out, and
-prints the recommendation, the runner-up and why each other cell lost.
+recommends, for each client count, the cell with the lowest server request rate that passes
+and meets every --slo; with --vary clients, also the capacity (the largest client count that
+does, below the first that does not). NAME is poll_interval, clients, rate, duration or any
+scenario path (as for --set). Writes %s, %s, %s and one run directory per
+cell (cell-00, ...) under --out, and prints the recommendations, the capacity and why each
+other cell lost. The whole grid is checked before anything runs or is written.
 
-Exit codes: 0 a cell is recommended, 1 runtime error (no cell produced a result), 2 usage
-(or a cell's scenario is invalid), 99 cells ran but none qualifies, 130 stopped by Ctrl-C or
-SIGTERM (the cells run so far are written).
+Exit codes: 0 a cell is recommended (with --vary clients: a capacity was found), 1 runtime
+error (no cell produced a result), 2 usage (or a cell's scenario is invalid), 99 cells ran
+but none qualifies (with --vary clients: the smallest count failed), 130 stopped by Ctrl-C
+or SIGTERM (the cells run so far are written; nothing is recommended).
 
 Flags:
-`, sweepCSVFile, sweepHTMLFile)
+`, sweepJSONFile, sweepCSVFile, sweepHTMLFile)
 		fs.PrintDefaults()
 	}
 	fs.StringArrayVar(&f.vary, "vary", nil, "a dimension of the grid, `NAME=V1,V2,...` (repeatable)")
@@ -99,70 +96,101 @@ Flags:
 	if len(f.vary) == 0 {
 		return nil, "", nil, usagef("sweep needs at least one --vary NAME=V1,V2,...")
 	}
-	var vars []variable
-	for _, v := range f.vary {
-		k, list, ok := strings.Cut(v, "=")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" || strings.TrimSpace(list) == "" {
-			return nil, "", nil, usagef("--vary %q: want NAME=V1,V2,...", v)
-		}
-		if slices.ContainsFunc(vars, func(x variable) bool { return x.name == k }) {
-			return nil, "", nil, usagef("--vary %s given twice", k)
-		}
-		var vals []string
-		for _, x := range strings.Split(list, ",") {
-			if x = strings.TrimSpace(x); x != "" {
-				vals = append(vals, x)
-			}
-		}
-		vars = append(vars, variable{name: k, values: vals})
+	vars, err := parseVary(f.vary)
+	if err != nil {
+		return nil, "", nil, err
 	}
 	for _, s := range f.slo {
-		if _, err := results.ParseThreshold(s); err != nil {
+		th, err := results.ParseThreshold(s)
+		if err != nil {
 			return nil, "", nil, usagef("--slo %q: %v", s, err)
 		}
+		f.slos = append(f.slos, th)
 	}
 	return f, name, vars, nil
 }
 
-// cell is one point of the grid and what its run measured.
-type cell struct {
-	index  int
-	values []string // one per variable
-	dir    string
-
-	sum      *results.Summary
-	exit     int    // the cell run's exit code (99 = a gate or threshold failed)
-	err      string // why the cell has no figures
-	reqRate  float64
-	sloFails []string // SLOs not met, with their values
-}
-
-// label names the cell by its values: "poll_interval=1s clients=500".
-func (c *cell) label(vars []variable) string {
-	parts := make([]string, len(vars))
-	for i, v := range vars {
-		parts[i] = v.name + "=" + c.values[i]
+// parseVary reads the --vary flags: each NAME=V1,V2,... with at least one value, no value
+// twice, no name twice, and at most one of the names that set the client count.
+func parseVary(flags []string) ([]sweepVary, error) {
+	var vars []sweepVary
+	for _, v := range flags {
+		k, list, ok := strings.Cut(v, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, usagef("--vary %q: want NAME=V1,V2,...", v)
+		}
+		if slices.ContainsFunc(vars, func(x sweepVary) bool { return x.Name == k }) {
+			return nil, usagef("--vary %s given twice", k)
+		}
+		if isClientsVar(k) && slices.ContainsFunc(vars, func(x sweepVary) bool { return isClientsVar(x.Name) }) {
+			return nil, usagef("--vary clients and --vary workload.clients set the same field: give one")
+		}
+		var vals []string
+		for _, x := range strings.Split(list, ",") {
+			x = strings.TrimSpace(x)
+			if x == "" {
+				continue
+			}
+			if slices.Contains(vals, x) {
+				return nil, usagef("--vary %s: value %s given twice", k, x)
+			}
+			vals = append(vals, x)
+		}
+		if len(vals) == 0 {
+			return nil, usagef("--vary %q: want NAME=V1,V2,...", v)
+		}
+		vars = append(vars, sweepVary{Name: k, Values: vals})
 	}
-	return strings.Join(parts, " ")
+	return vars, nil
 }
 
 // grid returns every combination of the variables' values, the last varying fastest.
-func grid(vars []variable) []*cell {
-	cells := []*cell{{}}
+func grid(vars []sweepVary) []sweepCell {
+	combos := [][]string{{}}
 	for _, v := range vars {
-		var next []*cell
-		for _, c := range cells {
-			for _, val := range v.values {
-				next = append(next, &cell{values: append(slices.Clone(c.values), val)})
+		var next [][]string
+		for _, c := range combos {
+			for _, val := range v.Values {
+				next = append(next, append(slices.Clone(c), val))
 			}
 		}
-		cells = next
+		combos = next
 	}
-	for i, c := range cells {
-		c.index = i
+	cells := make([]sweepCell, len(combos))
+	for i, combo := range combos {
+		values := make(map[string]string, len(vars))
+		for j, v := range vars {
+			values[v.Name] = combo[j]
+		}
+		cells[i] = sweepCell{Index: i, Cell: cellName(i), Values: values, Failed: []string{}, SLOFails: []string{}}
 	}
 	return cells
+}
+
+// cellArgs is the `tasksim run` command line of cell c, without --out and --no-progress.
+func cellArgs(f *sweepFlags, name string, vars []sweepVary, c *sweepCell) []string {
+	args := []string{name}
+	if f.cellDuration > 0 {
+		args = append(args, "--duration", f.cellDuration.String())
+	}
+	if f.target != "" {
+		args = append(args, "--target", f.target)
+	}
+	for _, h := range f.headers {
+		args = append(args, "--header", h)
+	}
+	for _, s := range f.sets {
+		args = append(args, "--set", s)
+	}
+	for _, v := range vars {
+		if flag, ok := varyAliases[v.Name]; ok {
+			args = append(args, flag, c.Values[v.Name])
+		} else {
+			args = append(args, "--set", v.Name+"="+c.Values[v.Name])
+		}
+	}
+	return args
 }
 
 func runSweep(args []string, stdout, stderr io.Writer) error {
@@ -170,7 +198,10 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cells := grid(vars)
+	r := &sweepResult{TasksimVersion: version, Scenario: name, Vary: vars, SLOs: append([]string{}, f.slo...), Cells: grid(vars)}
+	if err := checkSweep(f, name, r); err != nil { // before anything is created
+		return err
+	}
 	dir := f.out
 	if dir == "" {
 		base := strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
@@ -179,96 +210,142 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("output directory: %w", err)
 	}
-	fmt.Fprintf(stderr, "tasksim sweep: %s, %d cells\n", name, len(cells))
+	fmt.Fprintf(stderr, "tasksim sweep: %s, %d cells\n", name, len(r.Cells))
 
 	var bars *sweepBars
 	if !f.noProgress && isTerminal(stderr) {
-		bars = newSweepBars(stderr, len(cells))
+		bars = newSweepBars(stderr, len(r.Cells))
 	}
-	var stoppedAt *cell // the cell a signal interrupted: the sweep stops there
-	for _, c := range cells {
-		if stoppedAt != nil {
-			c.err = "not run: the sweep was interrupted"
-			continue
-		}
-		c.dir = filepath.Join(dir, fmt.Sprintf("cell-%02d", c.index))
-		cellArgs := []string{name, "--out", c.dir, "--no-progress"}
-		if f.cellDuration > 0 {
-			cellArgs = append(cellArgs, "--duration", f.cellDuration.String())
-		}
-		if f.target != "" {
-			cellArgs = append(cellArgs, "--target", f.target)
-		}
-		for _, h := range f.headers {
-			cellArgs = append(cellArgs, "--header", h)
-		}
-		for _, s := range f.sets {
-			cellArgs = append(cellArgs, "--set", s)
-		}
-		for i, v := range vars {
-			if flag, ok := varyAliases[v.name]; ok {
-				cellArgs = append(cellArgs, flag, c.values[i])
-			} else {
-				cellArgs = append(cellArgs, "--set", v.name+"="+c.values[i])
-			}
-		}
-		bars.startCell(c.label(vars))
-		runErr := runRun(cellArgs, io.Discard, io.Discard) // its figures are read from its files
-		bars.endCell()
-		c.exit = exitCode(runErr)
-		if c.exit == exitSignal { // Ctrl-C or SIGTERM stopped the cell: it stops the sweep too
-			stoppedAt = c
-		}
-		var ue usageError
-		switch {
-		case errors.As(runErr, &ue):
-			return usagef("cell %s: %v", c.label(vars), ue.err)
-		case c.exit != exitOK && c.exit != exitGate && c.exit != exitSignal:
-			c.err = redactKnown(runErr.Error()) // the cell's own error, never a token
-			fmt.Fprintf(stderr, "tasksim sweep: cell %s failed: %s\n", c.label(vars), c.err)
-			continue
-		}
-		sum, err := results.ReadSummary(c.dir)
-		if err != nil {
-			c.err = err.Error()
-			continue
-		}
-		c.sum = sum
-		c.reqRate = requestRate(sum)
-		if sum.Interrupted { // also when a gate failed in what the cell measured (exit 99)
-			stoppedAt = c
-		}
-		for _, slo := range f.slo {
-			th, _ := results.ParseThreshold(slo) // parsed once already
-			if r := th.Eval(sum, nil); !r.Pass {
-				c.sloFails = append(c.sloFails, fmt.Sprintf("%s (%s%s)", slo, num(r.Value), unitSuffix(r.Unit)))
-			}
-		}
-	}
+	err = runCells(f, name, dir, r, bars, stderr)
 	bars.wait()
+	if err != nil {
+		return err
+	}
 
-	rec := recommend(cells, vars)
-	if err := writeSweepCSV(filepath.Join(dir, sweepCSVFile), vars, cells); err != nil {
+	rankSweep(r)
+	if err := writeSweepJSON(dir, r); err != nil {
 		return fmt.Errorf("writing results: %w", err)
 	}
-	if err := writeSweepHTML(filepath.Join(dir, sweepHTMLFile), name, vars, cells, f.slo, rec); err != nil {
+	if err := writeSweepCSV(filepath.Join(dir, sweepCSVFile), dir, r); err != nil {
 		return fmt.Errorf("writing results: %w", err)
 	}
-	fmt.Fprint(stdout, rec.text)
-	fmt.Fprintf(stdout, "files       %s, %s and one run directory per cell in %s\n", sweepCSVFile, sweepHTMLFile, filepath.Clean(dir))
-	if stoppedAt != nil { // a partial sweep is never a pass, whatever it recommends
-		return interruptedError{what: "the sweep stopped in cell " + stoppedAt.label(vars) +
-			": the files hold the cells run so far, that one included"}
+	if err := writeSweepReport(dir); err != nil { // from sweep.json, as `tasksim report` does
+		return fmt.Errorf("writing results: %w", err)
 	}
-	if rec.best == nil {
-		for _, c := range cells {
-			if c.sum != nil {
-				return gateError{} // cells ran, none qualified: a failed gate (99)
-			}
-		}
-		return errors.New("no cell produced a result") // runtime errors only (1)
+	writeSweepText(stdout, r, dir)
+	fmt.Fprintf(stdout, "files       %s, %s, %s and one run directory per cell in %s\n",
+		sweepJSONFile, sweepCSVFile, sweepHTMLFile, filepath.Clean(dir))
+	switch r.ExitCode {
+	case exitSignal: // a partial sweep is never a pass
+		return interruptedError{what: "the sweep stopped in " + r.InterruptedIn +
+			": the files hold the cells run so far, that one included, and recommend nothing"}
+	case exitGate:
+		return gateError{} // cells ran, none qualified (or, with --vary clients, no capacity)
+	case exitRuntime:
+		return errors.New("no cell produced a result")
 	}
 	return nil
+}
+
+// writeSweepReport renders dir/sweep.html from dir/sweep.json.
+func writeSweepReport(dir string) error {
+	r, err := readSweepJSON(dir)
+	if err != nil {
+		return err
+	}
+	return writeSweepHTML(dir, r)
+}
+
+// runCells runs the cells in order, each into dir/cell-NN, and records what each measured.
+// A signal that interrupts a cell stops the sweep there: the cells after it are not run.
+func runCells(f *sweepFlags, name, dir string, r *sweepResult, bars *sweepBars, stderr io.Writer) error {
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		if r.Interrupted {
+			c.Error = "not run: the sweep was interrupted"
+			continue
+		}
+		c.Run = true
+		cellDir := filepath.Join(dir, c.Cell)
+		bars.startCell(r.label(c))
+		runErr := runRun(append(cellArgs(f, name, r.Vary, c), "--out", cellDir, "--no-progress"),
+			io.Discard, io.Discard) // its figures are read from its files
+		bars.endCell()
+		c.ExitCode = exitCode(runErr)
+		stopped := c.ExitCode == exitSignal // Ctrl-C or SIGTERM stopped the cell: it stops the sweep too
+		var ue usageError
+		switch {
+		case errors.As(runErr, &ue): // checked before the sweep began: not expected
+			return usagef("cell %s: %v", r.label(c), ue.err)
+		case c.ExitCode != exitOK && c.ExitCode != exitGate && !stopped:
+			c.Error = redactKnown(runErr.Error()) // the cell's own error, never a token
+			fmt.Fprintf(stderr, "tasksim sweep: cell %s failed: %s\n", r.label(c), c.Error)
+			continue
+		}
+		if sum, err := results.ReadSummary(cellDir); err != nil {
+			c.Error = err.Error()
+		} else {
+			measureCell(c, sum, f.slos)
+			stopped = stopped || sum.Interrupted // also when a gate failed in what it measured (exit 99)
+		}
+		if stopped {
+			r.Interrupted, r.InterruptedIn = true, c.Cell+" ("+r.label(c)+")"
+		}
+	}
+	return nil
+}
+
+// measureCell records what the cell's run measured, and which SLOs it missed.
+func measureCell(c *sweepCell, s *results.Summary, slos []results.Threshold) {
+	c.Verdict, c.Interrupted, c.Trustworthy, c.TrustNote = s.Verdict, s.Interrupted, s.Trustworthy, s.TrustNote
+	c.Failed = failedChecks(s)
+	for _, th := range slos {
+		if res := th.Eval(s, nil); !res.Pass {
+			c.SLOFails = append(c.SLOFails, fmt.Sprintf("%s (%s%s)", th.Expr, num(res.Value), unitSuffix(res.Unit)))
+		}
+	}
+	var errs int64
+	for _, rs := range s.Requests {
+		errs += rs.Errors
+	}
+	c.Figures = &sweepFigures{
+		RequestRate:         requestRate(s),
+		PollsPerTaskMean:    stat(s, "polls_per_task").Mean,
+		PollAmplification:   s.Fleet.PollAmplification,
+		DetectionLagP50:     stat(s, "detection_lag").P50,
+		DetectionLagP99:     stat(s, "detection_lag").P99,
+		TaskE2EP99:          stat(s, "task_e2e").P99,
+		Errors:              errs,
+		BackpressureSignals: s.Counters[metrics.BackpressureSignals.Name()],
+		TasksCompleted:      s.Tasks.Completed,
+	}
+}
+
+func stat(s *results.Summary, name string) metrics.Stat { return s.Metrics[name] }
+
+// failedChecks names the gates and thresholds of the run that failed: "gate hard",
+// "threshold tasks.failed_rate < 1%".
+func failedChecks(s *results.Summary) []string {
+	failed := []string{}
+	for _, g := range []struct {
+		name string
+		gate results.Gate
+	}{
+		{results.GateHard, s.Gates.Hard},
+		{results.GateRecovery, s.Gates.Recovery},
+		{results.GateCancellation, s.Gates.Cancellation},
+		{results.GateCompatibility, s.Gates.Compatibility},
+	} {
+		if g.gate.Evaluated && !g.gate.Pass {
+			failed = append(failed, "gate "+g.name)
+		}
+	}
+	for _, t := range s.Thresholds {
+		if !t.Pass {
+			failed = append(failed, "threshold "+t.Expr)
+		}
+	}
+	return failed
 }
 
 // requestRate is the requests the cell sent per second of its run: what the server had to
@@ -283,247 +360,6 @@ func requestRate(s *results.Summary) float64 {
 	}
 	return float64(n) / s.DurationS
 }
-
-// recommendation is the sweep's answer.
-type recommendation struct {
-	best, runnerUp *cell
-	text           string
-}
-
-// recommend picks, among the cells whose run passed and met every SLO, the one with the
-// lowest request rate (ties: the earlier cell), and says why each other cell lost. A cell
-// whose load generator fell behind its schedule (not trustworthy) still competes, since its
-// figures are what the server saw, but the recommendation carries the warning.
-func recommend(cells []*cell, vars []variable) recommendation {
-	var ok []*cell
-	for _, c := range cells {
-		if c.sum != nil && len(c.sloFails) == 0 && c.exit == exitOK {
-			ok = append(ok, c)
-		}
-	}
-	slices.SortStableFunc(ok, func(a, b *cell) int { return cmp.Compare(a.reqRate, b.reqRate) })
-	var rec recommendation
-	var b strings.Builder
-	if len(ok) > 0 {
-		rec.best = ok[0]
-		fmt.Fprintf(&b, "recommended %s: %s req/s, detection_lag p99 %sms, task_e2e p99 %sms (%s)\n",
-			rec.best.label(vars), num(round3(rec.best.reqRate)), num(stat(rec.best.sum, "detection_lag").P99),
-			num(stat(rec.best.sum, "task_e2e").P99), rec.best.dir)
-		trustNote(&b, rec.best)
-	} else {
-		b.WriteString("recommended none: no cell passed and met every SLO\n")
-	}
-	if len(ok) > 1 {
-		rec.runnerUp = ok[1]
-		fmt.Fprintf(&b, "runner-up   %s: %s req/s\n", rec.runnerUp.label(vars), num(round3(rec.runnerUp.reqRate)))
-		trustNote(&b, rec.runnerUp)
-	}
-	for _, c := range cells {
-		if c == rec.best || c == rec.runnerUp {
-			continue
-		}
-		fmt.Fprintf(&b, "lost        %s: %s\n", c.label(vars), whyLost(c, rec.best))
-	}
-	rec.text = b.String()
-	return rec
-}
-
-// trustNote warns, under a recommended cell, that its load generator fell behind.
-func trustNote(b *strings.Builder, c *cell) {
-	if !c.sum.Trustworthy {
-		fmt.Fprintf(b, "            warning: %s\n", c.sum.TrustNote)
-	}
-}
-
-// whyLost says why c is not the recommendation.
-func whyLost(c, best *cell) string {
-	switch {
-	case c.sum == nil:
-		return "no result: " + c.err
-	case len(c.sloFails) > 0:
-		return "misses " + strings.Join(c.sloFails, ", ")
-	case c.sum.Interrupted:
-		return "interrupted before its end"
-	case c.exit != exitOK:
-		return "a gate or threshold of the scenario failed (verdict " + c.sum.Verdict + ")"
-	case best != nil:
-		why := fmt.Sprintf("%s req/s, above the recommended %s req/s", num(round3(c.reqRate)), num(round3(best.reqRate)))
-		if !c.sum.Trustworthy {
-			why += " (and not trustworthy: " + c.sum.TrustNote + ")"
-		}
-		return why
-	}
-	return "not recommended"
-}
-
-// figure is one column of sweep.csv and one heatmap of sweep.html.
-type figure struct {
-	name      string
-	unit      string
-	lowIsGood bool
-	value     func(c *cell) float64
-}
-
-func stat(s *results.Summary, name string) metrics.Stat { return s.Metrics[name] }
-
-var figures = []figure{
-	{"request_rate", "req/s", true, func(c *cell) float64 { return round3(c.reqRate) }},
-	{"polls_per_task_mean", "polls", true, func(c *cell) float64 { return stat(c.sum, "polls_per_task").Mean }},
-	{"poll_amplification", "ratio", true, func(c *cell) float64 { return c.sum.Fleet.PollAmplification }},
-	{"detection_lag_p50", "ms", true, func(c *cell) float64 { return stat(c.sum, "detection_lag").P50 }},
-	{"detection_lag_p99", "ms", true, func(c *cell) float64 { return stat(c.sum, "detection_lag").P99 }},
-	{"task_e2e_p99", "ms", true, func(c *cell) float64 { return stat(c.sum, "task_e2e").P99 }},
-	{"errors", "count", true, func(c *cell) float64 {
-		var n int64
-		for _, r := range c.sum.Requests {
-			n += r.Errors
-		}
-		return float64(n)
-	}},
-	{"backpressure_signals", "count", true, func(c *cell) float64 {
-		return float64(c.sum.Counters[metrics.BackpressureSignals.Name()])
-	}},
-	{"tasks_completed", "count", false, func(c *cell) float64 { return float64(c.sum.Tasks.Completed) }},
-}
-
-// writeSweepCSV writes one row per cell: the varied values, then every figure, the SLO
-// verdict and the cell's directory.
-func writeSweepCSV(path string, vars []variable, cells []*cell) error {
-	var b bytes.Buffer
-	w := csv.NewWriter(&b)
-	head := []string{"cell"}
-	for _, v := range vars {
-		head = append(head, v.name)
-	}
-	for _, f := range figures {
-		head = append(head, f.name)
-	}
-	head = append(head, "verdict", "meets_slo", "trustworthy", "dir")
-	_ = w.Write(head)
-	for _, c := range cells {
-		row := append([]string{strconv.Itoa(c.index)}, c.values...)
-		for _, f := range figures {
-			if c.sum == nil {
-				row = append(row, "")
-				continue
-			}
-			v := f.value(c)
-			row = append(row, num(v))
-		}
-		verdict, meets, trusted := "error", "", ""
-		if c.sum != nil {
-			verdict, meets, trusted = c.sum.Verdict, strconv.FormatBool(len(c.sloFails) == 0), strconv.FormatBool(c.sum.Trustworthy)
-		}
-		row = append(row, verdict, meets, trusted, c.dir)
-		_ = w.Write(row)
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		return err
-	}
-	return os.WriteFile(path, b.Bytes(), 0o644)
-}
-
-// heatmap is one figure over the grid: rows are the first variable's values, columns the
-// second's (a single column for a one-dimensional sweep; further variables, if any, are
-// listed per cell in the tooltip and sweep.csv).
-type heatmap struct {
-	Name, Unit string
-	Rows, Cols []string
-	RowVar     string
-	ColVar     string
-	Cells      [][]heatCell
-}
-
-type heatCell struct {
-	Text, Title string
-	Color       template.CSS
-	Best        bool
-}
-
-func writeSweepHTML(path, scenario string, vars []variable, cells []*cell, slos []string, rec recommendation) error {
-	rowVar, colVar := vars[0], variable{name: "", values: []string{""}}
-	if len(vars) > 1 {
-		colVar = vars[1]
-	}
-	var maps []heatmap
-	for _, f := range figures {
-		hm := heatmap{Name: f.name, Unit: f.unit, Rows: rowVar.values, Cols: colVar.values, RowVar: rowVar.name, ColVar: colVar.name}
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, c := range cells {
-			if c.sum != nil {
-				v := f.value(c)
-				lo, hi = min(lo, v), max(hi, v)
-			}
-		}
-		hm.Cells = make([][]heatCell, len(rowVar.values))
-		for r := range rowVar.values {
-			hm.Cells[r] = make([]heatCell, len(colVar.values))
-		}
-		for _, c := range cells {
-			r := slices.Index(rowVar.values, c.values[0])
-			col := 0
-			if len(vars) > 1 {
-				col = slices.Index(colVar.values, c.values[1])
-			}
-			hc := heatCell{Text: "n/a", Title: c.label(vars), Color: "#eee", Best: c == rec.best}
-			if c.sum != nil {
-				v := f.value(c)
-				hc.Text = num(v)
-				hc.Color = heatColor(v, lo, hi, f.lowIsGood)
-				if len(c.sloFails) > 0 {
-					hc.Title += ": misses " + strings.Join(c.sloFails, ", ")
-				}
-			}
-			if hm.Cells[r][col].Text == "" { // with more than two variables: the first cell shown
-				hm.Cells[r][col] = hc
-			}
-		}
-		maps = append(maps, hm)
-	}
-	var b bytes.Buffer
-	err := sweepPage.Execute(&b, map[string]any{
-		"Scenario": scenario, "Vars": vars, "SLOs": slos, "Maps": maps, "Recommendation": rec.text,
-	})
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, b.Bytes(), 0o644)
-}
-
-// heatColor maps v in [lo, hi] to green (good) .. red (bad).
-func heatColor(v, lo, hi float64, lowIsGood bool) template.CSS {
-	t := 0.5
-	if hi > lo {
-		t = (v - lo) / (hi - lo)
-	}
-	if !lowIsGood {
-		t = 1 - t
-	}
-	hue := 120 * (1 - t) // 120 green .. 0 red
-	return template.CSS(fmt.Sprintf("hsl(%d, 70%%, 80%%)", int(hue)))
-}
-
-var sweepPage = template.Must(template.New("sweep").Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>tasksim sweep: {{.Scenario}}</title>
-<style>
-body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
-table.hm{border-collapse:collapse;margin:0 0 1.5em}
-table.hm td,table.hm th{border:1px solid #999;padding:.3em .7em;text-align:right}
-td.best{outline:3px solid #222}
-pre{background:#f6f6f6;padding:1em}
-@media print{body{margin:0}section{break-inside:avoid}}
-</style></head><body>
-<h1>tasksim sweep: {{.Scenario}}</h1>
-<section id="recommendation"><h2>Recommendation</h2>
-<p>SLOs: {{range $i, $s := .SLOs}}{{if $i}}, {{end}}<code>{{$s}}</code>{{else}}none{{end}}</p>
-<pre>{{.Recommendation}}</pre></section>
-{{range $hm := .Maps}}<section class="heatmap" id="hm-{{$hm.Name}}"><h2>{{$hm.Name}} ({{$hm.Unit}})</h2>
-<table class="hm"><tr><th>{{$hm.RowVar}}{{if $hm.ColVar}} \ {{$hm.ColVar}}{{end}}</th>{{range $hm.Cols}}<th>{{.}}</th>{{end}}</tr>
-{{range $i, $row := $hm.Cells}}<tr><th>{{index $hm.Rows $i}}</th>{{range $row}}<td style="background:{{.Color}}" title="{{.Title}}"{{if .Best}} class="best"{{end}}>{{.Text}}</td>{{end}}</tr>
-{{end}}</table></section>
-{{end}}</body></html>
-`))
 
 // exitCode is the exit code run would give err (see main.go).
 func exitCode(err error) int {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,9 +12,10 @@ import (
 
 // TestSweepRecommendsTheKnownBestCell: a 2x2 grid of pollInterval and clients on 500 ms
 // tasks with the SLO task_e2e p99 < 900 ms. Polling every second makes every task last
-// about a second (it is seen done at the first poll), so both 1 s cells miss the SLO; of
-// the 100 ms cells, 5 clients send half the requests of 10. Known best: poll_interval=100ms
-// clients=5; runner-up: clients=10.
+// about a second (it is seen done at the first poll), so both 1 s cells miss the SLO. Known
+// answer: at 5 clients and at 10, poll_interval=100ms; capacity at least 10 clients (both
+// counts pass). sweep.json says so too, and `tasksim report DIR` re-renders sweep.html
+// byte for byte.
 func TestSweepRecommendsTheKnownBestCell(t *testing.T) {
 	dir := t.TempDir()
 	stdout, stderr, code := tasksim(t, "sweep", "smoke",
@@ -24,13 +27,29 @@ func TestSweepRecommendsTheKnownBestCell(t *testing.T) {
 	}
 	for _, want := range []string{
 		"recommended poll_interval=100ms clients=5:",
-		"runner-up   poll_interval=100ms clients=10:",
 		"lost        poll_interval=1s clients=5: misses task_e2e.p99 < 900ms (",
+		"recommended poll_interval=100ms clients=10:",
 		"lost        poll_interval=1s clients=10: misses task_e2e.p99 < 900ms (",
+		"capacity    clients=10 (poll_interval=100ms clients=10, cell-01): every count tried passed",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
+	}
+	r, err := readSweepJSON(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var picks []string
+	for _, p := range r.Recommended {
+		picks = append(picks, fmt.Sprintf("%d %s %s", p.Clients, p.PollInterval, p.Cell))
+	}
+	if got := strings.Join(picks, ", "); got != "5 100ms cell-00, 10 100ms cell-01" {
+		t.Errorf("sweep.json recommended %s; want 5 100ms cell-00, 10 100ms cell-01", got)
+	}
+	if c := r.Capacity; c == nil || c.Clients != 10 || c.Cell != "cell-01" || c.LimitFound || r.ExitCode != 0 || r.Interrupted {
+		t.Errorf("sweep.json capacity %+v, exit %d, interrupted %v; want 10 clients in cell-01, no limit found, 0, false",
+			c, r.ExitCode, r.Interrupted)
 	}
 	f, err := os.Open(filepath.Join(dir, sweepCSVFile))
 	if err != nil {
@@ -49,11 +68,13 @@ func TestSweepRecommendsTheKnownBestCell(t *testing.T) {
 			t.Errorf("cell %s: its run directory is not kept: %v", r[0], err)
 		}
 	}
-	html, err := os.ReadFile(filepath.Join(dir, sweepHTMLFile))
+	page := filepath.Join(dir, sweepHTMLFile)
+	html, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`id="recommendation"`, `id="hm-request_rate"`, `id="hm-detection_lag_p99"`, `class="best"`} {
+	for _, want := range []string{`id="recommendation"`, `id="capacity"`, `<a href="cell-01/report.html">`,
+		`id="hm-request_rate"`, `id="hm-detection_lag_p99"`, `class="best"`} {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("sweep.html lacks %s", want)
 		}
@@ -61,23 +82,96 @@ func TestSweepRecommendsTheKnownBestCell(t *testing.T) {
 	if strings.Contains(string(html), "http://") || strings.Contains(string(html), "https://") {
 		t.Error("sweep.html refers to the network")
 	}
+
+	if err := os.Remove(page); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code = tasksim(t, "report", dir)
+	if code != 0 || strings.TrimSpace(stdout) != page {
+		t.Fatalf("report: exit %d, stdout %q; want 0 and %s\n%s", code, stdout, page, stderr)
+	}
+	if again, err := os.ReadFile(page); err != nil || !bytes.Equal(again, html) {
+		t.Errorf("tasksim report rendered different bytes from the sweep.html the sweep wrote (%v)", err)
+	}
 }
 
-// TestSweepUsage: bad grids are usage errors (exit 2) that say what is wrong.
+// TestSweepCapacityFound: on 500 ms tasks over a 1 s load phase each client creates one or
+// two tasks, whatever the machine's speed, so under the SLO tasks.created < 10, 1 and 2
+// clients pass and 10 fail: capacity 2, the limit found at 10, exit 0.
+func TestSweepCapacityFound(t *testing.T) {
+	dir := t.TempDir()
+	stdout, stderr, code := tasksim(t, "sweep", "smoke", "--vary", "clients=1,2,10",
+		"--cell-duration", "1s", "--set", "grace=3s", "--set", "args.duration_ms=500",
+		"--slo", "tasks.created < 10", "--no-progress", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if want := "capacity    clients=2 (clients=2, cell-01): the largest count below the first failing one; clients=10 failed: misses tasks.created < 10 ("; !strings.Contains(stdout, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, stdout)
+	}
+	r, err := readSweepJSON(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := r.Capacity; c == nil || c.Clients != 2 || !c.LimitFound || c.FirstFailure.Clients != 10 || !c.Contiguous || len(r.Recommended) != 2 {
+		t.Errorf("capacity %+v, %d recommended; want 2 clients, the limit at 10, contiguous, 2 recommended", c, len(r.Recommended))
+	}
+}
+
+// TestSweepUsage: bad grids are usage errors (exit 2) that say what is wrong, every
+// problem at once, and leave no output directory behind: the whole grid is checked first.
 func TestSweepUsage(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
-		want string
+		want []string
 	}{
-		{[]string{"sweep", "smoke"}, "at least one --vary"},
-		{[]string{"sweep", "smoke", "--vary", "clients"}, "want NAME=V1,V2"},
-		{[]string{"sweep", "smoke", "--vary", "clients=1", "--vary", "clients=2"}, "given twice"},
-		{[]string{"sweep", "smoke", "--vary", "clients=1", "--slo", "nonsense <"}, "--slo"},
-		{[]string{"sweep", "smoke", "--vary", "clients=0", "--no-progress"}, "workload.clients"},
+		{[]string{"smoke"}, []string{"at least one --vary"}},
+		{[]string{"smoke", "--vary", "clients"}, []string{"want NAME=V1,V2"}},
+		{[]string{"smoke", "--vary", "clients=,"}, []string{"want NAME=V1,V2"}},
+		{[]string{"smoke", "--vary", "clients=1", "--vary", "clients=2"}, []string{"given twice"}},
+		{[]string{"smoke", "--vary", "clients=1,2,1"}, []string{"value 1 given twice"}},
+		{[]string{"smoke", "--vary", "clients=1", "--vary", "workload.clients=2"}, []string{"set the same field"}},
+		{[]string{"smoke", "--vary", "clients=1", "--slo", "nonsense <"}, []string{"--slo"}},
+		{[]string{"smoke", "--vary", "bogus=1,2"}, []string{`--vary: bogus: unknown field "bogus"`}},
+		{[]string{"smoke", "--vary", "poll_interval=1x,1s"}, []string{`--vary poll_interval=1x: invalid argument "1x"`}},
+		{[]string{"smoke", "--vary", "clients=0,5", "--set", "workload.think_time=-1s"},
+			[]string{"--vary clients=0: --clients: workload.clients: must be", "--set: workload.think_time: must be >= 0"}},
+		{[]string{"nonexistent-scenario", "--vary", "clients=1"}, []string{"nonexistent-scenario"}},
 	} {
-		_, stderr, code := tasksim(t, tc.args...)
-		if code != 2 || !strings.Contains(stderr, tc.want) {
-			t.Errorf("%v: exit %d, stderr %q; want 2 mentioning %q", tc.args, code, stderr, tc.want)
+		out := filepath.Join(t.TempDir(), "out")
+		args := append(append([]string{"sweep"}, tc.args...), "--no-progress", "--out", out)
+		_, stderr, code := tasksim(t, args...)
+		if code != exitUsage {
+			t.Errorf("%v: exit %d, want 2\n%s", tc.args, code, stderr)
+		}
+		for _, want := range tc.want {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("%v: stderr %q does not mention %q", tc.args, stderr, want)
+			}
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%v: the output directory was created (stat: %v)", tc.args, err)
+		}
+	}
+}
+
+// TestReportSweepErrors: `tasksim report` on a sweep directory whose sweep.json it cannot
+// render is a runtime error (exit 1) naming the file and what is wrong.
+func TestReportSweepErrors(t *testing.T) {
+	for _, tc := range []struct{ json, want string }{
+		{"{", "unexpected end of JSON input"},
+		{`{"vary": []}`, "vary: no dimension"},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, sweepJSONFile), []byte(tc.json), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, code := tasksim(t, "report", dir)
+		if code != exitRuntime || !strings.Contains(stderr, filepath.Join(dir, sweepJSONFile)) || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want 1 naming %s and %q", tc.json, code, stderr, sweepJSONFile, tc.want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, sweepHTMLFile)); !os.IsNotExist(err) {
+			t.Errorf("%s: sweep.html was written (stat: %v)", tc.json, err)
 		}
 	}
 }

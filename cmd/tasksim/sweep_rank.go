@@ -1,0 +1,249 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tasksim/tasksim/results"
+)
+
+// Ranking a sweep is a pure function of its cells (rankSweep), so each rule below is tested
+// on cells made by hand:
+//
+//	qualifies    the cell's run ended whole and passed (exit code 0, verdict pass: every gate,
+//	             every threshold of the scenario and its default error budget) and the cell
+//	             met every --slo
+//	recommended  for each client count (one count when clients are not varied): the
+//	             qualifying cell with the lowest request rate, ties to the earlier cell; the
+//	             next one is the runner-up. With --vary poll_interval this is the interval
+//	             that costs the server least at that count while meeting every SLO.
+//	capacity     with --vary clients: going up the counts tried, the largest count below the
+//	             first count that has no qualifying cell. Counts that qualify above that
+//	             failure do not raise it (a fleet growing to them passes through the failing
+//	             count); they are reported as passed_above, and the capacity as not contiguous.
+//	             No capacity when the smallest count has no qualifying cell.
+//	interrupted  a sweep a signal stopped recommends nothing and reports no capacity
+//	exit code    130 interrupted; else 0 when there is a capacity (--vary clients) or a
+//	             recommendation (clients not varied); else 99 when a cell produced a
+//	             result; else 1 (no cell produced one: runtime errors only)
+
+// qualifies reports whether c may be recommended.
+func qualifies(c *sweepCell) bool {
+	return c.Figures != nil && c.ExitCode == exitOK && c.Verdict == results.VerdictPass &&
+		!c.Interrupted && len(c.SLOFails) == 0
+}
+
+// countGroup is the cells of one client count, in grid order.
+type countGroup struct {
+	label   string // "clients=500"; "" when clients are not varied
+	clients int
+	cells   []*sweepCell
+}
+
+// groups splits the cells by the value of the clients dimension, in increasing client
+// count (ties in the order of the values); a single group when clients are not varied.
+func (r *sweepResult) groups() []*countGroup {
+	ci := r.clientsVar()
+	if ci < 0 {
+		g := &countGroup{}
+		for i := range r.Cells {
+			g.cells = append(g.cells, &r.Cells[i])
+		}
+		if len(g.cells) > 0 {
+			g.clients = g.cells[0].Clients
+		}
+		return []*countGroup{g}
+	}
+	v := r.Vary[ci]
+	var gs []*countGroup
+	for _, val := range v.Values {
+		g := &countGroup{label: v.Name + "=" + val}
+		for i := range r.Cells {
+			if c := &r.Cells[i]; c.Values[v.Name] == val {
+				g.cells = append(g.cells, c)
+			}
+		}
+		if len(g.cells) == 0 {
+			continue
+		}
+		g.clients = g.cells[0].Clients
+		gs = append(gs, g)
+	}
+	slices.SortStableFunc(gs, func(a, b *countGroup) int { return cmp.Compare(a.clients, b.clients) })
+	return gs
+}
+
+// pick returns the group's cell in role, nil if none.
+func (g *countGroup) pick(role string) *sweepCell {
+	for _, c := range g.cells {
+		if c.Role == role {
+			return c
+		}
+	}
+	return nil
+}
+
+// whyNone says why the group has no recommendation: its cell's reason when it has one cell.
+func (g *countGroup) whyNone() string {
+	if len(g.cells) == 1 {
+		return g.cells[0].Why
+	}
+	return fmt.Sprintf("none of its %d cells passed and met every SLO", len(g.cells))
+}
+
+// rankSweep fills in the answer of r from its cells: each cell's Qualifies, Role and Why,
+// Recommended, Capacity, the reasons when there are none, and ExitCode.
+func rankSweep(r *sweepResult) {
+	r.Recommended, r.Capacity, r.NoRecommendation, r.NoCapacity = []sweepPick{}, nil, "", ""
+	groups := r.groups()
+	for _, g := range groups {
+		var ok []*sweepCell
+		for _, c := range g.cells {
+			c.Qualifies = qualifies(c)
+			c.Role, c.Why = roleLost, ""
+			if c.Qualifies && !r.Interrupted {
+				ok = append(ok, c)
+			}
+		}
+		slices.SortStableFunc(ok, func(a, b *sweepCell) int {
+			return cmp.Compare(a.Figures.RequestRate, b.Figures.RequestRate)
+		})
+		var best *sweepCell
+		if len(ok) > 0 {
+			best = ok[0]
+			best.Role = roleRecommended
+			p := r.pickOf(best)
+			if len(ok) > 1 {
+				ok[1].Role = roleRunnerUp
+				p.RunnerUp = ok[1].Cell
+			}
+			r.Recommended = append(r.Recommended, p)
+		}
+		for _, c := range g.cells {
+			if c != best {
+				c.Why = whyNot(c, best, r.Interrupted)
+			}
+		}
+	}
+	switch {
+	case r.Interrupted:
+		r.NoRecommendation = "the sweep was interrupted in " + r.InterruptedIn + ": a partial sweep recommends nothing"
+	case len(r.Recommended) > 0:
+	case slices.ContainsFunc(r.Cells, func(c sweepCell) bool { return c.Figures != nil }):
+		r.NoRecommendation = "no cell passed and met every SLO"
+	default:
+		r.NoRecommendation = "no cell produced a result"
+	}
+	if r.clientsVar() >= 0 {
+		r.rankCapacity(groups)
+	}
+	r.ExitCode = r.exitCode()
+}
+
+// pickOf is c as a recommendation.
+func (r *sweepResult) pickOf(c *sweepCell) sweepPick {
+	p := sweepPick{Clients: c.Clients, PollInterval: c.Values["poll_interval"], Cell: c.Cell,
+		Values: c.Values, RequestRate: c.Figures.RequestRate}
+	if !c.Trustworthy {
+		p.Warning = c.TrustNote
+	}
+	return p
+}
+
+// rankCapacity sets Capacity, or NoCapacity, from the groups ranked in increasing count.
+func (r *sweepResult) rankCapacity(groups []*countGroup) {
+	if r.Interrupted {
+		r.NoCapacity = "the sweep was interrupted in " + r.InterruptedIn + ": a partial sweep reports no capacity"
+		return
+	}
+	if len(groups) == 0 {
+		r.NoCapacity = "no cell was in the grid"
+		return
+	}
+	first := slices.IndexFunc(groups, func(g *countGroup) bool { return g.pick(roleRecommended) == nil })
+	above := []int{}
+	if first >= 0 {
+		for _, g := range groups[first+1:] {
+			if g.pick(roleRecommended) != nil {
+				above = append(above, g.clients)
+			}
+		}
+	}
+	if first == 0 {
+		r.NoCapacity = groups[0].label + ", the smallest count tried, failed: " + groups[0].whyNone()
+		if len(above) > 0 {
+			r.NoCapacity += " (" + countList(r.Vary[r.clientsVar()].Name, above) + " passed above it: the passing counts are not contiguous)"
+		}
+		return
+	}
+	last := groups[len(groups)-1]
+	if first > 0 {
+		last = groups[first-1]
+	}
+	best := last.pick(roleRecommended)
+	p := r.pickOf(best)
+	r.Capacity = &sweepCapacity{Clients: last.clients, Cell: best.Cell, PollInterval: p.PollInterval,
+		Values: best.Values, Contiguous: len(above) == 0, PassedAbove: above, Warning: p.Warning}
+	if first > 0 {
+		r.Capacity.LimitFound = true
+		r.Capacity.FirstFailure = &sweepFailure{Clients: groups[first].clients, Why: groups[first].whyNone()}
+	}
+}
+
+// countList is "clients=500, clients=1000".
+func countList(name string, counts []int) string {
+	s := make([]string, len(counts))
+	for i, n := range counts {
+		s[i] = name + "=" + strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+// exitCode is the sweep's exit code, as the comment at the top of this file says.
+func (r *sweepResult) exitCode() int {
+	switch {
+	case r.Interrupted:
+		return exitSignal
+	case r.clientsVar() >= 0 && r.Capacity != nil, r.clientsVar() < 0 && len(r.Recommended) > 0:
+		return exitOK
+	case slices.ContainsFunc(r.Cells, func(c sweepCell) bool { return c.Figures != nil }):
+		return exitGate
+	}
+	return exitRuntime
+}
+
+// whyNot says why c is not the recommendation best of its client count (best nil: there is
+// none); interrupted is the sweep's.
+func whyNot(c, best *sweepCell, interrupted bool) string {
+	switch {
+	case c.Figures == nil:
+		return "no result: " + c.Error
+	case c.Interrupted:
+		return "interrupted before its end"
+	case !c.Qualifies:
+		var why []string
+		if len(c.SLOFails) > 0 {
+			why = append(why, "misses "+strings.Join(c.SLOFails, ", "))
+		}
+		if c.ExitCode != exitOK || c.Verdict != results.VerdictPass {
+			w := "a gate or threshold of the scenario failed (verdict " + c.Verdict
+			if len(c.Failed) > 0 {
+				w += ": " + strings.Join(c.Failed, ", ")
+			}
+			why = append(why, w+")")
+		}
+		return strings.Join(why, "; ")
+	case interrupted:
+		return "passed and met every SLO, but the sweep was interrupted"
+	case best != nil:
+		why := fmt.Sprintf("%s req/s, above the recommended %s req/s", num(round3(c.Figures.RequestRate)), num(round3(best.Figures.RequestRate)))
+		if !c.Trustworthy {
+			why += " (and not trustworthy: " + c.TrustNote + ")"
+		}
+		return why
+	}
+	return "not recommended"
+}
