@@ -10,42 +10,65 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
-	"github.com/tasksim/tasksim/internal/gcpolicy"
-	"github.com/tasksim/tasksim/results"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tasksim/tasksim/internal/gcpolicy"
+	"github.com/tasksim/tasksim/results"
 )
 
-var binary string
+// binDir holds the binary the end-to-end tests run, built by the first test that needs it
+// (bin): a fuzz worker, which runs none of them, builds nothing.
+var (
+	binDir   string
+	binOnce  sync.Once
+	binPath  string
+	binError error
+)
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "tasksim-e2e")
 	if err != nil {
 		panic(err)
 	}
-	binary = filepath.Join(dir, "tasksim")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
-		os.Stderr.Write(out)
-		panic(err)
-	}
+	binDir = dir
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
 
+// bin returns the path of the tasksim binary, building it on first use.
+func bin(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		path := filepath.Join(binDir, "tasksim")
+		if out, err := exec.Command("go", "build", "-o", path, ".").CombinedOutput(); err != nil {
+			binError = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		binPath = path
+	})
+	if binError != nil {
+		t.Fatal(binError)
+	}
+	return binPath
+}
+
 // tasksim runs the binary and returns stdout, stderr and the exit code.
 func tasksim(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(bin(t), args...)
 	cmd.Dir = t.TempDir()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -191,7 +214,7 @@ func TestServe(t *testing.T) {
 // returns its stderr.
 func serveAndStop(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	cmd := exec.Command(bin(t), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -231,7 +254,7 @@ func serveAndStop(t *testing.T, args ...string) string {
 // ends.
 func startServe(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	cmd := exec.Command(bin(t), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -290,7 +313,7 @@ func TestRunAgainstTarget(t *testing.T) {
 // every file, with "interrupted": true; the exit code is 130, not a pass.
 func TestInterruptWritesResults(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(binary, "run", "smoke", "--duration", "10m", "--set", "grace=2s", "--out", dir, "--no-progress")
+	cmd := exec.Command(bin(t), "run", "smoke", "--duration", "10m", "--set", "grace=2s", "--out", dir, "--no-progress")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -346,7 +369,7 @@ func interruptAfterFirstSecond(t *testing.T, cmd *exec.Cmd, timeseries string, s
 // code is 130, never a pass.
 func TestSweepInterrupted(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(binary, "sweep", "smoke", "--vary", "clients=2,4", "--cell-duration", "10m",
+	cmd := exec.Command(bin(t), "sweep", "smoke", "--vary", "clients=2,4", "--cell-duration", "10m",
 		"--set", "grace=2s", "--out", dir, "--no-progress")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
