@@ -4,7 +4,7 @@
 (function () {
   "use strict";
   // 480 px: two charts across the page on a wide screen, one on A4 portrait with 14 mm
-  // margins at 96 dpi; narrower when the window is narrower when the page loads.
+  // margins at 96 dpi; narrower when the window is.
   var W = 480, H = 220;
   var COLORS = ["#0969da", "#cf222e", "#1a7f37", "#8250df", "#bc4c00", "#6e7781", "#bf3989"];
 
@@ -109,13 +109,28 @@
   }
 
   var data = (typeof TASKSIM_REPORT === "object" && TASKSIM_REPORT) || { charts: [] };
+  var plots = [];
   for (var i = 0; i < data.charts.length; i++) {
     var c = data.charts[i], el = document.getElementById(c.id);
     if (!el) { countError(null, "no element for chart " + c.id); continue; }
     try {
-      new uPlot(options(c, el), [c.x].concat(c.y), el);
+      plots.push({ u: new uPlot(options(c, el), [c.x].concat(c.y), el), el: el });
     } catch (err) {
       countError(el, err);
     }
   }
+
+  // A window made narrower (or wider again) redraws the charts to fit, once per frame.
+  var pending = false;
+  window.addEventListener("resize", function () {
+    if (pending) return;
+    pending = true;
+    window.requestAnimationFrame(function () {
+      pending = false;
+      for (var i = 0; i < plots.length; i++) {
+        var w = chartWidth(plots[i].el);
+        if (w !== plots[i].u.width) plots[i].u.setSize({ width: w, height: H });
+      }
+    });
+  });
 })();
