@@ -60,6 +60,10 @@
     return Math.max(240, Math.min(W, (el.parentNode && el.parentNode.clientWidth) || W));
   }
 
+  function fromZero(u, min, max) {
+    return uPlot.rangeNum(0, max > 0 ? max : 1, 0.1, true);
+  }
+
   function options(c, el) {
     var series = [{
       label: c.kind === "percentile" ? "percentile" : "t (s)",
@@ -98,7 +102,12 @@
       ];
     } else {
       // from the run's start, so faults before the first window's end are marked too
-      o.scales = { x: { time: false, range: function (u, min, max) { return [0, Math.max(max, 1)]; } } };
+      // levels, rates and latencies from 0, so that a swing is drawn to scale
+      o.scales = {
+        x: { time: false, range: function (u, min, max) { return [0, Math.max(max, 1)]; } },
+        y: { range: fromZero },
+        y2: { range: fromZero }
+      };
       o.axes = [{ label: "seconds since start" }, y];
       if (c.unit2) {
         o.axes.push({ scale: "y2", side: 1, label: c.unit2, grid: { show: false } });
