@@ -73,7 +73,7 @@ func reportTemplate() (*template.Template, error) {
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
-	t, err := template.New(ReportFile).Funcs(template.FuncMap{"num": num, "count": count}).Parse(string(src))
+	t, err := template.New(ReportFile).Funcs(template.FuncMap{"num": num, "thousands": thousands}).Parse(string(src))
 	if err != nil {
 		return nil, fmt.Errorf("results: report template: %w", err)
 	}

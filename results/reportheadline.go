@@ -27,19 +27,19 @@ func (p *reportPage) headline(s *Summary, raw rawSummary) {
 	tasks := figure{ID: "fig-tasks", Label: "Throughput", Unit: "tasks/s"}
 	if t.Created > 0 && s.DurationS > 0 {
 		tasks.Value = figureText(float64(t.Created)/s.DurationS, "")
-		tasks.Sub = fmt.Sprintf("%s created, %s completed in %s s", count(t.Created), count(t.Completed), num(s.DurationS))
+		tasks.Sub = fmt.Sprintf("%s created, %s completed in %s s", thousands(t.Created), thousands(t.Completed), num(s.DurationS))
 	} else {
 		tasks.Sub = "no task was created"
 	}
-	errors := figure{ID: "fig-errors", Label: "Errors", Unit: "errors"}
+	errFig := figure{ID: "fig-errors", Label: "Errors", Unit: "errors"}
 	if sent > 0 {
-		errors.Value = count(errs)
-		errors.Sub = figureText(100*float64(errs)/float64(sent), "%") + " of " + count(sent) + " requests"
+		errFig.Value = thousands(errs)
+		errFig.Sub = figureText(100*float64(errs)/float64(sent), "%") + " of " + thousands(sent) + " requests"
 		if errs > 0 {
-			errors.Class = "warn"
+			errFig.Class = "warn"
 		}
 	} else {
-		errors.Sub = "no request was sent"
+		errFig.Sub = "no request was sent"
 	}
 	polls := statFigure("fig-polls", "Polls per task", "polls, mean", s.Metrics[metrics.PollsPerTask.Name()], false)
 	if amp, ok := jsonNumber(raw.object("fleet"), "poll_amplification"); polls.Value != "" && ok && amp > 0 {
@@ -47,12 +47,12 @@ func (p *reportPage) headline(s *Summary, raw rawSummary) {
 	}
 	bp := figure{ID: "fig-backpressure", Label: "Backpressure", Unit: "signals"}
 	if n, ok := s.Counters[metrics.BackpressureSignals.Name()]; ok {
-		bp.Value = count(n)
-		bp.Sub = count(refused) + " requests refused (429, capacity), not errors"
+		bp.Value = thousands(n)
+		bp.Sub = thousands(refused) + " requests refused (429, capacity), not errors"
 	} else {
 		bp.Sub = "not counted by this run"
 	}
-	p.Figures = []figure{tasks, errors, polls,
+	p.Figures = []figure{tasks, errFig, polls,
 		statFigure("fig-detection", "Detection lag p99", "ms", s.Metrics[metrics.DetectionLag.Name()], true),
 		statFigure("fig-e2e", "Task e2e p99", "ms", s.Metrics[metrics.TaskE2E.Name()], true),
 		bp}
@@ -122,7 +122,7 @@ func figureText(v float64, unit string) string {
 	var t string
 	switch a := math.Abs(v); {
 	case a >= 100 || v == math.Trunc(v):
-		t = count(int64(math.Round(v)))
+		t = thousands(int64(math.Round(v)))
 	case a >= 10:
 		t = strconv.FormatFloat(v, 'f', 1, 64)
 	case a >= 1:
@@ -157,8 +157,8 @@ func exactText(v float64, unit string) string {
 	return num(v)
 }
 
-// count is n with thousands separators: 12,345.
-func count(n int64) string {
+// thousands is n with thousands separators: 12,345.
+func thousands(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")

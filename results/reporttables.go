@@ -51,7 +51,7 @@ func (p *reportPage) outcomes(raw rawSummary) {
 		if !ok {
 			continue
 		}
-		c := outcomeCell{Name: name, Count: count(int64(n))}
+		c := outcomeCell{Name: name, Count: thousands(int64(n))}
 		if name != "created" && name != "dropped" && created > 0 {
 			c.Share = figureText(100*n/created, "%")
 		}
