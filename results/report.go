@@ -3,15 +3,10 @@ package results
 import (
 	"bytes"
 	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
-	"maps"
-	"slices"
-	"strconv"
-	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -56,7 +51,11 @@ func RenderReport(dir string) ([]byte, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	p := buildPage(s, hists, ts, ev)
+	raw, err := readRawSummary(dir)
+	if err != nil {
+		return nil, err
+	}
+	p := buildPage(s, raw, hists, ts, ev)
 	tmpl, err := reportTemplate()
 	if err != nil {
 		return nil, err
@@ -74,7 +73,7 @@ func reportTemplate() (*template.Template, error) {
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
-	t, err := template.New(ReportFile).Funcs(template.FuncMap{"num": num}).Parse(string(src))
+	t, err := template.New(ReportFile).Funcs(template.FuncMap{"num": num, "thousands": thousands}).Parse(string(src))
 	if err != nil {
 		return nil, fmt.Errorf("results: report template: %w", err)
 	}
@@ -91,39 +90,33 @@ func asset(name string) string {
 	return string(b)
 }
 
-// jsonText is v as compact JSON with sorted keys, for evidence values that are not scalars.
-func jsonText(v any) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // html/template escapes the page; keep < and > readable
-	if err := enc.Encode(v); err != nil {
-		return fmt.Sprint(v)
-	}
-	return strings.TrimSuffix(buf.String(), "\n")
-}
-
-// reportPage is what assets/report.html.tmpl renders: every string is data, escaped by
-// html/template; Data goes into the page as JSON for the chart script.
+// reportPage is what assets/report.html.tmpl renders, in page order: every string is
+// data, escaped by html/template; Data goes into the page as JSON for the chart script.
 type reportPage struct {
 	S          *Summary
-	Verdict    string // "PASS" or "FAIL"
 	ExitCode   int
+	Verdict    verdictView
+	Figures    []figure // the headline strip
 	Gates      []gateRow
 	Thresholds []thresholdRow
-	Config     []kv
-	Manifest   []kv // flattened capability manifest; nil = not recorded
-	Server     []kv // flattened embedded-server figures; nil = not recorded
-	Outcomes   []kv
-	Requests   []requestRow
+	Outcomes   []outcomeCell
+	Requests   []requestRow // per method, then the total
+	Input      evidence     // input_required and elicitations; empty = none seen
+	Errors     *grid        // the top errors; nil = none listed
+	Manifest   evidence     // the capability manifest; empty = not recorded
+	Server     evidence     // the embedded server's figures; empty = not recorded
+	Config     []fact
+	Runtime    evidence
 	Latency    []statRow // latency_* and task_e2e, in metrics.Hist order
 	Polling    []statRow
-	Fleet      []kv
+	Fleet      []fact
 	Lags       []statRow
-	Clamped    []kv
-	Faults     []kv   // fault counts by source.kind; nil = none recorded
+	Clamped    []fact
+	Faults     []fact // fault counts by source.kind; nil = none recorded
 	FaultsMore int64  // events counted beyond the ones events.csv kept
 	HlogNote   string // why the distribution charts are missing; "" = recorded
 	TSNote     string // why the time series are missing; "" = recorded
+	QueueNote  string // why the downstream queue chart is missing; "" = drawn
 	EventsNote string // why the fault timeline is missing; "" = recorded
 	Charts     []*chartData
 	Data       reportData
@@ -153,13 +146,17 @@ type reportData struct {
 // chartData is one chart. Kind "percentile": X is 1/(1-p) for percentile p (drawn on a
 // log axis labelled in %), Y the value at p in Unit, null beyond the series' last sample.
 // Kind "time": X is seconds since the run's start (the end of each one-second window).
+// Scales, when set, puts series i on the left axis ("y", in Unit) or the right one ("y2",
+// in Unit2).
 type chartData struct {
 	ID      string       `json:"id"`
 	Section string       `json:"-"`
 	Kind    string       `json:"kind"`
 	Title   string       `json:"title"`
 	Unit    string       `json:"unit"`
+	Unit2   string       `json:"unit2,omitempty"`
 	Series  []string     `json:"series"`
+	Scales  []string     `json:"scales,omitempty"`
 	X       []float64    `json:"x"`
 	Y       [][]*float64 `json:"y"`
 	Markers []marker     `json:"markers,omitempty"`
@@ -175,114 +172,35 @@ type marker struct {
 	Kind string  `json:"kind"`
 }
 
-type kv struct{ K, V string }
-
-type gateRow struct {
-	Name, Status, Class string
-	Evidence            []kv
-}
-
-type thresholdRow struct {
-	Expr, Value, Status, Class, Windows string
-}
-
-type statRow struct {
-	Name, Unit                    string
-	Recorded                      bool
-	Count                         int64
-	P50, P90, P99, P999, Max, Avg string
-}
-
-type requestRow struct {
-	Method                      string
-	Count, Errors               int64
-	ByOutcome, ByCode, ByStatus string
-}
-
-// buildPage assembles the page from the run's files; hists, ts and ev may be nil.
-func buildPage(s *Summary, hists map[metrics.Hist]*hdrhistogram.Histogram, ts *timeseries, ev *faultLog) *reportPage {
+// buildPage assembles the page from the run's summary (typed, and raw for the fields an
+// older or newer summary may lack) and its other files; hists, ts and ev may be nil.
+func buildPage(s *Summary, raw rawSummary, hists map[metrics.Hist]*hdrhistogram.Histogram, ts *timeseries, ev *faultLog) *reportPage {
 	p := &reportPage{
-		S: s, Verdict: strings.ToUpper(s.Verdict), ExitCode: s.ExitCode(),
+		S: s, ExitCode: s.ExitCode(),
 		CSS: template.CSS(asset("report.css")), LibCSS: template.CSS(asset("uPlot.min.css")),
 		Lib: template.JS(asset("uPlot.iife.min.js")), Script: template.JS(asset("report.js")),
 	}
 	for _, g := range s.Gates.list() {
-		row := gateRow{Name: g.name, Status: "pass", Class: "pass"}
-		switch {
-		case !g.gate.Evaluated:
-			row.Status, row.Class = "not evaluated", "na"
-		case !g.gate.Pass:
-			row.Status, row.Class = "FAIL", "fail"
-		}
-		for _, k := range slices.Sorted(maps.Keys(g.gate.Evidence)) {
-			row.Evidence = append(row.Evidence, kv{k, valueText(g.gate.Evidence[k])})
-		}
-		p.Gates = append(p.Gates, row)
+		p.Gates = append(p.Gates, gateRowOf(g.name, g.gate))
 	}
-	for _, r := range s.Thresholds {
-		row := thresholdRow{Expr: r.Expr, Value: withUnit(r.Value, r.Unit), Status: "pass", Class: "pass"}
-		if !r.Pass {
-			row.Status, row.Class = "FAIL", "fail"
-		}
-		switch {
-		case r.Error != "":
-			row.Value, row.Windows = "-", r.Error
-		case r.NoData:
-			row.Windows = "no data"
-		case r.WindowsEvaluated > 0:
-			row.Windows = fmt.Sprintf("%d of %d failed; worst %s in window %d",
-				r.WindowsFailed, r.WindowsEvaluated, withUnit(r.WorstValue, r.Unit), r.WorstWindow)
-		default:
-			row.Windows = "whole run only"
-		}
-		p.Thresholds = append(p.Thresholds, row)
-	}
-	trust := "yes"
-	if !s.Trustworthy {
-		trust = "NO"
-	}
-	note := s.TrustNote
-	if note == "" {
-		note = "-"
-	}
-	p.Config = []kv{
-		{"scenario", s.Scenario}, {"seed", strconv.FormatUint(s.Seed, 10)}, {"target", s.Target},
-		{"protocol", s.Protocol}, {"tasksim version", s.TasksimVersion},
-		{"started at", s.StartedAt.UTC().Format("2006-01-02T15:04:05.000Z")},
-		{"duration", num(s.DurationS) + " s"}, {"interrupted", strconv.FormatBool(s.Interrupted)},
-		{"trustworthy", trust}, {"trust note", note},
-	}
-	p.Manifest = flatten(s.Manifest)
-	p.Server = flatten(s.Server)
-	for _, oc := range outcomeCounters {
-		p.Outcomes = append(p.Outcomes, kv{oc.name, strconv.FormatInt(taskCount(s.Tasks, oc.name), 10)})
-	}
-	for _, m := range slices.Sorted(maps.Keys(s.Requests)) {
-		rs := s.Requests[m]
-		p.Requests = append(p.Requests, requestRow{Method: m, Count: rs.Count, Errors: rs.Errors,
-			ByOutcome: countsText(rs.ByOutcome), ByCode: countsText(rs.ByCode), ByStatus: countsText(rs.ByStatus)})
-	}
-	for _, name := range metricNames(s.Metrics) {
-		h, _ := metrics.ParseHist(name)
-		if strings.HasPrefix(name, "latency_") || h == metrics.TaskE2E {
-			p.Latency = append(p.Latency, statRowOf(name, s.Metrics))
+	for _, r := range raw.list("thresholds") {
+		if m, ok := r.(map[string]any); ok {
+			p.Thresholds = append(p.Thresholds, thresholdRowOf(m, ts))
 		}
 	}
-	p.Polling = []statRow{statRowOf(metrics.PollsPerTask.Name(), s.Metrics), statRowOf(metrics.PollAmplification.Name(), s.Metrics)}
-	p.Fleet = []kv{
-		{"fleet poll amplification (sum polls / sum advised)", num(s.Fleet.PollAmplification)},
-		{"status reads per task", num(s.Fleet.StatusReadsPerTask)},
-		{"polls per second", num(s.Fleet.PollsPerSecond)},
+	p.verdict(s)
+	p.headline(s, raw)
+	p.outcomes(raw)
+	p.requests(s)
+	p.input(s, raw)
+	if g, ok := arrayGrid(raw.list("errors")); ok {
+		p.Errors = &g
 	}
-	for _, h := range []metrics.Hist{metrics.DetectionLag, metrics.ResultLag, metrics.CleanupLag,
-		metrics.CancelLatency, metrics.ScheduleLag, metrics.DownstreamWait} {
-		if _, ok := s.Metrics[h.Name()]; ok || h <= metrics.CleanupLag {
-			p.Lags = append(p.Lags, statRowOf(h.Name(), s.Metrics))
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(s.Clamped)) {
-		p.Clamped = append(p.Clamped, kv{k, strconv.FormatInt(s.Clamped[k], 10)})
-	}
+	p.Manifest = viewObject(s.Manifest, nil)
+	p.Server = viewObject(s.Server, nil)
+	p.Runtime = viewObject(s.Runtime, nil)
+	p.config(s)
+	p.stats(s, raw)
 	p.faults(s, ev)
 
 	if hists == nil {
@@ -302,7 +220,7 @@ func buildPage(s *Summary, hists map[metrics.Hist]*hdrhistogram.Histogram, ts *t
 	if ts == nil || ts.rows == 0 {
 		p.TSNote = "not recorded: the run directory has no " + TimeseriesFile + " rows"
 	} else {
-		p.timeCharts(ts, ev)
+		p.timeCharts(ts, ev, s.Server != nil)
 	}
 	if ev == nil {
 		p.EventsNote = "not recorded: the run injected no faults (no " + EventsFile + ")"
@@ -316,149 +234,4 @@ func (p *reportPage) addChart(c *chartData) {
 	if c != nil {
 		p.Charts = append(p.Charts, c)
 	}
-}
-
-// faults fills the fault counts: the recovery gate's faults_injected (every fault, exact)
-// when present, else the events events.csv kept.
-func (p *reportPage) faults(s *Summary, ev *faultLog) {
-	if fi, ok := s.Gates.Recovery.Evidence["faults_injected"].(map[string]any); ok && len(fi) > 0 {
-		for _, k := range slices.Sorted(maps.Keys(fi)) {
-			p.Faults = append(p.Faults, kv{k, valueText(fi[k])})
-		}
-	} else if ev != nil && len(ev.events) > 0 {
-		n := map[string]int64{}
-		for _, e := range ev.events {
-			n[e.Key]++
-		}
-		for _, k := range slices.Sorted(maps.Keys(n)) {
-			p.Faults = append(p.Faults, kv{k, strconv.FormatInt(n[k], 10)})
-		}
-	}
-	if ev != nil {
-		p.FaultsMore = ev.moreNotKept
-	}
-}
-
-func statRowOf(name string, m map[string]metrics.Stat) statRow {
-	st, ok := m[name]
-	if !ok {
-		return statRow{Name: name}
-	}
-	return statRow{Name: name, Unit: st.Unit, Recorded: true, Count: st.Count, P50: num(st.P50),
-		P90: num(st.P90), P99: num(st.P99), P999: num(st.P999), Max: num(st.Max), Avg: num(st.Mean)}
-}
-
-func taskCount(t Tasks, name string) int64 {
-	switch name {
-	case "created":
-		return t.Created
-	case "completed":
-		return t.Completed
-	case "failed":
-		return t.Failed
-	case "cancelled":
-		return t.Cancelled
-	case "expired":
-		return t.Expired
-	case "unknown":
-		return t.Unknown
-	}
-	return t.Dropped
-}
-
-// countsText is "k=v, k=v" in key order, or "-".
-func countsText(m map[string]int64) string {
-	if len(m) == 0 {
-		return "-"
-	}
-	parts := make([]string, 0, len(m))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		parts = append(parts, k+"="+strconv.FormatInt(m[k], 10))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// valueText is a JSON value as the report shows it: numbers in as few digits as they
-// take, strings as they are, anything else as compact JSON.
-func valueText(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case float64:
-		return num(x)
-	case string:
-		return x
-	case bool:
-		return strconv.FormatBool(x)
-	}
-	return jsonText(v)
-}
-
-// flatten lists a JSON value's leaves as path = value rows in key order, or nil for null.
-// Values under keys that name credentials (headers, authorization, tokens, cookies,
-// passwords) are never shown.
-func flatten(v any) []kv {
-	if v == nil {
-		return nil
-	}
-	var out []kv
-	var walk func(path string, v any)
-	walk = func(path string, v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if len(x) == 0 {
-				out = append(out, kv{path, "{}"})
-			}
-			for _, k := range slices.Sorted(maps.Keys(x)) {
-				p := k
-				if path != "" {
-					p = path + "." + k
-				}
-				if secretKey(k) {
-					out = append(out, kv{p, "(not shown)"})
-					continue
-				}
-				walk(p, x[k])
-			}
-		case []any:
-			if len(x) == 0 {
-				out = append(out, kv{path, "[]"})
-			}
-			if scalars(x) {
-				parts := make([]string, len(x))
-				for i, e := range x {
-					parts[i] = valueText(e)
-				}
-				out = append(out, kv{path, strings.Join(parts, ", ")})
-				return
-			}
-			for i, e := range x {
-				walk(path+"["+strconv.Itoa(i)+"]", e)
-			}
-		default:
-			out = append(out, kv{path, valueText(x)})
-		}
-	}
-	walk("", v)
-	return out
-}
-
-// scalars says no element of x is an object or an array.
-func scalars(x []any) bool {
-	for _, e := range x {
-		switch e.(type) {
-		case map[string]any, []any:
-			return false
-		}
-	}
-	return true
-}
-
-// secretKey says a manifest or server key may hold a credential.
-func secretKey(k string) bool {
-	switch strings.ToLower(k) {
-	case "header", "headers", "authorization", "token", "tokens", "cookie", "cookies", "password", "secret":
-		return true
-	}
-	return false
 }

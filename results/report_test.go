@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"html"
 	"math/rand/v2"
@@ -28,7 +29,8 @@ const (
 )
 
 // writeFixtureRun writes the files of a run (summary.json, summary.csv, timeseries.csv,
-// histograms.hlog, events.csv) for fixture(), with faults and planted strings.
+// histograms.hlog, events.csv) for fixture(), with faults, a failing hard gate with its
+// samples, thresholds without data, the summary fields of newer runs, and planted strings.
 func writeFixtureRun(t testing.TB, dir string) {
 	t.Helper()
 	info, total, windows := fixture()
@@ -37,27 +39,83 @@ func writeFixtureRun(t testing.TB, dir string) {
 	info.Faults = map[string]int64{"client.crash": 2, "server.http_5xx": 1, "client." + plantedKind: 1}
 	info.Evidence = map[string]any{GateHard: map[string]any{"invalid_transitions": []string{plantedTask + " working->working"}}}
 	info.SecondCreates, info.EffectsAfterCancel = 0, 0
+	info.Security = &Security{Probes: true, Leaks: map[string]int64{"get": 2, "list": 1},
+		ProbesSent: map[string]int64{"get": 10, "list": 5},
+		LeakSample: []map[string]any{
+			{"kind": "get", "task": plantedTask, "detail": "answered get for another tenant's task (R53)"},
+			{"kind": "list", "task": "t-5", "detail": "tasks/list showed 3 task(s) of other tenants (R53)"},
+		}}
+	info.Unknown = map[string]int64{"create_lost": 1, "deadline": 1}
+	info.UnknownSample = []map[string]any{
+		{"idempotency_key": "k-7", "task_id": "t-7", "reason": "deadline"},
+		{"idempotency_key": "k-8", "reason": "create_lost"},
+	}
 	events := []metrics.Event{
 		{At: t0.Add(300 * time.Millisecond), Source: "client", Kind: "crash", Task: plantedTask},
 		{At: t0.Add(1200 * time.Millisecond), Source: "server", Kind: "http_5xx"},
 		{At: t0.Add(1700 * time.Millisecond), Source: "client", Kind: "crash", Task: "t-2"},
 		{At: t0.Add(2500 * time.Millisecond), Source: "client", Kind: plantedKind, Task: "t-3"},
 	}
-	writeRun(t, dir, info, total, windows, events, 3)
+	s := Build(info, total, windows)
+	// Thresholds over metrics nothing recorded: one fails for it, one was allowed to pass.
+	s.Thresholds = append(s.Thresholds,
+		ThresholdResult{Expr: "cleanup_lag.p99 < 1s", Unit: "ms", NoData: true, WorstWindow: -1},
+		ThresholdResult{Expr: "cancel_latency.p99 < 500ms", Unit: "ms", NoData: true, Pass: true, WorstWindow: -1})
+	writeRun(t, dir, s, info.StartedAt, windows, events, 3)
+	addNewerFields(t, dir)
+}
+
+// addNewerFields adds to dir/summary.json, where it does not have them, the fields that
+// newer runs write and the report shows: the result_lost outcome, the input block and the
+// top errors.
+func addNewerFields(t testing.TB, dir string) {
+	t.Helper()
+	path := filepath.Join(dir, SummaryJSONFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if tasks, ok := raw["tasks"].(map[string]any); ok && tasks["result_lost"] == nil {
+		tasks["result_lost"] = 1
+	}
+	if raw["input"] == nil {
+		raw["input"] = map[string]any{"input_required_seen": 2, "elicitations_received": 2,
+			"elicitations_accepted": 1, "elicitations_declined": 1, "elicitations_cancelled": 0}
+	}
+	if l, _ := raw["errors"].([]any); len(l) == 0 {
+		raw["errors"] = []map[string]any{
+			{"method": "tasks/get", "outcome": "rpc_error", "code": -32602, "count": 1, "message": "Task not found: " + plantedTask},
+			{"method": "tasks/result", "outcome": "transport", "count": 1, "message": "read tcp: connection reset by peer"},
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // writeRun writes a run directory as `tasksim run` does.
-func writeRun(t testing.TB, dir string, info RunInfo, total *metrics.Snapshot, windows []metrics.Window, events []metrics.Event, dropped int64) {
+func writeRun(t testing.TB, dir string, s *Summary, start time.Time, windows []metrics.Window, events []metrics.Event, dropped int64) {
 	t.Helper()
-	if err := WriteSummary(dir, Build(info, total, windows)); err != nil {
+	if err := WriteSummary(dir, s); err != nil {
 		t.Fatal(err)
 	}
-	ts, err := NewTimeseries(dir, info.StartedAt)
+	ts, err := NewTimeseries(dir, start)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var hlog bytes.Buffer
-	lw := metrics.NewLogWriter(&hlog, info.StartedAt)
+	lw := metrics.NewLogWriter(&hlog, start)
 	for _, w := range windows {
 		if err := ts.Add(w); err != nil {
 			t.Fatal(err)
@@ -73,7 +131,7 @@ func writeRun(t testing.TB, dir string, info RunInfo, total *metrics.Snapshot, w
 		t.Fatal(err)
 	}
 	if events != nil {
-		if err := WriteEvents(dir, info.StartedAt, events, dropped); err != nil {
+		if err := WriteEvents(dir, start, events, dropped); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -102,14 +160,22 @@ func fixtureReport(t *testing.T) []byte {
 // outlineRe finds what the outline keeps of a page, in document order.
 var outlineRe = regexp.MustCompile(`<section id="([^"]*)">` +
 	`|<h([123])>([^<]*)</h[123]>` +
+	`|<p class="word">([^<]*)<` +
+	`|<p class="reason">([^<]*)</p>` +
+	`|<div class="fig ([^"]*)" id="([^"]*)"><p class="label"[^>]*>[^<]*</p><p class="value">([^<]*)` +
+	`|<(?:div|p|details) class="gate ([^"]*)" id="gate-([^"]*)">` +
 	`|<table(?: id="([^"]*)"| class="([^"]*)")>` +
+	`|<caption>([^<]*)</caption>` +
+	`|<tr class="([^"]*)"><td><code>([^<]*)</code></td><td class="num">([^<]*)</td><td class="status">([^<]*)</td>` +
 	`|<th>([^<]*)</th>` +
 	`|</thead>` +
 	`|<figure class="chart" id="([^"]*)" data-kind="([^"]*)" data-points="(\d+)" data-series="(\d+)"` +
 	`|<p class="none">([^<]*)</p>`)
 
-// outline is the structure of a report, one line per section, heading, table (with its
-// column headers), chart (with its points and series) and "not recorded" note.
+// outline is the structure of a report, one line per section, heading, verdict, headline
+// figure (with its class and value), gate (with its status), table (with its caption and
+// column headers), threshold (with its value and status), chart (with its points and
+// series) and "not recorded" note.
 func outline(page []byte) string {
 	var b strings.Builder
 	var ths []string
@@ -120,29 +186,53 @@ func outline(page []byte) string {
 			fmt.Fprintf(&b, "section %s\n", s(1))
 		case len(m[2]) > 0:
 			fmt.Fprintf(&b, "  h%s %s\n", s(2), s(3))
+		case bytes.HasPrefix(m[0], []byte(`<p class="word">`)):
+			fmt.Fprintf(&b, "  verdict %s\n", strings.TrimSpace(s(4)))
+		case bytes.HasPrefix(m[0], []byte(`<p class="reason">`)):
+			fmt.Fprintf(&b, "  reason %s\n", s(5))
+		case len(m[7]) > 0:
+			fmt.Fprintf(&b, "  figure %s %s: %s\n", s(7), strings.TrimSpace(s(6)), strings.TrimSpace(s(8)))
+		case len(m[10]) > 0:
+			fmt.Fprintf(&b, "  gate %s %s\n", s(10), s(9))
 		case bytes.HasPrefix(m[0], []byte("<table")):
-			fmt.Fprintf(&b, "  table %s%s", s(4), s(5))
+			fmt.Fprintf(&b, "  table %s%s", s(11), s(12))
 			ths = ths[:0]
+		case bytes.HasPrefix(m[0], []byte("<caption>")):
+			fmt.Fprintf(&b, " (%s)", s(13))
+		case len(m[15]) > 0:
+			fmt.Fprintf(&b, "    %s = %s: %s (%s)\n", s(15), s(16), s(17), s(14))
 		case bytes.HasPrefix(m[0], []byte("<th>")):
-			ths = append(ths, s(6))
+			ths = append(ths, s(18))
 		case bytes.Equal(m[0], []byte("</thead>")):
 			fmt.Fprintf(&b, ": %s\n", strings.Join(ths, " | "))
-		case len(m[7]) > 0:
-			fmt.Fprintf(&b, "  chart %s %s points=%s series=%s\n", s(7), s(8), s(9), s(10))
+		case len(m[19]) > 0:
+			fmt.Fprintf(&b, "  chart %s %s points=%s series=%s\n", s(19), s(20), s(21), s(22))
 		default:
-			fmt.Fprintf(&b, "  note %s\n", s(11))
+			fmt.Fprintf(&b, "  note %s\n", s(23))
 		}
 	}
 	return b.String()
 }
 
+// reportSections are the sections of every report, in page order; input and errors
+// appear only when the run has them.
+var reportSections = []string{"verdict", "timeseries", "gates", "thresholds", "outcomes", "requests",
+	"input", "errors", "manifest", "latency", "polling", "lags", "faults", "server", "config"}
+
 func TestReportOutline(t *testing.T) {
 	page := fixtureReport(t)
 	golden(t, filepath.Join("report", "outline.golden"), []byte(outline(page)))
-	for _, id := range []string{"verdict", "config", "manifest", "outcomes", "latency", "polling", "lags", "timeseries", "faults", "server"} {
-		if !bytes.Contains(page, []byte(`<section id="`+id+`">`)) {
+	last := -1
+	for _, id := range reportSections {
+		i := bytes.Index(page, []byte(`<section id="`+id+`">`))
+		if i < 0 {
 			t.Errorf("no section %q", id)
+			continue
 		}
+		if i < last {
+			t.Errorf("section %q is out of order", id)
+		}
+		last = i
 	}
 }
 
@@ -317,7 +407,7 @@ func TestZigzag(t *testing.T) {
 func BenchmarkRenderReport(b *testing.B) {
 	dir := b.TempDir()
 	info, total, windows, events := longRun(600)
-	writeRun(b, dir, info, total, windows, events, 0)
+	writeRun(b, dir, Build(info, total, windows), info.StartedAt, windows, events, 0)
 	b.ResetTimer()
 	for b.Loop() {
 		if _, err := RenderReport(dir); err != nil {

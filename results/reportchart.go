@@ -64,8 +64,11 @@ grid:
 	return c
 }
 
-// timeCharts adds the per-second charts: levels and rates, with the fault markers.
-func (p *reportPage) timeCharts(ts *timeseries, ev *faultLog) {
+// timeCharts adds the per-second charts, each with the fault markers: requests, errors
+// and backpressure per second; latency p99 (requests on the left axis, tasks on the
+// right); the downstream queue, drawn only when the embedded server ran it (embedded);
+// and tasks created and finished per second beside the tasks in flight and retained.
+func (p *reportPage) timeCharts(ts *timeseries, ev *faultLog, embedded bool) {
 	x := ts.col("t_s")
 	if x == nil {
 		p.TSNote = "not recorded: " + TimeseriesFile + " has no t_s column"
@@ -88,50 +91,105 @@ func (p *reportPage) timeCharts(ts *timeseries, ev *faultLog) {
 		}
 		return out
 	}
-	var markers []marker
-	var faults []float64
-	if ev != nil {
-		seen := map[marker]bool{}
-		faults = make([]float64, len(x))
-		for _, e := range ev.events {
-			sec := marker{T: math.Floor(e.OffsetS), Kind: e.Key}
-			if !seen[sec] {
-				seen[sec] = true
-				markers = append(markers, marker{T: e.OffsetS, Kind: e.Key})
-			}
-			if i, _ := slices.BinarySearch(x, e.OffsetS); i < len(x) {
-				faults[i]++
+	markers, faults := faultMarks(x, ev)
+	newChart := func(id, title, unit, unit2 string) *chartData {
+		return &chartData{ID: id, Section: "timeseries", Kind: "time", Title: title, Unit: unit, Unit2: unit2, X: x, Markers: markers}
+	}
+
+	rates := newChart("chart-ts-rates", "Requests, errors and backpressure per second", "per second", "")
+	rates.add("requests/s", "", perS(ts.col("requests")))
+	rates.add("errors/s", "", perS(ts.col("errors")))
+	rates.add("backpressure/s", "", perS(ts.col("backpressure_signals")))
+	if faults != nil {
+		fs := perS(faults)
+		for i, v := range fs {
+			if v != nil && *v == 0 {
+				fs[i] = nil // a point only where faults were injected
 			}
 		}
+		rates.add("faults/s", "", fs)
 	}
-	levels := &chartData{ID: "chart-ts-levels", Section: "timeseries", Kind: "time",
-		Title: "Tasks in flight, retained tasks and downstream queue", Unit: "tasks", X: x, Markers: markers}
-	for _, name := range []string{"in_flight", "retained_tasks", "downstream_queue_depth"} {
-		if v := ts.col(name); v != nil {
-			levels.Series = append(levels.Series, name)
-			levels.Y = append(levels.Y, points(v))
-		}
+	p.addChart(rates.drawn())
+
+	lat := newChart("chart-ts-latency", "Latency p99 per second", "request ms", "task ms")
+	lat.add("tasks/get p99", "y", points(ts.col("latency_tasks_get_p99_ms")))
+	lat.add("tools/call p99", "y", points(ts.col("latency_tools_call_p99_ms")))
+	lat.add("tasks/result p99", "y", points(ts.col("latency_tasks_result_p99_ms")))
+	lat.add("task e2e p99", "y2", points(ts.col("task_e2e_p99_ms")))
+	lat.add("detection lag p99", "y2", points(ts.col("detection_lag_p99_ms")))
+	p.addChart(lat.drawn())
+
+	if embedded {
+		q := newChart("chart-ts-queue", "Downstream queue: waiting and in progress", "tasks", "")
+		q.add("queue depth", "", points(ts.col("downstream_queue_depth")))
+		q.add("downstream in flight", "", points(ts.col("downstream_in_flight")))
+		p.addChart(q.drawn())
+	} else {
+		p.QueueNote = "The downstream queue is measured only inside the embedded mock server: not recorded against an external target."
 	}
-	rates := &chartData{ID: "chart-ts-rates", Section: "timeseries", Kind: "time",
-		Title: "Creates, polls, results and errors per second", Unit: "per second", X: x, Markers: markers}
+
 	results := make([]float64, len(x))
-	for _, name := range []string{"completed", "failed", "cancelled"} {
+	for _, name := range []string{"completed", "failed", "cancelled", "expired"} {
 		for i, v := range ts.col(name) {
 			results[i] += v
 		}
 	}
-	for _, s := range []struct {
-		name string
-		v    []float64
-	}{{"creates/s", ts.col("created")}, {"polls/s", ts.col("polls")}, {"results/s", results},
-		{"errors/s", ts.col("errors")}, {"faults/s", faults}} {
-		if s.v != nil {
-			rates.Series = append(rates.Series, s.name)
-			rates.Y = append(rates.Y, perS(s.v))
+	tasks := newChart("chart-ts-tasks", "Tasks created and finished per second, in flight and retained", "tasks per second", "tasks")
+	tasks.add("created/s", "y", perS(ts.col("created")))
+	tasks.add("finished/s", "y", perS(results))
+	tasks.add("in flight", "y2", points(ts.col("in_flight")))
+	tasks.add("retained", "y2", points(ts.col("retained_tasks")))
+	p.addChart(tasks.drawn())
+}
+
+// add appends a series on scale ("" = the only one, "y" left, "y2" right), unless v is nil
+// (the column is not in the file).
+func (c *chartData) add(name, scale string, v []*float64) {
+	if v == nil {
+		return
+	}
+	c.Series = append(c.Series, name)
+	c.Y = append(c.Y, v)
+	if scale != "" {
+		c.Scales = append(c.Scales, scale)
+	}
+}
+
+// drawn is c, or nil when none of its series is in the file. A chart whose series are all
+// on one axis drops the second.
+func (c *chartData) drawn() *chartData {
+	if len(c.Series) == 0 {
+		return nil
+	}
+	if !slices.Contains(c.Scales, "y2") {
+		c.Scales, c.Unit2 = nil, ""
+	} else if !slices.Contains(c.Scales, "y") {
+		c.Scales, c.Unit = nil, c.Unit2
+		c.Unit2 = ""
+	}
+	return c
+}
+
+// faultMarks returns the fault markers (the first fault of each kind in a second) and the
+// faults counted per window of x; both nil without a fault log.
+func faultMarks(x []float64, ev *faultLog) ([]marker, []float64) {
+	if ev == nil {
+		return nil, nil
+	}
+	var markers []marker
+	seen := map[marker]bool{}
+	faults := make([]float64, len(x))
+	for _, e := range ev.events {
+		sec := marker{T: math.Floor(e.OffsetS), Kind: e.Key}
+		if !seen[sec] {
+			seen[sec] = true
+			markers = append(markers, marker{T: e.OffsetS, Kind: e.Key})
+		}
+		if i, _ := slices.BinarySearch(x, e.OffsetS); i < len(x) {
+			faults[i]++
 		}
 	}
-	p.addChart(levels)
-	p.addChart(rates)
+	return markers, faults
 }
 
 // point is v rounded to 3 decimals, or nil (a gap) when v is not a number.

@@ -19,8 +19,10 @@ import (
 	"github.com/tasksim/tasksim/results"
 )
 
-// reportSections are the section ids every report has.
-var reportSections = []string{"verdict", "config", "manifest", "outcomes", "latency", "polling", "lags", "timeseries", "faults", "server"}
+// reportSections are the section ids every report has (input and errors only when the
+// run saw input or errors).
+var reportSections = []string{"verdict", "timeseries", "gates", "thresholds", "outcomes", "requests",
+	"manifest", "latency", "polling", "lags", "faults", "server", "config"}
 
 // faultyRun runs the smoke scenario with client crashes injected (so the report has a fault
 // timeline) and returns its run directory.
@@ -95,7 +97,7 @@ func TestReportErrors(t *testing.T) {
 	}
 }
 
-// chromiumFlags are the flags of issue 7's render check.
+// chromiumFlags are the flags of the render check.
 var chromiumFlags = []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"}
 
 // chromiumDOM opens the page in headless Chromium and returns the DOM after its scripts
@@ -176,7 +178,8 @@ func checkRenderedDOM(t *testing.T, dom string) {
 	if mk := markersRe.FindStringSubmatch(dom); mk == nil || mk[1] == "0" {
 		t.Errorf("no fault marker drawn on chart-ts-rates (data-markers %v)", mk)
 	}
-	for _, id := range []string{"chart-latency", "chart-task-e2e", "chart-polls", "chart-lags", "chart-ts-levels", "chart-ts-rates"} {
+	for _, id := range []string{"chart-latency", "chart-task-e2e", "chart-polls", "chart-lags",
+		"chart-ts-rates", "chart-ts-latency", "chart-ts-queue", "chart-ts-tasks"} {
 		if !ids[id] {
 			t.Errorf("chart %s missing from the rendered DOM", id)
 		}

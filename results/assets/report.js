@@ -3,7 +3,9 @@
 // "error" and counted in body[data-errors], as window.onerror counts uncaught errors).
 (function () {
   "use strict";
-  var W = 680, H = 240; // fits A4 portrait with 14 mm margins at 96 dpi
+  // 480 px: two charts across the page on a wide screen, one on A4 portrait with 14 mm
+  // margins at 96 dpi; narrower when the window is.
+  var W = 480, H = 220;
   var COLORS = ["#0969da", "#cf222e", "#1a7f37", "#8250df", "#bc4c00", "#6e7781", "#bf3989"];
 
   function countError(el, err) {
@@ -53,29 +55,41 @@
     };
   }
 
+  // chartWidth is W, or the width of the chart's column when the window is narrower.
+  function chartWidth(el) {
+    return Math.max(240, Math.min(W, (el.parentNode && el.parentNode.clientWidth) || W));
+  }
+
+  function fromZero(u, min, max) {
+    return uPlot.rangeNum(0, max > 0 ? max : 1, 0.1, true);
+  }
+
   function options(c, el) {
     var series = [{
       label: c.kind === "percentile" ? "percentile" : "t (s)",
       value: c.kind === "percentile" ? function (u, v) { return pctLabel(v); } : function (u, v) { return v == null ? "" : v.toFixed(3); }
     }];
     for (var i = 0; i < c.series.length; i++) {
+      var points = c.series[i] === "faults/s";
       series.push({
         label: c.series[i],
+        scale: c.scales ? c.scales[i] : "y",
         stroke: COLORS[i % COLORS.length],
         width: 1.5,
         spanGaps: false,
-        points: { show: c.series[i] === "faults/s" ? true : undefined },
-        paths: c.series[i] === "faults/s" ? function () { return null; } : undefined
+        points: { show: points ? true : undefined },
+        paths: points ? function () { return null; } : undefined
       });
     }
     var o = {
-      width: W, height: H, series: series,
+      width: chartWidth(el), height: H, series: series,
       legend: { live: false },
       cursor: { drag: { x: false, y: false } },
       hooks: {
         draw: [function () { el.setAttribute("data-rendered", "true"); }]
       }
     };
+    var y = { scale: "y", label: c.unit };
     if (c.kind === "percentile") {
       o.scales = { x: { time: false, distr: 3, log: 10 } };
       o.axes = [
@@ -84,25 +98,48 @@
           filter: function (u, splits) { return splits; }, // label every split (50% too)
           values: function (u, vals) { return vals.map(pctLabel); }
         },
-        { label: c.unit }
+        y
       ];
     } else {
       // from the run's start, so faults before the first window's end are marked too
-      o.scales = { x: { time: false, range: function (u, min, max) { return [0, Math.max(max, 1)]; } } };
-      o.axes = [{ label: "seconds since start" }, { label: c.unit }];
+      // levels, rates and latencies from 0, so that a swing is drawn to scale
+      o.scales = {
+        x: { time: false, range: function (u, min, max) { return [0, Math.max(max, 1)]; } },
+        y: { range: fromZero },
+        y2: { range: fromZero }
+      };
+      o.axes = [{ label: "seconds since start" }, y];
+      if (c.unit2) {
+        o.axes.push({ scale: "y2", side: 1, label: c.unit2, grid: { show: false } });
+      }
       o.hooks.draw.unshift(markersHook(c.markers, el));
     }
     return o;
   }
 
   var data = (typeof TASKSIM_REPORT === "object" && TASKSIM_REPORT) || { charts: [] };
+  var plots = [];
   for (var i = 0; i < data.charts.length; i++) {
     var c = data.charts[i], el = document.getElementById(c.id);
     if (!el) { countError(null, "no element for chart " + c.id); continue; }
     try {
-      new uPlot(options(c, el), [c.x].concat(c.y), el);
+      plots.push({ u: new uPlot(options(c, el), [c.x].concat(c.y), el), el: el });
     } catch (err) {
       countError(el, err);
     }
   }
+
+  // A window made narrower (or wider again) redraws the charts to fit, once per frame.
+  var pending = false;
+  window.addEventListener("resize", function () {
+    if (pending) return;
+    pending = true;
+    window.requestAnimationFrame(function () {
+      pending = false;
+      for (var i = 0; i < plots.length; i++) {
+        var w = chartWidth(plots[i].el);
+        if (w !== plots[i].u.width) plots[i].u.setSize({ width: w, height: H });
+      }
+    });
+  });
 })();

@@ -1,0 +1,220 @@
+package results
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tasksim/tasksim/metrics"
+)
+
+// The evidence tables of report.html that have a fixed shape: task outcomes, requests by
+// method and outcome, input, configuration, histogram statistics and fault counts.
+
+type statRow struct {
+	Name, Unit                    string
+	Recorded                      bool
+	Count                         int64
+	P50, P90, P99, P999, Max, Avg string
+}
+
+// outcomeCell is one task outcome: its count and its share of the tasks created.
+type outcomeCell struct{ Name, Count, Share string }
+
+// requestRow is one method's requests by how they ended: errors apart from the refusals
+// that are not errors (backpressure, expected) and from those the run's end cut off.
+type requestRow struct {
+	Method                                             string
+	Count, OK, Errors, Backpressure, Expected, Stopped int64
+	ErrorKinds, ByCode, ByStatus                       string
+	Total                                              bool
+}
+
+// outcomeOrder is the order of the task outcomes; an outcome a newer summary adds comes
+// after them, in key order.
+var outcomeOrder = []string{"created", "completed", "failed", "cancelled", "expired", "result_lost", "unknown", "dropped"}
+
+// outcomes lists the task outcomes the summary has, each with its share of the tasks
+// created (dropped arrivals were never created: they have no share).
+func (p *reportPage) outcomes(raw rawSummary) {
+	t := raw.object("tasks")
+	names := slices.Clone(outcomeOrder)
+	for _, k := range slices.Sorted(maps.Keys(t)) {
+		if !slices.Contains(names, k) {
+			names = append(names, k)
+		}
+	}
+	created, _ := t["created"].(float64)
+	for _, name := range names {
+		n, ok := t[name].(float64)
+		if !ok {
+			continue
+		}
+		c := outcomeCell{Name: name, Count: thousands(int64(n))}
+		if name != "created" && name != "dropped" && created > 0 {
+			c.Share = figureText(100*n/created, "%")
+		}
+		p.Outcomes = append(p.Outcomes, c)
+	}
+}
+
+// requests fills the requests table: one row per method, then the total.
+func (p *reportPage) requests(s *Summary) {
+	total := requestRow{Method: "all methods", Total: true}
+	kinds, codes, statuses := map[string]int64{}, map[string]int64{}, map[string]int64{}
+	for _, m := range slices.Sorted(maps.Keys(s.Requests)) {
+		rs := s.Requests[m]
+		row := requestRow{Method: m, Count: rs.Count, Errors: rs.Errors, OK: rs.ByOutcome["ok"],
+			Backpressure: rs.ByOutcome["backpressure"], Expected: rs.ByOutcome["expected"], Stopped: rs.ByOutcome["stopped"],
+			ByCode: countsText(rs.ByCode), ByStatus: countsText(rs.ByStatus)}
+		errKinds := map[string]int64{}
+		for o, n := range rs.ByOutcome {
+			switch o {
+			case "ok", "backpressure", "expected", "stopped":
+			default:
+				errKinds[o] += n
+				kinds[o] += n
+			}
+		}
+		row.ErrorKinds = countsText(errKinds)
+		for k, n := range rs.ByCode {
+			codes[k] += n
+		}
+		for k, n := range rs.ByStatus {
+			statuses[k] += n
+		}
+		total.Count, total.OK, total.Errors = total.Count+row.Count, total.OK+row.OK, total.Errors+row.Errors
+		total.Backpressure, total.Expected, total.Stopped = total.Backpressure+row.Backpressure, total.Expected+row.Expected, total.Stopped+row.Stopped
+		p.Requests = append(p.Requests, row)
+	}
+	if len(p.Requests) > 1 {
+		total.ErrorKinds, total.ByCode, total.ByStatus = countsText(kinds), countsText(codes), countsText(statuses)
+		p.Requests = append(p.Requests, total)
+	}
+}
+
+// inputCounters are what the clients saw of input, for a summary without an input block.
+var inputCounters = []metrics.Counter{metrics.InputRequired, metrics.Elicitations,
+	metrics.ElicitAccepted, metrics.ElicitDeclined, metrics.ElicitCancelled}
+
+// input shows the summary's input block, or else the input counters when one is not 0.
+func (p *reportPage) input(s *Summary, raw rawSummary) {
+	if in := raw.object("input"); len(in) > 0 {
+		p.Input = viewObject(in, nil)
+		return
+	}
+	seen := map[string]any{}
+	var nonZero bool
+	for _, c := range inputCounters {
+		if n, ok := s.Counters[c.Name()]; ok {
+			seen[c.Name()] = float64(n)
+			nonZero = nonZero || n != 0
+		}
+	}
+	if nonZero {
+		p.Input = viewObject(seen, nil)
+	}
+}
+
+// config fills the run's configuration facts.
+func (p *reportPage) config(s *Summary) {
+	trust := "yes"
+	if !s.Trustworthy {
+		trust = "NO"
+	}
+	note := s.TrustNote
+	if note == "" {
+		note = "-"
+	}
+	p.Config = []fact{
+		{K: "scenario", V: s.Scenario}, {K: "seed", V: strconv.FormatUint(s.Seed, 10)}, {K: "target", V: s.Target},
+		{K: "protocol", V: s.Protocol}, {K: "tasksim version", V: s.TasksimVersion},
+		{K: "started at", V: s.StartedAt.UTC().Format("2006-01-02T15:04:05.000Z")},
+		{K: "duration", V: num(s.DurationS) + " s"}, {K: "interrupted", V: strconv.FormatBool(s.Interrupted)},
+		{K: "trustworthy", V: trust}, {K: "trust note", V: note},
+	}
+	if s.Aborted != "" {
+		p.Config = append(p.Config, fact{K: "aborted", V: s.Aborted, Class: "fail"})
+	}
+}
+
+// stats fills the latency, polling and lag tables, and the fleet figures.
+func (p *reportPage) stats(s *Summary, raw rawSummary) {
+	for _, name := range metricNames(s.Metrics) {
+		h, _ := metrics.ParseHist(name)
+		if strings.HasPrefix(name, "latency_") || h == metrics.TaskE2E {
+			p.Latency = append(p.Latency, statRowOf(name, s.Metrics))
+		}
+	}
+	p.Polling = []statRow{statRowOf(metrics.PollsPerTask.Name(), s.Metrics), statRowOf(metrics.PollAmplification.Name(), s.Metrics)}
+	fleet := raw.object("fleet")
+	p.Fleet = []fact{
+		fleetFact("fleet poll amplification (sum polls / sum advised)", fleet, "poll_amplification", true),
+		fleetFact("status reads per task", fleet, "status_reads_per_task", true),
+		fleetFact("polls per second", fleet, "polls_per_second", false),
+	}
+	for _, h := range []metrics.Hist{metrics.DetectionLag, metrics.ResultLag, metrics.CleanupLag,
+		metrics.CancelLatency, metrics.ScheduleLag, metrics.DownstreamWait} {
+		if _, ok := s.Metrics[h.Name()]; ok || h <= metrics.CleanupLag {
+			p.Lags = append(p.Lags, statRowOf(h.Name(), s.Metrics))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Clamped)) {
+		p.Clamped = append(p.Clamped, fact{K: k, V: strconv.FormatInt(s.Clamped[k], 10)})
+	}
+}
+
+// faults fills the fault counts: the recovery gate's faults_injected (every fault, exact)
+// when present, else the events events.csv kept.
+func (p *reportPage) faults(s *Summary, ev *faultLog) {
+	if fi, ok := s.Gates.Recovery.Evidence["faults_injected"].(map[string]any); ok && len(fi) > 0 {
+		for _, k := range slices.Sorted(maps.Keys(fi)) {
+			p.Faults = append(p.Faults, fact{K: k, V: valueText(fi[k])})
+		}
+	} else if ev != nil && len(ev.events) > 0 {
+		n := map[string]int64{}
+		for _, e := range ev.events {
+			n[e.Key]++
+		}
+		for _, k := range slices.Sorted(maps.Keys(n)) {
+			p.Faults = append(p.Faults, fact{K: k, V: strconv.FormatInt(n[k], 10)})
+		}
+	}
+	if ev != nil {
+		p.FaultsMore = ev.moreNotKept
+	}
+}
+
+// fleetFact is the fleet figure key under the label k: "no data" when it is absent or
+// null, or, for a ratio, 0 (nothing to divide by).
+func fleetFact(k string, fleet map[string]any, key string, ratio bool) fact {
+	v, ok := jsonNumber(fleet, key)
+	if !ok || ratio && v == 0 {
+		return fact{K: k, V: "no data", Class: "na"}
+	}
+	return fact{K: k, V: num(v)}
+}
+
+// statRowOf is a histogram's row; one with no sample (absent, or a null placeholder) is
+// "not recorded".
+func statRowOf(name string, m map[string]metrics.Stat) statRow {
+	st, ok := m[name]
+	if !ok || st.Count == 0 {
+		return statRow{Name: name}
+	}
+	return statRow{Name: name, Unit: st.Unit, Recorded: true, Count: st.Count, P50: num(st.P50),
+		P90: num(st.P90), P99: num(st.P99), P999: num(st.P999), Max: num(st.Max), Avg: num(st.Mean)}
+}
+
+// countsText is "k=v, k=v" in key order, or "-".
+func countsText(m map[string]int64) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+"="+strconv.FormatInt(m[k], 10))
+	}
+	return strings.Join(parts, ", ")
+}
