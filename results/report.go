@@ -360,6 +360,8 @@ func taskCount(t Tasks, name string) int64 {
 		return t.Cancelled
 	case "expired":
 		return t.Expired
+	case "result_lost":
+		return t.ResultLost
 	case "unknown":
 		return t.Unknown
 	}

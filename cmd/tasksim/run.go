@@ -243,7 +243,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
-	col, err := newCollector(dir, start, rec, eng, srv, sc.Thresholds)
+	col, err := newCollector(dir, start, rec, eng, srv, sc)
 	if err != nil {
 		return err
 	}
@@ -324,6 +324,12 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return interruptedError{}
 	}
 	return nil
+}
+
+// errorBudget is the scenario's error budget, in percent, as results.RunInfo takes it.
+func errorBudget(sc *scenarios.Scenario) *float64 {
+	b := float64(sc.ErrorBudget)
+	return &b
 }
 
 // gateError is a failed gate or threshold: exit code 99, the reasons are in the summary.
@@ -775,8 +781,8 @@ func summarize(sc *scenarios.Scenario, cfg *loadgen.Config, start time.Time, man
 	unknown, sample := eng.Unknown()
 	lost, lostIDs := eng.LostAfterReconnect()
 	var unknownSample any
-	if len(sample) > 0 {
-		unknownSample = sample
+	if sample = append(sample, eng.ResultsLost()...); len(sample) > 0 {
+		unknownSample = sample // the reconciliation list: unknown outcomes, then lost results
 	}
 	second, afterCancel := int64(-1), int64(-1)
 	if srv != nil {
@@ -784,7 +790,11 @@ func summarize(sc *scenarios.Scenario, cfg *loadgen.Config, start time.Time, man
 		second = int64(st.IdempotentReplays + st.IdempotentExpired + st.Faults.NonIdempotent)
 		afterCancel = int64(st.EffectsAfterCancel)
 	}
-	evidence := map[string]any{"hard": map[string]any{"invalid_transitions": eng.Violations()}}
+	violations := eng.Violations()
+	if violations == nil {
+		violations = []loadgen.ViolationEvidence{} // a sample of none is [], not null
+	}
+	evidence := map[string]any{"hard": map[string]any{"invalid_transitions": violations}}
 	if len(lostIDs) > 0 {
 		evidence["recovery"] = map[string]any{"tasks_lost_after_reconnect": lostIDs}
 	}
@@ -814,9 +824,23 @@ func summarize(sc *scenarios.Scenario, cfg *loadgen.Config, start time.Time, man
 		Client:             clientFindings(eng),
 		DuplicateEffects:   duplicateEffects(srv),
 		Thresholds:         sc.Thresholds,
+		ErrorBudget:        errorBudget(sc),
+		Errors:             errorKinds(eng),
 		Compat:             compatInfo(sc, manifest, srv),
 		Windows:            tally,
 	}, rec.Total(), nil)
+}
+
+// errorKinds are the kinds of failed request the run met, the most frequent first, their
+// messages redacted: a target may echo a token back in an error.
+func errorKinds(eng *loadgen.Engine) []results.ErrorKind {
+	samples := eng.ErrorSamples()
+	out := make([]results.ErrorKind, 0, min(len(samples), results.MaxErrorKinds))
+	for _, e := range samples[:min(len(samples), results.MaxErrorKinds)] {
+		out = append(out, results.ErrorKind{Method: e.Method, Outcome: e.Outcome, Code: e.Code, Status: e.Status,
+			Count: e.Count, Message: redactKnown(e.Message)})
+	}
+	return out
 }
 
 // applySets applies --set path=value overrides in order and returns every problem.
