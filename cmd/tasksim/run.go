@@ -179,7 +179,39 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		printPlan(stdout, sc, &cfg)
 		return nil
 	}
+	r := &runRequest{sc: sc, cfg: &cfg, dir: f.out, start: time.Now(), progress: !f.noProgress,
+		stdout: stdout, stderr: stderr}
+	if r.dir == "" {
+		r.dir = filepath.Join("runs", sc.Name+"-"+r.start.UTC().Format("20060102T150405Z"))
+	}
+	err = r.run()
+	if err != nil && !r.summarized {
+		// The run stopped before its summary: a pipeline reading summary.json still gets an
+		// answer, "error" and why (exit code 1, or 2 for a capability the scenario refuses
+		// to do without).
+		r.writeErrorSummary(err)
+	}
+	return err
+}
 
+// runRequest is one `tasksim run` of a scenario, from the start of the run to its output.
+type runRequest struct {
+	sc       *scenarios.Scenario
+	cfg      *loadgen.Config
+	dir      string    // output directory
+	start    time.Time // the run's start: every figure counts from it
+	progress bool      // progress bars on stderr, when it is a terminal
+	stdout   io.Writer
+	stderr   io.Writer
+
+	manifest   *loadgen.Manifest // nil until the target was probed
+	summarized bool              // summary.json holds the run's summary
+}
+
+// run runs the scenario and writes its outputs. Until summarized is true, an error left
+// no summary.
+func (r *runRequest) run() error {
+	sc, cfg, stderr := r.sc, r.cfg, r.stderr
 	// First Ctrl-C: stop starting tasks and drain; second: stop at once. Files already
 	// written stay valid either way.
 	hard, cancelHard := context.WithCancel(context.Background())
@@ -188,7 +220,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
 
-	start := time.Now()
+	start := r.start
 	rec := metrics.NewRecorder(cfg.Shards, start)
 	var events *metrics.Events
 	if sc.Faults.On() {
@@ -209,6 +241,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err // unreachable target: exit 1 with the reason
 	}
+	r.manifest = manifest
 	fb := loadgen.FallbackRefuse
 	if sc.Fallback == scenarios.FallbackSync {
 		fb = loadgen.FallbackSync
@@ -232,14 +265,11 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		target.URL = proxied
 	}
 
-	dir := f.out
-	if dir == "" {
-		dir = filepath.Join("runs", sc.Name+"-"+time.Now().UTC().Format("20060102T150405Z"))
-	}
+	dir := r.dir
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("output directory: %w", err)
 	}
-	eng, err := loadgen.New(cfg, target, manifest, rec)
+	eng, err := loadgen.New(*cfg, target, manifest, rec)
 	if err != nil {
 		return usageError{err}
 	}
@@ -247,11 +277,11 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if !f.noProgress && isTerminal(stderr) {
+	if r.progress && isTerminal(stderr) {
 		col.progress = newProgress(stderr, time.Duration(sc.Duration))
 	}
 	col.aborts = abortRules(sc)
-	fmt.Fprintf(stderr, "tasksim run: %s against %s: %s\n", sc.Name, targetName(sc), planLine(sc, &cfg))
+	fmt.Fprintf(stderr, "tasksim run: %s against %s: %s\n", sc.Name, targetName(sc), planLine(sc, cfg))
 
 	var interrupted atomic.Bool
 	go func() {
@@ -273,14 +303,22 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	runErr := eng.Run(hard)
 	col.stop()
 
-	sum := summarize(sc, &cfg, start, manifest, srv, eng, rec, col.tally, interrupted.Load(), events)
-	sum.Aborted = col.aborted
+	build := func() *results.Summary {
+		sum := summarize(sc, cfg, start, manifest, srv, eng, rec, col.tally, interrupted.Load(), events)
+		sum.Aborted = col.aborted
+		if runErr != nil { // what was measured is kept, and judges nothing
+			sum.Verdict, sum.Error = results.VerdictError, redactKnown(runErr.Error())
+		}
+		return sum
+	}
+	sum := build()
 	if col.aborted != "" {
 		fmt.Fprintln(stderr, "tasksim run: aborted: "+col.aborted)
 	}
 	if err := results.WriteSummary(dir, sum); err != nil {
 		return fmt.Errorf("writing results: %w", err)
 	}
+	r.summarized = true
 	if events != nil {
 		kept, dropped := events.Kept()
 		if err := results.WriteEvents(dir, start, kept, dropped); err != nil {
@@ -297,9 +335,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if scanOutputs(eng, dir, text.Bytes()) > 0 {
 		// A planted secret or a token reached tasksim's own output: the hard gate fails, and
 		// the files are written again to say so (where, never the secret).
-		aborted := sum.Aborted
-		sum = summarize(sc, &cfg, start, manifest, srv, eng, rec, col.tally, interrupted.Load(), events)
-		sum.Aborted = aborted
+		sum = build()
 		if err := results.WriteSummary(dir, sum); err != nil {
 			return fmt.Errorf("writing results: %w", err)
 		}
@@ -311,7 +347,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	if _, err := stdout.Write(text.Bytes()); err != nil {
+	if _, err := r.stdout.Write(text.Bytes()); err != nil {
 		return err
 	}
 	if runErr != nil {
@@ -324,6 +360,26 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return interruptedError{}
 	}
 	return nil
+}
+
+// writeErrorSummary writes the summary of a run that err stopped before it could be
+// summarized: verdict "error" and the reason, every secret redacted. A failure to write it
+// is reported on stderr; err stays the run's error.
+func (r *runRequest) writeErrorSummary(err error) {
+	sc := r.sc
+	info := results.RunInfo{
+		Version: version, Scenario: sc.Name, Seed: sc.Seed, Target: summaryTarget(sc),
+		StartedAt: r.start.UTC(), Duration: time.Since(r.start), Runtime: runtimeInfo(),
+		Thresholds: sc.Thresholds, ErrorBudget: errorBudget(sc), Error: redactKnown(err.Error()),
+	}
+	if r.manifest != nil {
+		info.Manifest, info.Protocol = r.manifest, r.manifest.ProtocolVersion
+	}
+	if werr := results.WriteSummary(r.dir, results.ErrorSummary(info)); werr != nil {
+		fmt.Fprintf(r.stderr, "tasksim run: no %s written: %s\n", results.SummaryJSONFile, redactKnown(werr.Error()))
+		return
+	}
+	fmt.Fprintf(r.stderr, "tasksim run: %s in %s says \"verdict\": \"error\"\n", results.SummaryJSONFile, filepath.Clean(r.dir))
 }
 
 // errorBudget is the scenario's error budget, in percent, as results.RunInfo takes it.
