@@ -289,6 +289,10 @@ func TestFaultCancelReply(t *testing.T) {
 		if r.c(metrics.CancelsAcked) != 0 || r.c(metrics.CancelsBroken) != 0 || r.c(metrics.TasksUnknown) != 0 {
 			t.Errorf("acked %d, broken %d, unknown %d; want 0 each", r.c(metrics.CancelsAcked), r.c(metrics.CancelsBroken), r.c(metrics.TasksUnknown))
 		}
+		// Every cancelled task was cancelled by its own client, reply lost or not.
+		if n := r.c(metrics.CancelledUnrequested); n != 0 {
+			t.Errorf("%d tasks counted cancelled by someone else, want 0", n)
+		}
 		if r.server.EffectsAfterCancel != 0 {
 			t.Errorf("%d effects after cancel, want 0", r.server.EffectsAfterCancel)
 		}

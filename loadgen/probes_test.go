@@ -81,6 +81,9 @@ func TestProbesDefaultServer(t *testing.T) {
 		r := runSecure(t, secServer(), secConfig(), nil)
 		checkNoLeaks(t, r, loadgen.ProbeGet, loadgen.ProbeResult, loadgen.ProbeCancel, loadgen.ProbeList,
 			loadgen.ProbeGuess, loadgen.ProbeMeta, loadgen.ProbeSession)
+		if n := r.snap.Counters[metrics.CancelledUnrequested]; n != 0 {
+			t.Errorf("%d tasks cancelled by someone else on a server that denies foreign cancels", n)
+		}
 		if !r.rep.CanaryArg || !r.rep.Canaries {
 			t.Errorf("canaries %v, in the note argument %v", r.rep.Canaries, r.rep.CanaryArg)
 		}
@@ -119,6 +122,10 @@ func TestProbesNoTenantCheck(t *testing.T) {
 		leaks(t, r, loadgen.ProbeGet, loadgen.ProbeResult, loadgen.ProbeCancel, loadgen.ProbeList)
 		if len(r.rep.Touched) == 0 {
 			t.Error("a foreign task was cancelled, but no touched task is reported")
+		}
+		// The owners of the tasks the probes cancelled sent no cancel of their own.
+		if n := r.snap.Counters[metrics.CancelledUnrequested]; n == 0 || r.snap.Counters[metrics.CancelsSent] != 0 {
+			t.Errorf("%d tasks cancelled unrequested, %d cancels sent; want > 0 and 0", n, r.snap.Counters[metrics.CancelsSent])
 		}
 		if r.rep.Leaks[loadgen.ProbeGuess] != 0 || r.rep.Leaks[loadgen.ProbeMeta] != 0 {
 			t.Errorf("leaks %v: random ids are not guessable and _meta is ignored", r.rep.Leaks)

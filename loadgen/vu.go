@@ -914,6 +914,11 @@ func (v *vu) finish(ctx context.Context, t *taskState) {
 		v.shard.Add(metrics.TasksFailed, 1)
 	case OutcomeCancelled:
 		v.shard.Add(metrics.TasksCancelled, 1)
+		if lc.CancelSentAt.IsZero() {
+			// A task is cancelled only through tasks/cancel, and this client sent none:
+			// someone else did (another client of the tenant, or another tenant).
+			v.shard.Add(metrics.CancelledUnrequested, 1)
+		}
 	case OutcomeExpired:
 		v.shard.Add(metrics.TasksExpired, 1)
 	case OutcomeResultLost:

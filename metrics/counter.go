@@ -38,6 +38,7 @@ const (
 	ElicitAccepted                      // elicitations answered accept
 	ElicitDeclined                      // elicitations answered decline
 	ElicitCancelled                     // elicitations answered cancel
+	CancelledUnrequested                // tasks seen cancelled whose own client sent no tasks/cancel
 	NumCounters                         // number of counters; not a counter
 )
 
@@ -104,12 +105,25 @@ func (c Counter) Name() string {
 		return "elicitations_declined"
 	case ElicitCancelled:
 		return "elicitations_cancelled"
+	case CancelledUnrequested:
+		return "cancelled_unrequested"
 	}
 	return "counter(" + strconv.Itoa(int(c)) + ")"
 }
 
 // String returns Name.
 func (c Counter) String() string { return c.Name() }
+
+// ServerSide reports whether c is counted by the embedded mock server, not by the load
+// generator's clients: a run against another target has no figure for it (0 is not a
+// measurement there).
+func (c Counter) ServerSide() bool {
+	switch c {
+	case OrphanedTasks, DownstreamRejections:
+		return true
+	}
+	return false
+}
 
 // Gauge identifies a sampled level. It is set on the Recorder, not on a shard; a Window
 // carries the level at its end and the highest level held during it.
@@ -144,3 +158,7 @@ func (g Gauge) Name() string {
 
 // String returns Name.
 func (g Gauge) String() string { return g.Name() }
+
+// ServerSide reports whether g is sampled from the embedded mock server: a run against
+// another target has no level for it.
+func (g Gauge) ServerSide() bool { return g != InFlight }

@@ -65,11 +65,17 @@ func TestCounterGaugeNames(t *testing.T) {
 		"retried_creates", "cancels_sent", "cancels_acked", "cancels_late", "cancels_broken",
 		"results_lost", "creates_not_found", "input_required_seen",
 		"elicitations_received", "elicitations_accepted", "elicitations_declined",
-		"elicitations_cancelled",
+		"elicitations_cancelled", "cancelled_unrequested",
 	}
 	for c := range metrics.NumCounters {
 		if got := c.Name(); got != counters[c] {
 			t.Errorf("Counter(%d).Name() = %q, want %q", c, got, counters[c])
+		}
+	}
+	for c := range metrics.NumCounters {
+		server := c == metrics.OrphanedTasks || c == metrics.DownstreamRejections
+		if c.ServerSide() != server {
+			t.Errorf("%s.ServerSide() = %v, want %v", c, c.ServerSide(), server)
 		}
 	}
 	gauges := [metrics.NumGauges]string{
@@ -78,6 +84,9 @@ func TestCounterGaugeNames(t *testing.T) {
 	for g := range metrics.NumGauges {
 		if got := g.Name(); got != gauges[g] {
 			t.Errorf("Gauge(%d).Name() = %q, want %q", g, got, gauges[g])
+		}
+		if g.ServerSide() != (g != metrics.InFlight) {
+			t.Errorf("%s.ServerSide() = %v", g, g.ServerSide())
 		}
 	}
 }

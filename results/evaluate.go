@@ -8,15 +8,22 @@ import (
 )
 
 // ThresholdResult is one threshold's verdict. The threshold passes when its whole-run Value
-// passes; windows that fail are reported, not fatal.
+// passes; windows that fail are reported, not fatal. With no data it fails, unless the
+// scenario said on_no_data: pass (OnNoData).
 type ThresholdResult struct {
 	Expr  string  `json:"expr"`
-	Value float64 `json:"value"` // whole-run value, in Unit, rounded to 3 decimals
+	Value float64 `json:"value"` // whole-run value, in Unit, rounded to 3 decimals; null with NoData or Error
 	Pass  bool    `json:"pass"`
 	Unit  string  `json:"unit"` // "ms", "count", "ratio", "per_s" or "%"; "" with Error
+	// Source is where the threshold comes from: SourceScenario or SourceErrorBudget.
+	Source string `json:"source"`
 	// NoData says the whole run had nothing to measure (an empty histogram, a rate with
-	// nothing to divide by): Value is then 0, and compared as such.
+	// nothing to divide by, a figure the target cannot report): Value is then 0 here and
+	// null in summary.json, and no window was evaluated.
 	NoData bool `json:"no_data"`
+	// OnNoData is "pass" when the scenario lets this threshold pass without data
+	// (on_no_data: pass); absent otherwise.
+	OnNoData string `json:"on_no_data,omitempty"`
 	// WindowsEvaluated counts the windows that had data for the metric. Counts (count
 	// statistics, tasks.<outcome>, requests.count, counters) are totals: they are evaluated
 	// over the whole run only.
@@ -26,7 +33,8 @@ type ThresholdResult struct {
 	// WorstWindow is the index (in the windows given to Build, the rows of timeseries.csv)
 	// of the window whose value is furthest on the failing side (for < and <=: the
 	// highest; > and >=: the lowest; ==: the furthest from the limit; !=: the closest),
-	// passing or not; -1 when no window was evaluated. WorstValue is its value.
+	// passing or not; -1 when no window was evaluated. WorstValue is its value (null in
+	// summary.json when there is none).
 	WorstWindow int     `json:"worst_window"`
 	WorstValue  float64 `json:"worst_value"`
 	// Error is why the expression could not be evaluated; such a threshold fails.
@@ -73,13 +81,19 @@ func (t Threshold) observe(acc *windowAcc, i int, w *metrics.Window) {
 	}
 }
 
-// result is t's verdict: its whole-run value from s, its windows from acc.
+// result is t's verdict: its whole-run value from s, its windows from acc. Without data
+// it fails: nothing passes on missing evidence (a scenario's on_no_data: pass is applied by
+// Build).
 func (t Threshold) result(s *Summary, acc *windowAcc) ThresholdResult {
 	v, ok := t.runValue(s)
 	v = round3(v)
 	r := ThresholdResult{
-		Expr: t.Expr, Value: v, Pass: t.Op.holds(v, t.Limit), Unit: t.Unit, NoData: !ok,
+		Expr: t.Expr, Value: v, Pass: ok && t.Op.holds(v, t.Limit), Unit: t.Unit, NoData: !ok,
 		WorstWindow: -1,
+	}
+	if !ok {
+		r.Value = 0
+		return r // no window can have what the whole run lacks
 	}
 	if t.isTotal() {
 		return r
@@ -106,8 +120,11 @@ type tallied struct {
 	acc windowAcc
 }
 
-// NewWindowTally returns a tally for ths (the scenario's thresholds, in order).
-func NewWindowTally(ths []scenarios.Threshold) *WindowTally {
+// NewWindowTally returns a tally for the thresholds a run is judged by: ths (the
+// scenario's, in order), then the error budget when errorBudget is not nil (as
+// RunInfo.Thresholds and RunInfo.ErrorBudget).
+func NewWindowTally(ths []scenarios.Threshold, errorBudget *float64) *WindowTally {
+	ths = judged(ths, errorBudget)
 	wt := &WindowTally{ths: make([]tallied, len(ths))}
 	for i, th := range ths {
 		t, err := ParseThreshold(th.Expr)
@@ -175,7 +192,8 @@ func (t Threshold) runValue(s *Summary) (v float64, ok bool) {
 		st, ok := s.Metrics[src.hist.Name()]
 		return src.stat.of(st), (ok && st.Count > 0) || src.stat == statCount
 	case kindCounter:
-		return float64(c(src.counter)), true
+		n, ok := s.Counters[src.counter.Name()] // absent: not measured on this target
+		return float64(n), ok
 	case kindRate:
 		return rate(c(src.counter), rateBase(src.counter, c))
 	case kindRequests, kindErrorsRate:
@@ -198,7 +216,7 @@ func (t Threshold) runValue(s *Summary) (v float64, ok bool) {
 	case kindPollsPerSecond:
 		return s.Fleet.PollsPerSecond, s.DurationS > 0
 	case kindGauge:
-		lv, ok := s.Gauges[src.gauge.Name()]
+		lv, ok := s.Gauges[src.gauge.Name()] // absent: not measured on this target
 		if src.max {
 			return float64(lv.Max), ok
 		}

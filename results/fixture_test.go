@@ -22,8 +22,10 @@ func sec(n int) time.Time { return t0.Add(time.Duration(n) * time.Second) }
 
 func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 
-// fixture is a small deterministic run of three one-second windows: 8 tasks created, 4
-// completed, 1 failed, 1 cancelled, 2 still open and reported unknown, 2 arrivals dropped.
+// fixture is a small deterministic run of three one-second windows: 8 tasks created, 3
+// completed, 1 whose result was lost, 1 failed, 1 cancelled, 2 still open and reported
+// unknown, 2 arrivals dropped; one elicitation answered; a 429 (backpressure) and a late
+// cancel refused (expected) beside 2 errors.
 func fixture() (RunInfo, *metrics.Snapshot, []metrics.Window) {
 	rec := metrics.NewRecorder(2, t0)
 	a, b := rec.Shard(0), rec.Shard(1)
@@ -55,7 +57,7 @@ func fixture() (RunInfo, *metrics.Snapshot, []metrics.Window) {
 		b.RecordDuration(metrics.ScheduleLag, ms(2+i%3))
 	}
 	b.Reply(metrics.MethodTasksGet, metrics.OutcomeRPCError, -32602, 200, ms(5))
-	b.Reply(metrics.MethodTasksGet, metrics.OutcomeHTTPError, 0, 429, ms(3))
+	b.Reply(metrics.MethodTasksGet, metrics.OutcomeBackpressure, 0, 429, ms(3))
 	b.Add(metrics.Polls, 12)
 	b.Add(metrics.BackpressureSignals, 1)
 	for i := range int64(4) {
@@ -66,8 +68,12 @@ func fixture() (RunInfo, *metrics.Snapshot, []metrics.Window) {
 		a.Record(metrics.PollsPerTask, 3+i%2)
 		a.RecordPollAmplification(3+i%2, 2)
 	}
-	a.Add(metrics.TasksCompleted, 3)
+	a.Add(metrics.TasksCompleted, 2)
+	a.Add(metrics.ResultsLost, 1)
 	a.Add(metrics.TasksFailed, 1)
+	a.Add(metrics.InputRequired, 1)
+	a.Add(metrics.Elicitations, 1)
+	a.Add(metrics.ElicitAccepted, 1)
 	rec.SetGauge(metrics.InFlight, 6)
 	rec.SetGauge(metrics.InFlight, 4)
 	rec.SetGauge(metrics.RetainedTasks, 8)
@@ -77,6 +83,10 @@ func fixture() (RunInfo, *metrics.Snapshot, []metrics.Window) {
 	// [2s, 3s): 1 completed, 1 cancelled, a transport failure, a reconnect, 2 dropped.
 	a.Reply(metrics.MethodTasksCancel, metrics.OutcomeOK, 0, 200, ms(4))
 	a.RecordDuration(metrics.CancelLatency, ms(30))
+	a.Reply(metrics.MethodTasksCancel, metrics.OutcomeExpected, -32602, 200, ms(3))
+	a.Add(metrics.CancelsSent, 2)
+	a.Add(metrics.CancelsAcked, 1)
+	a.Add(metrics.CancelsLate, 1)
 	a.Reply(metrics.MethodTasksResult, metrics.OutcomeTransport, 0, 0, ms(2500))
 	a.Reply(metrics.MethodTasksResult, metrics.OutcomeOK, 0, 200, ms(12))
 	a.RecordDuration(metrics.TaskE2E, ms(2100))
@@ -96,6 +106,7 @@ func fixture() (RunInfo, *metrics.Snapshot, []metrics.Window) {
 	rec.SetGauge(metrics.DownstreamQueueDepth, 0)
 	windows = append(windows, rec.Flush(sec(3)))
 
+	budget := 20.0
 	info := RunInfo{
 		Version: "0.1.0", Scenario: "golden", Seed: 42, Protocol: "2025-11-25",
 		StartedAt: t0, Duration: 3 * time.Second,
@@ -115,6 +126,12 @@ func fixture() (RunInfo, *metrics.Snapshot, []metrics.Window) {
 			{Expr: "tasks.failed_rate < 10%"},
 			{Expr: "poll_amplification.fleet <= 1.5"},
 			{Expr: "retained_tasks.max < 10000"},
+			{Expr: "cleanup_lag.p99 < 2s", OnNoData: scenarios.NoDataPass},
+		},
+		ErrorBudget: &budget,
+		Errors: []ErrorKind{
+			{Method: "tasks/get", Outcome: "rpc_error", Code: -32602, Count: 1, Message: "Invalid params: unknown task"},
+			{Method: "tasks/result", Outcome: "transport", Count: 1, Message: "read: connection reset by peer"},
 		},
 	}
 	return info, rec.Total(), windows

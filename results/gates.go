@@ -2,12 +2,13 @@ package results
 
 import (
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/tasksim/tasksim/metrics"
 )
 
-// Gates are the verdicts of the task contract (DESIGN.md section 5).
+// Gates are the verdicts of the task contract (docs/RULES.md).
 type Gates struct {
 	Hard          Gate `json:"hard"`
 	Recovery      Gate `json:"recovery"`
@@ -53,15 +54,20 @@ func (g *Gates) list() []namedGate {
 //	hard          see hardGate
 //	recovery      evaluated when faults were injected or a session was lost:
 //	              pass = second_creates == 0 (a tools/call repeating a key the server already
-//	              had; -1 = unknown on an external target, listed in "not_checked") and every
+//	              had; null on an external target, listed in "not_checked") and every
 //	              task created ended exactly once: completed + failed + cancelled + expired +
-//	              results_lost + unknown-with-an-id == created (tasks_accounted). The unknown ones are the
+//	              results_lost + unknown-with-an-id == created (tasks_accounted). The unknown
+//	              ones and those whose result was lost (reason "result_lost") are the
 //	              reconciliation list, in the evidence by reason with sample keys.
 //	cancellation  evaluated when a cancel was sent: pass = cancels_broken == 0 (an accepted
 //	              cancel whose task did not stay terminal cancelled when read again: R14, R25).
 //	              Effects applied anyway (effects_after_cancel) are reported,
-//	              not failed: a cancel is a request, not a rollback.
+//	              not failed: a cancel is a request, not a rollback. Tasks cancelled by
+//	              someone other than their own client (cancelled_unrequested) are a finding.
 //	compatibility see compatibilityGate
+//
+// A figure a gate could not measure is null in its evidence, named in "not_checked", and
+// "notes" says why.
 func buildGates(info RunInfo, s *Summary) Gates {
 	hard := hardGate(info, s)
 
@@ -77,7 +83,7 @@ func buildGates(info RunInfo, s *Summary) Gates {
 	return g
 }
 
-// Security is what the tenant isolation probes and the secret detector found (issue 6). Its
+// Security is what the tenant isolation probes and the secret detector found. Its
 // maps and samples are marshalled as given; the caller keeps tokens and secrets out of them.
 type Security struct {
 	// Probes says isolation probes ran: cross_tenant_leaks was checked.
@@ -101,13 +107,13 @@ type Security struct {
 	Injections map[string]int64
 }
 
-// hardGate is the hard gate (DESIGN.md section 5):
+// hardGate is the hard gate:
 //
 //	pass = invalid_transitions == 0 && duplicate_effects == 0
 //	       && cross_tenant_leaks == 0 && planted_secrets == 0
 //
 // A figure that could not be measured is listed in "not_checked" and passes:
-// duplicate_effects -1 (an external target), cross_tenant_leaks without probes,
+// duplicate_effects (null: an external target), cross_tenant_leaks without probes,
 // planted_secrets without canaries (secrets found in output files or error messages count
 // even then: a token is always a secret). Injection canaries that reached a client are
 // findings ("injection_findings"), not failures.
@@ -116,10 +122,11 @@ func hardGate(info RunInfo, s *Summary) Gate {
 	var notChecked []string
 	hard := Gate{Pass: invalid == 0, Evaluated: true, Evidence: map[string]any{
 		"invalid_transitions": invalid,
-		"duplicate_effects":   info.DuplicateEffects,
+		"duplicate_effects":   unknownCount(info.DuplicateEffects),
 	}}
 	if info.DuplicateEffects < 0 {
 		notChecked = append(notChecked, "duplicate_effects")
+		note(hard.Evidence, "duplicate_effects", ledgerNote)
 	} else if info.DuplicateEffects > 0 {
 		hard.Pass = false
 	}
@@ -172,6 +179,16 @@ func sum(m map[string]int64) int64 {
 	return n
 }
 
+// note records in ev["notes"] why the figure name is null or not checked.
+func note(ev map[string]any, name, why string) {
+	notes, _ := ev["notes"].(map[string]string)
+	if notes == nil {
+		notes = map[string]string{}
+		ev["notes"] = notes
+	}
+	notes[name] = why
+}
+
 func nonNilSlice(s []string) []string {
 	if s == nil {
 		return []string{}
@@ -200,7 +217,7 @@ func mergeEvidence(ev map[string]any, extra any) {
 	}
 }
 
-// trust applies DESIGN.md section 4's health check of the load generator: the run is not
+// trust applies the health check of the load generator (docs/METRICS.md): the run is not
 // trustworthy when schedule_lag p99 > 10% of the poll interval.
 func trust(lag metrics.Stat, poll time.Duration) (ok bool, note string) {
 	if poll <= 0 {
@@ -220,23 +237,34 @@ func trust(lag metrics.Stat, poll time.Duration) (ok bool, note string) {
 // recoveryGate is the recovery gate (see buildGates).
 func recoveryGate(info RunInfo, s *Summary) Gate {
 	c := s.Counters
+	list := maps.Clone(nonNil(info.Unknown))
+	if n := s.Tasks.ResultLost; n > 0 {
+		list[reasonResultLost] = n
+	}
 	ev := map[string]any{
 		"reconnects":                 c[metrics.Reconnects.Name()],
 		"resumed_observations":       c[metrics.Resumed.Name()],
 		"reconciled":                 c[metrics.Reconciled.Name()],
 		"retried_creates":            c[metrics.RetriedCreates.Name()],
-		"results_lost":               c[metrics.ResultsLost.Name()],
+		"results_lost":               s.Tasks.ResultLost,
 		"tasks_unknown":              s.Tasks.Unknown,
-		"reconciliation_list":        nonNil(info.Unknown),
+		"reconciliation_list":        list,
 		"faults_injected":            nonNil(info.Faults),
-		"second_creates":             info.SecondCreates,
+		"second_creates":             unknownCount(info.SecondCreates),
 		"tasks_lost_after_reconnect": info.LostAfterReconnect,
+	}
+	if info.SecondCreates < 0 {
+		note(ev, "second_creates", ledgerNote)
 	}
 	if info.UnknownSample != nil {
 		ev["reconciliation_sample"] = info.UnknownSample
 	}
 	if !info.FaultsOn && c[metrics.Reconnects.Name()] == 0 {
-		ev["reason"] = "no fault was injected and no session was lost"
+		reason := "no fault was injected and no session was lost"
+		if n := sum(list); n > 0 {
+			reason += fmt.Sprintf("; still, %d tasks are on the reconciliation list, their outcome unknown to the caller (reconciliation_list)", n)
+		}
+		ev["reason"] = reason
 		return Gate{Pass: true, Evidence: ev}
 	}
 	g := Gate{Pass: true, Evaluated: true, Evidence: ev}
@@ -251,7 +279,7 @@ func recoveryGate(info RunInfo, s *Summary) Gate {
 	// and on the reconciliation list. Outcomes of synchronous calls (no task) are left out.
 	t := s.Tasks
 	if info.UnknownCreated >= 0 && t.Created > 0 {
-		ended := t.Completed + t.Failed + t.Cancelled + t.Expired + s.Counters[metrics.ResultsLost.Name()] + info.UnknownCreated
+		ended := t.Completed + t.Failed + t.Cancelled + t.Expired + t.ResultLost + info.UnknownCreated
 		ev["tasks_accounted"] = ended == t.Created
 		if ended != t.Created {
 			ev["accounting"] = fmt.Sprintf("%d tasks created, %d ended (completed, failed, cancelled, expired, result lost or unknown)", t.Created, ended)
@@ -269,24 +297,52 @@ func recoveryGate(info RunInfo, s *Summary) Gate {
 	return g
 }
 
-// cancellationGate is the cancellation gate (see buildGates).
+// reasonResultLost is the reconciliation list's reason for a task whose result was lost
+// (loadgen.ReasonResultLost).
+const reasonResultLost = "result_lost"
+
+// cancellationGate is the cancellation gate (see buildGates). Its evidence splits the
+// tasks cancelled by who cancelled them:
+//
+//	tasks_cancelled = cancelled_by_own_cancel + cancelled_unrequested
+//
+// the second being tasks whose own client sent no tasks/cancel: a task is cancelled only
+// through tasks/cancel, so someone else sent one (another client of the tenant, or another
+// tenant: the hard gate's touched_tasks).
 func cancellationGate(info RunInfo, s *Summary) Gate {
 	c := s.Counters
 	cl := s.Metrics[metrics.CancelLatency.Name()]
 	sent, acked, broken := c[metrics.CancelsSent.Name()], c[metrics.CancelsAcked.Name()], c[metrics.CancelsBroken.Name()]
+	unrequested := c[metrics.CancelledUnrequested.Name()]
 	ev := map[string]any{
-		"cancels_sent":          sent,
-		"cancels_acked":         acked,
-		"cancels_late":          c[metrics.CancelsLate.Name()],
-		"cancels_broken":        broken,
-		"tasks_cancelled":       s.Tasks.Cancelled,
-		"effects_after_cancel":  info.EffectsAfterCancel,
-		"cancel_latency_count":  cl.Count,
-		"cancel_latency_p50_ms": cl.P50,
-		"cancel_latency_p99_ms": cl.P99,
+		"cancels_sent":            sent,
+		"cancels_acked":           acked,
+		"cancels_late":            c[metrics.CancelsLate.Name()],
+		"cancels_broken":          broken,
+		"tasks_cancelled":         s.Tasks.Cancelled,
+		"cancelled_by_own_cancel": s.Tasks.Cancelled - unrequested,
+		"cancelled_unrequested":   unrequested,
+		"effects_after_cancel":    unknownCount(info.EffectsAfterCancel),
+		"cancel_latency_count":    cl.Count,
+		"cancel_latency_p50_ms":   evidenceFigure(cl.P50, cl.Count == 0),
+		"cancel_latency_p99_ms":   evidenceFigure(cl.P99, cl.Count == 0),
+	}
+	if info.EffectsAfterCancel < 0 {
+		note(ev, "effects_after_cancel", ledgerNote)
+	}
+	if cl.Count == 0 {
+		note(ev, "cancel_latency", "no cancel was acknowledged with the task cancelled: nothing to measure")
+	}
+	if unrequested > 0 {
+		ev["finding"] = fmt.Sprintf("%d tasks were cancelled although their own client sent no tasks/cancel: "+
+			"someone else cancelled them (another client of the tenant, or another tenant: see the hard gate's touched_tasks)", unrequested)
 	}
 	if sent == 0 {
-		ev["reason"] = "no task was cancelled"
+		reason := "this run's clients sent no tasks/cancel"
+		if unrequested > 0 {
+			reason += fmt.Sprintf("; the %d tasks cancelled were cancelled by someone else (cancelled_unrequested)", unrequested)
+		}
+		ev["reason"] = reason
 		return Gate{Pass: true, Evidence: ev}
 	}
 	return Gate{Pass: broken == 0, Evaluated: true, Evidence: ev}
@@ -298,97 +354,4 @@ func nonNil[V any](m map[string]V) map[string]V {
 		return map[string]V{}
 	}
 	return m
-}
-
-// Compat is what the compatibility gate compares (DESIGN.md section 5, issue 6): what the
-// target declared for the run's tool, what the client decided, and what the embedded
-// server saw. The caller fills it from the capability manifest.
-type Compat struct {
-	Protocol      string // the negotiated protocol version
-	TasksDeclared bool   // capabilities.tasks is present
-	List          bool   // capabilities.tasks.list
-	Cancel        bool   // capabilities.tasks.cancel
-	ToolsCall     bool   // capabilities.tasks.requests.tools.call (R6)
-	Tool          string // the run's tool
-	TaskSupport   string // its taskSupport ("forbidden" when absent, R7)
-	// Supported says the target can take a task for Tool: a protocol with Tasks, ToolsCall
-	// and a taskSupport other than forbidden (loadgen.Manifest.TasksSupported); Why says
-	// what is missing when it cannot.
-	Supported bool
-	Why       string
-	AsTask    bool   // the client task-augmented its tools/call (loadgen.Manifest.AsTask)
-	Fallback  string // the scenario's declared fallback: "sync" or "refuse"
-	Taken     string // the fallback taken and why (loadgen.Manifest.Fallback); "" = none
-	// TaskParamsIgnored counts the tools/call that reached the embedded server with a task
-	// parameter on a session without the tasks capability (it ignored them, R4); -1 =
-	// unknown (an external target).
-	TaskParamsIgnored int64
-}
-
-// compatibilityGate is the compatibility gate:
-//
-//	not evaluated  without Compat, or when the target supports tasks for the run's tool
-//	               (no fallback needed; the manifest leaves are the evidence)
-//	evaluated      when it does not (a protocol without Tasks, no
-//	               tasks.requests.tools.call (R6), or taskSupport forbidden (R7)):
-//	               task_params_sent  = tools/call sent when the client task-augmented
-//	                                   them (as_task), else 0
-//	               pass = task_params_sent == 0 && task_params_ignored <= 0
-//	                      && fallback == "sync" && sync_calls > 0 && tasks_created == 0
-//	               (sync_calls = tools/call sent; refuse stops the run before it starts)
-func compatibilityGate(info RunInfo, s *Summary) Gate {
-	c := info.Compat
-	if c == nil {
-		return notEvaluated("no capability manifest: the target's tasks capability was not compared")
-	}
-	ev := map[string]any{
-		"protocol_version":    c.Protocol,
-		"tasks_declared":      c.TasksDeclared,
-		"tasks_list":          c.List,
-		"tasks_cancel":        c.Cancel,
-		"tasks_tools_call":    c.ToolsCall,
-		"tool":                c.Tool,
-		"tool_task_support":   c.TaskSupport,
-		"as_task":             c.AsTask,
-		"declared_fallback":   c.Fallback,
-		"task_params_ignored": c.TaskParamsIgnored,
-	}
-	if c.Supported {
-		ev["reason"] = "the target supports tasks for this tool: no fallback needed"
-		return Gate{Pass: true, Evidence: ev}
-	}
-	calls := s.Requests["tools/call"].Count
-	var sent int64
-	if c.AsTask {
-		sent = calls
-	}
-	ev["missing"] = c.Why
-	ev["fallback_taken"] = c.Taken
-	ev["task_params_sent"] = sent
-	ev["sync_calls"] = calls
-	ev["sync_completed"] = s.Tasks.Completed
-	ev["sync_failed"] = s.Tasks.Failed
-	ev["tasks_created"] = s.Tasks.Created
-	var failures []string
-	if sent > 0 {
-		failures = append(failures, "the client sent tools/call with a task parameter to a target without the capability (R6, R7)")
-	}
-	if c.TaskParamsIgnored > 0 {
-		failures = append(failures, "the embedded server received tools/call with a task parameter on a session without the tasks capability (it ignored them, R4)")
-	}
-	switch {
-	case c.Fallback != "sync":
-		failures = append(failures, "the declared fallback is "+c.Fallback+", which must stop the run before its first call")
-	case calls == 0:
-		failures = append(failures, "the sync fallback made no synchronous call")
-	case s.Tasks.Created > 0:
-		failures = append(failures, "tasks were created although the fallback is synchronous")
-	}
-	if c.Taken == "" {
-		failures = append(failures, "the fallback was taken silently: the manifest does not say so")
-	}
-	if len(failures) > 0 {
-		ev["failures"] = failures
-	}
-	return Gate{Pass: len(failures) == 0, Evaluated: true, Evidence: ev}
 }

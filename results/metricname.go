@@ -18,8 +18,8 @@ const (
 	kindStat           kind = iota + 1 // a statistic of hist
 	kindCounter                        // counter, a count
 	kindRate                           // 100 * counter / tasks created (+ dropped for dropped)
-	kindRequests                       // requests sent (errors: not ok), a count
-	kindErrorsRate                     // 100 * requests not ok / requests
+	kindRequests                       // requests sent (errors: Outcome.IsError), a count
+	kindErrorsRate                     // 100 * requests in error / requests
 	kindFleetAmp                       // fleet poll amplification
 	kindStatusReads                    // status reads per task created
 	kindPollsPerSecond                 // polls per second
@@ -154,7 +154,7 @@ func resolveTasks(name, sub string) (source, string, error) {
 	if close := closest(name, want); len(close) > 0 {
 		return source{}, "", fmt.Errorf("%s (did you mean %s?)", msg, strings.Join(close, ", "))
 	}
-	return source{}, "", fmt.Errorf("%s (want tasks.<outcome> or tasks.<outcome>_rate, outcome one of created, completed, failed, cancelled, expired, unknown, dropped)", msg)
+	return source{}, "", fmt.Errorf("%s (want tasks.<outcome> or tasks.<outcome>_rate, outcome one of created, completed, failed, cancelled, expired, result_lost, unknown, dropped)", msg)
 }
 
 // histStats lists the statistics of h, as error messages offer them.

@@ -2,20 +2,24 @@ package results
 
 import (
 	"math"
-	"strings"
 	"time"
 
 	"github.com/tasksim/tasksim/metrics"
-	"github.com/tasksim/tasksim/scenarios"
 )
 
 // Verdicts.
 const (
 	VerdictPass = "pass" // every evaluated gate and every threshold passed
 	VerdictFail = "fail" // a gate or a threshold failed: exit code 99
+	// VerdictError: the run could not be made, or a runtime error ended it (exit code 1);
+	// Summary.Error says why. It is never a pass, whatever was measured before the error.
+	VerdictError = "error"
 )
 
-// ExitGateFailed is the exit code of a run whose verdict is "fail" (DESIGN.md section 5).
+// ExitRuntimeError is the exit code of a run whose verdict is "error".
+const ExitRuntimeError = 1
+
+// ExitGateFailed is the exit code of a run whose verdict is "fail".
 const ExitGateFailed = 99
 
 // ExitInterrupted is the exit code of a run that a signal (Ctrl-C, SIGTERM) stopped before its
@@ -23,11 +27,13 @@ const ExitGateFailed = 99
 // pipeline must not take it for a pass. 130 is 128 + SIGINT, the shells' convention.
 const ExitInterrupted = 130
 
-// Summary is the result of one run, as data. Its JSON form is summary.json (DESIGN.md
-// section 7): the key names and their order (the order of the fields below) are a contract
-// that canary gates and dashboards rely on; new keys may be added, none renamed.
+// Summary is the result of one run, as data. Its JSON form is summary.json (documented field
+// by field in the README): the key names and their order (the order of the fields below)
+// are a contract that canary gates and dashboards rely on; new keys may be added, none
+// renamed.
 //
-// Figures reported in ms, ratio, per_s or % are rounded to 3 decimals.
+// Figures reported in ms, ratio, per_s or % are rounded to 3 decimals. A figure the run
+// had no data for is null in summary.json, never a stand-in 0 or -1.
 type Summary struct {
 	TasksimVersion string    `json:"tasksim_version"`
 	Scenario       string    `json:"scenario"`
@@ -41,7 +47,7 @@ type Summary struct {
 	// window; "" when none did.
 	Aborted string `json:"aborted,omitempty"`
 	// Trustworthy is false when the load generator could not keep its own schedule:
-	// schedule_lag p99 > 10% of the poll interval (DESIGN.md section 4). TrustNote says why,
+	// schedule_lag p99 > 10% of the poll interval (docs/METRICS.md). TrustNote says why,
 	// or why the check could not be made; "" when trustworthy and checked.
 	Trustworthy bool   `json:"trustworthy"`
 	TrustNote   string `json:"trust_note"`
@@ -51,16 +57,28 @@ type Summary struct {
 	// processors, garbage collector settings (internal/gcpolicy); null when not given.
 	Runtime any   `json:"runtime"`
 	Tasks   Tasks `json:"tasks"`
+	// Input is what the clients saw of input_required: tasks asking for input, and the
+	// elicitations answered.
+	Input Input `json:"input"`
 	// Requests counts requests by JSON-RPC method name ("tasks/get"); only methods that
 	// were sent appear.
 	Requests map[string]RequestStats `json:"requests"`
+	// Errors are the most frequent kinds of failed request (at most MaxErrorKinds), the
+	// most frequent first, each with the first message seen; never null.
+	Errors []ErrorKind `json:"errors"`
 	// Metrics holds, by histogram name, every histogram that received values.
 	Metrics map[string]metrics.Stat `json:"metrics"`
 	Fleet   Fleet                   `json:"fleet"`
-	// Counters holds every metrics.Counter by name, zeros included.
+	// Counters holds every metrics.Counter by name, zeros included, except, on an
+	// external target, those the embedded server records (metrics.Counter.ServerSide):
+	// they are listed in NotMeasured instead.
 	Counters map[string]int64 `json:"counters"`
-	// Gauges holds every metrics.Gauge by name: the level at the end and the highest level.
+	// Gauges holds every metrics.Gauge by name: the level at the end and the highest level;
+	// on an external target only the load generator's own (metrics.Gauge.ServerSide).
 	Gauges map[string]Level `json:"gauges"`
+	// NotMeasured names the counters and gauges left out because this target cannot
+	// report them (the embedded server's figures, on an external target); absent when none.
+	NotMeasured []string `json:"not_measured,omitempty"`
 	// Clamped counts, by histogram name, values recorded outside the histogram's range
 	// (their max is then understated); absent when none was.
 	Clamped map[string]int64 `json:"clamped,omitempty"`
@@ -69,30 +87,52 @@ type Summary struct {
 	Server any `json:"server"`
 	// Client holds what the clients saw beyond the counters, as the caller gave it (creates
 	// refused, by JSON-RPC code or HTTP status); absent when nil.
-	Client     any               `json:"client,omitempty"`
-	Gates      Gates             `json:"gates"`
+	Client any   `json:"client,omitempty"`
+	Gates  Gates `json:"gates"`
+	// Thresholds are the scenario's thresholds, then the run's error budget
+	// (Source "error_budget").
 	Thresholds []ThresholdResult `json:"thresholds"`
-	Verdict    string            `json:"verdict"` // VerdictPass or VerdictFail
+	Verdict    string            `json:"verdict"` // VerdictPass, VerdictFail or VerdictError
+	// Error is why the verdict is "error": the runtime error, its secrets redacted by the
+	// caller; absent otherwise.
+	Error string `json:"error,omitempty"`
 }
 
-// Tasks holds the task outcome counts of DESIGN.md section 4.
+// Tasks holds the task outcome counts: each task created ends in exactly one of completed,
+// failed, cancelled, expired, result_lost or unknown.
 type Tasks struct {
 	Created   int64 `json:"created"`   // CreateTaskResult received
-	Completed int64 `json:"completed"` // terminal completed observed
+	Completed int64 `json:"completed"` // terminal completed observed, result in hand
 	Failed    int64 `json:"failed"`    // terminal failed observed
 	Cancelled int64 `json:"cancelled"` // terminal cancelled observed
 	Expired   int64 `json:"expired"`   // gone before a terminal status was seen
-	Unknown   int64 `json:"unknown"`   // outcome never established
-	Dropped   int64 `json:"dropped"`   // open-model arrivals that found no free slot
+	// ResultLost counts tasks seen terminal whose tasks/result payload could not be read:
+	// for the caller the work's outcome is unknown (counter results_lost).
+	ResultLost int64 `json:"result_lost"`
+	Unknown    int64 `json:"unknown"` // outcome never established
+	Dropped    int64 `json:"dropped"` // open-model arrivals that found no free slot
+}
+
+// Input is what the clients saw of input_required, from the counters of the same names.
+type Input struct {
+	InputRequiredSeen int64 `json:"input_required_seen"`   // times a task was seen enter input_required
+	Received          int64 `json:"elicitations_received"` // elicitation/create requests received
+	Accepted          int64 `json:"accepted"`              // answered accept
+	Declined          int64 `json:"declined"`              // answered decline
+	Cancelled         int64 `json:"cancelled"`             // answered cancel
 }
 
 // RequestStats counts the requests of one method. The maps hold only non-zero entries and
 // are never null.
 type RequestStats struct {
-	Count  int64 `json:"count"`
-	Errors int64 `json:"errors"` // every outcome but "ok" and "stopped"
+	Count int64 `json:"count"`
+	// Errors counts the requests whose outcome is an error (metrics.Outcome.IsError): not
+	// "ok", "stopped", "backpressure" or "expected".
+	Errors int64 `json:"errors"`
 	// ByOutcome counts by metrics.Outcome name: "ok", "rpc_error", "http_error",
-	// "transport", "protocol", "stopped" (cut off by the run's own end).
+	// "transport", "protocol", "stopped" (cut off by the run's own end), "backpressure"
+	// (429, 503 with Retry-After, a create refused for capacity), "expected" (a refusal
+	// the contract prescribes, such as -32602 for a cancel of a terminal task).
 	ByOutcome map[string]int64 `json:"by_outcome"`
 	// ByCode counts JSON-RPC errors by code ("-32602", or "other").
 	ByCode map[string]int64 `json:"by_code"`
@@ -100,97 +140,26 @@ type RequestStats struct {
 	ByStatus map[string]int64 `json:"by_status"`
 }
 
-// Fleet holds the fleet-wide polling figures.
+// Fleet holds the fleet-wide polling figures. A figure the run had nothing to compute
+// from is 0 here and null in summary.json (see Measured).
 type Fleet struct {
 	// PollAmplification is sum(polls) / sum(advised polls) over the tasks that reached an
-	// outcome (DESIGN.md section 4); 1.0 = exactly as advised, 0 = no such task.
+	// outcome with an advised interval; 1.0 = exactly as advised. No such task: no data.
 	PollAmplification float64 `json:"poll_amplification"`
-	// StatusReadsPerTask is (tasks/get + tasks/list requests) / tasks created; 0 = none.
+	// StatusReadsPerTask is (tasks/get + tasks/list requests) / tasks created. No task
+	// created: no data.
 	StatusReadsPerTask float64 `json:"status_reads_per_task"`
 	// PollsPerSecond is tasks/get polls sent / the span the windows cover (the load phase
-	// and the drain), or / RunInfo.Duration when no window was flushed.
+	// and the drain), or / RunInfo.Duration when no window was flushed. No time: no data.
 	PollsPerSecond float64 `json:"polls_per_second"`
+
+	noData fleetNoData // the figures without data: null in summary.json
 }
 
 // Level is a gauge over the run.
 type Level struct {
 	Last int64 `json:"last"` // level at the end of the last window
 	Max  int64 `json:"max"`  // highest level held
-}
-
-// RunInfo is what the caller knows about a run beyond its measurements. Zero values are
-// noted per field.
-type RunInfo struct {
-	Version  string // tasksim version
-	Scenario string // scenario name
-	Seed     uint64 // the run's seed
-	Protocol string // wire dialect
-	Target   string // target URL; "" = the embedded server ("embedded" in the summary)
-
-	StartedAt time.Time     // start of the run; reported in UTC
-	Duration  time.Duration // length of the run; 0 = the span of the windows
-
-	// Manifest is the capability manifest, marshalled as is; nil = null.
-	Manifest any
-	// Runtime describes the load generator's process, marshalled as is; nil = null.
-	Runtime any
-	// Server holds the embedded server's figures, marshalled as is; nil = null.
-	Server any
-	// Client holds client-side findings beyond the counters, marshalled as is; nil = absent.
-	Client any
-	// PollInterval is the interval clients were advised (or used): the trust check compares
-	// schedule_lag p99 with 10% of it. 0 = unknown: the check is skipped, with a note.
-	PollInterval time.Duration
-	// Interrupted says a signal (Ctrl-C, SIGTERM) stopped the run early.
-	Interrupted bool
-	// Aborted says which abort_on_fail threshold stopped the load early; "" = none.
-	Aborted string
-	// Evidence holds, per gate name ("hard", "recovery", "cancellation",
-	// "compatibility"), extra evidence such as sample task ids. A map[string]any is merged
-	// into the gate's evidence; a key that names a figure Build computed is kept as
-	// KEY_detail instead (so "invalid_transitions" samples sit beside the count as
-	// "invalid_transitions_detail"). Any other value is kept under "detail".
-	Evidence map[string]any
-	// DuplicateEffects is the number of second domain effects for one idempotency key, from
-	// the embedded server's ledger; -1 = unknown (external target), not checked.
-	DuplicateEffects int64
-	// Thresholds are the scenario's threshold expressions; a bad one fails the run with its
-	// parse error in the result.
-	Thresholds []scenarios.Threshold
-	// Windows, when set, is NewWindowTally(Thresholds) fed every window of the run: the
-	// thresholds' windows are read from it, and Build's windows argument may be nil.
-	Windows *WindowTally
-
-	// FaultsOn says the scenario injected faults: the recovery gate is evaluated.
-	FaultsOn bool
-	// Faults counts the faults injected, by "source.kind" (metrics.Events.Counts).
-	Faults map[string]int64
-	// SecondCreates is the number of tools/call that repeated an idempotency key the server
-	// had already seen, from the embedded server; -1 = unknown (external target).
-	SecondCreates int64
-	// EffectsAfterCancel is the number of domain effects applied to tasks already cancelled
-	// (from the embedded server's ledger); -1 = unknown.
-	EffectsAfterCancel int64
-	// Unknown is the reconciliation list: tasks of unknown outcome by reason, and a sample
-	// with their idempotency keys (loadgen.Engine.Unknown).
-	Unknown       map[string]int64
-	UnknownSample any
-	// LostAfterReconnect counts known, unfinished tasks that a new session could not see
-	// (a finding: the server bound tasks to the session, or lost them).
-	LostAfterReconnect int64
-	// UnknownCreated counts the unknown outcomes of tasks whose id the client knew; -1 =
-	// not counted (the accounting check of the recovery gate is then skipped).
-	UnknownCreated int64
-
-	// tenant isolation and secrets (issue 6)
-	// Security holds what the isolation probes and the secret detector found; nil = neither
-	// ran: cross_tenant_leaks and planted_secrets stay "not_checked".
-	Security *Security
-
-	// Compat holds the inputs of the compatibility gate (issue 6): the target's tasks
-	// capability for the run's tool and what the client and the embedded server did about
-	// it. nil = no manifest: the gate is not evaluated.
-	Compat *Compat
 }
 
 // Build returns the summary of a run from its run totals and, for the per-window
@@ -211,6 +180,7 @@ func Build(info RunInfo, total *metrics.Snapshot, windows []metrics.Window) *Sum
 	if target == "" {
 		target = "embedded"
 	}
+	external := target != "embedded"
 	s := &Summary{
 		TasksimVersion: info.Version,
 		Scenario:       info.Scenario,
@@ -224,48 +194,35 @@ func Build(info RunInfo, total *metrics.Snapshot, windows []metrics.Window) *Sum
 		Manifest:       info.Manifest,
 		Runtime:        info.Runtime,
 		Tasks:          tasksOf(&total.Counters),
+		Input:          inputOf(&total.Counters),
 		Requests:       requestsOf(total),
+		Errors:         errorKinds(info.Errors),
 		Metrics:        statsOf(total),
 		Fleet:          fleetOf(total, span),
-		Counters:       countersOf(&total.Counters),
-		Gauges:         gaugesOf(total),
+		Counters:       countersOf(&total.Counters, external),
+		Gauges:         gaugesOf(total, external),
+		NotMeasured:    notMeasured(external),
 		Clamped:        clampedOf(total),
 		Server:         info.Server,
 		Client:         info.Client,
 	}
 	s.Trustworthy, s.TrustNote = trust(s.Metrics[metrics.ScheduleLag.Name()], info.PollInterval)
 	s.Gates = buildGates(info, s)
-	s.Thresholds = make([]ThresholdResult, 0, len(info.Thresholds))
-	for i, th := range info.Thresholds {
-		t, err := ParseThreshold(th.Expr)
-		if err != nil {
-			s.Thresholds = append(s.Thresholds, ThresholdResult{
-				Expr: strings.TrimSpace(th.Expr), WorstWindow: -1, Error: err.Error(),
-			})
-			continue
-		}
-		var r ThresholdResult
-		if wt := info.Windows; wt != nil && i < len(wt.ths) && wt.ths[i].ok {
-			r = t.result(s, &wt.ths[i].acc) // tallied as the windows came
-		} else {
-			r = t.Eval(s, windows)
-		}
-		if th.AbortOnFail {
-			// abort_on_fail judges every window: one failing window fails the threshold
-			// (it is the one that stopped the load).
-			r.AbortOnFail = true
-			r.Pass = r.Pass && r.WindowsFailed == 0
-		}
-		s.Thresholds = append(s.Thresholds, r)
-	}
+	s.Thresholds = judge(info, s, windows)
 	s.Verdict = verdict(s)
+	if info.Error != "" {
+		s.Verdict, s.Error = VerdictError, info.Error
+	}
 	return s
 }
 
-// ExitCode returns ExitGateFailed (99) when the verdict is "fail", ExitInterrupted (130)
-// when it is "pass" but a signal stopped the run early, and 0 otherwise.
+// ExitCode returns ExitRuntimeError (1) when the verdict is "error", ExitGateFailed (99)
+// when it is "fail" (or unknown), ExitInterrupted (130) when it is "pass" but a signal
+// stopped the run early, and 0 otherwise.
 func (s *Summary) ExitCode() int {
 	switch {
+	case s.Verdict == VerdictError:
+		return ExitRuntimeError
 	case s.Verdict != VerdictPass:
 		return ExitGateFailed
 	case s.Interrupted:
@@ -299,19 +256,31 @@ var outcomeCounters = [...]struct {
 	{"failed", metrics.TasksFailed},
 	{"cancelled", metrics.TasksCancelled},
 	{"expired", metrics.TasksExpired},
+	{"result_lost", metrics.ResultsLost},
 	{"unknown", metrics.TasksUnknown},
 	{"dropped", metrics.TasksDropped},
 }
 
 func tasksOf(c *[metrics.NumCounters]int64) Tasks {
 	return Tasks{
-		Created:   c[metrics.TasksCreated],
-		Completed: c[metrics.TasksCompleted],
-		Failed:    c[metrics.TasksFailed],
-		Cancelled: c[metrics.TasksCancelled],
-		Expired:   c[metrics.TasksExpired],
-		Unknown:   c[metrics.TasksUnknown],
-		Dropped:   c[metrics.TasksDropped],
+		Created:    c[metrics.TasksCreated],
+		Completed:  c[metrics.TasksCompleted],
+		Failed:     c[metrics.TasksFailed],
+		Cancelled:  c[metrics.TasksCancelled],
+		Expired:    c[metrics.TasksExpired],
+		ResultLost: c[metrics.ResultsLost],
+		Unknown:    c[metrics.TasksUnknown],
+		Dropped:    c[metrics.TasksDropped],
+	}
+}
+
+func inputOf(c *[metrics.NumCounters]int64) Input {
+	return Input{
+		InputRequiredSeen: c[metrics.InputRequired],
+		Received:          c[metrics.Elicitations],
+		Accepted:          c[metrics.ElicitAccepted],
+		Declined:          c[metrics.ElicitDeclined],
+		Cancelled:         c[metrics.ElicitCancelled],
 	}
 }
 
@@ -361,24 +330,53 @@ func fleetOf(t *metrics.Snapshot, span time.Duration) Fleet {
 		PollAmplification:  round3(t.FleetPollAmplification()),
 		StatusReadsPerTask: round3(t.StatusReadsPerTask()),
 	}
+	f.noData.amplification = t.Counters[metrics.AmplificationAdvised] == 0
+	f.noData.statusReads = t.Counters[metrics.TasksCreated] == 0
 	if span > 0 {
 		f.PollsPerSecond = round3(float64(t.Counters[metrics.Polls]) / span.Seconds())
+	} else {
+		f.noData.pollsPerSecond = true
 	}
 	return f
 }
 
-func countersOf(c *[metrics.NumCounters]int64) map[string]int64 {
+// countersOf maps every counter by name; external leaves out the embedded server's.
+func countersOf(c *[metrics.NumCounters]int64, external bool) map[string]int64 {
 	out := make(map[string]int64, metrics.NumCounters)
 	for i, v := range c {
-		out[metrics.Counter(i).Name()] = v
+		if ct := metrics.Counter(i); !external || !ct.ServerSide() {
+			out[ct.Name()] = v
+		}
 	}
 	return out
 }
 
-func gaugesOf(t *metrics.Snapshot) map[string]Level {
+// gaugesOf maps every gauge by name; external leaves out the embedded server's.
+func gaugesOf(t *metrics.Snapshot, external bool) map[string]Level {
 	out := make(map[string]Level, metrics.NumGauges)
 	for g := range metrics.NumGauges {
-		out[g.Name()] = Level{Last: t.Gauges[g], Max: t.GaugeMax[g]}
+		if !external || !g.ServerSide() {
+			out[g.Name()] = Level{Last: t.Gauges[g], Max: t.GaugeMax[g]}
+		}
+	}
+	return out
+}
+
+// notMeasured names the counters and gauges an external target cannot report.
+func notMeasured(external bool) []string {
+	if !external {
+		return nil
+	}
+	var out []string
+	for c := range metrics.NumCounters {
+		if c.ServerSide() {
+			out = append(out, c.Name())
+		}
+	}
+	for g := range metrics.NumGauges {
+		if g.ServerSide() {
+			out = append(out, g.Name())
+		}
 	}
 	return out
 }

@@ -89,13 +89,15 @@ func TestExitCode(t *testing.T) {
 		{"duplicate effects unknown", RunInfo{DuplicateEffects: -1}, clean, 0},
 		{"interrupted", RunInfo{Interrupted: true}, clean, ExitInterrupted},
 		{"interrupted, a threshold fails", RunInfo{Interrupted: true, Thresholds: th("tasks.completed > 10")}, clean, 99},
+		{"a runtime error", RunInfo{Error: "boom"}, clean, ExitRuntimeError},
+		{"a runtime error, a threshold fails", RunInfo{Error: "boom", Thresholds: th("tasks.completed > 10")}, clean, ExitRuntimeError},
 	}
 	for _, tc := range tests {
 		s := Build(tc.info, tc.total, nil)
 		if got := s.ExitCode(); got != tc.code {
 			t.Errorf("%s: ExitCode() = %d (verdict %s), want %d", tc.name, got, s.Verdict, tc.code)
 		}
-		if want := map[int]string{0: VerdictPass, ExitInterrupted: VerdictPass, 99: VerdictFail}[tc.code]; s.Verdict != want {
+		if want := map[int]string{0: VerdictPass, ExitInterrupted: VerdictPass, 99: VerdictFail, ExitRuntimeError: VerdictError}[tc.code]; s.Verdict != want {
 			t.Errorf("%s: verdict %q, want %q", tc.name, s.Verdict, want)
 		}
 	}
@@ -124,12 +126,15 @@ func TestGates(t *testing.T) {
 		t.Errorf("hard: pass %v evaluated %v, want a failure", hard.Pass, hard.Evaluated)
 	}
 	ev := hard.Evidence
-	if ev["invalid_transitions"] != int64(3) || ev["duplicate_effects"] != int64(-1) ||
+	if ev["invalid_transitions"] != int64(3) || ev["duplicate_effects"] != nil ||
 		!slices.Equal(ev["invalid_transitions_detail"].([]string), []string{"t-1", "t-7"}) || ev["first_at"] != "t-1" {
 		t.Errorf("hard evidence: %v", ev)
 	}
 	if nc := ev["not_checked"].([]string); !slices.Contains(nc, "duplicate_effects") || !slices.Contains(nc, "cross_tenant_leaks") {
 		t.Errorf("hard not_checked: %v", nc)
+	}
+	if why := ev["notes"].(map[string]string)["duplicate_effects"]; !strings.Contains(why, "external target") {
+		t.Errorf("hard notes: %v: want why duplicate_effects is null", ev["notes"])
 	}
 	for _, g := range s.Gates.list()[2:] {
 		if !g.gate.Pass || g.gate.Evaluated || g.gate.Evidence["reason"] == "" {

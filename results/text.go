@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tasksim/tasksim/metrics"
@@ -24,9 +25,13 @@ var textLatencies = []struct {
 	{"schedule_lag", metrics.ScheduleLag},
 }
 
+// textErrorKinds is how many kinds of failed request WriteText names.
+const textErrorKinds = 5
+
 // WriteText writes a short human summary of s to w, for stdout at the end of a run:
-// outcomes, key percentiles, fleet figures, whether the run is trustworthy, each gate and
-// threshold, the verdict and, when dir is not "", where the files are.
+// outcomes, requests and the top kinds of error, input, key percentiles, fleet figures,
+// whether the run is trustworthy, each gate and threshold, the verdict and, when dir is
+// not "", where the files are.
 func WriteText(w io.Writer, s *Summary, dir string) error {
 	p := &printer{w: w}
 	p.f("tasksim %s: scenario %s, seed %d, protocol %s, target %s\n",
@@ -38,15 +43,23 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 	if s.Aborted != "" {
 		p.f("ABORTED: %s\n", s.Aborted)
 	}
-	t := s.Tasks
-	p.f("tasks       created %d, completed %d, failed %d, cancelled %d, expired %d, unknown %d, dropped %d\n",
-		t.Created, t.Completed, t.Failed, t.Cancelled, t.Expired, t.Unknown, t.Dropped)
-	var n, errs int64
-	for _, rs := range s.Requests {
-		n, errs = n+rs.Count, errs+rs.Errors
+	if s.Verdict == VerdictError {
+		p.f("ERROR: %s\n", s.Error)
 	}
-	pct, _ := rate(errs, n)
-	p.f("requests    %d sent, %d errors (%s%%)\n", n, errs, num(round3(pct)))
+	t := s.Tasks
+	if t.Created == 0 && t.Completed+t.Failed > 0 && s.Gates.Compatibility.Evaluated {
+		// The fallback called the tool synchronously: outcomes of calls, not of tasks.
+		p.f("tasks       none created: tools/call ran synchronously (the target cannot run the tool as a task); calls completed %d, failed %d, unknown %d\n",
+			t.Completed, t.Failed, t.Unknown)
+	} else {
+		p.f("tasks       created %d, completed %d, failed %d, cancelled %d, expired %d, result lost %d, unknown %d, dropped %d\n",
+			t.Created, t.Completed, t.Failed, t.Cancelled, t.Expired, t.ResultLost, t.Unknown, t.Dropped)
+	}
+	requestsText(p, s)
+	if in := s.Input; in != (Input{}) {
+		p.f("input       input_required seen %d; elicitations received %d: accepted %d, declined %d, cancelled %d\n",
+			in.InputRequiredSeen, in.Received, in.Accepted, in.Declined, in.Cancelled)
+	}
 	p.f("latency ms  %-14s %8s %10s %10s %10s %10s\n", "", "count", "p50", "p90", "p99", "max")
 	for _, l := range textLatencies {
 		st, ok := s.Metrics[l.h.Name()]
@@ -56,8 +69,10 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 		}
 		p.f("            %-14s %8d %10.3f %10.3f %10.3f %10.3f\n", l.label, st.Count, st.P50, st.P90, st.P99, st.Max)
 	}
+	amp, reads, pps := s.Fleet.Measured()
 	p.f("fleet       poll amplification %s, status reads per task %s, polls per second %s\n",
-		num(s.Fleet.PollAmplification), num(s.Fleet.StatusReadsPerTask), num(s.Fleet.PollsPerSecond))
+		measuredText(s.Fleet.PollAmplification, amp), measuredText(s.Fleet.StatusReadsPerTask, reads),
+		measuredText(s.Fleet.PollsPerSecond, pps))
 	switch {
 	case !s.Trustworthy:
 		p.f("trust       NOT TRUSTWORTHY: %s\n", s.TrustNote)
@@ -80,7 +95,9 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 		}
 		p.f("%s %s\n", head, thresholdText(r))
 	}
-	if code := s.ExitCode(); code == ExitInterrupted {
+	if code := s.ExitCode(); s.Verdict == VerdictError {
+		p.f("verdict     ERROR: the run did not complete (exit code %d)\n", code)
+	} else if code == ExitInterrupted {
 		p.f("verdict     %s so far, but the run was interrupted (exit code %d)\n", strings.ToUpper(s.Verdict), code)
 	} else {
 		p.f("verdict     %s (exit code %d)\n", strings.ToUpper(s.Verdict), code)
@@ -97,10 +114,69 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 	return p.err
 }
 
-// gateText is one gate's line: its verdict and its scalar evidence.
+// requestsText writes the requests line (errors are the outcomes metrics.Outcome.IsError
+// counts; backpressure and prescribed refusals are shown apart) and, when requests
+// failed, the most frequent kinds of error.
+func requestsText(p *printer, s *Summary) {
+	var n, errs, expected int64
+	for _, rs := range s.Requests {
+		n, errs = n+rs.Count, errs+rs.Errors
+		expected += rs.ByOutcome["expected"]
+	}
+	pctText := "no data"
+	if pct, ok := rate(errs, n); ok {
+		pctText = num(round3(pct)) + "%"
+	}
+	line := fmt.Sprintf("requests    %d sent, %d errors (%s), backpressure_signals %d", n, errs, pctText,
+		s.Counters[metrics.BackpressureSignals.Name()])
+	if expected > 0 {
+		line += fmt.Sprintf(", %d refusals the contract prescribes (not errors)", expected)
+	}
+	p.f("%s\n", line)
+	for i, k := range s.Errors[:min(len(s.Errors), textErrorKinds)] {
+		head := "errors     "
+		if i > 0 {
+			head = "           "
+		}
+		p.f("%s %s\n", head, errorKindText(k))
+	}
+	if more := len(s.Errors) - textErrorKinds; more > 0 {
+		p.f("            (%d more kinds in %s)\n", more, SummaryJSONFile)
+	}
+}
+
+// errorKindText is one kind of failed request: "tools/call -32602 x9000: message".
+func errorKindText(k ErrorKind) string {
+	how := k.Outcome
+	switch {
+	case k.Code != 0:
+		how = strconv.Itoa(k.Code)
+	case k.Status != 0:
+		how = "HTTP " + strconv.Itoa(k.Status)
+	}
+	line := fmt.Sprintf("%s %s x%d", k.Method, how, k.Count)
+	if k.Message != "" {
+		line += ": " + k.Message
+	}
+	return line
+}
+
+// measuredText is a figure, or "-" when it was not measured.
+func measuredText(v float64, measured bool) string {
+	if !measured {
+		return "-"
+	}
+	return num(v)
+}
+
+// gateText is one gate's line: its verdict and its scalar evidence, and what was not
+// checked, with why when the evidence says.
 func gateText(g *Gate) string {
 	if !g.Evaluated {
-		return "not evaluated: " + fmt.Sprint(g.Evidence["reason"])
+		if g.Pass {
+			return "not evaluated: " + fmt.Sprint(g.Evidence["reason"])
+		}
+		return "NOT EVALUATED: " + fmt.Sprint(g.Evidence["reason"])
 	}
 	var b strings.Builder
 	if g.Pass {
@@ -117,16 +193,36 @@ func gateText(g *Gate) string {
 		}
 	}
 	if nc := stringList(g.Evidence["not_checked"]); len(nc) > 0 {
+		notes := g.Evidence["notes"]
+		for i, name := range nc {
+			if why := noteOf(notes, name); why != "" {
+				nc[i] = name + " (" + why + ")"
+			}
+		}
 		b.WriteString("; not checked: " + strings.Join(nc, ", "))
 	}
 	return b.String()
 }
 
-// stringList returns v as a list of strings: []string from Build, []any from ReadSummary.
+// noteOf returns notes[name]: notes is a map[string]string from Build, a map[string]any
+// from ReadSummary.
+func noteOf(notes any, name string) string {
+	switch m := notes.(type) {
+	case map[string]string:
+		return m[name]
+	case map[string]any:
+		s, _ := m[name].(string)
+		return s
+	}
+	return ""
+}
+
+// stringList returns a copy of v as a list of strings: []string from Build, []any from
+// ReadSummary.
 func stringList(v any) []string {
 	switch x := v.(type) {
 	case []string:
-		return x
+		return slices.Clone(x)
 	case []any:
 		out := make([]string, 0, len(x))
 		for _, e := range x {
@@ -148,7 +244,13 @@ func thresholdText(r ThresholdResult) string {
 	}
 	line := fmt.Sprintf("%s %s: %s", verdict, r.Expr, withUnit(r.Value, r.Unit))
 	if r.NoData {
-		line += " (no data)"
+		line = fmt.Sprintf("%s %s: no data", verdict, r.Expr)
+		if r.OnNoData == "pass" {
+			line += " (on_no_data: pass)"
+		}
+	}
+	if r.Source == SourceErrorBudget {
+		line += " (error budget)"
 	}
 	if r.WindowsFailed > 0 {
 		line += fmt.Sprintf(" (%d of %d windows failed, worst %s in window %d)",

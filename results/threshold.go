@@ -23,15 +23,20 @@ import (
 //	status_reads_per_task     (tasks/get + tasks/list) / tasks created, ratio
 //	polls_per_second          tasks/get sent per second, per_s
 //	tasks.<outcome>           outcome count (created completed failed cancelled expired
-//	                          unknown dropped), count
+//	                          result_lost unknown dropped), count
 //	tasks.<outcome>_rate      100 * outcome / created, %; dropped_rate is
 //	                          100 * dropped / (created + dropped), the share of arrivals
 //	requests.count            requests sent, count
-//	requests.errors           requests that did not end "ok", count
+//	requests.errors           requests whose outcome is an error (metrics.Outcome.IsError:
+//	                          not ok, stopped, backpressure or expected), count
 //	requests.errors_rate      100 * requests.errors / requests.count, %
 //	<counter>                 a metrics.Counter by name (invalid_transitions, polls, ...), count
 //	<gauge>.last, <gauge>.max a metrics.Gauge (retained_tasks, ...): level at the end, highest
 //	                          level; count
+//
+// A metric with nothing to measure in the run (an empty histogram, a rate of nothing, a
+// counter or gauge the target cannot report) has no data: the threshold fails unless the
+// scenario wrote on_no_data: pass for it.
 //
 // and the unit fits the metric: a duration needs us, ms, s or m (minutes), converted to
 // ms; a % figure needs %; counts, ratios and per_s take a plain number. A bare 0 fits any.

@@ -23,7 +23,8 @@ import (
 //	dropped
 //	in_flight                    level: tasks in flight in the load generator
 //	polls                        tasks/get sent
-//	requests errors              requests sent, of every method; those not ending "ok"
+//	requests errors              requests sent, of every method; those whose outcome is an
+//	                             error (not ok, stopped, backpressure or expected)
 //	requests_per_s               requests / window length, 3 decimals
 //	backpressure_signals         429s, Retry-After, raised pollInterval, rejections seen
 //	reconnects                   transport sessions re-established
@@ -48,6 +49,10 @@ var timeseriesColumns = []string{
 	"task_e2e_p99_ms", "detection_lag_p99_ms", "schedule_lag_p99_ms", "retained_tasks",
 	"orphaned_tasks", "downstream_in_flight", "downstream_queue_depth",
 }
+
+// timeseriesOutcomes are the outcome counts of timeseries.csv, in column order.
+var timeseriesOutcomes = [...]metrics.Counter{metrics.TasksCreated, metrics.TasksCompleted, metrics.TasksFailed,
+	metrics.TasksCancelled, metrics.TasksExpired, metrics.TasksUnknown, metrics.TasksDropped}
 
 // Timeseries streams timeseries.csv, one row per window. Each row is written to the file
 // as it is added, so a run killed mid-way keeps every finished window. It is meant for
@@ -117,8 +122,8 @@ func appendRow(b []byte, start time.Time, w *metrics.Window) []byte {
 		perS = float64(requests) / d
 	}
 	b = strconv.AppendFloat(b, w.End.Sub(start).Seconds(), 'f', 3, 64)
-	for _, oc := range outcomeCounters {
-		b = appendInt(b, w.Counters[oc.c])
+	for _, c := range timeseriesOutcomes {
+		b = appendInt(b, w.Counters[c])
 	}
 	b = appendInt(b, w.Gauges[metrics.InFlight])
 	b = appendInt(b, w.Counters[metrics.Polls])

@@ -97,8 +97,8 @@ func TestSummaryShape(t *testing.T) {
 		t.Error("summary.json does not end with a newline")
 	}
 	wantTop := []string{"tasksim_version", "scenario", "seed", "protocol", "target", "started_at",
-		"duration_s", "interrupted", "trustworthy", "trust_note", "manifest", "runtime", "tasks", "requests",
-		"metrics", "fleet", "counters", "gauges", "server", "gates", "thresholds", "verdict"}
+		"duration_s", "interrupted", "trustworthy", "trust_note", "manifest", "runtime", "tasks", "input", "requests",
+		"errors", "metrics", "fleet", "counters", "gauges", "server", "gates", "thresholds", "verdict"}
 	if got := objectKeys(t, b); !slices.Equal(got, wantTop) {
 		t.Errorf("top-level keys\n got %v\nwant %v", got, wantTop)
 	}
@@ -121,7 +121,8 @@ func TestSummaryShape(t *testing.T) {
 		raw  json.RawMessage
 		want []string
 	}{
-		{"tasks", m["tasks"], []string{"created", "completed", "failed", "cancelled", "expired", "unknown", "dropped"}},
+		{"tasks", m["tasks"], []string{"created", "completed", "failed", "cancelled", "expired", "result_lost", "unknown", "dropped"}},
+		{"input", m["input"], []string{"input_required_seen", "elicitations_received", "accepted", "declined", "cancelled"}},
 		{"requests[tasks/get]", sub(m["requests"], "tasks/get"), []string{"count", "errors", "by_outcome", "by_code", "by_status"}},
 		{"metrics[latency_tasks_get]", sub(m["metrics"], "latency_tasks_get"), []string{"unit", "count", "min", "p50", "p90", "p99", "p999", "max", "mean"}},
 		{"fleet", m["fleet"], []string{"poll_amplification", "status_reads_per_task", "polls_per_second"}},

@@ -116,6 +116,9 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) {
 		if err := u.UnmarshalYAML(n); err != nil {
 			d.fail(n, path, "%v", err)
 		}
+		if th, ok := u.(*Threshold); ok && d.origins == nil {
+			th.Line, th.Column = 0, 0 // a --set value: its positions are not in the file
+		}
 		return
 	}
 	if v.Type() == distType && n.Kind == yaml.ScalarNode {

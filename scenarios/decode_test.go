@@ -68,7 +68,7 @@ func TestParseStrict(t *testing.T) {
 		want []string // the problems, in order, as full messages (or prefixes ending in "...")
 	}{
 		{"unknown top-level field", minimal + "durration: 5s\n", []string{
-			`t.yaml:4:1: durration: unknown field; did you mean "duration"? (valid: name, description, seed, duration, grace, target, headers, tool, args, task_ttl, fallback, workload, client, server, faults, recovery, security, thresholds)`}},
+			`t.yaml:4:1: durration: unknown field; did you mean "duration"? (valid: name, description, seed, duration, grace, target, headers, tool, args, task_ttl, fallback, workload, client, server, faults, recovery, security, thresholds, error_budget)`}},
 		{"unknown nested field", minimal + "client:\n  poll:\n    polcy: fixed\n", []string{
 			`t.yaml:6:5: client.poll.polcy: unknown field; did you mean "policy"? (valid: policy, interval, multiplier, max_interval, jitter, min, max, deadline)`}},
 		{"unknown field, nothing close", minimal + "server: {colour: red}\n", []string{
@@ -108,13 +108,17 @@ func TestParseStrict(t *testing.T) {
 		{"header value not a string", minimal + "headers: {X-A: [1]}\n", []string{
 			`t.yaml:4:16: headers.X-A: expected a string, got a sequence`}},
 		{"threshold unknown field", minimal + "thresholds: [{a: 1}]\n", []string{
-			`t.yaml:4:14: thresholds[0]: a: unknown field in a threshold (valid: expr, abort_on_fail)`}},
+			`t.yaml:4:14: thresholds[0]: a: unknown field in a threshold (valid: expr, abort_on_fail, on_no_data)`}},
 		{"threshold without expr", minimal + "thresholds: [{abort_on_fail: true}]\n", []string{
 			`t.yaml:4:14: thresholds[0]: a threshold mapping needs expr`}},
 		{"threshold abort not a bool", minimal + "thresholds: [{expr: \"polls.count > 1\", abort_on_fail: maybe}]\n", []string{
 			`t.yaml:4:14: thresholds[0]: abort_on_fail: expected true or false, got "maybe"`}},
+		{"threshold on_no_data misspelt", minimal + "thresholds:\n  - {expr: \"detection_lag.p99 < 1s\", on_no_data: ok}\n", []string{
+			`t.yaml:5:5: thresholds[0]: on_no_data: expected fail or pass, got "ok"`}},
+		{"error budget without %", minimal + "error_budget: 5\n", []string{
+			`t.yaml:4:15: error_budget: percentage "5" has no %: write it like 5%`}},
 		{"threshold a sequence", minimal + "thresholds: [[1]]\n", []string{
-			`t.yaml:4:14: thresholds[0]: expected a threshold expression string or {expr, abort_on_fail}, got a sequence`}},
+			`t.yaml:4:14: thresholds[0]: expected a threshold expression string or {expr, abort_on_fail, on_no_data}, got a sequence`}},
 		{"bad merge", minimal + "client:\n  <<: 5\n", []string{
 			`t.yaml:5:7: client: a merge (<<) takes a mapping or a sequence of mappings, got integer 5`}},
 		{"every problem at once, in document order", "name: t\nduration: soon\nworkload:\n  clients: x\n  modle: open\nbogus: 1\nclient: {result: [block]}\n", []string{
@@ -318,7 +322,10 @@ func TestMarshalRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s.Thresholds = append(s.Thresholds, Threshold{Expr: "tasks.failed_rate < 1%"})
+			s.Thresholds = append(s.Thresholds, Threshold{Expr: "tasks.failed_rate < 1%"},
+				Threshold{Expr: "detection_lag.p99 < 1s", OnNoData: NoDataPass},
+				Threshold{Expr: "cancel_latency.p99 < 1s", AbortOnFail: true, OnNoData: NoDataFail})
+			s.ErrorBudget = 2.5
 			s.Client.Cancel.Delay = Dist{Kind: DistLognormal, P50: 1, P99: 2, Max: 3}
 			s.Server.Tokens = map[string]Secret{"acme": "secret-token"}
 			out, err := yaml.Marshal(s)

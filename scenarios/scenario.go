@@ -52,6 +52,12 @@ type Scenario struct {
 	// Thresholds are user threshold expressions, evaluated by the results package over the
 	// whole run and per window. Default none.
 	Thresholds []Threshold `yaml:"thresholds,omitempty"`
+	// ErrorBudget is the share of requests that may fail: every run is judged by
+	// requests.errors_rate <= ErrorBudget besides its Thresholds, and a run without any
+	// request fails it (no data). Backpressure (429, 503 with Retry-After, a create refused
+	// for capacity) and refusals the contract prescribes are not errors. 0%..100%.
+	// Default 5%.
+	ErrorBudget Percent `yaml:"error_budget"`
 
 	// Source is where the scenario came from: the file name as given, "builtin:NAME", or ""
 	// when built in code. Error messages start with it.
@@ -306,6 +312,9 @@ type Server struct {
 	Protocol string `yaml:"protocol"`
 }
 
+// DefaultErrorBudget is the error budget of a scenario that does not set its own.
+const DefaultErrorBudget Percent = 5
+
 // Default returns a Scenario with every default set and the required fields (Name,
 // Duration, Workload.Clients for the closed model) left zero.
 func Default() *Scenario {
@@ -330,8 +339,9 @@ func Default() *Scenario {
 			Input:          Input{Accept: 1},
 			RequestTimeout: Duration(30 * time.Second),
 		},
-		Faults:   Faults{Server: defaultServerFaults()},
-		Recovery: defaultRecovery(),
+		Faults:      Faults{Server: defaultServerFaults()},
+		Recovery:    defaultRecovery(),
+		ErrorBudget: DefaultErrorBudget,
 		Server: Server{
 			PollInterval:   Duration(time.Second),
 			TTL:            Duration(5 * time.Minute),

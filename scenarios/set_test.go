@@ -34,6 +34,11 @@ func TestSet(t *testing.T) {
 		{"thresholds[0]", "latency_tasks_get.p99 < 200ms", func(s *Scenario) any { return s.Thresholds },
 			[]Threshold{{Expr: "latency_tasks_get.p99 < 200ms"}}},
 		{"thresholds", `["a < 1", "b < 2"]`, func(s *Scenario) any { return len(s.Thresholds) }, 2},
+		{"thresholds[0]", `{expr: "detection_lag.p99 < 1s", on_no_data: pass}`, func(s *Scenario) any { return s.Thresholds },
+			[]Threshold{{Expr: "detection_lag.p99 < 1s", OnNoData: NoDataPass}}},
+		{"thresholds", `[{expr: "a < 1", abort_on_fail: true, on_no_data: fail}]`, func(s *Scenario) any { return s.Thresholds },
+			[]Threshold{{Expr: "a < 1", AbortOnFail: true, OnNoData: NoDataFail}}},
+		{"error_budget", "2.5%", func(s *Scenario) any { return s.ErrorBudget }, Percent(2.5)},
 		{"workload.stages[0].target", "80/s", func(s *Scenario) any { return s.Workload.Stages }, []Stage{{Target: Rate{80, time.Second}}}},
 		{"workload.stages[0]", "{duration: 5s, target: 1/s}", func(s *Scenario) any { return s.Workload.Stages },
 			[]Stage{{Duration(5 * time.Second), Rate{1, time.Second}}}},
@@ -66,7 +71,7 @@ func TestSet(t *testing.T) {
 
 func TestSetErrors(t *testing.T) {
 	tests := []struct{ path, value, want string }{
-		{"", "1", "--set: empty path (valid: name, description, seed, duration, grace, target, headers, tool, args, task_ttl, fallback, workload, client, server, faults, recovery, security, thresholds)"},
+		{"", "1", "--set: empty path (valid: name, description, seed, duration, grace, target, headers, tool, args, task_ttl, fallback, workload, client, server, faults, recovery, security, thresholds, error_budget)"},
 		{"workload.clinets", "1", `--set: workload.clinets: unknown field "clinets"; did you mean workload.clients? (fields of workload: workload.model, workload.clients, workload.think_time, workload.rate, workload.stages, workload.max_in_flight)`},
 		{"clients", "1", `--set: clients: unknown field "clients"; did you mean workload.clients? (top-level fields: name, ...`},
 		{"client.pol.interval", "1s", `--set: client.pol.interval: unknown field "pol"; did you mean client.poll? (fields of client: client.poll, client.result, client.cancel, client.input, client.request_timeout)`},

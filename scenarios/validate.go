@@ -39,6 +39,9 @@ func (s *Scenario) Validate() error {
 			v.add(indexPath("thresholds", i), "must not be empty")
 		}
 	}
+	if b := float64(s.ErrorBudget); !(b >= 0 && b <= 100) {
+		v.add("error_budget", "must be in [0%%, 100%%], got %v", s.ErrorBudget)
+	}
 	return errors.Join(v.errs...)
 }
 

@@ -111,6 +111,9 @@ func TestValidateRules(t *testing.T) {
 			"t.yaml:8:5: server.tokens.c: token must not be empty",
 			"t.yaml:9:5: server.tokens.d: token must be visible ASCII without spaces (it goes in an Authorization header)"}},
 		{"thresholds", minimal + "thresholds:\n  - \"a < 1\"\n  - \" \"\n", []string{"t.yaml:6:5: thresholds[1]: must not be empty"}},
+		{"error budget over 100%", minimal + "error_budget: 120%\n", []string{"t.yaml:4:1: error_budget: must be in [0%, 100%], got 120%"}},
+		{"error budget negative", minimal + "error_budget: -1%\n", []string{"t.yaml:4:1: error_budget: must be in [0%, 100%], got -1%"}},
+		{"error budget zero", minimal + "error_budget: 0%\n", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { checkValidate(t, tc.src, tc.want) })

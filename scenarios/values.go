@@ -19,6 +19,7 @@ var (
 	_ yaml.Unmarshaler = (*Duration)(nil)
 	_ yaml.Unmarshaler = (*Rate)(nil)
 	_ yaml.Unmarshaler = (*Threshold)(nil)
+	_ yaml.Unmarshaler = (*Percent)(nil)
 )
 
 // String formats d like time.Duration does ("1m30s").
@@ -152,14 +153,32 @@ func (s Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
 // Line and Column locate it in Scenario.Source (both 0 when it came from --set or from code),
 // so that package can report a bad expression as Source:Line:Column.
 //
-// In a file it is a string, or a mapping {expr: "...", abort_on_fail: true} to stop the
-// load phase as soon as one window (one second) fails it.
+// In a file it is a string, or a mapping
+//
+//	{expr: "...", abort_on_fail: true, on_no_data: pass}
+//
+// abort_on_fail stops the load phase as soon as one window (one second) fails it; on_no_data
+// says what a run with nothing to measure for its metric gives: fail (the default: nothing
+// passes on missing evidence) or pass.
 type Threshold struct {
-	Expr        string // e.g. "latency_tasks_get.p99 < 200ms"
-	AbortOnFail bool   // stop the load (then drain) the first time a window fails it
-	Line        int    // 1-based line of Expr in the scenario file; 0 = not from a file
-	Column      int    // 1-based column; 0 = not from a file
+	Expr        string   // e.g. "latency_tasks_get.p99 < 200ms"
+	AbortOnFail bool     // stop the load (then drain) the first time a window fails it
+	OnNoData    NoDataIs // verdict when the run has no data for the metric; "" = NoDataFail
+	Line        int      // 1-based line of Expr in the scenario file; 0 = not from a file
+	Column      int      // 1-based column; 0 = not from a file
 }
+
+// NoDataIs is the verdict of a threshold whose metric had no samples in the run.
+type NoDataIs string
+
+// The verdicts on no data.
+const (
+	NoDataFail NoDataIs = "fail" // the threshold fails, saying "no data"; also the zero value
+	NoDataPass NoDataIs = "pass" // the scenario accepts a run without the metric (opt-in)
+)
+
+// PassesOnNoData reports whether the threshold passes when its metric has no data.
+func (t Threshold) PassesOnNoData() bool { return t.OnNoData == NoDataPass }
 
 // String returns the expression.
 func (t Threshold) String() string { return t.Expr }
@@ -167,25 +186,46 @@ func (t Threshold) String() string { return t.Expr }
 // MarshalText writes the expression alone.
 func (t Threshold) MarshalText() ([]byte, error) { return []byte(t.Expr), nil }
 
-// MarshalYAML writes the string form, or the mapping form when AbortOnFail is set.
+// MarshalYAML writes the string form, or the mapping form when AbortOnFail or OnNoData is
+// set.
 func (t Threshold) MarshalYAML() (any, error) {
-	if !t.AbortOnFail {
+	if !t.AbortOnFail && t.OnNoData == "" {
 		return t.Expr, nil
 	}
 	return struct {
-		Expr        string `yaml:"expr"`
-		AbortOnFail bool   `yaml:"abort_on_fail"`
-	}{t.Expr, true}, nil
+		Expr        string   `yaml:"expr"`
+		AbortOnFail bool     `yaml:"abort_on_fail,omitempty"`
+		OnNoData    NoDataIs `yaml:"on_no_data,omitempty"`
+	}{t.Expr, t.AbortOnFail, t.OnNoData}, nil
 }
 
-// UnmarshalText sets the expression; the position is cleared.
+// UnmarshalText sets the threshold from its text, as --set gives it: an expression, or the
+// mapping form in YAML flow style ({expr: "...", on_no_data: pass}). The position is
+// cleared. An expression never starts with "{".
 func (t *Threshold) UnmarshalText(b []byte) error {
-	*t = Threshold{Expr: string(b)}
+	s := strings.TrimSpace(string(b))
+	if !strings.HasPrefix(s, "{") {
+		*t = Threshold{Expr: string(b)}
+		return nil
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(s), &doc); err != nil {
+		return fmt.Errorf("invalid threshold mapping %q: %s", s, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	var th Threshold
+	if len(doc.Content) != 1 {
+		return fmt.Errorf("invalid threshold mapping %q", s)
+	}
+	if err := th.UnmarshalYAML(doc.Content[0]); err != nil {
+		return err
+	}
+	th.Line, th.Column = 0, 0
+	*t = th
 	return nil
 }
 
-// UnmarshalYAML accepts a scalar, or a mapping with expr and abort_on_fail, and records the
-// expression's position.
+// UnmarshalYAML accepts a scalar, or a mapping with expr, abort_on_fail and on_no_data, and
+// records the expression's position.
 func (t *Threshold) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.MappingNode {
 		*t = Threshold{}
@@ -202,8 +242,13 @@ func (t *Threshold) UnmarshalYAML(n *yaml.Node) error {
 				if err := v.Decode(&t.AbortOnFail); err != nil {
 					return fmt.Errorf("abort_on_fail: expected true or false, got %s", describe(v))
 				}
+			case "on_no_data":
+				if v.Kind != yaml.ScalarNode || (v.Value != string(NoDataFail) && v.Value != string(NoDataPass)) {
+					return fmt.Errorf("on_no_data: expected fail or pass, got %s", describe(v))
+				}
+				t.OnNoData = NoDataIs(v.Value)
 			default:
-				return fmt.Errorf("%s: unknown field in a threshold (valid: expr, abort_on_fail)", k.Value)
+				return fmt.Errorf("%s: unknown field in a threshold (valid: expr, abort_on_fail, on_no_data)", k.Value)
 			}
 		}
 		if expr == nil {
@@ -212,11 +257,45 @@ func (t *Threshold) UnmarshalYAML(n *yaml.Node) error {
 		t.Expr, t.Line, t.Column = expr.Value, expr.Line, expr.Column
 		return nil
 	}
-	if err := wantScalar(n, "a threshold expression string or {expr, abort_on_fail}"); err != nil {
+	if err := wantScalar(n, "a threshold expression string or {expr, abort_on_fail, on_no_data}"); err != nil {
 		return err
 	}
 	*t = Threshold{Expr: n.Value, Line: n.Line, Column: n.Column}
 	return nil
+}
+
+// Percent is a share written with a percent sign: "5%", "0.5%", "100%". A bare 0 is
+// accepted; any other bare number is rejected, since 0.05 and 5 would both be guesses. The
+// value is in percent (5% is 5); the zero value is 0%.
+type Percent float64
+
+// String formats p as it is written: "5%".
+func (p Percent) String() string { return strconv.FormatFloat(float64(p), 'f', -1, 64) + "%" }
+
+// MarshalText writes p as String does.
+func (p Percent) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText parses "N%" (or a bare 0). The range is checked by Validate.
+func (p *Percent) UnmarshalText(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	num, pct := strings.CutSuffix(s, "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	switch {
+	case err != nil || math.IsNaN(v) || math.IsInf(v, 0):
+		return fmt.Errorf("invalid percentage %q (want a number with %%, like 5%% or 0.5%%)", s)
+	case !pct && v != 0:
+		return fmt.Errorf("percentage %q has no %%: write it like %s%%", s, num)
+	}
+	*p = Percent(v)
+	return nil
+}
+
+// UnmarshalYAML accepts a scalar "N%".
+func (p *Percent) UnmarshalYAML(n *yaml.Node) error {
+	if err := wantScalar(n, "a percentage like 5%"); err != nil {
+		return err
+	}
+	return p.UnmarshalText([]byte(n.Value))
 }
 
 // wantScalar fails unless n is a non-null scalar.

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -164,15 +165,46 @@ func TestThresholdPositions(t *testing.T) {
 	}
 }
 
-// TestThresholdForms: a threshold is a string, or {expr, abort_on_fail}; both keep the
-// expression's position for error messages.
+// TestThresholdForms: a threshold is a string, or {expr, abort_on_fail, on_no_data}; each
+// keeps the expression's position for error messages, and only an explicit
+// on_no_data: pass lets a threshold pass without data.
 func TestThresholdForms(t *testing.T) {
-	s := mustParse(t, minimal+"thresholds:\n  - \"polls.count > 1\"\n  - {expr: \"task_e2e.p99 < 2s\", abort_on_fail: true}\n")
+	s := mustParse(t, minimal+"thresholds:\n  - \"polls.count > 1\"\n  - {expr: \"task_e2e.p99 < 2s\", abort_on_fail: true}\n"+
+		"  - {expr: \"detection_lag.p99 < 1s\", on_no_data: pass}\n  - {expr: \"cancel_latency.p99 < 1s\", on_no_data: fail}\n")
 	want := []Threshold{
 		{Expr: "polls.count > 1", Line: 5, Column: 5},
 		{Expr: "task_e2e.p99 < 2s", AbortOnFail: true, Line: 6, Column: 12},
+		{Expr: "detection_lag.p99 < 1s", OnNoData: NoDataPass, Line: 7, Column: 12},
+		{Expr: "cancel_latency.p99 < 1s", OnNoData: NoDataFail, Line: 8, Column: 12},
 	}
-	if len(s.Thresholds) != 2 || s.Thresholds[0] != want[0] || s.Thresholds[1] != want[1] {
+	if !slices.Equal(s.Thresholds, want) {
 		t.Errorf("thresholds %#v, want %#v", s.Thresholds, want)
+	}
+	for i, pass := range []bool{false, false, true, false} {
+		if got := s.Thresholds[i].PassesOnNoData(); got != pass {
+			t.Errorf("thresholds[%d].PassesOnNoData() = %v, want %v", i, got, pass)
+		}
+	}
+}
+
+// TestErrorBudget: every scenario has an error budget, 5% unless it sets its own, written
+// with a percent sign.
+func TestErrorBudget(t *testing.T) {
+	if s := mustParse(t, minimal); s.ErrorBudget != 5 {
+		t.Errorf("default error budget %v, want 5%%", s.ErrorBudget)
+	}
+	s := mustParse(t, minimal+"error_budget: 0.5%\n")
+	if s.ErrorBudget != 0.5 || s.ErrorBudget.String() != "0.5%" {
+		t.Errorf("error budget %v (%s), want 0.5%%", float64(s.ErrorBudget), s.ErrorBudget)
+	}
+	for _, bad := range []string{"5", "five%", "%", "NaN%"} {
+		var p Percent
+		if err := p.UnmarshalText([]byte(bad)); err == nil {
+			t.Errorf("Percent %q parsed as %v, want an error", bad, p)
+		}
+	}
+	var zero Percent
+	if err := zero.UnmarshalText([]byte("0")); err != nil || zero != 0 {
+		t.Errorf("Percent \"0\" = %v, %v; want 0%%", zero, err)
 	}
 }

@@ -39,7 +39,7 @@ type collector struct {
 const window = time.Second
 
 func newCollector(dir string, start time.Time, rec *metrics.Recorder, eng *loadgen.Engine, srv *mockserver.Server,
-	thresholds []scenarios.Threshold) (*collector, error) {
+	sc *scenarios.Scenario) (*collector, error) {
 	ts, err := results.NewTimeseries(dir, start)
 	if err != nil {
 		return nil, err
@@ -50,7 +50,7 @@ func newCollector(dir string, start time.Time, rec *metrics.Recorder, eng *loadg
 		return nil, fmt.Errorf("%s: %w", results.HistogramLogFile, err)
 	}
 	return &collector{rec: rec, eng: eng, srv: srv, start: start, ts: ts, hlogFile: f,
-		hlog: metrics.NewLogWriter(f, start), tally: results.NewWindowTally(thresholds),
+		hlog: metrics.NewLogWriter(f, start), tally: results.NewWindowTally(sc.Thresholds, errorBudget(sc)),
 		quit: make(chan struct{})}, nil
 }
 

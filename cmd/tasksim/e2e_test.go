@@ -188,6 +188,50 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
+// TestRuntimeErrorWritesSummary: a run that cannot be made still leaves a summary.json,
+// "verdict": "error" with the reason, so that a pipeline reading the file gets an answer;
+// the exit code stays what the error calls for (1, or 2 for a refused capability).
+func TestRuntimeErrorWritesSummary(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string // in the summary's error
+	}{
+		{"unreachable target", []string{"run", "--target", "http://127.0.0.1:9/mcp"}, 1, "127.0.0.1:9"},
+		{"tool forbids tasks (R7)", []string{"run", "smoke", "--tool", "work_sync"}, 2, "taskSupport forbidden"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "out")
+			_, stderr, code := tasksim(t, append(tc.args, "--no-progress", "--out", dir)...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tc.code, stderr)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+			if err != nil {
+				t.Fatalf("no summary.json after a runtime error: %v; stderr:\n%s", err, stderr)
+			}
+			var sum struct {
+				Verdict    string `json:"verdict"`
+				Error      string `json:"error"`
+				Thresholds []struct {
+					Pass   bool   `json:"pass"`
+					Source string `json:"source"`
+				} `json:"thresholds"`
+			}
+			if err := json.Unmarshal(b, &sum); err != nil {
+				t.Fatal(err)
+			}
+			if sum.Verdict != "error" || !strings.Contains(sum.Error, tc.want) {
+				t.Errorf("verdict %q error %q, want error naming %q", sum.Verdict, sum.Error, tc.want)
+			}
+			if len(sum.Thresholds) != 1 || sum.Thresholds[0].Pass || sum.Thresholds[0].Source != "error_budget" {
+				t.Errorf("thresholds %+v: want the error budget, not passed", sum.Thresholds)
+			}
+		})
+	}
+}
+
 func TestDryRun(t *testing.T) {
 	stdout, stderr, code := tasksim(t, "run", "--dry-run")
 	if code != 0 {
@@ -492,6 +536,11 @@ func TestNoTokenInErrors(t *testing.T) {
 		if strings.Contains(stdout+stderr, token) {
 			t.Errorf("%s printed the token:\n%s%s", args[0], stdout, stderr)
 		}
+	}
+	// The run left its error in summary.json, with the target's echo redacted (the walk
+	// below checks that no file holds the token).
+	if sum, err := results.ReadSummary(dir); err != nil || sum.Verdict != results.VerdictError || !strings.Contains(sum.Error, "401") {
+		t.Errorf("summary.json of the failed run: %+v, %v; want verdict error naming the 401", sum, err)
 	}
 	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {

@@ -168,7 +168,39 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		printPlan(stdout, sc, &cfg)
 		return nil
 	}
+	r := &runRequest{sc: sc, cfg: &cfg, dir: f.out, start: time.Now(), progress: !f.noProgress,
+		stdout: stdout, stderr: stderr}
+	if r.dir == "" {
+		r.dir = filepath.Join("runs", sc.Name+"-"+r.start.UTC().Format("20060102T150405Z"))
+	}
+	err = r.run()
+	if err != nil && !r.summarized {
+		// The run stopped before its summary: a pipeline reading summary.json still gets an
+		// answer, "error" and why (exit code 1, or 2 for a capability the scenario refuses
+		// to do without).
+		r.writeErrorSummary(err)
+	}
+	return err
+}
 
+// runRequest is one `tasksim run` of a scenario, from the start of the run to its output.
+type runRequest struct {
+	sc       *scenarios.Scenario
+	cfg      *loadgen.Config
+	dir      string    // output directory
+	start    time.Time // the run's start: every figure counts from it
+	progress bool      // progress bars on stderr, when it is a terminal
+	stdout   io.Writer
+	stderr   io.Writer
+
+	manifest   *loadgen.Manifest // nil until the target was probed
+	summarized bool              // summary.json holds the run's summary
+}
+
+// run runs the scenario and writes its outputs. Until summarized is true, an error left
+// no summary.
+func (r *runRequest) run() error {
+	sc, cfg, stderr := r.sc, r.cfg, r.stderr
 	// First Ctrl-C: stop starting tasks and drain; second: stop at once. Files already
 	// written stay valid either way.
 	hard, cancelHard := context.WithCancel(context.Background())
@@ -177,7 +209,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
 
-	start := time.Now()
+	start := r.start
 	rec := metrics.NewRecorder(cfg.Shards, start)
 	var events *metrics.Events
 	if sc.Faults.On() {
@@ -198,6 +230,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err // unreachable target: exit 1 with the reason
 	}
+	r.manifest = manifest
 	fb := loadgen.FallbackRefuse
 	if sc.Fallback == scenarios.FallbackSync {
 		fb = loadgen.FallbackSync
@@ -221,26 +254,23 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		target.URL = proxied
 	}
 
-	dir := f.out
-	if dir == "" {
-		dir = filepath.Join("runs", sc.Name+"-"+time.Now().UTC().Format("20060102T150405Z"))
-	}
+	dir := r.dir
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("output directory: %w", err)
 	}
-	eng, err := loadgen.New(cfg, target, manifest, rec)
+	eng, err := loadgen.New(*cfg, target, manifest, rec)
 	if err != nil {
 		return usageError{err}
 	}
-	col, err := newCollector(dir, start, rec, eng, srv, sc.Thresholds)
+	col, err := newCollector(dir, start, rec, eng, srv, sc)
 	if err != nil {
 		return err
 	}
-	if !f.noProgress && isTerminal(stderr) {
+	if r.progress && isTerminal(stderr) {
 		col.progress = newProgress(stderr, time.Duration(sc.Duration))
 	}
 	col.aborts = abortRules(sc)
-	fmt.Fprintf(stderr, "tasksim run: %s against %s: %s\n", sc.Name, targetName(sc), planLine(sc, &cfg))
+	fmt.Fprintf(stderr, "tasksim run: %s against %s: %s\n", sc.Name, targetName(sc), planLine(sc, cfg))
 
 	var interrupted atomic.Bool
 	go func() {
@@ -262,14 +292,22 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	runErr := eng.Run(hard)
 	col.stop()
 
-	sum := summarize(sc, &cfg, start, manifest, srv, eng, rec, col.tally, interrupted.Load(), events)
-	sum.Aborted = col.aborted
+	build := func() *results.Summary {
+		sum := summarize(sc, cfg, start, manifest, srv, eng, rec, col.tally, interrupted.Load(), events)
+		sum.Aborted = col.aborted
+		if runErr != nil { // what was measured is kept, and judges nothing
+			sum.Verdict, sum.Error = results.VerdictError, redactKnown(runErr.Error())
+		}
+		return sum
+	}
+	sum := build()
 	if col.aborted != "" {
 		fmt.Fprintln(stderr, "tasksim run: aborted: "+col.aborted)
 	}
 	if err := results.WriteSummary(dir, sum); err != nil {
 		return fmt.Errorf("writing results: %w", err)
 	}
+	r.summarized = true
 	if events != nil {
 		kept, dropped := events.Kept()
 		if err := results.WriteEvents(dir, start, kept, dropped); err != nil {
@@ -286,9 +324,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if scanOutputs(eng, dir, text.Bytes()) > 0 {
 		// A planted secret or a token reached tasksim's own output: the hard gate fails, and
 		// the files are written again to say so (where, never the secret).
-		aborted := sum.Aborted
-		sum = summarize(sc, &cfg, start, manifest, srv, eng, rec, col.tally, interrupted.Load(), events)
-		sum.Aborted = aborted
+		sum = build()
 		if err := results.WriteSummary(dir, sum); err != nil {
 			return fmt.Errorf("writing results: %w", err)
 		}
@@ -300,7 +336,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	if _, err := stdout.Write(text.Bytes()); err != nil {
+	if _, err := r.stdout.Write(text.Bytes()); err != nil {
 		return err
 	}
 	if runErr != nil {
@@ -313,6 +349,32 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return interruptedError{}
 	}
 	return nil
+}
+
+// writeErrorSummary writes the summary of a run that err stopped before it could be
+// summarized: verdict "error" and the reason, every secret redacted. A failure to write it
+// is reported on stderr; err stays the run's error.
+func (r *runRequest) writeErrorSummary(err error) {
+	sc := r.sc
+	info := results.RunInfo{
+		Version: version, Scenario: sc.Name, Seed: sc.Seed, Target: summaryTarget(sc),
+		StartedAt: r.start.UTC(), Duration: time.Since(r.start), Runtime: runtimeInfo(),
+		Thresholds: sc.Thresholds, ErrorBudget: errorBudget(sc), Error: redactKnown(err.Error()),
+	}
+	if r.manifest != nil {
+		info.Manifest, info.Protocol = r.manifest, r.manifest.ProtocolVersion
+	}
+	if werr := results.WriteSummary(r.dir, results.ErrorSummary(info)); werr != nil {
+		fmt.Fprintf(r.stderr, "tasksim run: no %s written: %s\n", results.SummaryJSONFile, redactKnown(werr.Error()))
+		return
+	}
+	fmt.Fprintf(r.stderr, "tasksim run: %s in %s says \"verdict\": \"error\"\n", results.SummaryJSONFile, filepath.Clean(r.dir))
+}
+
+// errorBudget is the scenario's error budget, in percent, as results.RunInfo takes it.
+func errorBudget(sc *scenarios.Scenario) *float64 {
+	b := float64(sc.ErrorBudget)
+	return &b
 }
 
 // gateError is a failed gate or threshold: exit code 99, the reasons are in the summary.
@@ -764,8 +826,8 @@ func summarize(sc *scenarios.Scenario, cfg *loadgen.Config, start time.Time, man
 	unknown, sample := eng.Unknown()
 	lost, lostIDs := eng.LostAfterReconnect()
 	var unknownSample any
-	if len(sample) > 0 {
-		unknownSample = sample
+	if sample = append(sample, eng.ResultsLost()...); len(sample) > 0 {
+		unknownSample = sample // the reconciliation list: unknown outcomes, then lost results
 	}
 	second, afterCancel := int64(-1), int64(-1)
 	if srv != nil {
@@ -773,7 +835,11 @@ func summarize(sc *scenarios.Scenario, cfg *loadgen.Config, start time.Time, man
 		second = int64(st.IdempotentReplays + st.IdempotentExpired + st.Faults.NonIdempotent)
 		afterCancel = int64(st.EffectsAfterCancel)
 	}
-	evidence := map[string]any{"hard": map[string]any{"invalid_transitions": eng.Violations()}}
+	violations := eng.Violations()
+	if violations == nil {
+		violations = []loadgen.ViolationEvidence{} // a sample of none is [], not null
+	}
+	evidence := map[string]any{"hard": map[string]any{"invalid_transitions": violations}}
 	if len(lostIDs) > 0 {
 		evidence["recovery"] = map[string]any{"tasks_lost_after_reconnect": lostIDs}
 	}
@@ -803,9 +869,23 @@ func summarize(sc *scenarios.Scenario, cfg *loadgen.Config, start time.Time, man
 		Client:             clientFindings(eng),
 		DuplicateEffects:   duplicateEffects(srv),
 		Thresholds:         sc.Thresholds,
+		ErrorBudget:        errorBudget(sc),
+		Errors:             errorKinds(eng),
 		Compat:             compatInfo(sc, manifest, srv),
 		Windows:            tally,
 	}, rec.Total(), nil)
+}
+
+// errorKinds are the kinds of failed request the run met, the most frequent first, their
+// messages redacted: a target may echo a token back in an error.
+func errorKinds(eng *loadgen.Engine) []results.ErrorKind {
+	samples := eng.ErrorSamples()
+	out := make([]results.ErrorKind, 0, min(len(samples), results.MaxErrorKinds))
+	for _, e := range samples[:min(len(samples), results.MaxErrorKinds)] {
+		out = append(out, results.ErrorKind{Method: e.Method, Outcome: e.Outcome, Code: e.Code, Status: e.Status,
+			Count: e.Count, Message: redactKnown(e.Message)})
+	}
+	return out
 }
 
 // applySets applies --set path=value overrides in order and returns every problem.

@@ -80,7 +80,7 @@ func runVirtual(t *testing.T, name string, want string, sets ...string) (*result
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	col, err := newCollector(dir, start, rec, eng, srv, sc.Thresholds)
+	col, err := newCollector(dir, start, rec, eng, srv, sc)
 	if err != nil {
 		t.Fatal(err)
 	}

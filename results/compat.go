@@ -1,0 +1,97 @@
+package results
+
+// Compat is what the compatibility gate compares: what the
+// target declared for the run's tool, what the client decided, and what the embedded
+// server saw. The caller fills it from the capability manifest.
+type Compat struct {
+	Protocol      string // the negotiated protocol version
+	TasksDeclared bool   // capabilities.tasks is present
+	List          bool   // capabilities.tasks.list
+	Cancel        bool   // capabilities.tasks.cancel
+	ToolsCall     bool   // capabilities.tasks.requests.tools.call (R6)
+	Tool          string // the run's tool
+	TaskSupport   string // its taskSupport ("forbidden" when absent, R7)
+	// Supported says the target can take a task for Tool: a protocol with Tasks, ToolsCall
+	// and a taskSupport other than forbidden (loadgen.Manifest.TasksSupported); Why says
+	// what is missing when it cannot.
+	Supported bool
+	Why       string
+	AsTask    bool   // the client task-augmented its tools/call (loadgen.Manifest.AsTask)
+	Fallback  string // the scenario's declared fallback: "sync" or "refuse"
+	Taken     string // the fallback taken and why (loadgen.Manifest.Fallback); "" = none
+	// TaskParamsIgnored counts the tools/call that reached the embedded server with a task
+	// parameter on a session without the tasks capability (it ignored them, R4); -1 =
+	// unknown (an external target).
+	TaskParamsIgnored int64
+}
+
+// compatibilityGate is the compatibility gate:
+//
+//	not evaluated  without Compat, or when the target supports tasks for the run's tool
+//	               (no fallback needed; the manifest leaves are the evidence)
+//	evaluated      when it does not (a protocol without Tasks, no
+//	               tasks.requests.tools.call (R6), or taskSupport forbidden (R7)):
+//	               task_params_sent  = tools/call sent when the client task-augmented
+//	                                   them (as_task), else 0
+//	               pass = task_params_sent == 0 && task_params_ignored <= 0
+//	                      && fallback == "sync" && sync_calls > 0 && tasks_created == 0
+//	               (sync_calls = tools/call sent; refuse stops the run before it starts)
+func compatibilityGate(info RunInfo, s *Summary) Gate {
+	c := info.Compat
+	if c == nil {
+		return notEvaluated("no capability manifest: the target's tasks capability was not compared")
+	}
+	ev := map[string]any{
+		"protocol_version":    c.Protocol,
+		"tasks_declared":      c.TasksDeclared,
+		"tasks_list":          c.List,
+		"tasks_cancel":        c.Cancel,
+		"tasks_tools_call":    c.ToolsCall,
+		"tool":                c.Tool,
+		"tool_task_support":   c.TaskSupport,
+		"as_task":             c.AsTask,
+		"declared_fallback":   c.Fallback,
+		"task_params_ignored": unknownCount(c.TaskParamsIgnored),
+	}
+	if c.TaskParamsIgnored < 0 {
+		note(ev, "task_params_ignored", "not observable on an external target: only the embedded server counts the task parameters it ignored")
+	}
+	if c.Supported {
+		ev["reason"] = "the target supports tasks for this tool: no fallback needed"
+		return Gate{Pass: true, Evidence: ev}
+	}
+	calls := s.Requests["tools/call"].Count
+	var sent int64
+	if c.AsTask {
+		sent = calls
+	}
+	ev["missing"] = c.Why
+	ev["fallback_taken"] = c.Taken
+	ev["task_params_sent"] = sent
+	ev["sync_calls"] = calls
+	ev["sync_completed"] = s.Tasks.Completed
+	ev["sync_failed"] = s.Tasks.Failed
+	ev["tasks_created"] = s.Tasks.Created
+	var failures []string
+	if sent > 0 {
+		failures = append(failures, "the client sent tools/call with a task parameter to a target without the capability (R6, R7)")
+	}
+	if c.TaskParamsIgnored > 0 {
+		failures = append(failures, "the embedded server received tools/call with a task parameter on a session without the tasks capability (it ignored them, R4)")
+	}
+	switch {
+	case c.Fallback != "sync":
+		failures = append(failures, "the declared fallback is "+c.Fallback+", which must stop the run before its first call")
+	case calls == 0:
+		failures = append(failures, "the sync fallback made no synchronous call")
+	case s.Tasks.Created > 0:
+		failures = append(failures, "tasks were created although the fallback is synchronous")
+	}
+	if c.Taken == "" {
+		failures = append(failures, "the fallback was taken silently: the manifest does not say so")
+	}
+	if len(failures) > 0 {
+		ev["failures"] = failures
+	}
+	return Gate{Pass: len(failures) == 0, Evaluated: true, Evidence: ev}
+}

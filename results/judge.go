@@ -1,0 +1,70 @@
+package results
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/tasksim/tasksim/metrics"
+	"github.com/tasksim/tasksim/scenarios"
+)
+
+// Where a threshold of a summary comes from (ThresholdResult.Source).
+const (
+	SourceScenario    = "scenario"     // the scenario's thresholds
+	SourceErrorBudget = "error_budget" // the run's error budget (scenario field error_budget)
+)
+
+// judged returns the thresholds a run is judged by, in summary order: ths (the
+// scenario's), then, when errorBudget is not nil, the error budget,
+//
+//	requests.errors_rate <= B%      B = *errorBudget
+//
+// which a run without any request fails (no data).
+func judged(ths []scenarios.Threshold, errorBudget *float64) []scenarios.Threshold {
+	if errorBudget == nil {
+		return ths
+	}
+	budget := scenarios.Threshold{Expr: "requests.errors_rate <= " + strconv.FormatFloat(*errorBudget, 'f', -1, 64) + "%"}
+	return append(ths[:len(ths):len(ths)], budget)
+}
+
+// judge evaluates every threshold the run is judged by (judged) over the run summarized
+// by s: whole-run values from s, windows from info.Windows when set, else from windows.
+//
+//	no data       the metric had no sample in the run: the threshold fails, unless the
+//	              scenario opted in with on_no_data: pass
+//	abort_on_fail one failing window fails the threshold, whatever the whole-run value
+func judge(info RunInfo, s *Summary, windows []metrics.Window) []ThresholdResult {
+	ths := judged(info.Thresholds, info.ErrorBudget)
+	out := make([]ThresholdResult, 0, len(ths))
+	for i, th := range ths {
+		source := SourceScenario
+		if i >= len(info.Thresholds) {
+			source = SourceErrorBudget
+		}
+		t, err := ParseThreshold(th.Expr)
+		if err != nil {
+			out = append(out, ThresholdResult{Expr: strings.TrimSpace(th.Expr), Source: source,
+				WorstWindow: -1, Error: err.Error()})
+			continue
+		}
+		var r ThresholdResult
+		if wt := info.Windows; wt != nil && i < len(wt.ths) && wt.ths[i].ok {
+			r = t.result(s, &wt.ths[i].acc) // tallied as the windows came
+		} else {
+			r = t.Eval(s, windows)
+		}
+		r.Source = source
+		if r.NoData && th.PassesOnNoData() {
+			r.Pass, r.OnNoData = true, string(scenarios.NoDataPass)
+		}
+		if th.AbortOnFail {
+			// abort_on_fail judges every window: one failing window fails the threshold
+			// (it is the one that stopped the load).
+			r.AbortOnFail = true
+			r.Pass = r.Pass && r.WindowsFailed == 0
+		}
+		out = append(out, r)
+	}
+	return out
+}
