@@ -120,7 +120,7 @@ func TestReportHeadlineNoData(t *testing.T) {
 	}
 	for id, want := range map[string]string{
 		"fig-tasks":        " 2.67 tasks/s",
-		"fig-errors":       "warn 2 errors", // the 429 is backpressure, the late cancel expected
+		"fig-errors":       "warn 2 errors",        // the 429 is backpressure, the late cancel expected
 		"fig-polls":        "fail 3.5 polls, mean", // poll_amplification.fleet <= 1.5 failed
 		"fig-detection":    " 8 ms",
 		"fig-e2e":          "fail 2,101 ms", // task_e2e.p99 < 2s failed
