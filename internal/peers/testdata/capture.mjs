@@ -248,6 +248,9 @@ const sessions = [];
     const big = Session.reply(await s2.call('tools/call', { name: 'work_task', arguments: { duration_ms: 0, payload_bytes: 204800 }, task: {} })).result.task;
     await s2.waitTerminal(big.taskId);
     await s2.call('tasks/result', { taskId: big.taskId }, { save: 'tasks-result-200k' });
+    // A tasks/result that blocks past the SDK's 15 s SSE keep-alive: a comment line.
+    const slow = Session.reply(await s2.call('tools/call', { name: 'work_task', arguments: { duration_ms: 15500 }, task: {} })).result.task;
+    await s2.call('tasks/result', { taskId: slow.taskId }, { save: 'tasks-result-keepalive' });
     await s2.call('tools/call', { name: 'work_task', arguments: { duration_ms: 0 } }, { save: 'tools-call-required-no-task' });
     await s2.call('tools/call', { name: 'work_sync', arguments: { duration_ms: 0 }, task: {} }, { save: 'tools-call-forbidden-task' });
     await s2.call('tools/call', { name: 'work_task', arguments: { duration_ms: 'soon' }, task: {} }, { save: 'tools-call-task-bad-args' });
