@@ -15,16 +15,22 @@ function isPort(v) {
   return typeof v === 'number' || (typeof v === 'string' && /^\d+$/.test(v));
 }
 
+// isTCPOptions: listen's options object for TCP, not a unix socket path, a file
+// descriptor or a handle (an object with _handle: a server or socket to share).
+function isTCPOptions(v) {
+  return v !== null && typeof v === 'object' && v.path === undefined && v.fd === undefined &&
+    v.handle === undefined && v._handle === undefined;
+}
+
 net.Server.prototype.listen = function (...args) {
   const first = args[0];
   if (isPort(first)) {
     // listen(port[, host][, backlog][, callback]): replace or insert the host.
     if (typeof args[1] === 'string') args[1] = LOOPBACK;
     else args.splice(1, 0, LOOPBACK);
-  } else if (first !== null && typeof first === 'object' && first.path === undefined &&
-             first.fd === undefined && !(first instanceof net.Server) && first._handle === undefined) {
+  } else if (isTCPOptions(first)) {
     // listen(options[, callback]) with a port (or none: an ephemeral one).
-    args[0] = { ...first, host: LOOPBACK, ipv6Only: false };
+    args[0] = { ...first, host: LOOPBACK };
   } else if (first === undefined || typeof first === 'function') {
     // listen([callback]): an ephemeral port on every interface, unless told otherwise.
     args.unshift(0, LOOPBACK);
