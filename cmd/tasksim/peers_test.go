@@ -191,7 +191,8 @@ func TestPeerSDKTasksRun(t *testing.T) {
 		}
 	})
 	t.Run("cancel", func(t *testing.T) {
-		sum := runPeer(t, url, append(short, "--set", "args.duration_ms=3000", "--set", "client.cancel.probability=1",
+		// Cancels go out 100-300 ms into tasks of 10 s: none can come late.
+		sum := runPeer(t, url, append(short, "--set", "args.duration_ms=10000", "--set", "client.cancel.probability=1",
 			"--set", "client.cancel.delay.min=100ms", "--set", "client.cancel.delay.max=300ms")...)
 		wantVerdict(t, sum)
 		g := sum.Gates.Cancellation
