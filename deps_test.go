@@ -15,6 +15,7 @@ const module = "github.com/tasksim/tasksim"
 var allowedImports = map[string][]string{
 	"internal/mcp":      {},
 	"internal/gcpolicy": {},
+	"internal/peers":    {},
 	"metrics":           {},
 	"scenarios":         {},
 	"results":           {"metrics", "scenarios"},
