@@ -5,11 +5,15 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/tasksim/tasksim/internal/mcp"
 )
 
 // sseEvents reads every message event of stream with an sseReader over r(stream), the
@@ -169,3 +173,57 @@ func referenceSSE(stream string) (events []string, retry int64, lastID string) {
 	}
 	return events, retry, lastID
 }
+
+// TestSSECapturedReplies reads replies captured from real TypeScript SDK servers
+// (testdata/sse, see its README: the official everything server and a task server of our
+// own on @modelcontextprotocol/sdk) with the SSE reader, as sent and re-framed with CRLF
+// and lone CR line ends, read whole and a byte at a time: every message event decodes as
+// JSON-RPC, and a reply to a request ends with a response. The tools/list of the everything
+// server is one data line of about 8 KB; the 200 KB result one of 200 KB.
+func TestSSECapturedReplies(t *testing.T) {
+	files, err := filepath.Glob("testdata/sse/*.sse")
+	if err != nil || len(files) < 20 {
+		t.Fatalf("captures: %d files, %v; want the captured replies of testdata/sse", len(files), err)
+	}
+	longest := map[string]int{"everything-tools-list.sse": 6000, "sdk-tasks-tasks-result-200k.sse": 200_000}
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Base(file)
+		framings := map[string]string{
+			"as sent": string(raw),
+			"CRLF":    strings.ReplaceAll(string(raw), "\n", "\r\n"),
+			"CR":      strings.ReplaceAll(string(raw), "\n", "\r"),
+		}
+		for fname, stream := range framings {
+			for rname, r := range map[string]func(io.Reader) io.Reader{"whole": readers["whole"], "one byte": readers["one byte"]} {
+				events, _, _, err := sseEvents(stream, maxReply, r)
+				if err != io.EOF {
+					t.Fatalf("%s (%s, %s): ended with %v", name, fname, rname, err)
+				}
+				var last mcp.Message
+				longestEvent := 0
+				for _, data := range events {
+					if data == "" {
+						continue // a priming event
+					}
+					msg, perr := mcp.Decode([]byte(data))
+					if perr != nil {
+						t.Fatalf("%s (%s, %s): %s: %.80s", name, fname, rname, perr.Message, data)
+					}
+					last, longestEvent = msg, max(longestEvent, len(data))
+				}
+				isReply := !strings.HasSuffix(name, "-get-stream.sse")
+				if isReply && last.Kind != mcp.KindResult && last.Kind != mcp.KindError {
+					t.Errorf("%s (%s, %s): the last message is not a response", name, fname, rname)
+				}
+				if longestEvent < longest[name] {
+					t.Errorf("%s: longest event %d bytes, want at least %d", name, longestEvent, longest[name])
+				}
+			}
+		}
+	}
+}
+
