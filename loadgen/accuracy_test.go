@@ -276,11 +276,32 @@ func TestDrainEndsWhenNothingIsInFlight(t *testing.T) {
 			t.Errorf("the run took %v, want it over when its last task was (<= 3.25 s)", took)
 		}
 		done := snap.Counters[metrics.TasksCompleted]
-		if done == 0 || eng.CleanupProbesCut() != done {
-			t.Errorf("%d probes cut for %d finished tasks, want one each", eng.CleanupProbesCut(), done)
+		if st := eng.CleanupProbes(); done == 0 || st.Cut != done || st.Blind != 0 {
+			t.Errorf("probes %+v for %d finished tasks, want one cut each, none blind", st, done)
 		}
 		if n := snap.Summary(metrics.CleanupLag).Count; n != 0 {
 			t.Errorf("cleanup_lag has %d values, want none: no task expired during the run", n)
+		}
+	})
+}
+
+// TestCleanupProbesBlindToSessionBoundTasks: against a server that binds tasks to the
+// session that created them (as the TypeScript SDK's stores do), the probes' own session
+// cannot see a task; a "not found" after its expiry would measure nothing, so no lag is
+// recorded and every probe is counted blind.
+func TestCleanupProbesBlindToSessionBoundTasks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		snap, eng := runEmbedded(t, mockserver.Config{PollInterval: 250 * time.Millisecond, Insecure: mockserver.Insecure{SessionBound: true}},
+			loadgen.Config{
+				Tool: "work_task", Args: map[string]any{"duration_ms": 500}, TaskTTL: 1500 * time.Millisecond,
+				Clients: 2, Duration: 3 * time.Second, Grace: 10 * time.Second, CleanupProbes: 1,
+			}, nil)
+		done := snap.Counters[metrics.TasksCompleted]
+		if st := eng.CleanupProbes(); done == 0 || st.Blind != done || st.Cut != 0 {
+			t.Errorf("probes %+v for %d finished tasks, want every one blind", st, done)
+		}
+		if n := snap.Summary(metrics.CleanupLag).Count; n != 0 {
+			t.Errorf("cleanup_lag has %d values, want none", n)
 		}
 	})
 }

@@ -28,7 +28,17 @@ type cleanupProber struct {
 	sess    *Session
 	wg      sync.WaitGroup
 	waiting map[*probeRun]struct{} // probes started and not ended
-	cutOff  int64                  // probes ended by cut
+	stats   CleanupProbeStats
+}
+
+// CleanupProbeStats counts the cleanup_lag probes that could not measure.
+type CleanupProbeStats struct {
+	// Cut: the run ended before the task's expiry (its ttl outlasts the grace period).
+	Cut int64 `json:"cut"`
+	// Blind: the probe's own session could not see the task before its expiry (tasks/get
+	// -32602): the target binds tasks to the session that created them, so a separate
+	// session cannot watch a record's cleanup.
+	Blind int64 `json:"blind"`
 }
 
 // probeRun is one probe under way: the expiry it waits for, and how to end it early.
@@ -94,25 +104,28 @@ func (p *cleanupProber) cut(end time.Time) int {
 			n++
 		}
 	}
-	p.cutOff += int64(n)
+	p.stats.Cut += int64(n)
 	return n
 }
 
-// cutCount returns how many probes cut ended.
-func (p *cleanupProber) cutCount() int64 {
+// counts returns what the probes could not measure.
+func (p *cleanupProber) counts() CleanupProbeStats {
 	if p == nil {
-		return 0
+		return CleanupProbeStats{}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.cutOff
+	return p.stats
 }
 
 func (p *cleanupProber) probe(ctx context.Context, taskID string, expiry time.Time) {
+	params := taskIDParams(taskID)
+	if !p.sees(ctx, params) {
+		return
+	}
 	if !sleepUntil(ctx, expiry) {
 		return
 	}
-	params := taskIDParams(taskID)
 	deadline := expiry.Add(p.maxWait)
 	for time.Now().Before(deadline) {
 		s, err := p.session(ctx)
@@ -134,6 +147,30 @@ func (p *cleanupProber) probe(ctx context.Context, taskID string, expiry time.Ti
 			return
 		}
 	}
+}
+
+// sees reports whether the prober's session sees the task before its expiry: if it does
+// not, a "not found" after the expiry would say nothing about the cleanup, and the probe
+// is counted blind.
+func (p *cleanupProber) sees(ctx context.Context, params []byte) bool {
+	s, err := p.session(ctx)
+	if err != nil {
+		return false
+	}
+	rctx, cancel := context.WithTimeout(ctx, p.e.cfg.timeout())
+	rep, err := s.Call(rctx, mcp.MethodTasksGet, params, nil)
+	cancel()
+	switch {
+	case err == nil && rep.Err == nil:
+		return true
+	case err == nil && rep.Err.Code == mcp.CodeInvalidParams:
+		p.mu.Lock()
+		p.stats.Blind++
+		p.mu.Unlock()
+	case err == ErrSessionGone:
+		p.drop(s)
+	}
+	return false
 }
 
 // session returns the prober's own session, opening it on first use.

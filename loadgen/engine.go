@@ -351,9 +351,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	return nil
 }
 
-// CleanupProbesCut is how many cleanup_lag probes the end of the run cut off: their task
-// expires after the grace period, so they could not measure before the run ended.
-func (e *Engine) CleanupProbesCut() int64 { return e.probe.cutCount() }
+// CleanupProbes counts the cleanup_lag probes that could not measure: cut off by the run's
+// end, or blind to a task bound to another session.
+func (e *Engine) CleanupProbes() CleanupProbeStats { return e.probe.counts() }
 
 // runClosed runs Clients virtual clients, each running tasks back to back (drive). With a
 // Ramp, client i starts at start + i*Ramp/Clients, and its first task counts from then.

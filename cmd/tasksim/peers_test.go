@@ -68,17 +68,23 @@ func TestPeerEverythingProbe(t *testing.T) {
 	}
 }
 
-// TestPeerEverythingProbeCreateTask: --create-task calls the first task tool with no
-// arguments, and simulate-research-query requires "topic". The SDK turns the tool's
-// validation error into an isError CallToolResult, then refuses that as a task creation
-// result with -32602 ("Invalid task creation result"): no task is created, and the probe
-// must say so rather than report a pollInterval or ttl. (A run with arguments observes
-// them: TestPeerEverythingRun.)
+// TestPeerEverythingProbeCreateTask: --create-task calls the first task tool,
+// simulate-research-query, with the minimal arguments its inputSchema requires ("topic", a
+// string), observes what the server grants (pollInterval 1 s, ttl 5 min) and cancels the
+// task. With --args it calls the tool with those instead; with arguments the tool refuses,
+// the SDK's -32602 is noted and nothing is observed.
 func TestPeerEverythingProbeCreateTask(t *testing.T) {
 	url := peers.Start(t, peers.Everything)
 	m, _ := probe(t, "--target", url, "--create-task")
+	if m.PollIntervalMs == nil || *m.PollIntervalMs != 1000 || m.TTLMs == nil || *m.TTLMs != 300_000 {
+		t.Errorf("poll_interval_ms %v ttl_ms %v, want 1000 and 300000", m.PollIntervalMs, m.TTLMs)
+	}
+	if n := m.notes(); !strings.Contains(n, `one task of "`+everythingTool+`" was created`) || !strings.Contains(n, "the task was cancelled") {
+		t.Errorf("notes %q: want the task created and cancelled", n)
+	}
+	m, _ = probe(t, "--target", url, "--create-task", "--args", `{"topic":7}`)
 	if m.PollIntervalMs != nil || m.TTLMs != nil {
-		t.Errorf("poll_interval_ms %v ttl_ms %v, want null: no task can be created without arguments", m.PollIntervalMs, m.TTLMs)
+		t.Errorf("poll_interval_ms %v ttl_ms %v, want null: the tool refused its arguments", m.PollIntervalMs, m.TTLMs)
 	}
 	if n := m.notes(); !strings.Contains(n, `tools/call of "`+everythingTool+`" was refused`) || !strings.Contains(n, "-32602") {
 		t.Errorf("notes %q: want the refusal (-32602) noted", n)

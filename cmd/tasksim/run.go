@@ -805,17 +805,26 @@ func duplicateEffects(srv *mockserver.Server) int64 {
 }
 
 // clientFindings is the summary's "client" object: creates refused, by JSON-RPC code
-// (negative keys) or HTTP status; nil when none was.
+// (negative keys) or HTTP status, and the cleanup_lag probes that measured nothing; nil
+// when there is neither.
 func clientFindings(eng *loadgen.Engine) any {
-	ref := eng.Refusals()
-	if len(ref) == 0 {
+	out := map[string]any{}
+	if ref := eng.Refusals(); len(ref) > 0 {
+		byKey := make(map[string]int64, len(ref))
+		for k, n := range ref {
+			byKey[strconv.Itoa(k)] = n
+		}
+		out["creates_refused"] = byKey
+	}
+	if cp := eng.CleanupProbes(); cp != (loadgen.CleanupProbeStats{}) {
+		// cleanup_lag probes that measured nothing, and why: cut by the run's end (the ttl
+		// outlasts the grace period), or blind (tasks bound to the session that made them).
+		out["cleanup_probes_unmeasured"] = cp
+	}
+	if len(out) == 0 {
 		return nil
 	}
-	byKey := make(map[string]int64, len(ref))
-	for k, n := range ref {
-		byKey[strconv.Itoa(k)] = n
-	}
-	return map[string]any{"creates_refused": byKey}
+	return out
 }
 
 // summarize builds the run's summary from what the engine, the recorder and the embedded
