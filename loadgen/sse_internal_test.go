@@ -226,4 +226,3 @@ func TestSSECapturedReplies(t *testing.T) {
 		}
 	}
 }
-
