@@ -9,7 +9,7 @@ import (
 
 const module = "github.com/tasksim/tasksim"
 
-// allowedImports is the dependency direction of DESIGN.md section 1: for each package, the
+// allowedImports is the dependency direction of docs/ARCHITECTURE.md#imports: for each package, the
 // tasksim packages it may import (directly or not). Third-party modules and the standard
 // library are always allowed; cmd/tasksim may import everything.
 var allowedImports = map[string][]string{
@@ -25,7 +25,7 @@ var allowedImports = map[string][]string{
 }
 
 // TestImportRules runs `go list -deps` for every library package and fails on any tasksim
-// dependency that DESIGN.md section 1 does not allow (loadgen and mockserver, above all,
+// dependency that docs/ARCHITECTURE.md#imports does not allow (loadgen and mockserver, above all,
 // must never reach each other).
 func TestImportRules(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
@@ -46,7 +46,7 @@ func TestImportRules(t *testing.T) {
 				continue
 			}
 			if !ok[rel] {
-				t.Errorf("%s depends on %s, which DESIGN.md section 1 does not allow", pkg, rel)
+				t.Errorf("%s depends on %s, which docs/ARCHITECTURE.md#imports does not allow", pkg, rel)
 			}
 		}
 	}

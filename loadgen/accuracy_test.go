@@ -2,7 +2,7 @@ package loadgen_test
 
 // Accuracy tests: the engine against the mock server's handler, in-process and in virtual
 // time (testing/synctest), so that the figures are exact and do not depend on the speed of
-// the machine. The mock server is handed in as an http.Handler, as DESIGN.md section 1
+// the machine. The mock server is handed in as an http.Handler, as docs/ARCHITECTURE.md#imports
 // allows for tests; loadgen itself never imports it.
 
 import (

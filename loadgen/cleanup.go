@@ -11,7 +11,7 @@ import (
 )
 
 // cleanupProber measures cleanup_lag on a target whose task records tasksim cannot see
-// (DESIGN.md section 4): for a sample of finished tasks it waits until the task's expiry
+// (docs/METRICS.md#cleanup_lag): for a sample of finished tasks it waits until the task's expiry
 // (createdAt + ttl, on the server's clock), then polls tasks/get every step until the
 // server answers -32602 (R46). The lag is the first "not found" minus the expiry instant.
 // The two clocks are assumed to agree, so the figure is approximate; the embedded server

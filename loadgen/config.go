@@ -79,7 +79,7 @@ type Config struct {
 	// finished task in every CleanupProbes is polled from its expiry (createdAt + ttl) until
 	// tasks/get answers -32602 (cleanup.go). 0 = off.
 	CleanupProbes int
-	// Faults inject the client-side faults of issue 5 (recovery.go); zero = none.
+	// Faults inject the client-side faults (recovery.go); zero = none.
 	Faults scenarios.ClientFaults
 	// Recovery is how clients recover from faults; zero values take the defaults of
 	// scenarios.Default (backoff 100ms..5s, budgets 2/20/5/3) except Reconcile and
@@ -89,7 +89,7 @@ type Config struct {
 	// tasks/list only, where the target declares it.
 	Reconciler Reconciler
 	// Security spreads clients over tenants, and runs isolation probes and secret canaries
-	// (issue 6, probes.go); zero = off.
+	// (probes.go); zero = off.
 	Security Security
 	// Events receives the faults injected by clients; nil = not recorded.
 	Events   *metrics.Events

@@ -199,7 +199,7 @@ type Session struct {
 // sent on this session; 0 when it sent none.
 func (s *Session) Retry() time.Duration { return time.Duration(s.retry.Load()) * time.Millisecond }
 
-// Cut is a fault injected by the client into its own transport (issue 5): the connection is
+// Cut is a fault injected by the client into its own transport: the connection is
 // dropped at a chosen point of one exchange, as a network failure would drop it. The server
 // keeps whatever it did with the request.
 type Cut uint8

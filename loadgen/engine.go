@@ -162,7 +162,7 @@ func (e *Engine) learn(id string) {
 }
 
 // Unknown returns the tasks of unknown outcome by reason, and a sample of them with their
-// keys: the reconciliation list (issue 5).
+// keys: the reconciliation list.
 func (e *Engine) Unknown() (byReason map[string]int64, sample []UnknownEvidence) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -379,7 +379,7 @@ func (e *Engine) runClosed(loadCtx, workCtx context.Context, start time.Time) {
 }
 
 // runOpen schedules arrivals by the rate (or ramp) and hands each to an idle client of the
-// pool; an arrival that finds none is counted dropped (DESIGN.md section 4). Arrival times
+// pool; an arrival that finds none is counted dropped (docs/METRICS.md#dropped). Arrival times
 // are computed, not ticked: arrival n is due when the integral of the rate reaches n.
 func (e *Engine) runOpen(loadCtx, workCtx context.Context, start time.Time) {
 	stop := e.cutWaits(loadCtx, workCtx)

@@ -1,6 +1,6 @@
 package loadgen_test
 
-// End-to-end tests of the five client-side fault points of issue 5 and of the recovery they
+// End-to-end tests of the five client-side fault points and of the recovery they
 // demand, against the mock server's handler in virtual time. Each fault fires with
 // probability 1 at its point, so the gate figures are exact: every count below is what the
 // contract says must happen, not a range.

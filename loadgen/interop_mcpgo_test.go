@@ -31,22 +31,22 @@ package loadgen_test
 //   - The ttl is enforced by deletion: scheduleTaskCleanup sleeps ttl ms from creation,
 //     cancels the unfinished task's context, deletes it and keeps a tombstone
 //     (server/server.go:3086-3113); tasks/get then answers -32602 "task has expired"
-//     (server/server.go:2903-2908, 2610-2616). The spec allows purging at ttl (spec/TASKS.md
-//     section 15 item 9); the client counts such tasks expired.
+//     (server/server.go:2903-2908, 2610-2616). The spec allows purging at ttl
+//     (docs/RULES.md#gap-9); the client counts such tasks expired.
 //   - Tasks are scoped to the Mcp-Session-Id (getTask, server/server.go:2913-2918), which
-//     tasksim's clients carry on every request (spec/TASKS.md section 16).
+//     tasksim's clients carry on every request (docs/RULES.md#gap-8).
 //   - Status notifications go to every session: completeTask and the self-cancel path call
 //     sendTaskStatusNotification, which uses SendNotificationToAllClients
 //     (server/server.go:3116-3136), and broadcastToSession marks each session to answer in
 //     SSE from then on (server/session.go:250-252). A client therefore receives other
-//     sessions' task ids (a leak: without an auth binding, spec/TASKS.md section 12 relies on
+//     sessions' task ids (a leak: without an auth binding, docs/RULES.md#r54 relies on
 //     task ids being hard to guess; mcp-go's session scoping still refuses a foreign
 //     tasks/get) and gets its tasks/get replies as SSE streams with foreign notifications ahead of the reply (the
 //     first test logs how many; typically most of them are foreign). The client must read
 //     the reply out of such a stream and ignore the notifications (R20).
 //   - An isError tool result completes the task (completeTask stores it with status
 //     completed, server/server.go:2987-2989), where the spec says it SHOULD fail
-//     (spec/TASKS.md section 6). Not exercised here: the client keeps the first terminal
+//     (docs/RULES.md#r51). Not exercised here: the client keeps the first terminal
 //     status it sees (R14), so such a task counts completed.
 
 import (

@@ -7,7 +7,7 @@ import (
 	"github.com/tasksim/tasksim/internal/mcp"
 )
 
-// Outcome is how a task ended as the client saw it (DESIGN.md section 4).
+// Outcome is how a task ended as the client saw it (docs/METRICS.md#task-outcomes).
 type Outcome uint8
 
 const (
@@ -292,9 +292,9 @@ func (l *Lifecycle) bound(limit time.Time) time.Time {
 	return l.Deadline
 }
 
-// Advised is the number of polls the server's advice implies for this task:
-// max(1, ceil(time to terminal / advertised pollInterval)) (DESIGN.md section 4). It is 0
-// when unknown (no terminal instant or no interval).
+// Advised is the number of polls the server's advice implies for this task: max(1, ceil(time to
+// terminal / advertised pollInterval)) (docs/METRICS.md#poll_amplification). It is 0 when unknown
+// (no terminal instant or no interval).
 func Advised(timeToTerminal, interval time.Duration) int {
 	if interval <= 0 || timeToTerminal < 0 {
 		return 0

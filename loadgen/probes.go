@@ -18,7 +18,7 @@ import (
 	"github.com/tasksim/tasksim/scenarios"
 )
 
-// Tenant isolation probes (issue 6; spec/TASKS.md R32, R46, R52-R54).
+// Tenant isolation probes (docs/RULES.md: R32, R46, R52-R54).
 //
 // Clients are spread round-robin over Security.Tenants: client i sends tenant i mod n's
 // bearer token. Every client tells an in-process registry the ids of the tasks it creates,

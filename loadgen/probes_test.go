@@ -1,6 +1,6 @@
 package loadgen_test
 
-// Tenant isolation probes and secret canaries (issue 6) against the mock server's handler in
+// Tenant isolation probes and secret canaries against the mock server's handler in
 // virtual time: every probe kind and every insecure mode gives both verdicts, a clean report
 // on the default server and a leak on the broken one.
 

@@ -13,7 +13,7 @@ import (
 	"github.com/tasksim/tasksim/scenarios"
 )
 
-// Recovery under faults (issue 5, DESIGN.md section 5):
+// Recovery under faults (docs/ARCHITECTURE.md#recovery-gate):
 //
 //   - A client never repeats a tools/call on its own. A create without a reply (a cut, a
 //     timeout, a reset) has an unknown outcome: the client reconciles it first, looking for
@@ -119,7 +119,7 @@ func (v *vu) fires(t scenarios.Trigger, kind string) bool {
 }
 
 // taskRecord is what a client persists about its current task, so that after a crash it
-// resumes observation instead of calling the tool again (issue 5). It is kept encoded, as it
+// resumes observation instead of calling the tool again. It is kept encoded, as it
 // would be on disk: only what is written here survives a crash.
 type taskRecord struct {
 	TaskID        string        `json:"task_id"`

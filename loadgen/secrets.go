@@ -12,7 +12,7 @@ import (
 	"github.com/tasksim/tasksim/internal/mcp"
 )
 
-// Secret and prompt-injection canaries (issue 6, DESIGN.md section 5 "hard").
+// Secret and prompt-injection canaries (docs/ARCHITECTURE.md#hard-gate).
 //
 // With Security.Canaries each tenant gets two unique markers, SecretPrefix and 24 random hex
 // digits: one planted in the tool's `note` argument of every create (only when the tool

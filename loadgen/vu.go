@@ -243,7 +243,7 @@ func (v *vu) count(m metrics.Method, start time.Time, rep Reply, err error) {
 // stopped reports whether the run's work has ended (grace period over, second Ctrl-C).
 func (v *vu) stopped() bool { return v.e.workCtx != nil && v.e.workCtx.Err() != nil }
 
-// Backpressure signals (docs/METRICS.md, backpressure_signals). One signal per event the
+// Backpressure signals (docs/METRICS.md#backpressure_signals). One signal per event the
 // server uses to push back, never two for one reply:
 //
 //	throttling reply   any request answered HTTP 429, or 503 with Retry-After (throttled).
@@ -389,7 +389,7 @@ type taskState struct {
 
 // A task runs from creation to a known outcome (or to abandonment when ctx ends): beginTask,
 // then stepTask until it is over, then endTask, driven by drive (executor.go). Its intended
-// start is when it should have started: task_e2e counts from it (DESIGN.md section 4), so a
+// start is when it should have started: task_e2e counts from it (docs/METRICS.md#task_e2e), so a
 // late start is measured, not hidden.
 
 // beginTask creates a task (create) and sets up its lifecycle; it reports false if there is
@@ -944,7 +944,7 @@ func (v *vu) finish(ctx context.Context, t *taskState) {
 	v.saved = nil
 }
 
-// Request answers elicitation/create on a tasks/result stream (spec/TASKS.md section 10):
+// Request answers elicitation/create on a tasks/result stream (docs/RULES.md#input-required-flow):
 // accept, decline or cancel by the configured ratios, with related-task _meta (R31).
 func (v *vu) Request(msg *mcp.Message) ([]byte, *mcp.Error) {
 	if msg.Method != mcp.MethodElicit {

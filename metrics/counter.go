@@ -6,7 +6,7 @@ import "strconv"
 // are stable; requests per method and outcome are counted apart, by Shard.Request.
 type Counter uint16
 
-// The counters. The task outcome counts are those of DESIGN.md section 4.
+// The counters. The task outcome counts are those of docs/METRICS.md#task-outcomes.
 const (
 	TasksCreated         Counter = iota // tasks whose CreateTaskResult arrived
 	TasksCompleted                      // terminal completed observed

@@ -6,7 +6,7 @@
 //
 // # What is measured
 //
-// Histograms (Hist) hold the metrics of DESIGN.md section 4, durations in microseconds
+// Histograms (Hist) hold the metrics of docs/METRICS.md#histograms, durations in microseconds
 // (reported in ms), PollsPerTask as a count and PollAmplification in 1/1000 units. Every
 // histogram of one Hist has the same geometry (NewHistogram: 0 .. 1 h or 0 .. 1e6 at 3
 // significant digits), so shards, windows and runs merge exactly; values outside are

@@ -8,7 +8,7 @@ import (
 
 // Hist identifies a histogram. Values are recorded in the unit noted; durations in
 // microseconds. The names (Name) are stable: they appear in summary.json, CSV, HTML and as
-// the Tag of every line of the HDR interval log (DESIGN.md section 4).
+// the Tag of every line of the HDR interval log (docs/METRICS.md#histograms).
 type Hist uint8
 
 // The histograms. Ranges: durations 0 us .. 1 h (HourUS), counts and milli-ratios

@@ -109,11 +109,11 @@ func (s *Shard) RecordDuration(h Hist, d time.Duration) {
 	s.Record(h, micros(d))
 }
 
-// RecordPollAmplification records one task's poll amplification, polls sent / advised
-// polls, into PollAmplification (in milli-units, rounded), and adds polls and advised to
-// AmplificationPolls and AmplificationAdvised, whose ratio is the fleet figure
-// (Snapshot.FleetPollAmplification). advised below 1 counts as 1, as DESIGN.md section 4
-// defines advised = max(1, ceil(time to terminal / advertised pollInterval)).
+// RecordPollAmplification records one task's poll amplification, polls sent / advised polls, into
+// PollAmplification (in milli-units, rounded), and adds polls and advised to AmplificationPolls and
+// AmplificationAdvised, whose ratio is the fleet figure (Snapshot.FleetPollAmplification). advised
+// below 1 counts as 1, as docs/METRICS.md#poll_amplification defines advised = max(1, ceil(time to
+// terminal / advertised pollInterval)).
 func (s *Shard) RecordPollAmplification(polls, advised int64) {
 	advised = max(advised, 1)
 	polls = max(polls, 0)

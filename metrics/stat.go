@@ -74,9 +74,9 @@ func requestCount(t *[NumMethods][NumOutcomes]int64, m Method) int64 {
 	return n
 }
 
-// FleetPollAmplification returns the fleet's poll amplification (DESIGN.md section 4):
-// sum(polls) / sum(advised polls) over the tasks recorded with
-// Shard.RecordPollAmplification; 1.0 is exactly as advised, 0 means no such task.
+// FleetPollAmplification returns the fleet's poll amplification
+// (docs/METRICS.md#fleet_poll_amplification): sum(polls) / sum(advised polls) over the tasks
+// recorded with Shard.RecordPollAmplification; 1.0 is exactly as advised, 0 means no such task.
 func (s *Snapshot) FleetPollAmplification() float64 {
 	if s.Counters[AmplificationAdvised] == 0 {
 		return 0
@@ -84,8 +84,8 @@ func (s *Snapshot) FleetPollAmplification() float64 {
 	return float64(s.Counters[AmplificationPolls]) / float64(s.Counters[AmplificationAdvised])
 }
 
-// StatusReadsPerTask returns (tasks/get + tasks/list requests) / tasks created, DESIGN.md
-// section 4's status_reads_per_task; 0 when no task was created.
+// StatusReadsPerTask returns (tasks/get + tasks/list requests) / tasks created,
+// docs/METRICS.md#status_reads_per_task; 0 when no task was created.
 func (s *Snapshot) StatusReadsPerTask() float64 {
 	if s.Counters[TasksCreated] == 0 {
 		return 0

@@ -1,9 +1,9 @@
 package mockserver_test
 
-// Throughput of tasks/get over loopback, held against the machine's loopback ceiling
-// (requirement (a): at least 0.5 of it). The ceiling is an in-repo replica of
-// /work/shared/bench/looplimit: the same server, reply bytes, request bytes and transport
-// settings, so that no file outside the module is read at test time.
+// Throughput of tasks/get over loopback, held against the machine's loopback ceiling (the target:
+// at least 0.5 of it, README.md "Performance"). The ceiling is internal/looplimit: the same server,
+// reply bytes, request bytes and transport settings, so that no file outside the module is read at
+// test time.
 //
 // Only ratios measured in one run mean anything on a shared 2-core machine; the figure to
 // quote is the "ratio" metric of BenchmarkTasksGetVsLoopLimit:
@@ -152,7 +152,7 @@ func BenchmarkTasksGetLoopback(b *testing.B) {
 }
 
 // BenchmarkTasksGetVsLoopLimit runs both of the above in one process and reports
-// ratio = (tasks/get req/s) / (looplimit req/s), the figure quoted for requirement (a).
+// ratio = (tasks/get req/s) / (looplimit req/s), the figure README.md "Performance" quotes.
 //
 // b.N requests go to each server, in pairs of back-to-back rounds of about pairRound requests
 // per side, the order alternating (ABBA) so that neither side always runs first. Each pair

@@ -7,7 +7,7 @@ import (
 	"github.com/tasksim/tasksim/internal/mcp"
 )
 
-// Compatibility modes (issue 6): the server plays a peer without Tasks, so that a run can
+// Compatibility modes: the server plays a peer without Tasks, so that a run can
 // prove its client falls back without sending a task parameter.
 //
 //	Config.NoTasks        protocol 2025-11-25 without the tasks capability: initialize

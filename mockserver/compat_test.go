@@ -9,7 +9,7 @@ import (
 	"github.com/tasksim/tasksim/mockserver"
 )
 
-// The compatibility modes of compat.go (issue 6): a server without the tasks capability
+// The compatibility modes of compat.go: a server without the tasks capability
 // (NoTasks) and a server pinned to protocol 2025-06-18 (Protocol).
 
 // TestCompatNoTasks: without the capability, initialize declares no capabilities.tasks

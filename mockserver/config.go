@@ -86,7 +86,7 @@ type Config struct {
 	// Downstream is the simulated system of record behind the tools. Default off.
 	Downstream Downstream
 
-	// Faults inject the server faults of issue 5 (faults.go): per request, per task, per
+	// Faults inject the server faults (faults.go): per request, per task, per
 	// tasks/result stream, and restarts on a schedule. Trigger windows and the restart
 	// schedule are counted from the server's start. Status 0 means 503. Default off.
 	Faults scenarios.ServerFaults

@@ -1,7 +1,7 @@
 // Package mockserver is tasksim's mock MCP Tasks server: a Streamable HTTP endpoint that
-// speaks protocol 2025-11-25 Tasks exactly (spec/TASKS.md), with sessions, bearer-token
+// speaks protocol 2025-11-25 Tasks exactly (docs/RULES.md), with sessions, bearer-token
 // tenants, a task store with a TTL reaper, an event-driven executor for the default tools
-// (DESIGN.md section 8), the input_required flow, backpressure (task caps, a bounded
+// (tools.go), the input_required flow, backpressure (task caps, a bounded
 // executor, rate limits), a downstream system of record and a domain ledger, idempotent
 // creates keyed by idempotency_key (idempotency.go), and injected server faults for chaos
 // runs (faults.go).

@@ -12,7 +12,7 @@ import (
 	"github.com/tasksim/tasksim/scenarios"
 )
 
-// Server-side faults (Config.Faults, issue 5): the embedded server misbehaving on purpose,
+// Server-side faults (Config.Faults): the embedded server misbehaving on purpose,
 // so that a client fleet's recovery can be rehearsed. Every zero value is off, and off costs
 // the request path one bool test (perRequest) and task creation another (perTask).
 //

@@ -49,7 +49,7 @@ func putBuf(bp *[]byte, b []byte) {
 }
 
 // serveMCP is the single MCP endpoint: POST carries one JSON-RPC message, GET opens the
-// server-to-client stream, DELETE ends a session (spec/TASKS.md section 13).
+// server-to-client stream, DELETE ends a session (docs/RULES.md: H4, H6, H9).
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if !s.originAllowed(r.Header.Get("Origin")) {
 		s.rejected(r, mcp.OpUnknown, http.StatusForbidden)
@@ -196,7 +196,7 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveDelete ends a session (H9). Tasks outlive it: they are bound to the authorization
-// context, not to the session (spec/TASKS.md section 12).
+// context, not to the session (docs/RULES.md#r52).
 func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get(headerSessionID)
 	if id == "" {

@@ -11,10 +11,10 @@ import (
 	"github.com/tasksim/tasksim/internal/mcp"
 )
 
-// Deliberately insecure modes and token revocation (issue 6). The insecure modes exist to
+// Deliberately insecure modes and token revocation. The insecure modes exist to
 // prove that tasksim's isolation probes and secret detector work: a run against a server in
 // one of them must fail the hard gate, and the same run without it must pass. None is ever on
-// by default. Each breaks one rule of spec/TASKS.md, precisely:
+// by default. Each breaks one rule of docs/RULES.md, precisely:
 //
 //	session_bound    tasks are bound to the session that created them instead of the tenant
 //	                 (R52 broken): tasks/get, tasks/result and tasks/cancel find a task only on

@@ -225,8 +225,8 @@ func firstText(content []mcpgo.Content) string {
 	return ""
 }
 
-// TestInteropInitializeAndTools checks the handshake (H1-H3) and tool negotiation (section 3)
-// as mcp-go sees them.
+// TestInteropInitializeAndTools checks the handshake (H1-H3) and tool negotiation
+// (docs/RULES.md#capabilities) as mcp-go sees them.
 func TestInteropInitializeAndTools(t *testing.T) {
 	srv := startInterop(t, interopConfig())
 	c, res := dialMCPGo(t, srv, "")
@@ -238,8 +238,8 @@ func TestInteropInitializeAndTools(t *testing.T) {
 	if c.GetSessionId() == "" {
 		t.Error("mcp-go holds no session id after initialize (H2)")
 	}
-	// The capability leaves, as mcp-go parsed them (section 2). Without tokens there is no
-	// authorization context, so tasks.list is not declared (R54).
+	// The capability leaves, as mcp-go parsed them (docs/RULES.md#capabilities). Without tokens
+	// there is no authorization context, so tasks.list is not declared (R54).
 	tc := c.GetServerCapabilities().Tasks
 	switch {
 	case tc == nil:
@@ -393,7 +393,7 @@ func TestInteropTaskLifecycle(t *testing.T) {
 	}
 
 	// isError:true ends failed with a diagnostic statusMessage, and tasks/result is still a
-	// success reply holding that result (R50, R51, section 6).
+	// success reply holding that result (R50, R51, docs/RULES.md#state-machine).
 	tk = c.callAsTask(t, mockserver.ToolWork, map[string]any{"duration_ms": 50, "outcome": "failed"})
 	failed := c.waitFor(t, tk.TaskId, mcpgo.TaskStatusFailed)
 	if failed.StatusMessage == "" {
@@ -451,7 +451,7 @@ func TestInteropCancel(t *testing.T) {
 		t.Errorf("second raw tasks/cancel: %+v, %v; want error -32602 (R26)", resp, err)
 	}
 
-	// tasks/result of a cancelled task is unspecified (section 15 gap 1); tasksim answers
+	// tasks/result of a cancelled task is unspecified (docs/RULES.md#gap-1); tasksim answers
 	// with an isError result that still carries related-task _meta.
 	res, err := c.TaskResult(ctx, mcpgo.TaskResultRequest{Params: mcpgo.TaskResultParams{TaskId: tk.TaskId}})
 	if err != nil || !res.IsError || relatedTaskID(res.Meta) != tk.TaskId {
@@ -503,7 +503,7 @@ func TestInteropTenants(t *testing.T) {
 	}
 
 	// Bob sees none of them, and cannot get, fetch or cancel them (R53): -32602, as for an
-	// unknown id, so that existence does not leak (section 9).
+	// unknown id, so that existence does not leak (docs/RULES.md#gap-11).
 	theirs, err := bob.ListTasks(ctx, mcpgo.ListTasksRequest{})
 	if err != nil {
 		t.Fatalf("bob ListTasks: %v", err)
@@ -566,9 +566,9 @@ func (e *elicitor) requests() []mcpgo.ElicitationRequest {
 	return slices.Clone(e.seen)
 }
 
-// TestInteropElicitation runs the input_required flow (section 10) with mcp-go's elicitation
-// handler: the client sees input_required, calls tasks/result at once (R37), answers the
-// elicitation/create that arrives on that stream, and gets the final payload on it.
+// TestInteropElicitation runs the input_required flow (docs/RULES.md#input-required-flow) with
+// mcp-go's elicitation handler: the client sees input_required, calls tasks/result at once (R37),
+// answers the elicitation/create that arrives on that stream, and gets the final payload on it.
 func TestInteropElicitation(t *testing.T) {
 	srv := startInterop(t, interopConfig())
 	for _, tc := range []struct {

@@ -6,7 +6,7 @@ import (
 	"github.com/tasksim/tasksim/scenarios"
 )
 
-// The tunables of issue 4: each plays one kind of server an SRE wants to rehearse against
+// The tunables: each plays one kind of server an SRE wants to rehearse against
 // (slower, failing, full, throttling, with a struggling downstream). Every zero value is
 // "off", and off costs nothing on the request path.
 

@@ -2,12 +2,12 @@ package mockserver
 
 import "sync"
 
-// ledger is the domain system of record. Every domain operation is recorded once its
-// outcome is authoritative: its idempotency key, actor (the MCP session that created the
-// work), tenant, intended effect (tool + key), downstream receipt, and outcome (applied,
-// failed, rejected). A second APPLIED effect for one (tenant, idempotency key) is a
-// duplicate, the evidence the hard gate looks for (DESIGN.md section 5). Operations without
-// a key are counted but cannot be deduplicated.
+// ledger is the domain system of record. Every domain operation is recorded once its outcome is
+// authoritative: its idempotency key, actor (the MCP session that created the work), tenant,
+// intended effect (tool + key), downstream receipt, and outcome (applied, failed, rejected). A
+// second APPLIED effect for one (tenant, idempotency key) is a duplicate, the evidence the hard
+// gate looks for (docs/ARCHITECTURE.md#hard-gate). Operations without a key are counted but cannot
+// be deduplicated.
 //
 // Memory is bounded by the number of distinct keys, not of operations: the ledger keeps,
 // per (tenant, key), the task created for the key (idempotent creates, idempotency.go), the

@@ -145,8 +145,8 @@ func (s *Server) toolsList() ([]byte, *mcp.Error) {
 	return b, nil
 }
 
-// toolsCall runs a call synchronously or creates a task, by the rules of spec/TASKS.md
-// section 3 (R4, R8, R10, R11).
+// toolsCall runs a call synchronously or creates a task, by docs/RULES.md#capabilities (R4, R8,
+// R10, R11).
 func (s *Server) toolsCall(c *call) {
 	p, err := readCallParams(c.msg.Params) // params.go
 	if err != nil || p.name == "" {

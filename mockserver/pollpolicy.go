@@ -10,7 +10,7 @@ import (
 // The pollInterval policy (Config.Poll) decides the pollInterval of every task reply
 // (tools/call, tasks/get, tasks/cancel, tasks/list, notifications/tasks/status). It is asked
 // each time a reply is built, so the interval of one task changes during its life when the
-// load does (spec/TASKS.md section 7).
+// load does (docs/RULES.md#r45).
 //
 //	fixed     interval = PollInterval
 //	per_tool  interval = PerTool[tool], else PollInterval

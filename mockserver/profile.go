@@ -4,7 +4,7 @@ import "time"
 
 // Tool profiles (Config.Tools): the default behaviour of each tool, drawn per call from the
 // server's seeded random source (stream streamWork). A call's own arguments override the
-// profile field by field (DESIGN.md section 8), and an overridden field draws nothing:
+// profile field by field, and an overridden field draws nothing:
 //
 //	duration:  duration_ms, else a sample of Duration (clamped to 24h), else DefaultDuration
 //	outcome:   outcome, else drawn with weights

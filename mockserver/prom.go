@@ -11,7 +11,7 @@ import (
 	"github.com/tasksim/tasksim/internal/mcp"
 )
 
-// The /metrics endpoint: the server's figures (DESIGN.md section 4) in the Prometheus text
+// The /metrics endpoint: the server's figures (docs/METRICS.md#server) in the Prometheus text
 // format, so a dashboard can watch a mock server while a real client fleet runs against it.
 //
 // Every server has its own prometheus.Registry (no global registry, STYLE habit 5): two
@@ -29,7 +29,7 @@ import (
 //
 // Families, all prefixed tasksim_mock_ (names are stable):
 //
-//	requests_total{method,outcome}  counter  JSON-RPC requests by method (DESIGN.md op name,
+//	requests_total{method,outcome}  counter  JSON-RPC requests by method (the op's metric name,
 //	                                         e.g. tasks_get) and outcome (ok, rpc_error,
 //	                                         http_error); see requests.go
 //	http_rejections_total{code}     counter  HTTP rejections of /mcp by status ("other" for

@@ -12,7 +12,7 @@ import (
 
 // TestElicitationRedeliveryR38: a pending elicitation/create whose stream ends before the
 // client answered is sent again, so that a task is never left in input_required for want of
-// a stream (R38, R39, spec/TASKS.md section 10), yet one message is on one live stream at a
+// a stream (docs/RULES.md: R38, R39), yet one message is on one live stream at a
 // time (H6). Once the answer is in, the next tasks/result returns the result (R17) and asks
 // nothing again.
 func TestElicitationRedeliveryR38(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 // Server-side request counting: every JSON-RPC request the MCP endpoint answers, by the Op
 // of its method and by Outcome, and every transport-level rejection by HTTP status. The
 // counters are atomics indexed by enums, so counting a request is one atomic add and no
-// allocation (DESIGN.md section 4, "requests by method and outcome").
+// allocation (docs/METRICS.md#server).
 //
 // What is counted:
 //

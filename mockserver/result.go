@@ -23,10 +23,10 @@ func (st *stream) alive() bool {
 	}
 }
 
-// tasksResult returns the task's payload, blocking while it is working or input_required
-// (R17, R18). On a non-terminal task a client that accepts SSE gets a stream: the priming
-// event (H5), then every pending elicitation/create of the task (spec/TASKS.md section 10),
-// then the final reply. A dropped connection abandons the request, never the task (R62).
+// tasksResult returns the task's payload, blocking while it is working or input_required (R17,
+// R18). On a non-terminal task a client that accepts SSE gets a stream: the priming event (H5),
+// then every pending elicitation/create of the task (docs/RULES.md#input-required-flow), then the
+// final reply. A dropped connection abandons the request, never the task (R62).
 //
 // An elicitation is carried by one live stream at a time (H6). When the stream that carried
 // it ends before it was answered, the other waiters on the task are woken, so that a stream
@@ -88,7 +88,8 @@ func (s *Server) tasksResult(c *call) {
 				if p.answered {
 					continue
 				}
-				// H6: one message, one stream: not while the owner's GET stream that got it is connected.
+				// H6: one message, one stream: not while the owner's GET stream that got it is
+				// connected.
 				onGET := false
 				if p.onGET {
 					getEnded = t.owner.getEnded() // before the test, so that no end is missed

@@ -1,6 +1,6 @@
 package mockserver_test
 
-// Tests of the Streamable HTTP rules H1-H11 of spec/TASKS.md section 13, as the mock server
+// Tests of the Streamable HTTP rules H1-H11 of docs/RULES.md, as the mock server
 // must obey them (R41).
 
 import (
@@ -72,9 +72,13 @@ func ruleRejected(t testing.TB, h *harness, req *http.Request, want int, msg ...
 	return hdr
 }
 
-// TestH1 checks H1: "If the server supports the requested version it echoes it; otherwise it offers its own newest one."
+// TestH1 checks H1, docs/RULES.md#h1: Initialization (`basic/lifecycle.mdx`): the client POSTs
+// `initialize` with its version, capabilities and `clientInfo`; the server echoes a version it
+// supports or offers its newest; the client then sends `notifications/initialized` (answered 202).
+// Before that, only `ping` (and server logging) may flow.
 func TestH1(t *testing.T) {
-	// Only a 2025-11-25 session gets the tasks capability; elsewhere tasks/* are unknown and task is ignored (R4).
+	// Only a 2025-11-25 session gets the tasks capability; elsewhere tasks/* are unknown and task
+	// is ignored (R4).
 	tests := []struct {
 		name  string
 		ask   string
@@ -138,7 +142,9 @@ func TestH1(t *testing.T) {
 	})
 }
 
-// TestH2 checks H2: "The ID uses visible ASCII only and should be securely random; a server that requires it answers 400 without it."
+// TestH2 checks H2, docs/RULES.md#h2: Session management: the server may return `MCP-Session-Id`
+// (visible ASCII, securely random) with the initialize reply; the client then sends it on every
+// request, and a server that requires it answers 400 when it is missing.
 func TestH2(t *testing.T) {
 	ruleRun(t, "ids", func(t *testing.T) {
 		h := newHarness(t, mockserver.Config{})
@@ -180,7 +186,9 @@ func TestH2(t *testing.T) {
 	}
 }
 
-// TestH3 checks H3: "The client MUST send MCP-Protocol-Version (the negotiated version); an invalid or unsupported value gets 400."
+// TestH3 checks H3, docs/RULES.md#h3: Protocol version header: after initialize every request
+// carries `MCP-Protocol-Version` with the negotiated version; without it a server assumes
+// `2025-03-26`; an invalid or unsupported value gets 400.
 func TestH3(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -225,7 +233,10 @@ func TestH3(t *testing.T) {
 	}
 }
 
-// TestH4 checks H4: "A notification or response gets 202 with no body; a request gets application/json or text/event-stream."
+// TestH4 checks H4, docs/RULES.md#h4: Sending messages: one JSON-RPC message per POST, with
+// `Accept: application/json, text/event-stream`; a notification or response gets 202; a request
+// gets either one JSON object or an SSE stream that may carry related requests and notifications
+// before the response, and clients handle both; the server closes the stream after the response.
 func TestH4(t *testing.T) {
 	tests := []struct {
 		name string
@@ -273,7 +284,9 @@ func TestH4(t *testing.T) {
 	}
 }
 
-// TestH5 checks H5: "On a new SSE stream the server should first send an event with an id and an empty data field."
+// TestH5 checks H5, docs/RULES.md#h5: SSE polling: a new stream starts with an event that has an id
+// and empty data; the server may then drop the connection, after a `retry:` field the client
+// honours before reconnecting; a dropped connection is never a cancellation.
 func TestH5(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -321,7 +334,9 @@ func TestH5(t *testing.T) {
 	}
 }
 
-// TestH6 checks H6: "GET with Accept: text/event-stream opens a stream; no responses on it; each message goes out on exactly one stream."
+// TestH6 checks H6, docs/RULES.md#h6: Listening: a GET with `Accept: text/event-stream` opens the
+// server-to-client stream, or gets 405; it carries requests and notifications not tied to a client
+// request, responses only when resuming; each message goes on exactly one stream.
 func TestH6(t *testing.T) {
 	// 406 without Accept text/event-stream; status notifications go only to the owning session.
 	accepts := []struct {
@@ -433,7 +448,9 @@ func TestH6(t *testing.T) {
 	})
 }
 
-// TestH7 checks H7: "SSE ids, when present, MUST be unique across all streams of the session."
+// TestH7 checks H7, docs/RULES.md#h7: Resumability: event ids, when used, are unique across the
+// session's streams; a client resumes with a GET carrying `Last-Event-ID`, and the server replays
+// only later events of that same stream.
 func TestH7(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -504,7 +521,8 @@ func TestH7(t *testing.T) {
 	}
 }
 
-// TestH8 checks H8: "When the server ends a session, requests that carry that ID get 404."
+// TestH8 checks H8, docs/RULES.md#h8: Session expiry: a request with an ended session id gets 404,
+// and the client starts over with an `initialize` that carries no session header.
 func TestH8(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -544,7 +562,8 @@ func TestH8(t *testing.T) {
 	}
 }
 
-// TestH9 checks H9: "A client that is finished should send DELETE with MCP-Session-Id."
+// TestH9 checks H9, docs/RULES.md#h9: Session end: a client that is done sends DELETE with its
+// session id; the server may answer 405.
 func TestH9(t *testing.T) {
 	// The session ends; its tasks, bound to the authorization context, outlive it.
 	tests := []struct {
@@ -596,7 +615,9 @@ func TestH9(t *testing.T) {
 	}
 }
 
-// TestH10 checks H10: "The server validates Origin, answering 403 if it is invalid; an invalid or expired token gets 401 with WWW-Authenticate."
+// TestH10 checks H10, docs/RULES.md#h10: Security (*Security Warning*; `basic/authorization.mdx`):
+// the server validates `Origin` (403 if invalid) and binds to 127.0.0.1 when local; an invalid or
+// expired token gets 401 with `WWW-Authenticate`, insufficient scope 403.
 func TestH10(t *testing.T) {
 	origins := []struct {
 		origin  string
@@ -689,7 +710,9 @@ func TestH10(t *testing.T) {
 // ruleIntCode matches an integer JSON-RPC error code (H11).
 var ruleIntCode = regexp.MustCompile(`^-?[0-9]+$`)
 
-// TestH11 checks H11: "Request id is a string or integer, never null; notifications have no id and get no reply; error codes are integers."
+// TestH11 checks H11, docs/RULES.md#h11: JSON-RPC (`basic/index.mdx`): a request id is a string or
+// an integer, never `null`, never reused by its sender within a session; notifications have no id
+// and no reply; error codes are integers.
 func TestH11(t *testing.T) {
 	tests := []struct {
 		name string

@@ -1,7 +1,7 @@
 package mockserver_test
 
-// The rules of spec/TASKS.md as tests of the mock server: one table-driven test per rule of
-// section 14 (rules_tasks_test.go, TestR<n>) and of section 13 (rules_http_test.go,
+// The rules of docs/RULES.md as tests of the mock server: one table-driven test per rule of
+// R1-R62 (rules_tasks_test.go, TestR<n>) and of H1-H11 (rules_http_test.go,
 // TestH<n>), named after it. This file holds their shared helpers (all named rule*, beside
 // harness_test.go) and three cross-cutting tables: TestBadInput, TestTTL, TestInputRequired.
 //
@@ -617,7 +617,7 @@ func TestTTL(t *testing.T) {
 	}
 }
 
-// TestInputRequired walks the input_required flow of spec/TASKS.md section 10: working ->
+// TestInputRequired walks the input_required flow of docs/RULES.md#input-required-flow: working ->
 // input_required -> elicitation/create (related-task _meta) on the tasks/result SSE stream ->
 // the client answers with a separate POST (202) -> working -> completed, with the final
 // payload on the same stream; a refusal ends the task failed (R35, R36, R38).

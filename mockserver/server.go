@@ -254,7 +254,7 @@ func (s *Server) startReaper() {
 	}()
 }
 
-// purge deletes an expired task and records the cleanup lag (DESIGN.md section 4).
+// purge deletes an expired task and records the cleanup lag (docs/METRICS.md#cleanup_lag).
 func (s *Server) purge(t *task, now time.Time) {
 	if !s.store.remove(t) {
 		return
@@ -286,7 +286,7 @@ func (s *Server) purge(t *task, now time.Time) {
 
 // visible returns t, a stored task or nil, when tenant may see it, and nil otherwise. A task
 // of another tenant is reported exactly like a missing one, so that existence does not leak
-// (R53, section 9). A task found expired is deleted on the spot.
+// (R53, docs/RULES.md#gap-11). A task found expired is deleted on the spot.
 func (s *Server) visible(t *task, tenant string) *task {
 	if t == nil || t.tenant != tenant {
 		return nil

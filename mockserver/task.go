@@ -71,7 +71,7 @@ const (
 	fxApplied              // applied
 )
 
-// appendLocked appends t's wire form (spec/TASKS.md section 4): the result of tasks/get and
+// appendLocked appends t's wire form (docs/RULES.md#task-object): the result of tasks/get and
 // tasks/cancel, and the params of notifications/tasks/status. It writes the bytes
 // mcp.V20251125's AppendTask writes (TestTaskWireMatchesDialect), but takes createdAt,
 // lastUpdatedAt and ttl from the stored numbers, so that a live task keeps no strings or

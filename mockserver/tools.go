@@ -11,7 +11,7 @@ import (
 	"github.com/tasksim/tasksim/internal/mcp"
 )
 
-// The default tools of DESIGN.md section 8: one per taskSupport value.
+// The default tools: one per taskSupport value.
 const (
 	ToolWork     = "work"      // taskSupport optional
 	ToolWorkTask = "work_task" // taskSupport required
@@ -162,7 +162,7 @@ func appendToolResult(dst []byte, p *workPlan, end ending, taskID, statusMessage
 		dst = strconv.AppendInt(dst, p.duration.Milliseconds(), 10)
 		dst = append(dst, ` ms"`...)
 	case endCancelled:
-		// spec/TASKS.md section 15 gap 1: tasks/result of a cancelled task is unspecified;
+		// docs/RULES.md#gap-1: tasks/result of a cancelled task is unspecified;
 		// tasksim answers with an isError result so the reply still carries related-task _meta.
 		dst = mcp.AppendString(dst, "task was cancelled before its work finished")
 	default:

@@ -6,7 +6,7 @@ import (
 )
 
 // TestHardGateSecurity: cross-tenant leaks and planted secrets fail the hard gate once
-// checked; unchecked, they are listed in "not_checked" (issue 6).
+// checked; unchecked, they are listed in "not_checked".
 func TestHardGateSecurity(t *testing.T) {
 	tests := []struct {
 		name       string

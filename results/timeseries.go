@@ -18,7 +18,7 @@ import (
 // when the window recorded none.
 //
 //	t_s                          window end, seconds since the run's start, 3 decimals
-//	created completed failed     task outcome counts (DESIGN.md section 4)
+//	created completed failed     task outcome counts (docs/METRICS.md#task-outcomes)
 //	cancelled expired unknown
 //	dropped
 //	in_flight                    level: tasks in flight in the load generator

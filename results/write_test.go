@@ -85,7 +85,7 @@ func TestGoldenText(t *testing.T) {
 	golden(t, "text.golden", buf.Bytes())
 }
 
-// TestSummaryShape pins the keys of summary.json and their order (DESIGN.md section 7):
+// TestSummaryShape pins the keys of summary.json and their order (README.md "Output"):
 // the golden file pins the values, this test says what a change to it must not break.
 func TestSummaryShape(t *testing.T) {
 	info, total, windows := fixture()

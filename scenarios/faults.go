@@ -2,7 +2,7 @@ package scenarios
 
 import "slices"
 
-// Faults are the chaos of issue 5: transport cuts at each point of the task lifecycle as
+// Faults are the chaos of a run: transport cuts at each point of the task lifecycle as
 // the client sees them, faults of the embedded server, and network faults between the
 // clients and any target (a chaos proxy). Every zero value is "off"; every decision is drawn
 // from the run's seeded random sources, so a seed gives the same fault schedule.
@@ -50,7 +50,7 @@ type Schedule struct {
 // On reports whether the schedule has any instant.
 func (s Schedule) On() bool { return len(s.At) > 0 || s.Every > 0 }
 
-// ClientFaults are the five fault points of issue 5, as cuts of the client's transport.
+// ClientFaults are the five fault points, as cuts of the client's transport.
 // A cut drops the connection (and with it the session's state on the client side: the
 // client must reconnect) at the named point; the server keeps whatever it had done.
 //
@@ -179,7 +179,7 @@ func (n NetworkFaults) On() bool {
 // On reports whether any fault is on.
 func (f Faults) On() bool { return f.Client.On() || f.Server.On() || f.Network.On() }
 
-// Recovery is how clients recover from faults (issue 5).
+// Recovery is how clients recover from faults.
 type Recovery struct {
 	// Backoff spaces reconnect attempts after a transport failure: Initial, doubled per
 	// attempt up to Max, scaled by U(1-Jitter, 1+Jitter). A Retry-After overrides it.
@@ -206,7 +206,7 @@ type Backoff struct {
 	Jitter  float64  `yaml:"jitter"`  // in [0, 1). Default 0.2.
 }
 
-// Budgets are the separate attempt budgets of issue 5, per task: a task that spends one is
+// Budgets are the separate attempt budgets, per task: a task that spends one is
 // abandoned with outcome unknown (and the budget named in the evidence).
 type Budgets struct {
 	Create    int `yaml:"create"`    // tools/call attempts (>= 1; > 1 only with retry_create). Default 2.

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// TestValidateFaults checks the rules of the faults and recovery sections (issue 5).
+// TestValidateFaults checks the rules of the faults and recovery sections.
 func TestValidateFaults(t *testing.T) {
 	tests := []struct {
 		name string

@@ -27,7 +27,7 @@ type Scenario struct {
 	// Tool is the tool called with task augmentation. Default "work_task".
 	Tool string `yaml:"tool"`
 	// Args are the tool arguments, passed as-is (they must be representable in JSON). On the
-	// embedded server they steer each call (duration_ms, outcome, ...: DESIGN.md section 8).
+	// embedded server they steer each call (duration_ms, outcome, ...: README.md "tasksim serve").
 	// Default none.
 	Args map[string]any `yaml:"args,omitempty"`
 	// TaskTTL is the ttl requested in params.task; 0 = none requested. Default 0.
@@ -300,7 +300,7 @@ type Server struct {
 	// Downstream is the simulated system of record behind the tools. Default off.
 	Downstream Downstream `yaml:"downstream"`
 
-	// The compatibility knobs (issue 6) play a peer without Tasks, so that a run proves its
+	// The compatibility knobs play a peer without Tasks, so that a run proves its
 	// fallback: see mockserver/compat.go.
 
 	// Tasks declares the tasks capability; false plays a server without it: no

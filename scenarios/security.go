@@ -1,6 +1,6 @@
 package scenarios
 
-// Security is the tenant isolation and secrets section of issue 6 (the `security:` key).
+// Security is the tenant isolation and secrets section (the `security:` key).
 // Every zero value is "off". Clients are spread round-robin over the tenants: those of
 // server.tokens on the embedded server, those of Tenants on a real target.
 type Security struct {

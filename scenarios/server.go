@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// The server knobs of issue 4: each plays one kind of server an SRE wants to rehearse
+// The server knobs: each plays one kind of server an SRE wants to rehearse
 // against (slower, failing, full, throttling, with a struggling downstream). They map one to
 // one onto mockserver.Config (cmd/tasksim serverConfig); every zero value is "off".
 

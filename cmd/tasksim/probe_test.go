@@ -2,7 +2,7 @@ package main
 
 // `tasksim probe` end to end: the binary built by TestMain against the embedded server
 // (`tasksim serve`, in its normal and compatibility modes) and against an independent
-// mcp-go server; and the run's fallbacks against a peer without Tasks (issue 6).
+// mcp-go server; and the run's fallbacks against a peer without Tasks.
 
 import (
 	"context"

@@ -455,7 +455,7 @@ func securityConfig(sc *scenarios.Scenario) loadgen.Security {
 }
 
 // embeddedReconciler finds a task by idempotency key in the embedded server's ledger, for
-// the reconciliation of creates whose reply was lost (issue 5). Keys are unique within a
+// the reconciliation of creates whose reply was lost. Keys are unique within a
 // run, so it looks in every tenant's ledger.
 func embeddedReconciler(sc *scenarios.Scenario, srv *mockserver.Server) loadgen.Reconciler {
 	tenants := []string{""}
@@ -633,7 +633,7 @@ func engineConfig(sc *scenarios.Scenario) loadgen.Config {
 		Shards:   max(8, 2*runtime.GOMAXPROCS(0)),
 		Faults:   sc.Faults.Client,
 		Recovery: sc.Recovery,
-		Security: securityConfig(sc), // tenants, probes, canaries (issue 6)
+		Security: securityConfig(sc), // tenants, probes, canaries
 	}
 	if sc.Target == "" {
 		// Both ends of every connection live in this process and share its processors:
@@ -648,7 +648,7 @@ func engineConfig(sc *scenarios.Scenario) loadgen.Config {
 		}
 	} else {
 		// The store of a real target is out of sight: sample cleanup_lag by probing one
-		// finished task in ten after its expiry (DESIGN.md section 4).
+		// finished task in ten after its expiry (docs/METRICS.md#cleanup_lag).
 		cfg.CleanupProbes = 10
 	}
 	if sc.Fallback == scenarios.FallbackSync {
@@ -790,7 +790,7 @@ func serverStats(srv *mockserver.Server) any {
 		"requests":   requests,
 		"rejections": rejections,
 
-		// Idempotent creates and the faults that took effect (issue 5).
+		// Idempotent creates and the faults that took effect.
 		"idempotent_replays": st.IdempotentReplays,
 		"idempotent_expired": st.IdempotentExpired,
 		"faults":             faults,

@@ -188,7 +188,7 @@ func TestScenarioSlowDownstream(t *testing.T) {
 	})
 }
 
-// The chaos scenarios of issue 5, whole and in virtual time: each passes its gates on the
+// The chaos scenarios, whole and in virtual time: each passes its gates on the
 // embedded (correct) server, with the recovery and cancellation gates evaluated, except the
 // demo of a known-bad server, which must fail the hard gate.
 

@@ -8,7 +8,7 @@ import (
 	"github.com/tasksim/tasksim/scenarios"
 )
 
-// Tokens never appear in any output (DESIGN.md section 6), not even when a target echoes
+// Tokens never appear in any output, not even when a target echoes
 // one back in an error body. Every secret the process learns (header values of flags and
 // scenarios, tenant tokens) is noted here, and every error main prints, and every message a
 // sweep keeps, goes through redactKnown.

@@ -1,6 +1,6 @@
 package main
 
-// Tenant isolation (issue 6): the two shipped scenarios in virtual time, and the built binary
+// Tenant isolation: the two shipped scenarios in virtual time, and the built binary
 // never printing a token or a planted secret, in any file of a run or on stdout and stderr.
 
 import (

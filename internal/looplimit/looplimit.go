@@ -1,7 +1,8 @@
-// Package looplimit is an in-repo replica of ../shared/bench/looplimit, the loopback HTTP
-// ceiling of the machine: the same server, reply bytes, request bytes and transport
-// settings, so that benchmarks can measure the ceiling in the same run as tasksim and quote
-// ratios, without reading files outside the module at test time.
+// Package looplimit measures the loopback HTTP ceiling of the machine: a minimal HTTP server
+// and client pair, the replica of a benchmark the project's machines keep beside the
+// repository (same server, reply bytes, request bytes and transport settings), so that
+// benchmarks measure the ceiling in the same run as tasksim and quote ratios, without
+// reading files outside the module at test time.
 //
 // It is benchmark support only: production code must not import it.
 package looplimit

@@ -29,7 +29,7 @@ const (
 	NumOps
 )
 
-// metricNames are the stable names of DESIGN.md section 4 (latency_<name>).
+// metricNames are the stable names of docs/METRICS.md#latency_method (latency_<name>).
 var metricNames = [NumOps]string{
 	"unknown", "initialize", "initialized", "ping", "tools_list", "tools_call", "tasks_get",
 	"tasks_result", "tasks_list", "tasks_cancel", "tasks_status", "elicitation_create", "cancelled",
@@ -111,7 +111,7 @@ func InternVersion(v string) string {
 // HasTasks reports whether protocol version v includes Tasks (only 2025-11-25 does).
 func HasTasks(v string) bool { return v == Version20251125 }
 
-// V20251125 is the 2025-11-25 dialect (spec/TASKS.md).
+// V20251125 is the 2025-11-25 dialect (docs/RULES.md#eras).
 type V20251125 struct{}
 
 var _ Dialect = V20251125{}

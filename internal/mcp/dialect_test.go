@@ -158,7 +158,7 @@ func TestParseCallReply(t *testing.T) {
 
 func TestMethodOpRoundTrip(t *testing.T) {
 	var d mcp.V20251125
-	// The spec's spelling of every method (spec/TASKS.md sections 5, 10, 11, 13), written
+	// The spec's spelling of every method (docs/RULES.md#methods), written
 	// out here rather than taken from the constants under test.
 	want := map[mcp.Op]string{
 		mcp.OpInitialize:  "initialize",

@@ -1,6 +1,6 @@
 // Package mcp is tasksim's wire layer: the JSON-RPC 2.0 envelope, the MCP and Tasks message
 // types of each protocol dialect, method names, error codes, and the task state-transition
-// table (spec/TASKS.md section 6, rule R14) that both the mock server and the load generator
+// table (docs/RULES.md#r14) that both the mock server and the load generator
 // obey.
 //
 // It owns no network I/O. Besides the standard library it imports only jsontext (the

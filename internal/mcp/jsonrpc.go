@@ -12,7 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// JSON-RPC 2.0 and MCP error codes (spec/TASKS.md section 9).
+// JSON-RPC 2.0 and MCP error codes (docs/RULES.md#error-codes).
 const (
 	CodeParseError             = -32700 // malformed JSON
 	CodeInvalidRequest         = -32600 // not a valid JSON-RPC 2.0 message (batches included)

@@ -71,7 +71,7 @@ func (s *Status) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// transitions is the R14 table (spec/TASKS.md section 6): transitions[from][to] is true when
+// transitions is the R14 table (docs/RULES.md#state-machine): transitions[from][to] is true when
 // a task may move from one status to the other. A status "moving" to itself is a self update
 // (new statusMessage, new lastUpdatedAt) and is allowed for non-terminal statuses; terminal
 // statuses never change.
@@ -103,7 +103,7 @@ func CanTransition(from, to Status) bool {
 	return transitions[from][to]
 }
 
-// Task is the 2025-11-25 wire form of a task (spec/TASKS.md section 4). TTL is always sent:
+// Task is the 2025-11-25 wire form of a task (docs/RULES.md#task-object). TTL is always sent:
 // nil is written as null (unlimited retention, R44).
 type Task struct {
 	TaskID        string `json:"taskId"`
@@ -115,9 +115,9 @@ type Task struct {
 	PollInterval  *Ms    `json:"pollInterval,omitempty"`
 }
 
-// Ms is a count of milliseconds on the wire (ttl, pollInterval). The schema says integer;
-// the TypeScript source says number, so reading is lenient about 12000.0 (spec/TASKS.md
-// section 4) while writing always emits an integer.
+// Ms is a count of milliseconds on the wire (ttl, pollInterval). The schema says integer; the
+// TypeScript source says number, so reading is lenient about 12000.0 (docs/RULES.md#task-object)
+// while writing always emits an integer.
 type Ms int64
 
 // UnmarshalJSON accepts integers and finite numbers with a fraction, rounding down.

@@ -17,7 +17,7 @@ func ms(n int64) *mcp.Ms {
 
 var allStatuses = []mcp.Status{mcp.StatusWorking, mcp.StatusInputRequired, mcp.StatusCompleted, mcp.StatusFailed, mcp.StatusCancelled}
 
-// TestR14 checks CanTransition against the state table of spec/TASKS.md section 6, copied
+// TestR14 checks CanTransition against the state table of docs/RULES.md#state-machine, copied
 // here cell by cell. R13: a new task starts in working. R14: only the transitions of the
 // table happen, and a terminal status (completed, failed, cancelled) never changes.
 //
@@ -134,7 +134,7 @@ func TestMs(t *testing.T) {
 		want mcp.Ms
 	}{
 		{`12000`, 12000},
-		{`12000.0`, 12000}, // the TS source says number: read leniently (spec/TASKS.md section 4)
+		{`12000.0`, 12000}, // the TS source says number: read leniently (docs/RULES.md#task-object)
 		{`12000.9`, 12000}, // a fraction is dropped
 		{`1.2e4`, 12000},
 		{`0`, 0},

@@ -10,7 +10,7 @@ type Implementation struct {
 }
 
 // Leaf is a capability leaf. In 2025-11-25 every leaf is an object whose presence means
-// "supported" (spec/TASKS.md section 2): a nil *Leaf is absent, a non-nil one is sent as {}.
+// "supported" (docs/RULES.md#capabilities): a nil *Leaf is absent, a non-nil one is sent as {}.
 type Leaf struct{}
 
 // On returns a present leaf.
@@ -52,7 +52,7 @@ func (c *TasksCapability) ToolCallTasks() bool {
 }
 
 // ElicitationCapability is the client's capabilities.elicitation. An empty object means
-// form mode only (spec/TASKS.md section 10).
+// form mode only (docs/RULES.md#r60).
 type ElicitationCapability struct {
 	Form *Leaf `json:"form,omitempty"`
 	URL  *Leaf `json:"url,omitempty"`
@@ -96,7 +96,7 @@ type InitializeResult struct {
 	Instructions    string             `json:"instructions,omitempty"`
 }
 
-// TaskSupport is Tool.execution.taskSupport; absent means forbidden (spec/TASKS.md section 3).
+// TaskSupport is Tool.execution.taskSupport; absent means forbidden (docs/RULES.md#capabilities).
 type TaskSupport string
 
 const (

@@ -1,6 +1,6 @@
 // Package chaos owns tasksim's chaos proxy: an in-process TCP proxy that sits between the
 // clients and the target (the embedded mock server or any --target URL) and injects the
-// network faults of issue 5 (scenarios.NetworkFaults), in the spirit of Toxiproxy's toxics:
+// network faults of the scenario (scenarios.NetworkFaults), in the spirit of Toxiproxy's toxics:
 //
 //	latency     every chunk, in either direction, is held back by a sample of a Dist
 //	bandwidth   each direction of each connection is capped at so many bytes per second

@@ -1,7 +1,7 @@
 // Package mcptest is test support for the MCP wire layer, as net/http/httptest is for
 // net/http: it checks JSON-RPC messages and MCP results against the official JSON schema of
 // protocol 2025-11-25 (testdata/schema-2025-11-25.json, embedded byte for byte from the
-// spec snapshot described in spec/TASKS.md section 0), using the draft 2020-12 validator
+// spec snapshot described in docs/RULES.md#schema), using the draft 2020-12 validator
 // github.com/santhosh-tekuri/jsonschema/v6.
 //
 // It owns the embedded schema, the table that maps each method to the definitions its reply

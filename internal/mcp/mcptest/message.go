@@ -14,7 +14,7 @@ import (
 //	initialize    InitializeResult
 //	tools/list    ListToolsResult
 //	tools/call    CallToolResult or CreateTaskResult (neither union lists CreateTaskResult:
-//	              spec/TASKS.md section 4 and section 15 gap 5)
+//	              docs/RULES.md#gap-5)
 //	tasks/get     GetTaskResult
 //	tasks/result  GetTaskPayloadResult and CallToolResult (tasksim only task-augments
 //	              tools/call, and the payload is the original request's result, R17)
@@ -45,7 +45,7 @@ func resultDefs(method string) (defs []string, anyOne bool) {
 
 // messageDef returns the definition a request or notification with this method must match
 // besides its JSON-RPC envelope; "" when the method is not known here. The names are the
-// spec's (spec/TASKS.md section 5), not package mcp's, so that a misspelt method constant
+// spec's (docs/RULES.md#methods), not package mcp's, so that a misspelt method constant
 // there fails here.
 func messageDef(method string) string {
 	switch method {

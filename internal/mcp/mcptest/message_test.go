@@ -29,7 +29,7 @@ func TestValidateReply(t *testing.T) {
 		{"initialize", reply(`{"protocolVersion":"2025-11-25"}`), []string{"InitializeResult"}},
 		{"tools/list", reply(toolsResult), nil},
 		{"tools/list", reply(`{"tools":{}}`), []string{"ListToolsResult"}},
-		// tools/call: either shape passes (spec/TASKS.md section 4, gap 5).
+		// tools/call: either shape passes (docs/RULES.md#gap-5).
 		{"tools/call", reply(callResult), nil},
 		{"tools/call", reply(createdResult), nil},
 		{"tools/call", reply(flatTask), []string{"CallToolResult", "CreateTaskResult"}},

@@ -16,8 +16,8 @@ import (
 // Version is the protocol revision of the embedded schema.
 const Version = "2025-11-25"
 
-// schemaJSON is the official schema.json of Version, unmodified (spec/TASKS.md section 0
-// gives its sha256; TestEmbeddedSchemaIsTheOfficialCopy checks it).
+// schemaJSON is the official schema.json of Version, unmodified (docs/RULES.md#schema gives its
+// sha256; TestEmbeddedSchemaIsTheOfficialCopy checks it).
 //
 //go:embed testdata/schema-2025-11-25.json
 var schemaJSON []byte

@@ -15,7 +15,7 @@ import (
 	"github.com/tasksim/tasksim/internal/mcp/mcptest"
 )
 
-// officialSHA256 is the digest of the official schema.json given in spec/TASKS.md section 0.
+// officialSHA256 is the digest of the official schema.json given in docs/RULES.md#schema.
 const officialSHA256 = "268a5f82ba70fd7e4b6dc4aa1e64f116f74b4d0edcb69dc046829c79dd4e97e7"
 
 func TestEmbeddedSchemaIsTheOfficialCopy(t *testing.T) {
@@ -86,7 +86,7 @@ var defSamples = []struct {
 		[]string{`{}`, `{"tasks":[` + task("done", "1") + `]}`, `{"tasks":[],"nextCursor":5}`}},
 	{"InitializeResult",
 		[]string{`{"protocolVersion":"2025-11-25","capabilities":{"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"s","version":"1"}}`},
-		[]string{`{"protocolVersion":"2025-11-25","capabilities":{"tasks":{"list":true}},"serverInfo":{"name":"s","version":"1"}}`, // leaves are objects (section 2)
+		[]string{`{"protocolVersion":"2025-11-25","capabilities":{"tasks":{"list":true}},"serverInfo":{"name":"s","version":"1"}}`, // leaves are objects (docs/RULES.md#capabilities)
 			`{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s"}}`}},
 	{"ListToolsResult",
 		[]string{`{"tools":[{"name":"slow","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}]}`},
@@ -125,7 +125,7 @@ var defSamples = []struct {
 			`{"jsonrpc":"2.0","method":"notifications/tasks/status"}`}},
 	{"CallToolRequest",
 		[]string{`{"jsonrpc":"2.0","id":"c-17","method":"tools/call","params":{"name":"r","arguments":{"q":"Q3"},"task":{"ttl":120000},"_meta":{"progressToken":"pt"}}}`},
-		[]string{`{"jsonrpc":"2.0","id":"c-17","method":"tools/call","params":{"name":"r","task":{"ttl":null}}}`, // TaskMetadata.ttl is not nullable (gap 6)
+		[]string{`{"jsonrpc":"2.0","id":"c-17","method":"tools/call","params":{"name":"r","task":{"ttl":null}}}`, // TaskMetadata.ttl is not nullable (docs/RULES.md#gap-6)
 			`{"jsonrpc":"2.0","id":"c-17","method":"tools/call","params":{"arguments":{}}}`}},
 	{"GetTaskRequest",
 		[]string{`{"jsonrpc":"2.0","id":"c-18","method":"tasks/get","params":{"taskId":"t"}}`},
@@ -157,7 +157,7 @@ func TestValidateSamples(t *testing.T) {
 }
 
 func TestTaskTTLNullAndStatusDone(t *testing.T) {
-	// The erratum 357adac4 made Task.ttl nullable (spec/TASKS.md section 15 gap 6).
+	// The erratum 357adac4 made Task.ttl nullable (docs/RULES.md#gap-6).
 	mcptest.Must(t, mcptest.Validate("Task", []byte(task("working", "null"))))
 	err := mcptest.Validate("Task", []byte(task("done", "null")))
 	mcptest.MustFail(t, err)
@@ -214,9 +214,9 @@ func TestErrorIsTruncated(t *testing.T) {
 func ExampleValidate() {
 	err := mcptest.Validate("GetTaskResult", []byte(`{"taskId":"t1","status":"done","createdAt":"2026-01-05T09:00:00Z","lastUpdatedAt":"2026-01-05T09:00:00Z","ttl":null}`))
 	fmt.Println(err)
-	// Output:
-	// mcptest: JSON text does not match #/$defs/GetTaskResult of schema 2025-11-25: jsonschema validation failed with 'urn:mcp:schema-2025-11-25#/$defs/GetTaskResult'
-	// - at '': 'allOf' failed
+	// Output: mcptest: JSON text does not match #/$defs/GetTaskResult of schema 2025-11-25:
+	// jsonschema validation failed with 'urn:mcp:schema-2025-11-25#/$defs/GetTaskResult' - at '':
+	// 'allOf' failed
 	//   - at '/status': value must be one of 'cancelled', 'completed', 'failed', 'input_required', 'working'
 	//   in: {"taskId":"t1","status":"done","createdAt":"2026-01-05T09:00:00Z","lastUpdatedAt":"2026-01-05T09:00:00Z","ttl":null}
 }
