@@ -214,9 +214,9 @@ func TestErrorIsTruncated(t *testing.T) {
 func ExampleValidate() {
 	err := mcptest.Validate("GetTaskResult", []byte(`{"taskId":"t1","status":"done","createdAt":"2026-01-05T09:00:00Z","lastUpdatedAt":"2026-01-05T09:00:00Z","ttl":null}`))
 	fmt.Println(err)
-	// Output: mcptest: JSON text does not match #/$defs/GetTaskResult of schema 2025-11-25:
-	// jsonschema validation failed with 'urn:mcp:schema-2025-11-25#/$defs/GetTaskResult' - at '':
-	// 'allOf' failed
+	// Output:
+	// mcptest: JSON text does not match #/$defs/GetTaskResult of schema 2025-11-25: jsonschema validation failed with 'urn:mcp:schema-2025-11-25#/$defs/GetTaskResult'
+	// - at '': 'allOf' failed
 	//   - at '/status': value must be one of 'cancelled', 'completed', 'failed', 'input_required', 'working'
 	//   in: {"taskId":"t1","status":"done","createdAt":"2026-01-05T09:00:00Z","lastUpdatedAt":"2026-01-05T09:00:00Z","ttl":null}
 }
