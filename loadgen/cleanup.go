@@ -82,7 +82,7 @@ func (p *cleanupProber) consider(ctx context.Context, taskID string, created tim
 			p.mu.Unlock()
 			<-p.slots
 		}()
-		p.probe(ctx, taskID, run.expiry)
+		p.probe(ctx, taskID, run)
 	})
 }
 
@@ -118,9 +118,10 @@ func (p *cleanupProber) counts() CleanupProbeStats {
 	return p.stats
 }
 
-func (p *cleanupProber) probe(ctx context.Context, taskID string, expiry time.Time) {
+func (p *cleanupProber) probe(ctx context.Context, taskID string, run *probeRun) {
+	expiry := run.expiry
 	params := taskIDParams(taskID)
-	if !p.sees(ctx, params) {
+	if !p.sees(ctx, params, run) {
 		return
 	}
 	if !sleepUntil(ctx, expiry) {
@@ -151,8 +152,8 @@ func (p *cleanupProber) probe(ctx context.Context, taskID string, expiry time.Ti
 
 // sees reports whether the prober's session sees the task before its expiry: if it does
 // not, a "not found" after the expiry would say nothing about the cleanup, and the probe
-// is counted blind.
-func (p *cleanupProber) sees(ctx context.Context, params []byte) bool {
+// is counted blind (unless cut has counted it already).
+func (p *cleanupProber) sees(ctx context.Context, params []byte, run *probeRun) bool {
 	s, err := p.session(ctx)
 	if err != nil {
 		return false
@@ -165,7 +166,10 @@ func (p *cleanupProber) sees(ctx context.Context, params []byte) bool {
 		return true
 	case err == nil && rep.Err.Code == mcp.CodeInvalidParams:
 		p.mu.Lock()
-		p.stats.Blind++
+		if _, still := p.waiting[run]; still { // cut has not counted it
+			delete(p.waiting, run)
+			p.stats.Blind++
+		}
 		p.mu.Unlock()
 	case err == ErrSessionGone:
 		p.drop(s)

@@ -342,6 +342,7 @@ func classify(m metrics.Method, rep Reply, err error) (o metrics.Outcome, code, 
 	var he *HTTPError
 	var pe *ProtocolError
 	var rpc *mcp.Error
+	var ve *VersionError
 	switch {
 	case err == nil && rep.Err != nil:
 		switch {
@@ -362,7 +363,7 @@ func classify(m metrics.Method, rep Reply, err error) (o metrics.Outcome, code, 
 			return metrics.OutcomeBackpressure, 0, he.Status
 		}
 		return metrics.OutcomeHTTPError, 0, he.Status
-	case errors.As(err, &pe):
+	case errors.As(err, &pe), errors.As(err, &ve): // ve: initialize answered with an unknown version
 		return metrics.OutcomeProtocol, 0, 0
 	}
 	return metrics.OutcomeTransport, 0, 0
@@ -626,14 +627,15 @@ func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 			v.dropSession()
 		}
 		if err == nil && rep.Err == nil {
-			v.failedCreates = 0
 			task, plain, perr := e.dialect.ParseCallReply(rep.Result)
-			switch {
-			case perr != nil:
+			if perr != nil {
 				v.malformed(metrics.MethodToolsCall, "tools/call result: "+perr.Error())
 				v.unknown(t, ReasonProtocol)
+				v.holdOff(0) // a target that answers garbage is not hammered either
 				return nil, false
-			case plain != nil: // the server ran it synchronously (R4, or the sync fallback)
+			}
+			v.failedCreates = 0
+			if plain != nil { // the server ran it synchronously (R4, or the sync fallback)
 				if plain.IsError {
 					v.shard.Add(metrics.TasksFailed, 1)
 				} else {
@@ -664,6 +666,7 @@ func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 			// The target's own record says the create never happened: a known outcome, not
 			// a task to reconcile (an arrival the fault swallowed).
 			v.shard.Add(metrics.CreatesNotFound, 1)
+			v.holdOff(0)
 			return nil, false
 		}
 		if reason == reasonNotMade {
@@ -713,12 +716,14 @@ func (v *vu) reconcile(ctx context.Context, t *taskState, sentAt time.Time) (*mc
 			params := taskIDParams(id)
 			rep, err := v.call(ctx, metrics.MethodTasksGet, mcp.MethodTasksGet, params, time.Time{}, nil, CutNone)
 			if err == nil && rep.Err == nil {
-				if task, perr := mcp.ParseTask(rep.Result); perr == nil && task.Status.Valid() {
+				task, perr := mcp.ParseTask(rep.Result)
+				if perr == nil && task.Status.Valid() {
 					if task.TaskID == "" {
 						task.TaskID = id
 					}
 					return &task, ""
 				}
+				v.malformed(metrics.MethodTasksGet, "tasks/get result: no valid task")
 			}
 			if err == nil && rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams {
 				return nil, ReasonCreateLost // created, then gone before anyone saw it
@@ -747,9 +752,12 @@ func (v *vu) confirmCancelled(ctx context.Context, t *taskState) {
 	if err != nil || rep.Err != nil {
 		return // no evidence either way (a purge after a cancel is allowed)
 	}
-	if task, err := mcp.ParseTask(rep.Result); err == nil && task.Status != mcp.StatusCancelled {
+	switch task, perr := mcp.ParseTask(rep.Result); {
+	case perr != nil || !task.Status.Valid():
+		v.observe(metrics.MethodTasksGet, rep, nil, t) // a malformed reply, counted as such
+	case task.Status != mcp.StatusCancelled:
 		v.shard.Add(metrics.CancelsBroken, 1)
-		v.observe(metrics.MethodTasksGet, rep, err, t) // and the R14 violation it is
+		v.observe(metrics.MethodTasksGet, rep, nil, t) // and the R14 violation it is
 	}
 }
 
