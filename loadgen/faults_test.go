@@ -11,6 +11,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -406,4 +407,42 @@ func mapsEqual(a, b map[string]int64) bool {
 		}
 	}
 	return true
+}
+
+// TestCancelledWhileBlockedOnResult: a client blocks on tasks/result and someone else
+// cancels its task meanwhile. The reply to tasks/result of a cancelled task is not defined
+// (the mock answers an isError result); the client reads the task once more, sees it
+// cancelled, and counts it cancelled (by someone else), not failed.
+func TestCancelledWhileBlockedOnResult(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cancelFirst := func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Body == nil {
+					next.ServeHTTP(w, r)
+					return
+				}
+				body, _ := io.ReadAll(r.Body)
+				msg, perr := mcp.Decode(body)
+				if perr == nil && msg.Method == mcp.MethodTasksResult {
+					cancel := r.Clone(r.Context())
+					cb := mcp.AppendRequest(nil, mcp.StringID("other"), mcp.MethodTasksCancel, msg.Params)
+					cancel.Body, cancel.ContentLength = io.NopCloser(bytes.NewReader(cb)), int64(len(cb))
+					next.ServeHTTP(httptest.NewRecorder(), cancel)
+				}
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				next.ServeHTTP(w, r)
+			})
+		}
+		cfg := faultConfig(scenarios.ClientFaults{})
+		cfg.Result = loadgen.ResultBlock
+		cfg.ThinkTime = time.Second // tasks end at once: without a pause the clients never wait
+		r := runFaultyVia(t, faultServer, cfg, cancelFirst)
+		created := r.c(metrics.TasksCreated)
+		if created == 0 || r.c(metrics.TasksCancelled) != created || r.c(metrics.TasksFailed) != 0 {
+			t.Errorf("%d created, %d cancelled, %d failed; want every one cancelled", created, r.c(metrics.TasksCancelled), r.c(metrics.TasksFailed))
+		}
+		if got := r.c(metrics.CancelledUnrequested); got != created {
+			t.Errorf("cancelled_unrequested %d, want %d: no client asked for these cancels", got, created)
+		}
+	})
 }

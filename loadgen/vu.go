@@ -586,7 +586,11 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 					v.resuming = false
 					v.shard.Add(metrics.Resumed, 1)
 				}
-				lc.ResultReceived(time.Now(), rep.Err != nil || isErrorResult(rep.Result))
+				failed := rep.Err != nil || isErrorResult(rep.Result)
+				if failed && lc.TerminalSeen.IsZero() && v.cancelledMeanwhile(ctx, t) {
+					break // cancelled (by someone else): no payload to take (R29)
+				}
+				lc.ResultReceived(time.Now(), failed)
 				if !lc.TerminalSeen.IsZero() {
 					v.shard.RecordDuration(metrics.ResultLag, time.Since(lc.TerminalSeen))
 				}
@@ -759,6 +763,18 @@ func (v *vu) confirmCancelled(ctx context.Context, t *taskState) {
 		v.shard.Add(metrics.CancelsBroken, 1)
 		v.observe(metrics.MethodTasksGet, rep, nil, t) // and the R14 violation it is
 	}
+}
+
+// cancelledMeanwhile reads the task once more when tasks/result answered with an error
+// before any terminal status was seen (a blocking or input_required result): the reply to
+// tasks/result of a cancelled task is not defined (docs/RULES.md#gap-1), so an error there
+// may mean cancelled rather than failed. It reports whether the task is cancelled.
+func (v *vu) cancelledMeanwhile(ctx context.Context, t *taskState) bool {
+	v.lc.PollSent()
+	v.shard.Add(metrics.Polls, 1)
+	rep, err := v.call(ctx, metrics.MethodTasksGet, mcp.MethodTasksGet, t.params, time.Time{}, nil, CutNone)
+	v.observe(metrics.MethodTasksGet, rep, err, t)
+	return v.lc.Status == mcp.StatusCancelled
 }
 
 // dropSession forgets the client's session without DELETE, as a lost connection with a
