@@ -133,6 +133,30 @@ func NewWindowTally(ths []scenarios.Threshold, errorBudget *float64) *WindowTall
 	return wt
 }
 
+// WithoutServerSide stops the tally from judging, window by window, the thresholds over a
+// metric only the embedded server records (ServerSide): against an external target their
+// windows hold a 0 nobody measured, as their whole run holds no data. It returns wt.
+func (wt *WindowTally) WithoutServerSide() *WindowTally {
+	for i := range wt.ths {
+		if e := &wt.ths[i]; e.ok && e.th.ServerSide() {
+			e.ok = false
+		}
+	}
+	return wt
+}
+
+// ServerSide reports whether t reads a counter or gauge that only the embedded server
+// records (metrics.Counter.ServerSide, metrics.Gauge.ServerSide).
+func (t Threshold) ServerSide() bool {
+	switch t.src.kind {
+	case kindCounter, kindRate:
+		return t.src.counter.ServerSide()
+	case kindGauge:
+		return t.src.gauge.ServerSide()
+	}
+	return false
+}
+
 // Add evaluates every threshold on the next window.
 func (wt *WindowTally) Add(w *metrics.Window) {
 	for i := range wt.ths {

@@ -330,3 +330,27 @@ func TestWindowTallyMatchesWindows(t *testing.T) {
 		t.Fatal("the fixture's thresholds evaluated no window: the comparison proves nothing")
 	}
 }
+
+// TestWithoutServerSide: against an external target, a threshold over a metric only the
+// embedded server records is not judged window by window (its windows read a 0 nobody
+// measured); thresholds over the load generator's own metrics are.
+func TestWithoutServerSide(t *testing.T) {
+	ths := []scenarios.Threshold{{Expr: "retained_tasks.max < 1"}, {Expr: "orphaned_tasks < 1"},
+		{Expr: "latency_tasks_get.p99 < 1s"}, {Expr: "in_flight.max < 1"}}
+	for i, want := range []bool{true, true, false, false} {
+		th, err := ParseThreshold(ths[i].Expr)
+		if err != nil || th.ServerSide() != want {
+			t.Errorf("%s: ServerSide() = %v, %v; want %v", ths[i].Expr, th.ServerSide(), err, want)
+		}
+	}
+	wt := NewWindowTally(ths, nil).WithoutServerSide()
+	var judged []string
+	for _, e := range wt.ths {
+		if e.ok {
+			judged = append(judged, e.th.Expr)
+		}
+	}
+	if got := strings.Join(judged, ", "); got != "latency_tasks_get.p99 < 1s, in_flight.max < 1" {
+		t.Errorf("judged per window: %s", got)
+	}
+}

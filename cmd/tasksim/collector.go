@@ -49,8 +49,12 @@ func newCollector(dir string, start time.Time, rec *metrics.Recorder, eng *loadg
 		ts.Close()
 		return nil, fmt.Errorf("%s: %w", results.HistogramLogFile, err)
 	}
+	tally := results.NewWindowTally(sc.Thresholds, errorBudget(sc))
+	if srv == nil {
+		tally.WithoutServerSide() // a real target: those metrics are not measured
+	}
 	return &collector{rec: rec, eng: eng, srv: srv, start: start, ts: ts, hlogFile: f,
-		hlog: metrics.NewLogWriter(f, start), tally: results.NewWindowTally(sc.Thresholds, errorBudget(sc)),
+		hlog: metrics.NewLogWriter(f, start), tally: tally, aborts: abortRules(sc, srv == nil),
 		quit: make(chan struct{})}, nil
 }
 
@@ -149,13 +153,15 @@ type abortRule struct {
 }
 
 // abortRules parses the scenario's abort_on_fail thresholds (already checked by validate).
-func abortRules(sc *scenarios.Scenario) []abortRule {
+func abortRules(sc *scenarios.Scenario, external bool) []abortRule {
 	var out []abortRule
 	for _, t := range sc.Thresholds {
 		if !t.AbortOnFail {
 			continue
 		}
-		if th, err := results.ParseThreshold(t.Expr); err == nil {
+		// Against a real target a metric of the embedded server's reads 0 in every window:
+		// it measures nothing, so it stops nothing.
+		if th, err := results.ParseThreshold(t.Expr); err == nil && !(external && th.ServerSide()) {
 			out = append(out, abortRule{expr: t.Expr, th: th})
 		}
 	}

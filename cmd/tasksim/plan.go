@@ -68,7 +68,7 @@ func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config) {
 	printFaults(w, sc)
 	creates, sessions := recoveryText(cfg.Recovery)
 	fmt.Fprintf(w, "recovery     %s\n             %s\n", creates, sessions)
-	printThresholds(w, sc.Thresholds)
+	printThresholds(w, sc.Thresholds, sc.ErrorBudget)
 }
 
 // cancelText is the share of tasks the clients cancel, and when.
@@ -245,21 +245,31 @@ func recoveryText(r scenarios.Recovery) (creates, sessions string) {
 }
 
 // printThresholds prints every threshold, marking those that abort the run.
-func printThresholds(w io.Writer, ths []scenarios.Threshold) {
+func printThresholds(w io.Writer, ths []scenarios.Threshold, budget scenarios.Percent) {
+	fmt.Fprintf(w, "error budget %s of requests may fail (requests.errors_rate <= %s; a run with no\n", budget, budget)
+	fmt.Fprintln(w, "             request has no data and fails); backpressure and R26 refusals are not errors")
 	if len(ths) == 0 {
-		fmt.Fprintln(w, "thresholds   none: the gates alone decide the verdict")
+		fmt.Fprintln(w, "thresholds   none besides the error budget: the gates and the budget decide the verdict")
 		return
 	}
-	fmt.Fprintln(w, "thresholds   judged over the whole run (a failure exits 99); abort_on_fail ones fail at their")
-	fmt.Fprintln(w, "             first failing one-second window, which stops the load (in-flight tasks drain)")
+	fmt.Fprintln(w, "thresholds   judged over the whole run (a failure exits 99; no data fails unless on_no_data:")
+	fmt.Fprintln(w, "             pass); abort_on_fail ones fail at their first failing one-second window, which")
+	fmt.Fprintln(w, "             stops the load (in-flight tasks drain)")
 	width := 0
 	for _, t := range ths {
 		width = max(width, len(t.Expr))
 	}
 	for _, t := range ths {
-		line := t.Expr
+		var marks []string
 		if t.AbortOnFail {
-			line = fmt.Sprintf("%-*s  abort_on_fail", width, t.Expr)
+			marks = append(marks, "abort_on_fail")
+		}
+		if t.PassesOnNoData() {
+			marks = append(marks, "on_no_data: pass")
+		}
+		line := t.Expr
+		if len(marks) > 0 {
+			line = fmt.Sprintf("%-*s  %s", width, t.Expr, strings.Join(marks, ", "))
 		}
 		fmt.Fprintf(w, "             %s\n", line)
 	}

@@ -16,7 +16,7 @@ import (
 func TestDryRunShownScenarios(t *testing.T) {
 	cases := map[string][]string{
 		"smoke": {
-			"cancel       none", "faults       none", "thresholds   none",
+			"cancel       none", "faults       none", "thresholds   none besides the error budget",
 			"recovery     no idempotency key sent",
 		},
 		"flaky-network": {
@@ -41,7 +41,7 @@ func TestDryRunShownScenarios(t *testing.T) {
 		},
 		"canary-gate": {
 			"cancel       10% of tasks, uniform(500ms..3s)", "faults       none",
-			"thresholds   judged over the whole run (a failure exits 99)",
+			"thresholds   judged over the whole run (a failure exits 99; no data fails", "error budget 5% of requests may fail",
 			"\n             latency_tasks_get.p99 < 200ms\n", "\n             tasks.unknown == 0\n",
 		},
 	}

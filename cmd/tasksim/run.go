@@ -269,7 +269,6 @@ func (r *runRequest) run() error {
 	if r.progress && isTerminal(stderr) {
 		col.progress = newProgress(stderr, time.Duration(sc.Duration))
 	}
-	col.aborts = abortRules(sc)
 	fmt.Fprintf(stderr, "tasksim run: %s against %s: %s\n", sc.Name, targetName(sc), planLine(sc, cfg))
 
 	var interrupted atomic.Bool
