@@ -18,7 +18,8 @@ type Gates struct {
 
 // Gate is one gate's verdict. A gate that was not evaluated has Pass true and Evaluated
 // false, and its evidence says why ("reason") and what is known anyway; it never fails a
-// run. Evidence is never null.
+// run. (The summary of a run that could not be made, verdict "error", has every gate
+// Pass false: nothing was shown to pass.) Evidence is never null.
 type Gate struct {
 	Pass      bool           `json:"pass"`
 	Evaluated bool           `json:"evaluated"`

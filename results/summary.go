@@ -86,7 +86,8 @@ type Summary struct {
 	// external target.
 	Server any `json:"server"`
 	// Client holds what the clients saw beyond the counters, as the caller gave it (creates
-	// refused, by JSON-RPC code or HTTP status); absent when nil.
+	// refused, by JSON-RPC code or HTTP status; cleanup_lag probes that measured nothing);
+	// absent when nil.
 	Client any   `json:"client,omitempty"`
 	Gates  Gates `json:"gates"`
 	// Thresholds are the scenario's thresholds, then the run's error budget

@@ -37,7 +37,8 @@ var summaryCSVHeader = []string{"metric", "unit", "count", "min", "p50", "p90", 
 //     figure in the count column and the other columns empty;
 //   - one row per fleet figure, "fleet.poll_amplification" and "fleet.status_reads_per_task"
 //     (unit "ratio") and "fleet.polls_per_second" (unit "per_s"), the figure in the mean
-//     column (each is a mean: per advised poll, per task, per second) and the others empty.
+//     column (each is a mean: per advised poll, per task, per second; empty when there was
+//     nothing to compute it from) and the others empty.
 func WriteSummary(dir string, s *Summary) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("results: %w", err)
@@ -94,15 +95,21 @@ func summaryCSV(s *Summary) []byte {
 		n := s.Counters[oc.c.Name()]
 		_ = w.Write([]string{"tasks." + oc.name, "count", strconv.FormatInt(n, 10), "", "", "", "", "", "", ""})
 	}
+	nd := s.Fleet.noData
 	for _, f := range []struct {
 		name, unit string
 		v          float64
+		noData     bool
 	}{
-		{"fleet.poll_amplification", "ratio", s.Fleet.PollAmplification},
-		{"fleet.status_reads_per_task", "ratio", s.Fleet.StatusReadsPerTask},
-		{"fleet.polls_per_second", "per_s", s.Fleet.PollsPerSecond},
+		{"fleet.poll_amplification", "ratio", s.Fleet.PollAmplification, nd.amplification},
+		{"fleet.status_reads_per_task", "ratio", s.Fleet.StatusReadsPerTask, nd.statusReads},
+		{"fleet.polls_per_second", "per_s", s.Fleet.PollsPerSecond, nd.pollsPerSecond},
 	} {
-		_ = w.Write([]string{f.name, f.unit, "", "", "", "", "", "", "", num(f.v)})
+		v := num(f.v)
+		if f.noData {
+			v = "" // null in summary.json: nothing to compute it from
+		}
+		_ = w.Write([]string{f.name, f.unit, "", "", "", "", "", "", "", v})
 	}
 	w.Flush() // a bytes.Buffer does not fail
 	return buf.Bytes()

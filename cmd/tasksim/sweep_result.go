@@ -122,7 +122,7 @@ type sweepFigures struct {
 	DetectionLagP50     float64 `json:"detection_lag_p50"`   // ms
 	DetectionLagP99     float64 `json:"detection_lag_p99"`   // ms
 	TaskE2EP99          float64 `json:"task_e2e_p99"`        // ms
-	Errors              int64   `json:"errors"`              // requests that did not end ok
+	Errors              int64   `json:"errors"`              // requests that failed (metrics.Outcome.IsError)
 	BackpressureSignals int64   `json:"backpressure_signals"`
 	TasksCompleted      int64   `json:"tasks_completed"`
 }
