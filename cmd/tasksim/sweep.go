@@ -275,7 +275,11 @@ func runCells(f *sweepFlags, name, dir string, r *sweepResult, bars *sweepBars, 
 		stopped := c.ExitCode == exitSignal // Ctrl-C or SIGTERM stopped the cell: it stops the sweep too
 		var ue usageError
 		switch {
-		case errors.As(runErr, &ue): // checked before the sweep began: not expected
+		case errors.As(runErr, &ue):
+			// Every cell's scenario was checked before the sweep began: what is left is the
+			// target refusing the scenario (it lacks the Tasks capability the tool needs),
+			// which no other cell would get past. The cell's directory says so
+			// (summary.json, verdict error); the sweep stops with exit 2.
 			return usagef("cell %s: %v", r.label(c), ue.err)
 		case c.ExitCode != exitOK && c.ExitCode != exitGate && !stopped:
 			c.Error = redactKnown(runErr.Error()) // the cell's own error, never a token
