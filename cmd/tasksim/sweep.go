@@ -321,8 +321,22 @@ func measureCell(c *sweepCell, s *results.Summary, slos []results.Threshold) {
 		TaskE2EP99:          stat(s, "task_e2e").P99,
 		Errors:              errs,
 		BackpressureSignals: s.Counters[metrics.BackpressureSignals.Name()],
+		CreatesRefused:      createsRefused(s),
 		TasksCompleted:      s.Tasks.Completed,
 	}
+}
+
+// createsRefused sums the summary's client.creates_refused, as read back from summary.json.
+func createsRefused(s *results.Summary) int64 {
+	client, _ := s.Client.(map[string]any)
+	byKey, _ := client["creates_refused"].(map[string]any)
+	var n int64
+	for _, v := range byKey {
+		if f, ok := v.(float64); ok {
+			n += int64(f)
+		}
+	}
+	return n
 }
 
 func stat(s *results.Summary, name string) metrics.Stat { return s.Metrics[name] }

@@ -29,6 +29,7 @@ type outcome struct {
 	stopped   bool    // a signal interrupted it (and so the sweep)
 	notRun    bool    // the sweep stopped before it
 	untrusted string  // its trust note: the load generator fell behind
+	refused   int64   // creates the server refused (backpressure: no failed verdict)
 }
 
 func pass(rate float64) outcome           { return outcome{rate: rate} }
@@ -39,6 +40,7 @@ func untrusted(rate float64) outcome {
 	return outcome{rate: rate, untrusted: "schedule_lag p99 40ms > 10% of 100ms"}
 }
 func stoppedAt(rate float64) outcome             { return outcome{rate: rate, stopped: true} }
+func saturated(rate float64, n int64) outcome    { return outcome{rate: rate, refused: n} }
 func notRun() outcome                            { return outcome{notRun: true} }
 func vary(name string, vals ...string) sweepVary { return sweepVary{Name: name, Values: vals} }
 
@@ -67,7 +69,7 @@ func handMade(t *testing.T, vars []sweepVary, outs ...outcome) *sweepResult {
 		}
 		c.Run, c.Verdict, c.Trustworthy, c.TrustNote = true, results.VerdictPass, o.untrusted == "", o.untrusted
 		c.Figures = &sweepFigures{RequestRate: o.rate, PollsPerTaskMean: 5, PollAmplification: 1,
-			DetectionLagP50: 4, DetectionLagP99: 6.5, TaskE2EP99: 506.25, TasksCompleted: 20}
+			DetectionLagP50: 4, DetectionLagP99: 6.5, TaskE2EP99: 506.25, TasksCompleted: 20, CreatesRefused: o.refused}
 		if o.slo != "" {
 			c.SLOFails = []string{o.slo}
 		}
@@ -162,6 +164,9 @@ func TestSweepCapacity(t *testing.T) {
 		{"not contiguous", []outcome{pass(10), miss(50), pass(100)}, 100, 500, []int{1000}, "", exitOK, 2},
 		{"failed verdict", []outcome{pass(10), fail(50, "threshold requests.errors_rate < 1%"), pass(100)}, 100, 500, []int{1000}, "", exitOK, 2},
 		{"runtime error", []outcome{pass(10), broken("target unreachable"), pass(100)}, 100, 500, []int{1000}, "", exitOK, 2},
+		// A verdict of pass, but the server refused creates: backpressure, not an error, so
+		// nothing failed; still, the server did not carry those clients.
+		{"creates refused", []outcome{pass(10), saturated(50, 1942), saturated(100, 3000)}, 100, 500, nil, "", exitOK, 1},
 		{"smallest fails", []outcome{miss(10), pass(50), pass(100)}, 0, 0, nil,
 			"clients=100, the smallest count tried, failed: misses task_e2e.p99 < 900ms (1002.5ms) " +
 				"(clients=500, clients=1000 passed above it: the passing counts are not contiguous)", exitGate, 2},
@@ -363,5 +368,17 @@ func sweepGolden(t *testing.T, name string, got []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs (go test ./cmd/tasksim -run TestSweepOutputs -update accepts the change):\n%s", path, got)
+	}
+}
+
+// TestSweepRefusedCreatesSayWhy: a cell whose server refused creates says so, with the
+// count, as why it does not qualify.
+func TestSweepRefusedCreatesSayWhy(t *testing.T) {
+	r := handMade(t, []sweepVary{vary("clients", "100", "400")}, pass(10), saturated(50, 1942))
+	if got, want := r.cell("cell-01").Why, "the server refused 1942 creates: it did not carry every client"; got != want {
+		t.Errorf("why %q, want %q", got, want)
+	}
+	if r.Capacity == nil || r.Capacity.Clients != 100 {
+		t.Errorf("capacity %+v, want 100 clients", r.Capacity)
 	}
 }

@@ -124,7 +124,10 @@ type sweepFigures struct {
 	TaskE2EP99          float64 `json:"task_e2e_p99"`        // ms
 	Errors              int64   `json:"errors"`              // requests that failed (metrics.Outcome.IsError)
 	BackpressureSignals int64   `json:"backpressure_signals"`
-	TasksCompleted      int64   `json:"tasks_completed"`
+	// CreatesRefused counts the creates the server refused (client.creates_refused): a
+	// cell with any did not have its clients carried, whatever its verdict.
+	CreatesRefused int64 `json:"creates_refused"`
+	TasksCompleted int64 `json:"tasks_completed"`
 }
 
 // sweepJSONFile is the sweep's result, beside sweep.csv.
