@@ -305,3 +305,24 @@ func TestCleanupProbesBlindToSessionBoundTasks(t *testing.T) {
 		}
 	})
 }
+
+// TestFailedTaskResultIsNotARequestError: a task that fails with a JSON-RPC error hands
+// that error back from tasks/result (R17): once the client has seen the task failed, that
+// reply is the outcome it expects, counted "expected", not a request error; the task
+// counts failed, once.
+func TestFailedTaskResultIsNotARequestError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		snap, _ := runEmbedded(t, mockserver.Config{PollInterval: 250 * time.Millisecond},
+			loadgen.Config{
+				Tool: "work_task", Args: map[string]any{"duration_ms": 500, "outcome": "error"},
+				Clients: 2, Duration: 3 * time.Second, Grace: 5 * time.Second,
+			}, nil)
+		failed := snap.Counters[metrics.TasksFailed]
+		if failed == 0 || failed != snap.Counters[metrics.TasksCreated] {
+			t.Fatalf("%d failed of %d created, want every one", failed, snap.Counters[metrics.TasksCreated])
+		}
+		if got, errs := snap.Requests[metrics.MethodTasksResult][metrics.OutcomeExpected], snap.ErrorCount(metrics.MethodTasksResult); got != failed || errs != 0 {
+			t.Errorf("tasks/result: %d expected, %d errors; want %d and 0", got, errs, failed)
+		}
+	})
+}

@@ -120,6 +120,10 @@ func TestFaultCreateReplyReconciled(t *testing.T) {
 		if got := r.c(metrics.RetriedCreates); got != 0 {
 			t.Errorf("%d creates retried, want 0", got)
 		}
+		// The replies tasksim dropped itself are its own doing, not the target's errors.
+		if got, errs := r.snap.Requests[metrics.MethodToolsCall][metrics.OutcomeInjected], r.snap.ErrorCount(metrics.MethodToolsCall); got != created || errs != 0 {
+			t.Errorf("tools/call: %d injected, %d errors; want %d and 0", got, errs, created)
+		}
 	})
 }
 

@@ -219,6 +219,9 @@ func (v *vu) attempt(ctx context.Context, m metrics.Method, method string, param
 // and samples it when it is an error (errsample.go).
 func (v *vu) count(m metrics.Method, start time.Time, rep Reply, err error) {
 	o, code, status := classify(m, rep, err)
+	if o == metrics.OutcomeRPCError && m == metrics.MethodTasksResult && v.lc.Status == mcp.StatusFailed {
+		o = metrics.OutcomeExpected // the failed call's own error, as R17 has it delivered
+	}
 	if (o == metrics.OutcomeTransport || o == metrics.OutcomeProtocol) && v.stopped() {
 		// No reply, or half of one, once the run's end cancelled the request: whatever the
 		// transport made of the cut (context canceled, a closed pipe, an empty body), the
@@ -354,6 +357,8 @@ func classify(m metrics.Method, rep Reply, err error) (o metrics.Outcome, code, 
 		return metrics.OutcomeRPCError, rep.Err.Code, 200
 	case err == nil:
 		return metrics.OutcomeOK, 0, 200
+	case errors.Is(err, ErrCut): // the scenario's own client fault: not the target's doing
+		return metrics.OutcomeInjected, 0, 0
 	case errors.Is(err, ErrSessionGone):
 		return metrics.OutcomeHTTPError, 0, 404
 	case errors.As(err, &rpc): // initialize answered with an error (Target.connect)

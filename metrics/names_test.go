@@ -112,13 +112,13 @@ func TestMethodOutcomeNames(t *testing.T) {
 		}
 	}
 	outcomes := [metrics.NumOutcomes]string{"ok", "rpc_error", "http_error", "transport", "protocol", "stopped",
-		"backpressure", "expected"}
+		"backpressure", "expected", "injected"}
 	for o := range metrics.NumOutcomes {
 		if got := o.Name(); got != outcomes[o] {
 			t.Errorf("Outcome(%d).Name() = %q, want %q", o, got, outcomes[o])
 		}
 		wantErr := o != metrics.OutcomeOK && o != metrics.OutcomeStopped &&
-			o != metrics.OutcomeBackpressure && o != metrics.OutcomeExpected
+			o != metrics.OutcomeBackpressure && o != metrics.OutcomeExpected && o != metrics.OutcomeInjected
 		if o.IsError() != wantErr {
 			t.Errorf("%s.IsError() = %v, want %v", o, o.IsError(), wantErr)
 		}

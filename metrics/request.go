@@ -69,8 +69,8 @@ func (m Method) Latency() (h Hist, ok bool) {
 // Outcome classifies how one request ended.
 type Outcome uint8
 
-// The outcomes. OutcomeOK, OutcomeStopped, OutcomeBackpressure and OutcomeExpected are not
-// errors (IsError); every other outcome is.
+// The outcomes. OutcomeOK, OutcomeStopped, OutcomeBackpressure, OutcomeExpected and
+// OutcomeInjected are not errors (IsError); every other outcome is.
 const (
 	OutcomeOK        Outcome = iota // a result arrived
 	OutcomeRPCError                 // a JSON-RPC error object arrived (its code is counted)
@@ -85,22 +85,26 @@ const (
 	// backpressure_signals signal, not as an error.
 	OutcomeBackpressure
 	// OutcomeExpected: a JSON-RPC error the contract calls for in the situation, not a
-	// failure: tasks/cancel of a task that was already terminal answers -32602 (R26).
+	// failure: tasks/cancel of a task that was already terminal answers -32602 (R26);
+	// tasks/result of a task seen failed answers the failed call's own error (R17).
 	OutcomeExpected
+	// OutcomeInjected: tasksim's own fault injection cut the exchange (a client fault of the
+	// scenario: the reply dropped, the stream cut): the load generator did it, not the target.
+	OutcomeInjected
 	NumOutcomes // number of outcomes; not an outcome
 )
 
 // IsError reports whether o counts as an error (requests.errors, the error budget).
 func (o Outcome) IsError() bool {
 	switch o {
-	case OutcomeOK, OutcomeStopped, OutcomeBackpressure, OutcomeExpected:
+	case OutcomeOK, OutcomeStopped, OutcomeBackpressure, OutcomeExpected, OutcomeInjected:
 		return false
 	}
 	return true
 }
 
 // Name returns "ok", "rpc_error", "http_error", "transport", "protocol", "stopped",
-// "backpressure" or "expected".
+// "backpressure", "expected" or "injected".
 func (o Outcome) Name() string {
 	switch o {
 	case OutcomeOK:
@@ -119,6 +123,8 @@ func (o Outcome) Name() string {
 		return "backpressure"
 	case OutcomeExpected:
 		return "expected"
+	case OutcomeInjected:
+		return "injected"
 	}
 	return "outcome(" + strconv.Itoa(int(o)) + ")"
 }

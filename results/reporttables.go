@@ -59,6 +59,17 @@ func (p *reportPage) outcomes(raw rawSummary) {
 	}
 }
 
+// errorOutcome reports whether the request outcome of this name is an error
+// (metrics.Outcome.IsError); a name this version does not know is.
+func errorOutcome(name string) bool {
+	for o := range metrics.NumOutcomes {
+		if o.Name() == name {
+			return o.IsError()
+		}
+	}
+	return true
+}
+
 // requests fills the requests table: one row per method, then the total.
 func (p *reportPage) requests(s *Summary) {
 	total := requestRow{Method: "all methods", Total: true}
@@ -66,13 +77,12 @@ func (p *reportPage) requests(s *Summary) {
 	for _, m := range slices.Sorted(maps.Keys(s.Requests)) {
 		rs := s.Requests[m]
 		row := requestRow{Method: m, Count: rs.Count, Errors: rs.Errors, OK: rs.ByOutcome["ok"],
-			Backpressure: rs.ByOutcome["backpressure"], Expected: rs.ByOutcome["expected"], Stopped: rs.ByOutcome["stopped"],
-			ByCode: countsText(rs.ByCode), ByStatus: countsText(rs.ByStatus)}
+			Backpressure: rs.ByOutcome["backpressure"], Expected: rs.ByOutcome["expected"],
+			Stopped: rs.ByOutcome["stopped"] + rs.ByOutcome["injected"],
+			ByCode:  countsText(rs.ByCode), ByStatus: countsText(rs.ByStatus)}
 		errKinds := map[string]int64{}
 		for o, n := range rs.ByOutcome {
-			switch o {
-			case "ok", "backpressure", "expected", "stopped":
-			default:
+			if errorOutcome(o) {
 				errKinds[o] += n
 				kinds[o] += n
 			}

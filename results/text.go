@@ -118,10 +118,11 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 // counts; backpressure and prescribed refusals are shown apart) and, when requests
 // failed, the most frequent kinds of error.
 func requestsText(p *printer, s *Summary) {
-	var n, errs, expected int64
+	var n, errs, expected, injected int64
 	for _, rs := range s.Requests {
 		n, errs = n+rs.Count, errs+rs.Errors
 		expected += rs.ByOutcome["expected"]
+		injected += rs.ByOutcome["injected"]
 	}
 	pctText := "no data"
 	if pct, ok := rate(errs, n); ok {
@@ -130,7 +131,10 @@ func requestsText(p *printer, s *Summary) {
 	line := fmt.Sprintf("requests    %d sent, %d errors (%s), backpressure_signals %d", n, errs, pctText,
 		s.Counters[metrics.BackpressureSignals.Name()])
 	if expected > 0 {
-		line += fmt.Sprintf(", %d refusals the contract prescribes (not errors)", expected)
+		line += fmt.Sprintf(", %d replies the contract prescribes (not errors)", expected)
+	}
+	if injected > 0 {
+		line += fmt.Sprintf(", %d cut by the scenario's own client faults (not errors)", injected)
 	}
 	p.f("%s\n", line)
 	for i, k := range s.Errors[:min(len(s.Errors), textErrorKinds)] {
