@@ -60,14 +60,10 @@ func ErrorSummary(info RunInfo) *Summary {
 	for _, g := range s.Gates.list() {
 		*g.gate = Gate{Evidence: map[string]any{"reason": reason}}
 	}
-	ths := judged(info.Thresholds, info.ErrorBudget)
+	ths, sources := judged(info.Thresholds, info.ErrorBudget)
 	s.Thresholds = make([]ThresholdResult, 0, len(ths))
 	for i, th := range ths {
-		source := SourceScenario
-		if i >= len(info.Thresholds) {
-			source = SourceErrorBudget
-		}
-		s.Thresholds = append(s.Thresholds, ThresholdResult{Expr: th.Expr, Source: source, WorstWindow: -1,
+		s.Thresholds = append(s.Thresholds, ThresholdResult{Expr: th.Expr, Source: sources[i], WorstWindow: -1,
 			Error: "not evaluated: " + reason})
 	}
 	if s.Error == "" {

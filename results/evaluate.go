@@ -15,7 +15,8 @@ type ThresholdResult struct {
 	Value float64 `json:"value"` // whole-run value, in Unit, rounded to 3 decimals; null with NoData or Error
 	Pass  bool    `json:"pass"`
 	Unit  string  `json:"unit"` // "ms", "count", "ratio", "per_s" or "%"; "" with Error
-	// Source is where the threshold comes from: SourceScenario or SourceErrorBudget.
+	// Source is where the threshold comes from: SourceScenario, SourceErrorBudget or
+	// SourceEvidence.
 	Source string `json:"source"`
 	// NoData says the whole run had nothing to measure (an empty histogram, a rate with
 	// nothing to divide by, a figure the target cannot report): Value is then 0 here and
@@ -124,7 +125,7 @@ type tallied struct {
 // scenario's, in order), then the error budget when errorBudget is not nil (as
 // RunInfo.Thresholds and RunInfo.ErrorBudget).
 func NewWindowTally(ths []scenarios.Threshold, errorBudget *float64) *WindowTally {
-	ths = judged(ths, errorBudget)
+	ths, _ = judged(ths, errorBudget)
 	wt := &WindowTally{ths: make([]tallied, len(ths))}
 	for i, th := range ths {
 		t, err := ParseThreshold(th.Expr)
@@ -185,7 +186,7 @@ func (t Threshold) FailsIn(w *metrics.Window) (value float64, failed bool) {
 // isTotal reports whether t reads a count that only makes sense over the whole run.
 func (t Threshold) isTotal() bool {
 	switch t.src.kind {
-	case kindCounter, kindRequests:
+	case kindCounter, kindRequests, kindSettled:
 		return true
 	case kindStat:
 		return t.src.stat == statCount
@@ -245,9 +246,20 @@ func (t Threshold) runValue(s *Summary) (v float64, ok bool) {
 			return float64(lv.Max), ok
 		}
 		return float64(lv.Last), ok
+	case kindSettled:
+		var n int64
+		for _, oc := range settledCounters {
+			n += c(oc)
+		}
+		return float64(n), true
 	}
 	return 0, false
 }
+
+// settledCounters are the outcomes tasks.settled adds up: tasks (and synchronous calls,
+// counted completed or failed) whose outcome became known.
+var settledCounters = [...]metrics.Counter{metrics.TasksCompleted, metrics.TasksFailed,
+	metrics.TasksCancelled, metrics.TasksExpired, metrics.ResultsLost}
 
 // windowValue is t's metric over one window; ok is false when the window had nothing to
 // measure.

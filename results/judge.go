@@ -12,20 +12,32 @@ import (
 const (
 	SourceScenario    = "scenario"     // the scenario's thresholds
 	SourceErrorBudget = "error_budget" // the run's error budget (scenario field error_budget)
+	SourceEvidence    = "evidence"     // the run measured something: tasks.settled > 0
 )
 
-// judged returns the thresholds a run is judged by, in summary order: ths (the
-// scenario's), then, when errorBudget is not nil, the error budget,
+// evidenceExpr is the threshold every run is judged by besides its error budget: at least
+// one task (or synchronous call) reached a known outcome. A run whose every create was
+// refused (429s, capacity refusals: backpressure, not errors) or whose tasks never ended
+// measured nothing to pass on.
+const evidenceExpr = "tasks.settled > 0"
+
+// judged returns the thresholds a run is judged by, in summary order, with the source of
+// each: ths (the scenario's), then, when errorBudget is not nil, the run's own two,
 //
-//	requests.errors_rate <= B%      B = *errorBudget
-//
-// which a run without any request fails (no data).
-func judged(ths []scenarios.Threshold, errorBudget *float64) []scenarios.Threshold {
+//	requests.errors_rate <= B%      B = *errorBudget; a run without any request fails
+//	tasks.settled > 0               something reached an outcome (evidenceExpr)
+func judged(ths []scenarios.Threshold, errorBudget *float64) ([]scenarios.Threshold, []string) {
+	out := ths[:len(ths):len(ths)]
+	sources := make([]string, len(ths), len(ths)+2)
+	for i := range sources {
+		sources[i] = SourceScenario
+	}
 	if errorBudget == nil {
-		return ths
+		return out, sources
 	}
 	budget := scenarios.Threshold{Expr: "requests.errors_rate <= " + strconv.FormatFloat(*errorBudget, 'f', -1, 64) + "%"}
-	return append(ths[:len(ths):len(ths)], budget)
+	out = append(out, budget, scenarios.Threshold{Expr: evidenceExpr})
+	return out, append(sources, SourceErrorBudget, SourceEvidence)
 }
 
 // judge evaluates every threshold the run is judged by (judged) over the run summarized
@@ -35,13 +47,10 @@ func judged(ths []scenarios.Threshold, errorBudget *float64) []scenarios.Thresho
 //	              scenario opted in with on_no_data: pass
 //	abort_on_fail one failing window fails the threshold, whatever the whole-run value
 func judge(info RunInfo, s *Summary, windows []metrics.Window) []ThresholdResult {
-	ths := judged(info.Thresholds, info.ErrorBudget)
+	ths, sources := judged(info.Thresholds, info.ErrorBudget)
 	out := make([]ThresholdResult, 0, len(ths))
 	for i, th := range ths {
-		source := SourceScenario
-		if i >= len(info.Thresholds) {
-			source = SourceErrorBudget
-		}
+		source := sources[i]
 		t, err := ParseThreshold(th.Expr)
 		if err != nil {
 			out = append(out, ThresholdResult{Expr: strings.TrimSpace(th.Expr), Source: source,

@@ -24,6 +24,7 @@ const (
 	kindStatusReads                    // status reads per task created
 	kindPollsPerSecond                 // polls per second
 	kindGauge                          // a gauge's last (or max) level
+	kindSettled                        // tasks and synchronous calls that reached a known outcome
 )
 
 // source is what a threshold's metric reads, resolved from its name.
@@ -135,8 +136,11 @@ func resolve(name string) (source, string, error) {
 	return source{}, "", unknownMetric(name, base)
 }
 
-// resolveTasks resolves tasks.<outcome> and tasks.<outcome>_rate.
+// resolveTasks resolves tasks.<outcome>, tasks.<outcome>_rate and tasks.settled.
 func resolveTasks(name, sub string) (source, string, error) {
+	if sub == "settled" {
+		return source{kind: kindSettled}, "count", nil
+	}
 	outcome, rate := strings.CutSuffix(sub, "_rate")
 	for _, oc := range outcomeCounters {
 		if oc.name == outcome {
@@ -154,7 +158,7 @@ func resolveTasks(name, sub string) (source, string, error) {
 	if close := closest(name, want); len(close) > 0 {
 		return source{}, "", fmt.Errorf("%s (did you mean %s?)", msg, strings.Join(close, ", "))
 	}
-	return source{}, "", fmt.Errorf("%s (want tasks.<outcome> or tasks.<outcome>_rate, outcome one of created, completed, failed, cancelled, expired, result_lost, unknown, dropped)", msg)
+	return source{}, "", fmt.Errorf("%s (want tasks.<outcome> or tasks.<outcome>_rate, outcome one of created, completed, failed, cancelled, expired, result_lost, unknown, dropped; or tasks.settled)", msg)
 }
 
 // histStats lists the statistics of h, as error messages offer them.

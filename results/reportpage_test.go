@@ -50,7 +50,7 @@ func TestReportVerdict(t *testing.T) {
 		word, reason string
 		notes        int
 	}{
-		{"pass", func(s *Summary) {}, "PASS", "the 3 evaluated gates passed; the 2 thresholds passed", 0},
+		{"pass", func(s *Summary) {}, "PASS", "the 3 evaluated gates passed; the 3 thresholds passed", 0},
 		{"no threshold", func(s *Summary) { s.Thresholds = nil }, "PASS", "the 3 evaluated gates passed; no threshold was set", 0},
 		{"interrupted", func(s *Summary) { s.Interrupted = true }, "INTERRUPTED", "interrupted by a signal after 3 s", 0},
 		{"not trustworthy", func(s *Summary) { s.Trustworthy, s.TrustNote = false, "schedule_lag p99 50ms exceeds 10%" },
@@ -88,7 +88,7 @@ func TestReportVerdictLists(t *testing.T) {
 	if len(v.More) != 2 || !strings.HasPrefix(v.More[0], "threshold tasks.failed_rate < 10% failed") {
 		t.Errorf("more %q, want the two other failing thresholds", v.More)
 	}
-	if v.Tally != "gates: 3 passed, 1 not evaluated; thresholds: 3 of 7 failed (1 without data, allowed)" {
+	if v.Tally != "gates: 3 passed, 1 not evaluated; thresholds: 3 of 8 failed (1 without data, allowed)" {
 		t.Errorf("tally %q", v.Tally)
 	}
 }

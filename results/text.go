@@ -253,8 +253,11 @@ func thresholdText(r ThresholdResult) string {
 			line += " (on_no_data: pass)"
 		}
 	}
-	if r.Source == SourceErrorBudget {
+	switch r.Source {
+	case SourceErrorBudget:
 		line += " (error budget)"
+	case SourceEvidence:
+		line += " (evidence: a task reached an outcome)"
 	}
 	if r.WindowsFailed > 0 {
 		line += fmt.Sprintf(" (%d of %d windows failed, worst %s in window %d)",

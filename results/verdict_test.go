@@ -81,10 +81,15 @@ func TestThresholdJSONKeys(t *testing.T) {
 
 // Every run has an error budget, judged like a threshold and listed as one: more than the
 // budget of failed requests fails the run (exit 99), none at all is no data (a failure),
-// and backpressure and prescribed refusals are not errors.
+// and backpressure and prescribed refusals are not errors. And every run must have
+// measured something: a run in which no task reached an outcome fails, whatever its
+// errors (every create refused by backpressure, say).
 func TestErrorBudget(t *testing.T) {
 	requests := func(ok, errs, backpressure, expected int) *metrics.Snapshot {
 		return run(func(sh *metrics.Shard) {
+			if ok > 0 {
+				sh.Add(metrics.TasksCompleted, 1) // the ok replies brought one task to its end
+			}
 			for range ok {
 				sh.Reply(metrics.MethodTasksGet, metrics.OutcomeOK, 0, 200, ms(1))
 			}
@@ -101,32 +106,37 @@ func TestErrorBudget(t *testing.T) {
 	}
 	five := 5.0
 	for _, tc := range []struct {
-		name   string
-		total  *metrics.Snapshot
-		pass   bool
-		noData bool
-		value  float64
+		name     string
+		total    *metrics.Snapshot
+		pass     bool // the budget
+		noData   bool
+		value    float64
+		evidence bool // tasks.settled > 0
 	}{
-		{"within", requests(96, 4, 0, 0), true, false, 4},
-		{"at the budget", requests(95, 5, 0, 0), true, false, 5},
-		{"over", requests(94, 6, 0, 0), false, false, 6},
-		{"backpressure and late cancels are not errors", requests(10, 0, 60, 30), true, false, 0},
-		{"no request at all", requests(0, 0, 0, 0), false, true, 0},
+		{"within", requests(96, 4, 0, 0), true, false, 4, true},
+		{"at the budget", requests(95, 5, 0, 0), true, false, 5, true},
+		{"over", requests(94, 6, 0, 0), false, false, 6, true},
+		{"backpressure and late cancels are not errors", requests(10, 0, 60, 30), true, false, 0, true},
+		{"every create refused by backpressure: no error, no evidence", requests(0, 0, 60, 0), true, false, 0, false},
+		{"no request at all", requests(0, 0, 0, 0), false, true, 0, false},
 	} {
-		info := RunInfo{ErrorBudget: &five, Thresholds: []scenarios.Threshold{{Expr: "requests.count >= 0"}}}
+		info := RunInfo{ErrorBudget: &five, Thresholds: []scenarios.Threshold{{Expr: "latency_tools_call.count >= 0"}}}
 		info.Windows = NewWindowTally(info.Thresholds, info.ErrorBudget)
 		s := Build(info, tc.total, nil)
-		if len(s.Thresholds) != 2 {
-			t.Fatalf("%s: %d thresholds, want the scenario's and the budget", tc.name, len(s.Thresholds))
+		if len(s.Thresholds) != 3 {
+			t.Fatalf("%s: %d thresholds, want the scenario's, the budget and the evidence", tc.name, len(s.Thresholds))
 		}
-		r := s.Thresholds[1]
+		r, ev := s.Thresholds[1], s.Thresholds[2]
 		if r.Expr != "requests.errors_rate <= 5%" || r.Source != SourceErrorBudget || s.Thresholds[0].Source != SourceScenario {
 			t.Errorf("%s: budget %q source %q, scenario's source %q", tc.name, r.Expr, r.Source, s.Thresholds[0].Source)
 		}
 		if r.Pass != tc.pass || r.NoData != tc.noData || r.Value != tc.value {
 			t.Errorf("%s: budget %+v, want pass %v no_data %v value %v", tc.name, r, tc.pass, tc.noData, tc.value)
 		}
-		if wantCode := map[bool]int{true: 0, false: ExitGateFailed}[tc.pass]; s.ExitCode() != wantCode {
+		if ev.Expr != "tasks.settled > 0" || ev.Source != SourceEvidence || ev.Pass != tc.evidence {
+			t.Errorf("%s: evidence %+v, want pass %v", tc.name, ev, tc.evidence)
+		}
+		if wantCode := map[bool]int{true: 0, false: ExitGateFailed}[tc.pass && tc.evidence]; s.ExitCode() != wantCode {
 			t.Errorf("%s: exit %d, want %d", tc.name, s.ExitCode(), wantCode)
 		}
 	}
@@ -190,7 +200,8 @@ func TestErrorSummary(t *testing.T) {
 			t.Errorf("gate %s: pass %v evaluated %v; want neither", g.name, g.gate.Pass, g.gate.Evaluated)
 		}
 	}
-	if len(s.Thresholds) != 2 || s.Thresholds[0].Pass || s.Thresholds[1].Pass || s.Thresholds[1].Source != SourceErrorBudget {
+	if len(s.Thresholds) != 3 || s.Thresholds[0].Pass || s.Thresholds[1].Pass || s.Thresholds[1].Source != SourceErrorBudget ||
+		s.Thresholds[2].Pass || s.Thresholds[2].Source != SourceEvidence {
 		t.Errorf("thresholds %+v: want both listed, failed", s.Thresholds)
 	}
 	if s.Trustworthy {

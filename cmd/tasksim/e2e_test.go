@@ -225,8 +225,9 @@ func TestRuntimeErrorWritesSummary(t *testing.T) {
 			if sum.Verdict != "error" || !strings.Contains(sum.Error, tc.want) {
 				t.Errorf("verdict %q error %q, want error naming %q", sum.Verdict, sum.Error, tc.want)
 			}
-			if len(sum.Thresholds) != 1 || sum.Thresholds[0].Pass || sum.Thresholds[0].Source != "error_budget" {
-				t.Errorf("thresholds %+v: want the error budget, not passed", sum.Thresholds)
+			if len(sum.Thresholds) != 2 || sum.Thresholds[0].Pass || sum.Thresholds[0].Source != "error_budget" ||
+				sum.Thresholds[1].Pass || sum.Thresholds[1].Source != "evidence" {
+				t.Errorf("thresholds %+v: want the error budget and the evidence, not passed", sum.Thresholds)
 			}
 		})
 	}
