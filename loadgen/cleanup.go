@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,8 +25,12 @@ type cleanupProber struct {
 	seen    atomic.Int64
 	slots   chan struct{} // bounds the probes running at once
 
-	mu      sync.Mutex
-	sess    *Session
+	// sessMu guards sess, and is held while it is opened: the probes wait for one session,
+	// and nothing else ever waits on a network exchange.
+	sessMu sync.Mutex
+	sess   *Session
+
+	mu      sync.Mutex // guards waiting and stats, briefly: clients take it at a task's end
 	wg      sync.WaitGroup
 	waiting map[*probeRun]struct{} // probes started and not ended
 	stats   CleanupProbeStats
@@ -39,6 +44,9 @@ type CleanupProbeStats struct {
 	// -32602): the target binds tasks to the session that created them, so a separate
 	// session cannot watch a record's cleanup.
 	Blind int64 `json:"blind"`
+	// Failed: the probe's first read failed (no session, a transport failure, another
+	// JSON-RPC error), so it did not wait for the expiry.
+	Failed int64 `json:"failed"`
 }
 
 // probeRun is one probe under way: the expiry it waits for, and how to end it early.
@@ -138,7 +146,7 @@ func (p *cleanupProber) probe(ctx context.Context, taskID string, run *probeRun)
 		cancel()
 		now := time.Now()
 		switch {
-		case err == ErrSessionGone:
+		case errors.Is(err, ErrSessionGone):
 			p.drop(s)
 		case err == nil && rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams:
 			p.e.rec.Shard(0).RecordDuration(metrics.CleanupLag, max(0, now.Sub(expiry)))
@@ -155,35 +163,47 @@ func (p *cleanupProber) probe(ctx context.Context, taskID string, run *probeRun)
 // is counted blind (unless cut has counted it already).
 func (p *cleanupProber) sees(ctx context.Context, params []byte, run *probeRun) bool {
 	s, err := p.session(ctx)
-	if err != nil {
-		return false
-	}
-	rctx, cancel := context.WithTimeout(ctx, p.e.cfg.timeout())
-	rep, err := s.Call(rctx, mcp.MethodTasksGet, params, nil)
-	cancel()
-	switch {
-	case err == nil && rep.Err == nil:
-		return true
-	case err == nil && rep.Err.Code == mcp.CodeInvalidParams:
-		p.mu.Lock()
-		if _, still := p.waiting[run]; still { // cut has not counted it
-			delete(p.waiting, run)
-			p.stats.Blind++
+	if err == nil {
+		rctx, cancel := context.WithTimeout(ctx, p.e.cfg.timeout())
+		var rep Reply
+		rep, err = s.Call(rctx, mcp.MethodTasksGet, params, nil)
+		cancel()
+		switch {
+		case err == nil && rep.Err == nil:
+			return true
+		case err == nil && rep.Err.Code == mcp.CodeInvalidParams:
+			p.count(run, &p.stats.Blind)
+			return false
+		case errors.Is(err, ErrSessionGone):
+			p.drop(s)
 		}
-		p.mu.Unlock()
-	case err == ErrSessionGone:
-		p.drop(s)
+	}
+	if ctx.Err() == nil { // not the run's end: the read itself failed
+		p.count(run, &p.stats.Failed)
 	}
 	return false
 }
 
-// session returns the prober's own session, opening it on first use.
-func (p *cleanupProber) session(ctx context.Context) (*Session, error) {
+// count adds one to n (a field of p.stats) for run, unless cut has counted it already.
+func (p *cleanupProber) count(run *probeRun, n *int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if _, still := p.waiting[run]; still {
+		delete(p.waiting, run)
+		*n++
+	}
+}
+
+// session returns the prober's own session, opening it on first use within the request
+// timeout.
+func (p *cleanupProber) session(ctx context.Context) (*Session, error) {
+	p.sessMu.Lock()
+	defer p.sessMu.Unlock()
 	if p.sess != nil {
 		return p.sess, nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, p.e.cfg.timeout())
+	defer cancel()
 	s, err := p.e.target.Connect(ctx, clientCaps)
 	if err != nil {
 		return nil, err
@@ -193,11 +213,11 @@ func (p *cleanupProber) session(ctx context.Context) (*Session, error) {
 }
 
 func (p *cleanupProber) drop(s *Session) {
-	p.mu.Lock()
+	p.sessMu.Lock()
 	if p.sess == s {
 		p.sess = nil
 	}
-	p.mu.Unlock()
+	p.sessMu.Unlock()
 }
 
 // wait lets running probes end (they stop with their context) and closes the session.
@@ -206,9 +226,11 @@ func (p *cleanupProber) wait(ctx context.Context) {
 		return
 	}
 	p.wg.Wait()
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.sessMu.Lock()
+	defer p.sessMu.Unlock()
 	if p.sess != nil {
+		ctx, cancel := context.WithTimeout(ctx, p.e.cfg.timeout())
+		defer cancel()
 		_ = p.sess.Close(ctx)
 		p.sess = nil
 	}
