@@ -450,3 +450,42 @@ func TestCancelledWhileBlockedOnResult(t *testing.T) {
 		}
 	})
 }
+
+// TestCancelRefusedWhileWorking: a server that refuses every tasks/cancel with -32602, as
+// if every task were already terminal, while the task still works. The client reads the
+// task next: still working, so the refusal was no late cancel (R26) but a cancel refused
+// (R27): counted cancels_refused, and the request an error after all.
+func TestCancelRefusedWhileWorking(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		refuse := func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Body == nil {
+					next.ServeHTTP(w, r)
+					return
+				}
+				body, _ := io.ReadAll(r.Body)
+				msg, perr := mcp.Decode(body)
+				if perr == nil && msg.Method == mcp.MethodTasksCancel {
+					w.Header().Set("Content-Type", "application/json")
+					_, _ = w.Write(mcp.AppendError(nil, msg.ID, mcp.Errorf(mcp.CodeInvalidParams, "task is terminal")))
+					return
+				}
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				next.ServeHTTP(w, r)
+			})
+		}
+		cfg := faultConfig(scenarios.ClientFaults{})
+		cfg.Cancel = loadgen.CancelPolicy{Probability: 1}
+		r := runFaultyVia(t, faultServer, cfg, refuse)
+		sent := r.c(metrics.CancelsSent)
+		if sent == 0 || r.c(metrics.CancelsRefused) != sent {
+			t.Errorf("%d cancels sent, %d refused while working; want every one", sent, r.c(metrics.CancelsRefused))
+		}
+		if got := r.snap.Requests[metrics.MethodTasksCancel][metrics.OutcomeRPCError]; got != sent {
+			t.Errorf("%d tasks/cancel errors, want %d: the refusals were not the expected reply", got, sent)
+		}
+		if r.c(metrics.TasksCompleted) != r.c(metrics.TasksCreated) {
+			t.Errorf("completed %d of %d: the refused cancels left the tasks to complete", r.c(metrics.TasksCompleted), r.c(metrics.TasksCreated))
+		}
+	})
+}

@@ -390,6 +390,7 @@ type taskState struct {
 	streamCut    bool // a tasks/result stream of this task was cut (at most once per task)
 	beforeResult bool // the connection was cut before tasks/result (at most once per task)
 	cancelAcked  bool // a tasks/cancel reply said cancelled
+	lateCancel   bool // a tasks/cancel was refused -32602 as late (R26): the next read checks it
 	reason       string
 }
 
@@ -526,6 +527,7 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 				// R26: the task was terminal by the time the cancel arrived (or is gone): not
 				// an outcome. The next tasks/get says which.
 				v.shard.Add(metrics.CancelsLate, 1)
+				t.lateCancel = true
 				lc.Replied(time.Now())
 				break
 			}
@@ -894,6 +896,18 @@ func (v *vu) observe(m metrics.Method, rep Reply, err error, t *taskState) {
 		v.shard.Add(metrics.Resumed, 1)
 	}
 	t.lastUpdated = tk.LastUpdatedAt
+	if t.lateCancel {
+		t.lateCancel = false
+		if !tk.Status.Terminal() {
+			// The cancel was refused as if the task were terminal, but it is still running:
+			// R26 allows -32602 only for a terminal task, and R27 wants a valid cancel
+			// carried out. The refusal was an error, not the expected reply.
+			v.shard.Add(metrics.CancelsRefused, 1)
+			v.shard.Reclassify(metrics.MethodTasksCancel, metrics.OutcomeExpected, metrics.OutcomeRPCError)
+			v.e.errors.note(errorKey{metrics.MethodTasksCancel, metrics.OutcomeRPCError, mcp.CodeInvalidParams, 200},
+				func() string { return "tasks/cancel refused -32602 while the task was " + tk.Status.String() })
+		}
+	}
 	if tk.Status == mcp.StatusInputRequired && lc.Status != mcp.StatusInputRequired {
 		v.shard.Add(metrics.InputRequired, 1)
 	}

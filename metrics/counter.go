@@ -39,6 +39,7 @@ const (
 	ElicitDeclined                      // elicitations answered decline
 	ElicitCancelled                     // elicitations answered cancel
 	CancelledUnrequested                // tasks seen cancelled whose own client sent no tasks/cancel
+	CancelsRefused                      // cancels refused -32602 while the task was still working (R27)
 	NumCounters                         // number of counters; not a counter
 )
 
@@ -107,6 +108,8 @@ func (c Counter) Name() string {
 		return "elicitations_cancelled"
 	case CancelledUnrequested:
 		return "cancelled_unrequested"
+	case CancelsRefused:
+		return "cancels_refused"
 	}
 	return "counter(" + strconv.Itoa(int(c)) + ")"
 }

@@ -64,7 +64,7 @@ func newTally() *tally {
 
 // ShardBytes is the memory one shard holds: two tallies, each NumHists histograms (13
 // durations of 184 KiB, 2 counts of 88 KiB) and the counter tables, about 5.0 MiB
-// (5,264,080 bytes, histogram headers aside). The run totals hold one tally more per
+// (5,264,096 bytes, histogram headers aside). The run totals hold one tally more per
 // Recorder.
 func ShardBytes() int {
 	n := int(unsafe.Sizeof(tally{}))

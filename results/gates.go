@@ -61,7 +61,9 @@ func (g *Gates) list() []namedGate {
 //	              ones and those whose result was lost (reason "result_lost") are the
 //	              reconciliation list, in the evidence by reason with sample keys.
 //	cancellation  evaluated when a cancel was sent: pass = cancels_broken == 0 (an accepted
-//	              cancel whose task did not stay terminal cancelled when read again: R14, R25).
+//	              cancel whose task did not stay terminal cancelled when read again: R14, R28)
+//	              and cancels_refused == 0 (a cancel refused -32602 as late while the task
+//	              was still working: R26, R27).
 //	              Effects applied anyway (effects_after_cancel) are reported,
 //	              not failed: a cancel is a request, not a rollback. Tasks cancelled by
 //	              someone other than their own client (cancelled_unrequested) are a finding.
@@ -314,12 +316,14 @@ func cancellationGate(info RunInfo, s *Summary) Gate {
 	c := s.Counters
 	cl := s.Metrics[metrics.CancelLatency.Name()]
 	sent, acked, broken := c[metrics.CancelsSent.Name()], c[metrics.CancelsAcked.Name()], c[metrics.CancelsBroken.Name()]
+	refused := c[metrics.CancelsRefused.Name()]
 	unrequested := c[metrics.CancelledUnrequested.Name()]
 	ev := map[string]any{
 		"cancels_sent":            sent,
 		"cancels_acked":           acked,
 		"cancels_late":            c[metrics.CancelsLate.Name()],
 		"cancels_broken":          broken,
+		"cancels_refused":         refused,
 		"tasks_cancelled":         s.Tasks.Cancelled,
 		"cancelled_by_own_cancel": s.Tasks.Cancelled - unrequested,
 		"cancelled_unrequested":   unrequested,
@@ -346,7 +350,7 @@ func cancellationGate(info RunInfo, s *Summary) Gate {
 		ev["reason"] = reason
 		return Gate{Pass: true, Evidence: ev}
 	}
-	return Gate{Pass: broken == 0, Evaluated: true, Evidence: ev}
+	return Gate{Pass: broken == 0 && refused == 0, Evaluated: true, Evidence: ev}
 }
 
 // nonNil keeps a nil map out of the evidence as {} rather than null.

@@ -385,3 +385,19 @@ func TestEvidenceAgreesWithCounts(t *testing.T) {
 		t.Errorf("sync fallback text:\n%s", out)
 	}
 }
+
+// A cancel refused -32602 while its task was still working fails the cancellation gate
+// (R26 allows that reply for a terminal task only; R27 wants a valid cancel carried out).
+func TestCancelsRefusedFailTheGate(t *testing.T) {
+	for _, refused := range []int64{0, 1} {
+		total := run(func(sh *metrics.Shard) {
+			sh.Add(metrics.CancelsSent, 2)
+			sh.Add(metrics.CancelsLate, 2)
+			sh.Add(metrics.CancelsRefused, refused)
+		})
+		g := Build(RunInfo{}, total, nil).Gates.Cancellation
+		if !g.Evaluated || g.Pass != (refused == 0) || g.Evidence["cancels_refused"] != refused {
+			t.Errorf("%d refused: gate %+v", refused, g)
+		}
+	}
+}
