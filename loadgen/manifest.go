@@ -147,8 +147,8 @@ type ProbeOptions struct {
 	// Tool is the tool the run will call (Manifest.Tool); "" for a probe alone.
 	Tool string
 	// CreateTask creates one task, to observe the pollInterval and ttl the server grants,
-	// then cancels it where tasks/cancel is declared: with Tool when it supports tasks, else
-	// with the first tool that does; with Args, else the minimal arguments its inputSchema
+	// then cancels it where tasks/cancel is declared: with Tool when given (none when it is
+	// not listed or forbids tasks), else with the first tool that supports tasks; with Args, else the minimal arguments its inputSchema
 	// requires (MinimalArgs). Creating work on a real server has effects: off unless asked
 	// for. Default false.
 	CreateTask bool
@@ -365,17 +365,9 @@ func (m *Manifest) observeTask(ctx context.Context, s *Session, o ProbeOptions) 
 		note("no task created: the target does not declare capabilities.tasks.requests.tools.call at protocol %s (R6)", m.ProtocolVersion)
 		return
 	}
-	var tool *ToolManifest
-	for i, t := range m.Tools {
-		if t.TaskSupport != string(mcp.TaskOptional) && t.TaskSupport != string(mcp.TaskRequired) {
-			continue
-		}
-		if tool == nil || t.Name == o.Tool {
-			tool = &m.Tools[i]
-		}
-	}
+	tool, why := m.taskTool(o.Tool)
 	if tool == nil {
-		note("no task created: no tool supports tasks (taskSupport optional or required, R7)")
+		note("no task created: %s", why)
 		return
 	}
 	args := o.Args
@@ -424,6 +416,30 @@ func (m *Manifest) observeTask(ctx context.Context, s *Session, o ProbeOptions) 
 	default:
 		note("the task was cancelled (a cancel is a request, not a rollback)")
 	}
+}
+
+// taskTool is the tool a probe's task is created with: name when given (nil, with why, when
+// it is not listed or forbids tasks: the operator asked for that tool, so no other runs in
+// its place), else the first tool that supports tasks.
+func (m *Manifest) taskTool(name string) (*ToolManifest, string) {
+	supports := func(t *ToolManifest) bool {
+		return t.TaskSupport == string(mcp.TaskOptional) || t.TaskSupport == string(mcp.TaskRequired)
+	}
+	for i := range m.Tools {
+		t := &m.Tools[i]
+		switch {
+		case name != "" && t.Name == name && supports(t):
+			return t, ""
+		case name != "" && t.Name == name:
+			return nil, fmt.Sprintf("tool %q does not support tasks (taskSupport %q, R7)", name, t.TaskSupport)
+		case name == "" && supports(t):
+			return t, ""
+		}
+	}
+	if name != "" {
+		return nil, fmt.Sprintf("the target lists no tool %q (tools: %s)", name, m.toolNames())
+	}
+	return nil, "no tool supports tasks (taskSupport optional or required, R7)"
 }
 
 // Decide sets AsTask from the manifest, the tool's taskSupport and the fallback: a task

@@ -306,3 +306,19 @@ func TestProbeToolAndArgs(t *testing.T) {
 		t.Errorf("notes %q, want a task of work_task", m.Notes)
 	}
 }
+
+// TestProbeToolIsTheOneAskedFor: with --tool, the probe's task is that tool's or none: a tool
+// that forbids tasks, or is not listed, creates nothing, and the note says why (no other
+// tool runs real work in its place).
+func TestProbeToolIsTheOneAskedFor(t *testing.T) {
+	url := startServe(t)
+	for tool, want := range map[string]string{
+		"work_sync": `no task created: tool "work_sync" does not support tasks`,
+		"wrok_task": `no task created: the target lists no tool "wrok_task"`,
+	} {
+		m, _ := probe(t, "--target", url, "--create-task", "--tool", tool)
+		if !strings.Contains(m.notes(), want) || strings.Contains(m.notes(), "was created") || m.PollIntervalMs != nil {
+			t.Errorf("--tool %s: notes %q, want %q and no task", tool, m.Notes, want)
+		}
+	}
+}
