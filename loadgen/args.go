@@ -1,8 +1,10 @@
 package loadgen
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 )
@@ -11,24 +13,29 @@ import (
 // accepts: every required property and nothing else, each with a plain value of its type,
 // so that a probe can call a tool of a server it knows nothing about. It fails, saying
 // which property and why, where no value can be chosen without knowing the tool: a
-// required property without a type, a oneOf/anyOf/allOf, a pattern or a format.
+// required property without a type, a oneOf/anyOf/allOf, a string with a pattern or a
+// format, a schema false.
 //
 //	type       value
-//	string     "tasksim" (cut or padded to minLength/maxLength)
-//	integer    minimum, else exclusiveMinimum+1, else 1 (clamped to maximum)
-//	number     as integer
+//	string     "tasksim" (padded or cut to minLength/maxLength)
+//	integer    the smallest integer the minimum and exclusiveMinimum allow, else 1, then
+//	           lowered to what maximum and exclusiveMaximum allow
+//	number     as integer, a fraction where the bounds are
 //	boolean    false
 //	array      [] (minItems items of its items schema, when minItems > 0)
 //	object     its own minimal arguments
 //	null       null
 //
-// enum and const take their first value, default is taken as is.
+// const, then enum (its first value), then default are taken as written. A schema true
+// (or {}) is any value: null. Draft-04 boolean exclusiveMinimum/exclusiveMaximum are read
+// as the bound of minimum/maximum being excluded.
 func MinimalArgs(schema json.RawMessage) (map[string]any, error) {
-	if len(schema) == 0 {
-		return map[string]any{}, nil
+	switch string(bytes.TrimSpace(schema)) {
+	case "", "{}", "true":
+		return map[string]any{}, nil // no schema, or any object: nothing is required
 	}
-	nodes := 0
-	v, err := minimalValue("arguments", schema, 0, &nodes)
+	b := argBuilder{}
+	v, err := b.value("arguments", schema, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -44,16 +51,17 @@ type jsonSchema struct {
 	Type             json.RawMessage            `json:"type"`
 	Properties       map[string]json.RawMessage `json:"properties"`
 	Required         []string                   `json:"required"`
-	Enum             []any                      `json:"enum"`
-	Const            *json.RawMessage           `json:"const"`
-	Default          *json.RawMessage           `json:"default"`
+	Enum             []json.RawMessage          `json:"enum"`
+	Const            json.RawMessage            `json:"const"`
+	Default          json.RawMessage            `json:"default"`
 	Items            json.RawMessage            `json:"items"`
 	MinItems         int                        `json:"minItems"`
 	MinLength        *int                       `json:"minLength"`
 	MaxLength        *int                       `json:"maxLength"`
 	Minimum          *float64                   `json:"minimum"`
-	ExclusiveMinimum *float64                   `json:"exclusiveMinimum"`
 	Maximum          *float64                   `json:"maximum"`
+	ExclusiveMinimum json.RawMessage            `json:"exclusiveMinimum"` // a number, or (draft 4) a boolean
+	ExclusiveMaximum json.RawMessage            `json:"exclusiveMaximum"`
 	Pattern          string                     `json:"pattern"`
 	Format           string                     `json:"format"`
 	OneOf            []json.RawMessage          `json:"oneOf"`
@@ -69,28 +77,36 @@ const (
 	maxValues      = 4096 // values in all (nested minItems multiply)
 )
 
-func minimalValue(path string, raw json.RawMessage, depth int, nodes *int) (any, error) {
+// argBuilder builds one MinimalArgs value, counting the values it makes.
+type argBuilder struct{ values int }
+
+// value builds the minimal value of the schema raw at path.
+func (b *argBuilder) value(path string, raw json.RawMessage, depth int) (any, error) {
 	if depth > maxSchemaDepth {
 		return nil, fmt.Errorf("%s: schema nested deeper than %d levels", path, maxSchemaDepth)
 	}
-	if *nodes++; *nodes > maxValues {
+	if b.values++; b.values > maxValues {
 		return nil, fmt.Errorf("%s: the schema asks for more than %d values", path, maxValues)
+	}
+	switch string(bytes.TrimSpace(raw)) {
+	case "true", "{}":
+		return nil, nil // any value will do
+	case "false":
+		return nil, fmt.Errorf("%s: the schema false accepts no value", path)
 	}
 	var s jsonSchema
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, fmt.Errorf("%s: schema is not a JSON object: %v", path, err)
 	}
 	switch {
-	case s.Const != nil:
-		return json.RawMessage(*s.Const), nil
+	case len(s.Const) > 0:
+		return s.Const, nil
 	case len(s.Enum) > 0:
 		return s.Enum[0], nil
-	case s.Default != nil:
-		return json.RawMessage(*s.Default), nil
+	case len(s.Default) > 0:
+		return s.Default, nil
 	case len(s.OneOf)+len(s.AnyOf)+len(s.AllOf) > 0:
 		return nil, fmt.Errorf("%s: a oneOf, anyOf or allOf schema needs a value chosen by hand", path)
-	case s.Pattern != "" || s.Format != "":
-		return nil, fmt.Errorf("%s: a string with a pattern or format needs a value chosen by hand", path)
 	}
 	typ, err := schemaType(s.Type, len(s.Properties) > 0)
 	if err != nil {
@@ -98,65 +114,127 @@ func minimalValue(path string, raw json.RawMessage, depth int, nodes *int) (any,
 	}
 	switch typ {
 	case "object":
-		out := map[string]any{}
-		for _, name := range slices.Sorted(slices.Values(s.Required)) {
-			p, ok := s.Properties[name]
-			if !ok {
-				return nil, fmt.Errorf("%s.%s: required, but has no schema", path, name)
-			}
-			v, err := minimalValue(path+"."+name, p, depth+1, nodes)
-			if err != nil {
-				return nil, err
-			}
-			out[name] = v
-		}
-		return out, nil
+		return b.object(path, &s, depth)
 	case "string":
-		if s.MinLength != nil && *s.MinLength > maxMinLength {
-			return nil, fmt.Errorf("%s: minLength %d is more than tasksim makes up (%d)", path, *s.MinLength, maxMinLength)
-		}
-		v := "tasksim"
-		if s.MinLength != nil && len(v) < *s.MinLength {
-			v += strings.Repeat("x", *s.MinLength-len(v))
-		}
-		if s.MaxLength != nil && len(v) > *s.MaxLength {
-			v = v[:max(0, *s.MaxLength)]
-		}
-		return v, nil
+		return minimalString(path, &s)
 	case "integer", "number":
-		n := 1.0
-		switch {
-		case s.Minimum != nil:
-			n = *s.Minimum
-		case s.ExclusiveMinimum != nil:
-			n = *s.ExclusiveMinimum + 1
-		}
-		if s.Maximum != nil && n > *s.Maximum {
-			n = *s.Maximum
-		}
-		if typ == "integer" {
-			return int64(n), nil
-		}
-		return n, nil
+		return minimalNumber(path, &s, typ == "integer")
 	case "boolean":
 		return false, nil
 	case "null":
 		return nil, nil
 	case "array":
-		if s.MinItems > maxMinItems {
-			return nil, fmt.Errorf("%s: minItems %d is more than tasksim makes up (%d)", path, s.MinItems, maxMinItems)
-		}
-		items := make([]any, 0, max(0, s.MinItems))
-		for i := range s.MinItems {
-			v, err := minimalValue(fmt.Sprintf("%s[%d]", path, i), s.Items, depth+1, nodes)
-			if err != nil {
-				return nil, err
-			}
-			items = append(items, v)
-		}
-		return items, nil
+		return b.array(path, &s, depth)
 	}
 	return nil, fmt.Errorf("%s: type %q is not a JSON Schema type", path, typ)
+}
+
+// object builds every required property of s, in name order.
+func (b *argBuilder) object(path string, s *jsonSchema, depth int) (any, error) {
+	out := map[string]any{}
+	for _, name := range slices.Sorted(slices.Values(s.Required)) {
+		p, ok := s.Properties[name]
+		if !ok {
+			return nil, fmt.Errorf("%s.%s: required, but has no schema", path, name)
+		}
+		v, err := b.value(path+"."+name, p, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
+// array builds minItems items of s's items schema.
+func (b *argBuilder) array(path string, s *jsonSchema, depth int) (any, error) {
+	if s.MinItems > maxMinItems {
+		return nil, fmt.Errorf("%s: minItems %d is more than tasksim makes up (%d)", path, s.MinItems, maxMinItems)
+	}
+	items := make([]any, 0, max(0, s.MinItems))
+	for i := range s.MinItems {
+		v, err := b.value(fmt.Sprintf("%s[%d]", path, i), s.Items, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, v)
+	}
+	return items, nil
+}
+
+func minimalString(path string, s *jsonSchema) (any, error) {
+	switch {
+	case s.Pattern != "" || s.Format != "":
+		return nil, fmt.Errorf("%s: a string with a pattern or format needs a value chosen by hand", path)
+	case s.MinLength != nil && *s.MinLength > maxMinLength:
+		return nil, fmt.Errorf("%s: minLength %d is more than tasksim makes up (%d)", path, *s.MinLength, maxMinLength)
+	}
+	v := "tasksim"
+	if s.MinLength != nil && len(v) < *s.MinLength {
+		v += strings.Repeat("x", *s.MinLength-len(v))
+	}
+	if s.MaxLength != nil && len(v) > *s.MaxLength {
+		v = v[:max(0, *s.MaxLength)]
+	}
+	return v, nil
+}
+
+// minimalNumber is the smallest value the lower bounds allow (1 without any), lowered to
+// what the upper bounds allow; an integer is rounded inward.
+func minimalNumber(path string, s *jsonSchema, integer bool) (any, error) {
+	lo, loOpen, hasLo := bound(s.Minimum, s.ExclusiveMinimum)
+	hi, hiOpen, hasHi := bound(s.Maximum, s.ExclusiveMaximum)
+	n := 1.0
+	if hasLo {
+		n = lo
+		if integer {
+			n = math.Ceil(lo)
+			if loOpen && n == lo {
+				n++
+			}
+		} else if loOpen {
+			n = lo + 1
+			if hasHi && n >= hi {
+				n = (lo + hi) / 2
+			}
+		}
+	}
+	if hasHi && (n > hi || hiOpen && n >= hi) {
+		n = hi
+		if integer {
+			n = math.Floor(hi)
+			if hiOpen && n == hi {
+				n--
+			}
+		} else if hiOpen {
+			n = hi - 1
+			if hasLo && n <= lo {
+				n = (lo + hi) / 2
+			}
+		}
+	}
+	if hasLo && (n < lo || loOpen && n <= lo) {
+		return nil, fmt.Errorf("%s: no %s between the schema's bounds", path, map[bool]string{true: "integer", false: "number"}[integer])
+	}
+	if integer {
+		return int64(n), nil
+	}
+	return n, nil
+}
+
+// bound reads one side's bound: the draft-2019+ exclusive keyword as a number, or (draft
+// 4) a boolean that makes the inclusive one exclusive.
+func bound(inclusive *float64, exclusive json.RawMessage) (v float64, open, ok bool) {
+	var x float64
+	if json.Unmarshal(exclusive, &x) == nil {
+		return x, true, true
+	}
+	var draft4 bool
+	_ = json.Unmarshal(exclusive, &draft4)
+	if inclusive != nil {
+		return *inclusive, draft4, true
+	}
+	return 0, false, false
 }
 
 // schemaType reads a schema's type: a name, or a list of which the first that is not
