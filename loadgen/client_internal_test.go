@@ -108,7 +108,8 @@ func peerTarget(t *testing.T, p *peer, useTLS bool) *Target {
 
 // TestRepliesOfEveryFraming: tools/call results of 10 B to the reply bound, as JSON or SSE,
 // with Content-Length or chunked, over http:// (the lean transport) and https:// (net/http),
-// arrive whole; one byte more than the bound is refused with a message that says so.
+// arrive whole; a reply over the bound (a text of the bound itself, in its envelope) is refused
+// with a message that says so.
 func TestRepliesOfEveryFraming(t *testing.T) {
 	// The largest text whose reply stays within maxReply: the JSON-RPC envelope and the
 	// result object around it take less than 200 bytes.

@@ -554,15 +554,14 @@ func getSSEReader(body io.Reader) *sseReader {
 // met one 16 MiB result must not keep 16 MiB per pooled reader.
 func putSSEReader(sr *sseReader) {
 	const keep = 64 << 10
-	if cap(sr.line) > keep {
-		sr.line = nil
-	}
-	if cap(sr.data) > keep {
-		sr.data = nil
+	trim := func(b []byte) []byte {
+		if cap(b) > keep {
+			return nil
+		}
+		return b[:0]
 	}
 	sr.r.Reset(nil)
-	*sr = sseReader{r: sr.r, limit: sr.limit, line: sr.line[:0], data: sr.data[:0], event: sr.event[:0],
-		lastID: sr.lastID[:0], retry: -1}
+	*sr = sseReader{r: sr.r, limit: sr.limit, line: trim(sr.line), data: trim(sr.data), event: trim(sr.event), retry: -1}
 	sseReaders.Put(sr)
 }
 
@@ -592,9 +591,11 @@ func statusError(resp *http.Response, withSession bool) error {
 			e.RetryAfter = max(0, time.Until(at))
 		}
 	}
-	var b [1024]byte
-	n, _ := io.ReadFull(resp.Body, b[:])
+	bp := bufPool.Get().(*[]byte)
+	b := (*bp)[:cap(*bp)] // 512 bytes: enough for a message, and the secret detector's look
+	n, _ := io.ReadFull(resp.Body, b)
 	e.Body = strings.TrimSpace(string(b[:n]))
+	bufPool.Put(bp)
 	return e
 }
 

@@ -15,9 +15,9 @@ import (
 //   - lines end with CRLF, LF or a lone CR, and may be of any length up to limit;
 //   - a line starting with ':' is a comment; "field: value" drops one space after the
 //     colon; a line without a colon is a field with an empty value;
-//   - data lines append their value and a LF to the event's data; event sets its type; id
-//     sets the last event id (unless it holds a NUL); retry sets the reconnection delay
-//     when it is all ASCII digits; other fields are ignored;
+//   - data lines append their value and a LF to the event's data; event sets its type;
+//     retry sets the reconnection delay when it is all ASCII digits; id and other fields
+//     are ignored (tasksim does not resume streams with Last-Event-ID);
 //   - a blank line dispatches the event: nothing when its data is empty, else the data
 //     without its last LF. At the end of the stream an unfinished event is discarded.
 //
@@ -30,7 +30,6 @@ type sseReader struct {
 	line   []byte // a line longer than the bufio buffer, assembled
 	data   []byte // the data of the event being read
 	event  []byte // its type; empty = "message"
-	lastID []byte // the last event id seen
 	retry  int64  // the latest retry field, in ms; -1 = none seen
 	skipLF bool   // the last line ended with CR: a LF right after it belongs to it
 	begun  bool   // the byte order mark check is done
@@ -80,10 +79,6 @@ func (s *sseReader) next() ([]byte, error) {
 			s.data = append(append(s.data, value...), '\n')
 		case "event":
 			s.event = append(s.event[:0], value...)
-		case "id":
-			if bytes.IndexByte(value, 0) < 0 {
-				s.lastID = append(s.lastID[:0], value...)
-			}
 		case "retry":
 			if ms, ok := asciiDigits(value); ok {
 				s.retry = ms

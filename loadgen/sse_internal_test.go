@@ -17,13 +17,13 @@ import (
 )
 
 // sseEvents reads every message event of stream with an sseReader over r(stream), the
-// retry and last id it saw, and the error that ended it.
-func sseEvents(stream string, limit int, r func(io.Reader) io.Reader) (events []string, retry int64, lastID string, err error) {
+// retry it saw, and the error that ended it.
+func sseEvents(stream string, limit int, r func(io.Reader) io.Reader) (events []string, retry int64, err error) {
 	sr := newSSEReader(bufio.NewReaderSize(r(strings.NewReader(stream)), 16), limit)
 	for {
 		data, err := sr.next()
 		if err != nil {
-			return events, sr.retry, string(sr.lastID), err
+			return events, sr.retry, err
 		}
 		events = append(events, string(data))
 	}
@@ -45,7 +45,6 @@ func TestSSEFramings(t *testing.T) {
 		stream string
 		want   []string
 		retry  int64
-		lastID string
 		err    error
 	}{
 		{name: "LF", stream: "data: {\"a\":1}\n\n", want: []string{`{"a":1}`}, retry: -1},
@@ -56,8 +55,8 @@ func TestSSEFramings(t *testing.T) {
 		{name: "no space after the colon", stream: "data:{}\n\n", want: []string{"{}"}, retry: -1},
 		{name: "only one space dropped", stream: "data:  x\n\n", want: []string{" x"}, retry: -1},
 		{name: "comments", stream: ": keep-alive\n:\ndata: 1\n: between\n\n", want: []string{"1"}, retry: -1},
-		{name: "event, id and retry fields", stream: "event: message\nid: 7\nretry: 1500\ndata: 1\n\n", want: []string{"1"}, retry: 1500, lastID: "7"},
-		{name: "priming event: empty data", stream: "id: 0\nretry: 250\ndata:\n\ndata: 1\n\n", want: []string{"", "1"}, retry: 250, lastID: "0"},
+		{name: "event, id and retry fields", stream: "event: message\nid: 7\nretry: 1500\ndata: 1\n\n", want: []string{"1"}, retry: 1500},
+		{name: "priming event: empty data", stream: "id: 0\nretry: 250\ndata:\n\ndata: 1\n\n", want: []string{"", "1"}, retry: 250},
 		{name: "a field without colon", stream: "data\ndata\n\n", want: []string{"\n"}, retry: -1},
 		{name: "blank lines alone dispatch nothing", stream: "\n\n\r\n\rdata: 1\n\n", want: []string{"1"}, retry: -1},
 		{name: "an event of another type is skipped", stream: "event: ping\ndata: x\n\ndata: 1\n\n", want: []string{"1"}, retry: -1},
@@ -65,7 +64,7 @@ func TestSSEFramings(t *testing.T) {
 		{name: "leading BOM", stream: "\ufeffdata: 1\n\n", want: []string{"1"}, retry: -1},
 		{name: "a BOM later is data", stream: "data: 1\n\n\ufeffdata: 2\n\n", want: []string{"1"}, retry: -1},
 		{name: "retry not all digits is ignored", stream: "retry: 10s\nretry: -1\nretry: 1 0\ndata: 1\n\n", want: []string{"1"}, retry: -1},
-		{name: "id with NUL is ignored", stream: "id: a\x00b\ndata: 1\n\n", want: []string{"1"}, retry: -1},
+		{name: "id fields are skipped", stream: "id: a\x00b\nid: 7\ndata: 1\n\n", want: []string{"1"}, retry: -1},
 		{name: "unknown fields are ignored", stream: "foo: bar\ndata: 1\n\n", want: []string{"1"}, retry: -1},
 		{name: "unfinished event at the end is dropped", stream: "data: 1\n\ndata: 2\n", want: []string{"1"}, retry: -1},
 		{name: "unfinished line at the end is dropped", stream: "data: 1\n\ndata: 2", want: []string{"1"}, retry: -1},
@@ -82,7 +81,7 @@ func TestSSEFramings(t *testing.T) {
 		}
 		for rname, r := range readers {
 			t.Run(tc.name+"/"+rname, func(t *testing.T) {
-				got, retry, lastID, err := sseEvents(tc.stream, limit, r)
+				got, retry, err := sseEvents(tc.stream, limit, r)
 				want := tc.err
 				if want == nil {
 					want = io.EOF
@@ -96,8 +95,8 @@ func TestSSEFramings(t *testing.T) {
 				if strings.Join(got, "|") != strings.Join(tc.want, "|") || len(got) != len(tc.want) {
 					t.Errorf("events %q, want %q", got, tc.want)
 				}
-				if retry != tc.retry || lastID != tc.lastID {
-					t.Errorf("retry %d, last id %q; want %d, %q", retry, lastID, tc.retry, tc.lastID)
+				if retry != tc.retry {
+					t.Errorf("retry %d, want %d", retry, tc.retry)
 				}
 			})
 		}
@@ -113,16 +112,16 @@ func FuzzSSEReader(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, stream string) {
 		for rname, r := range readers {
-			got, retry, lastID, err := sseEvents(stream, 1<<20, r)
+			got, retry, err := sseEvents(stream, 1<<20, r)
 			if err != io.EOF {
 				t.Fatalf("%s: ended with %v", rname, err)
 			}
-			want, wantRetry, wantID := referenceSSE(stream)
+			want, wantRetry := referenceSSE(stream)
 			if strings.Join(got, "\x00|") != strings.Join(want, "\x00|") || len(got) != len(want) {
 				t.Fatalf("%s: events %q, want %q", rname, got, want)
 			}
-			if retry != wantRetry || lastID != wantID {
-				t.Fatalf("%s: retry %d, id %q; want %d, %q", rname, retry, lastID, wantRetry, wantID)
+			if retry != wantRetry {
+				t.Fatalf("%s: retry %d, want %d", rname, retry, wantRetry)
 			}
 		}
 	})
@@ -131,7 +130,7 @@ func FuzzSSEReader(f *testing.F) {
 var lineEnd = regexp.MustCompile("\r\n|\r|\n")
 
 // referenceSSE reads stream by the rules, whole and simply.
-func referenceSSE(stream string) (events []string, retry int64, lastID string) {
+func referenceSSE(stream string) (events []string, retry int64) {
 	stream = strings.TrimPrefix(stream, "\ufeff")
 	lines := lineEnd.Split(stream, -1)
 	lines = lines[:len(lines)-1] // what follows the last line end is no line
@@ -159,10 +158,6 @@ func referenceSSE(stream string) (events []string, retry int64, lastID string) {
 			data.WriteString(value + "\n")
 		case "event":
 			typ = value
-		case "id":
-			if !strings.Contains(value, "\x00") {
-				lastID = value
-			}
 		case "retry":
 			if value != "" && strings.Trim(value, "0123456789") == "" {
 				if n, err := strconv.ParseInt(value, 10, 64); err == nil {
@@ -171,7 +166,7 @@ func referenceSSE(stream string) (events []string, retry int64, lastID string) {
 			}
 		}
 	}
-	return events, retry, lastID
+	return events, retry
 }
 
 // TestSSECapturedReplies reads replies captured from real TypeScript SDK servers
@@ -199,7 +194,7 @@ func TestSSECapturedReplies(t *testing.T) {
 		}
 		for fname, stream := range framings {
 			for rname, r := range map[string]func(io.Reader) io.Reader{"whole": readers["whole"], "one byte": readers["one byte"]} {
-				events, _, _, err := sseEvents(stream, maxReply, r)
+				events, _, err := sseEvents(stream, maxReply, r)
 				if err != io.EOF {
 					t.Fatalf("%s (%s, %s): ended with %v", name, fname, rname, err)
 				}

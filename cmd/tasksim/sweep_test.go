@@ -11,10 +11,10 @@ import (
 )
 
 // TestSweepRecommendsTheKnownBestCell: a 2x2 grid of pollInterval and clients on 500 ms
-// tasks with the SLO polls_per_task.mean >= 3. Polling every second, a task is seen done at
+// tasks with the SLO polls_per_task.mean >= 2. Polling every second, a task is seen done at
 // its first poll, so both 1 s cells miss the SLO, however fast the machine; every 100 ms, a
-// task is polled about five times, more on a slow machine (the SLO stands for a freshness
-// target that, unlike a latency, does not move with the machine's speed). Known answer: at
+// task is polled about five times, and still twice with replies as slow as 150 ms (the SLO
+// stands for a freshness target that, unlike a latency, hardly moves with the machine). Known answer: at
 // 5 clients and at 10, poll_interval=100ms; capacity at least 10 clients (both counts pass).
 // sweep.json says so too, and `tasksim report DIR` re-renders sweep.html byte for byte.
 func TestSweepRecommendsTheKnownBestCell(t *testing.T) {
@@ -22,15 +22,15 @@ func TestSweepRecommendsTheKnownBestCell(t *testing.T) {
 	stdout, stderr, code := tasksim(t, "sweep", "smoke",
 		"--vary", "poll_interval=100ms,1s", "--vary", "clients=5,10",
 		"--cell-duration", "2s", "--set", "grace=3s", "--set", "args.duration_ms=500",
-		"--slo", "polls_per_task.mean >= 3", "--no-progress", "--out", dir)
+		"--slo", "polls_per_task.mean >= 2", "--no-progress", "--out", dir)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	for _, want := range []string{
 		"recommended poll_interval=100ms clients=5:",
-		"lost        poll_interval=1s clients=5: misses polls_per_task.mean >= 3 (",
+		"lost        poll_interval=1s clients=5: misses polls_per_task.mean >= 2 (",
 		"recommended poll_interval=100ms clients=10:",
-		"lost        poll_interval=1s clients=10: misses polls_per_task.mean >= 3 (",
+		"lost        poll_interval=1s clients=10: misses polls_per_task.mean >= 2 (",
 		"capacity    clients=10 (poll_interval=100ms clients=10, cell-01): every count tried passed",
 	} {
 		if !strings.Contains(stdout, want) {
