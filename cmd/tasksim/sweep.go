@@ -304,8 +304,13 @@ func measureCell(c *sweepCell, s *results.Summary, slos []results.Threshold) {
 	c.Verdict, c.Interrupted, c.Trustworthy, c.TrustNote = s.Verdict, s.Interrupted, s.Trustworthy, s.TrustNote
 	c.Failed = failedChecks(s)
 	for _, th := range slos {
-		if res := th.Eval(s, nil); !res.Pass {
-			c.SLOFails = append(c.SLOFails, fmt.Sprintf("%s (%s%s)", th.Expr, num(res.Value), unitSuffix(res.Unit)))
+		if res := th.Eval(s, nil); !res.Pass || res.NoData {
+			// An --slo has no on_no_data: a metric the cell did not measure misses it.
+			value := num(res.Value) + unitSuffix(res.Unit)
+			if res.NoData {
+				value = "no data"
+			}
+			c.SLOFails = append(c.SLOFails, fmt.Sprintf("%s (%s)", th.Expr, value))
 		}
 	}
 	var errs int64
