@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -44,40 +45,55 @@ type errorKey struct {
 	code, status int
 }
 
-// errorBook samples the errors of a run. Only failed requests reach it, so its lock is off
-// the path of a healthy run.
+// errorBook samples the errors of a run. Only failed requests reach it, and a kind seen
+// before costs a read lock and an atomic add: a run whose every request fails (a target
+// gone) does not serialize its clients on it.
 type errorBook struct {
-	mu    sync.Mutex
-	kinds map[errorKey]*ErrorSample
+	mu    sync.RWMutex
+	kinds map[errorKey]*errorKind
+}
+
+// errorKind is one kind's sample and its count.
+type errorKind struct {
+	sample ErrorSample // Count unused: n holds it
+	n      atomic.Int64
 }
 
 // note records one failed request; msg is called only for a kind seen for the first time.
 func (b *errorBook) note(k errorKey, msg func() string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if s := b.kinds[k]; s != nil {
-		s.Count++
-		return
+	b.mu.RLock()
+	kind := b.kinds[k]
+	b.mu.RUnlock()
+	if kind == nil {
+		b.mu.Lock()
+		if kind = b.kinds[k]; kind == nil {
+			if len(b.kinds) >= maxErrorKinds {
+				b.mu.Unlock()
+				return
+			}
+			if b.kinds == nil {
+				b.kinds = make(map[errorKey]*errorKind)
+			}
+			kind = &errorKind{sample: ErrorSample{Method: k.m.Name(), Outcome: k.o.Name(), Code: k.code,
+				Status: k.status, Message: oneLine(msg(), maxSampleMessage)}}
+			b.kinds[k] = kind
+		}
+		b.mu.Unlock()
 	}
-	if len(b.kinds) >= maxErrorKinds {
-		return
-	}
-	if b.kinds == nil {
-		b.kinds = make(map[errorKey]*ErrorSample)
-	}
-	b.kinds[k] = &ErrorSample{Method: k.m.Name(), Outcome: k.o.Name(), Code: k.code, Status: k.status,
-		Count: 1, Message: oneLine(msg(), maxSampleMessage)}
+	kind.n.Add(1)
 }
 
 // samples returns every kind, the most frequent first (then by method, code and status, so
 // that the order is stable).
 func (b *errorBook) samples() []ErrorSample {
-	b.mu.Lock()
+	b.mu.RLock()
 	out := make([]ErrorSample, 0, len(b.kinds))
-	for _, s := range b.kinds {
-		out = append(out, *s)
+	for _, k := range b.kinds {
+		s := k.sample
+		s.Count = k.n.Load()
+		out = append(out, s)
 	}
-	b.mu.Unlock()
+	b.mu.RUnlock()
 	slices.SortFunc(out, func(a, b ErrorSample) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Method, b.Method),
 			cmp.Compare(a.Code, b.Code), cmp.Compare(a.Status, b.Status), strings.Compare(a.Outcome, b.Outcome))

@@ -1006,7 +1006,7 @@ func (v *vu) Request(msg *mcp.Message) ([]byte, *mcp.Error) {
 	}
 	action := v.e.cfg.Input.pick(v.rng)
 	v.shard.Add(metrics.Elicitations, 1)
-	v.shard.Add(elicitCounter[action], 1)
+	v.shard.Add(elicitCounter(action), 1)
 	b := []byte(`{"action":"` + action + `"`)
 	if action == mcp.ElicitAccept {
 		b = append(b, `,"content":`...)
@@ -1039,9 +1039,16 @@ func (v *vu) revokedDenial(err error) bool {
 
 var _ ServerHandler = (*vu)(nil)
 
-// elicitCounter counts the answers to elicitations by action.
-var elicitCounter = map[string]metrics.Counter{mcp.ElicitAccept: metrics.ElicitAccepted,
-	mcp.ElicitDecline: metrics.ElicitDeclined, mcp.ElicitCancel: metrics.ElicitCancelled}
+// elicitCounter is the counter of the answers to elicitations with action.
+func elicitCounter(action string) metrics.Counter {
+	switch action {
+	case mcp.ElicitDecline:
+		return metrics.ElicitDeclined
+	case mcp.ElicitCancel:
+		return metrics.ElicitCancelled
+	}
+	return metrics.ElicitAccepted
+}
 
 // pick draws an elicitation action by the policy's ratios.
 func (p InputPolicy) pick(r *rand.Rand) string {
