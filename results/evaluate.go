@@ -270,7 +270,7 @@ func (t Threshold) windowValue(w *metrics.Window) (v float64, ok bool) {
 		st := roundStat(w.Summary(src.hist))
 		return src.stat.of(st), st.Count > 0
 	case kindRate:
-		return rate(c(src.counter), rateBase(src.counter, c))
+		return rate(c(src.counter), windowRateBase(src.counter, c))
 	case kindErrorsRate:
 		var n, errs int64
 		for m := range metrics.NumMethods {
@@ -307,6 +307,22 @@ func rateBase(oc metrics.Counter, c func(metrics.Counter) int64) int64 {
 		return c(metrics.TasksCreated) + c(metrics.TasksDropped)
 	}
 	return c(metrics.TasksCreated)
+}
+
+// windowRateBase is the denominator of tasks.<outcome>_rate in one window. Tasks live
+// across windows, so a window's outcomes over its creates could pass 100%: an outcome's
+// share is taken among the tasks that ended in the window (every outcome of the tasks
+// object but created and dropped, unknown included); created and dropped keep their
+// whole-run bases.
+func windowRateBase(oc metrics.Counter, c func(metrics.Counter) int64) int64 {
+	if oc == metrics.TasksCreated || oc == metrics.TasksDropped {
+		return rateBase(oc, c)
+	}
+	n := c(metrics.TasksUnknown)
+	for _, e := range settledCounters {
+		n += c(e)
+	}
+	return n
 }
 
 // rate returns 100 * n / base, in %; ok is false when base is 0.

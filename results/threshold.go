@@ -25,10 +25,14 @@ import (
 //	tasks.<outcome>           outcome count (created completed failed cancelled expired
 //	                          result_lost unknown dropped), count
 //	tasks.<outcome>_rate      100 * outcome / created, %; dropped_rate is
-//	                          100 * dropped / (created + dropped), the share of arrivals
+//	                          100 * dropped / (created + dropped), the share of arrivals.
+//	                          In a window: 100 * outcome / tasks that ended in the window
+//	                          (windowRateBase), so that it stays a share
+//	tasks.settled             tasks and synchronous calls that reached a known outcome
+//	                          (completed failed cancelled expired result_lost), count
 //	requests.count            requests sent, count
 //	requests.errors           requests whose outcome is an error (metrics.Outcome.IsError:
-//	                          not ok, stopped, backpressure or expected), count
+//	                          not ok, stopped, backpressure, expected or injected), count
 //	requests.errors_rate      100 * requests.errors / requests.count, %
 //	<counter>                 a metrics.Counter by name (invalid_transitions, polls, ...), count
 //	<gauge>.last, <gauge>.max a metrics.Gauge (retained_tasks, ...): level at the end, highest

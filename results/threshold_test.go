@@ -161,9 +161,10 @@ func TestEvalThreshold(t *testing.T) {
 		worst            int
 		worstValue       float64
 	}{
-		// failed 1 of 8 created = 12.5%; windows: 0/4, 1/4, none created (skipped)
+		// failed 1 of 8 created = 12.5%; windows, of the tasks that ended in each: none ended
+		// (skipped), 1 of 4, 0 of the last window's
 		{"tasks.failed_rate < 10%", 12.5, false, false, 2, 1, 1, 25},
-		{"tasks.failed_rate >= 10%", 12.5, true, false, 2, 1, 0, 0},
+		{"tasks.failed_rate >= 10%", 12.5, true, false, 2, 1, 2, 0},
 		// dropped share of arrivals: 2 / (8 + 2); windows 0/4, 0/4, 2/2
 		{"tasks.dropped_rate == 20%", 20, true, false, 3, 3, 2, 100},
 		// counts are totals: no window evaluation
@@ -352,5 +353,21 @@ func TestWithoutServerSide(t *testing.T) {
 	}
 	if got := strings.Join(judged, ", "); got != "latency_tasks_get.p99 < 1s, in_flight.max < 1" {
 		t.Errorf("judged per window: %s", got)
+	}
+}
+
+// TestWindowRateIsAShare: in a window, tasks.<outcome>_rate is the outcome's share of the
+// tasks that ended in it; a window with 7 failures and 1 create reads 87.5%, not 700%.
+func TestWindowRateIsAShare(t *testing.T) {
+	th, err := ParseThreshold("tasks.failed_rate < 1%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w metrics.Window
+	w.Counters[metrics.TasksCreated] = 1
+	w.Counters[metrics.TasksFailed] = 7
+	w.Counters[metrics.TasksCompleted] = 1
+	if v, failed := th.FailsIn(&w); v != 87.5 || !failed {
+		t.Errorf("window value %v (failed %v), want 87.5", v, failed)
 	}
 }
