@@ -293,6 +293,10 @@ func TestReportInputFromCounters(t *testing.T) {
 	if p := pageOf(t, s, "input"); !p.Input.Empty() {
 		t.Errorf("input shown with every counter 0: %+v", p.Input)
 	}
+	s.Input = Input{}
+	if p := pageOf(t, s); !p.Input.Empty() {
+		t.Errorf("input shown with an input block of zeros: %+v", p.Input)
+	}
 	s.Counters[metrics.Elicitations.Name()] = 2
 	p := pageOf(t, s, "input")
 	if len(p.Input.Facts) != 5 || p.Input.Facts[3].K != "elicitations_received" || p.Input.Facts[3].V != "2" {

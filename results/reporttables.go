@@ -111,7 +111,12 @@ var inputCounters = []metrics.Counter{metrics.InputRequired, metrics.Elicitation
 // input shows the summary's input block, or else the input counters when one is not 0.
 func (p *reportPage) input(s *Summary, raw rawSummary) {
 	if in := raw.object("input"); len(in) > 0 {
-		p.Input = viewObject(in, nil)
+		for _, v := range in {
+			if f, ok := v.(float64); !ok || f != 0 {
+				p.Input = viewObject(in, nil) // shown only when the run had input
+				break
+			}
+		}
 		return
 	}
 	seen := map[string]any{}
