@@ -187,6 +187,7 @@ func TestConnectErrorsSayWhatHappened(t *testing.T) {
 		want     string
 		wantNot  string
 		unreachd bool
+		https    bool // the URL says https://, the server speaks plain HTTP
 	}{
 		{name: "501 plain text", status: 501, ctype: "text/plain", body: "Not Implemented\n",
 			want: "is not an MCP endpoint: HTTP 501 Not Implemented: Not Implemented"},
@@ -206,6 +207,7 @@ func TestConnectErrorsSayWhatHappened(t *testing.T) {
 		{name: "502 from a proxy", status: 502, ctype: "text/html", body: html,
 			want: "refused initialize: HTTP 502 Bad Gateway (an HTML page)", wantNot: "nginx"},
 		{name: "unreachable", unreachd: true, want: "cannot reach target http://127.0.0.1:"},
+		{name: "https to a plain HTTP port", https: true, status: 200, want: "(the target answered plain HTTP: is it http://?)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -218,6 +220,9 @@ func TestConnectErrorsSayWhatHappened(t *testing.T) {
 			}))
 			defer srv.Close()
 			url := srv.URL + "/mcp"
+			if tc.https {
+				url = strings.Replace(url, "http://", "https://", 1)
+			}
 			if tc.unreachd {
 				srv.Close()
 			}

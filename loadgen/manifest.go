@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -251,6 +252,10 @@ func (t *Target) connectError(err error) error {
 		return fmt.Errorf("target %s refused initialize: %w", t.URL, err)
 	case errors.As(err, &rpc):
 		return fmt.Errorf("target %s answered initialize with an error: %w", t.URL, err)
+	}
+	var rh tls.RecordHeaderError
+	if errors.As(err, &rh) {
+		return fmt.Errorf("cannot reach target %s: %w (the target answered plain HTTP: is it http://?)", t.URL, err)
 	}
 	return fmt.Errorf("cannot reach target %s: %w", t.URL, err)
 }

@@ -92,7 +92,7 @@ Flags:
 	for _, h := range headers {
 		k, v, ok := strings.Cut(h, ":")
 		if !ok || strings.TrimSpace(k) == "" {
-			return usagef("--header: want 'Key: Value', got %q", redactHeader(h))
+			return usagef("%s", headerProblem(h))
 		}
 		v = strings.TrimSpace(v)
 		t.Header.Set(strings.TrimSpace(k), v)

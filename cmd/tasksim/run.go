@@ -120,7 +120,7 @@ func (f *runFlags) scenario(name string) (*scenarios.Scenario, error) {
 	for _, h := range f.headers {
 		k, v, ok := strings.Cut(h, ":")
 		if !ok || strings.TrimSpace(k) == "" {
-			errs = append(errs, fmt.Errorf("--header: want 'Key: Value', got %q", redactHeader(h)))
+			errs = append(errs, errors.New(headerProblem(h)))
 			continue
 		}
 		if sc.Headers == nil {
@@ -146,11 +146,16 @@ func validate(sc *scenarios.Scenario) error {
 	return errors.Join(sc.Validate(), results.CheckThresholds(sc))
 }
 
-func redactHeader(h string) string {
-	if k, _, ok := strings.Cut(h, ":"); ok {
-		return k + ": ***"
+// headerProblem says what is wrong with a --header value that is not 'Key: Value', without
+// showing the value: it may be a token.
+func headerProblem(h string) string {
+	k, _, ok := strings.Cut(h, ":")
+	switch {
+	case !ok:
+		return fmt.Sprintf("--header: want 'Key: Value', got %d characters without a ':' between the name and the value (not shown)", len(h))
+	default:
+		return fmt.Sprintf("--header: want 'Key: Value', got %q: the name before ':' is empty", strings.TrimSpace(k)+": ***")
 	}
-	return "***"
 }
 
 func runRun(args []string, stdout, stderr io.Writer) error {
@@ -367,7 +372,11 @@ func (r *runRequest) writeErrorSummary(err error) {
 		fmt.Fprintf(r.stderr, "tasksim run: no %s written: %s\n", results.SummaryJSONFile, redactKnown(werr.Error()))
 		return
 	}
-	fmt.Fprintf(r.stderr, "tasksim run: %s in %s says \"verdict\": \"error\"\n", results.SummaryJSONFile, filepath.Clean(r.dir))
+	files := results.SummaryJSONFile
+	if werr := results.WriteReport(r.dir); werr == nil { // the same verdict, for a reader of the page
+		files += " and " + results.ReportFile
+	}
+	fmt.Fprintf(r.stderr, "tasksim run: the run failed: %s in %s say \"verdict\": \"error\", with the reason below\n", files, filepath.Clean(r.dir))
 }
 
 // errorBudget is the scenario's error budget, in percent, as results.RunInfo takes it.
