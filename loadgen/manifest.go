@@ -271,42 +271,21 @@ func notMCPStatus(status int) bool {
 	return false
 }
 
-// maxToolPages bounds the pages of one tools/list walk: a server whose cursors never end
-// is reported, not followed forever.
-const maxToolPages = 1000
-
-// ListTools lists every tool of the server, following nextCursor page by page. It fails on
-// a JSON-RPC error, an undecodable page, a cursor the server already sent (a loop) or more
-// than maxToolPages pages.
+// ListTools lists every tool of the server, following nextCursor page by page (eachPage:
+// a loop of cursors or more than maxPages pages is an error).
 func (s *Session) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 	var tools []mcp.Tool
-	seen := map[string]bool{}
-	params := []byte(`{}`)
-	for page := 1; ; page++ {
-		rep, err := s.Call(ctx, mcp.MethodToolsList, params, nil)
-		if err == nil && rep.Err != nil {
-			err = rep.Err
-		}
-		if err != nil {
-			return nil, fmt.Errorf("tools/list page %d: %w", page, err)
-		}
+	err := eachPage(mcp.MethodToolsList, func(params []byte) (Reply, error) {
+		return s.Call(ctx, mcp.MethodToolsList, params, nil)
+	}, func(result json.RawMessage) (bool, error) {
 		var res mcp.ListToolsResult
-		if err := json.Unmarshal(rep.Result, &res); err != nil {
-			return nil, fmt.Errorf("tools/list page %d: %w", page, &ProtocolError{Msg: err.Error()})
+		if err := json.Unmarshal(result, &res); err != nil {
+			return false, &ProtocolError{Msg: err.Error()}
 		}
 		tools = append(tools, res.Tools...)
-		switch c := res.NextCursor; {
-		case c == "":
-			return tools, nil
-		case seen[c]:
-			return nil, fmt.Errorf("tools/list page %d: %w", page, &ProtocolError{Msg: fmt.Sprintf("nextCursor %q was already sent: the pages loop", c)})
-		case page == maxToolPages:
-			return nil, fmt.Errorf("tools/list: %w", &ProtocolError{Msg: fmt.Sprintf("more than %d pages", maxToolPages)})
-		default:
-			seen[c] = true
-			params = append(append([]byte(`{"cursor":`), mcp.AppendString(nil, c)...), '}')
-		}
-	}
+		return true, nil
+	})
+	return tools, err
 }
 
 // checkGetStream opens the session's GET stream (H6) and ends it as soon as its headers

@@ -215,29 +215,18 @@ func (l *listReconciler) learn(id string) {
 }
 
 // find pages through tasks/list (sent by call) for an unclaimed task created in [from, to].
-func (l *listReconciler) find(ctx context.Context, call func(params []byte) (Reply, error), from, to time.Time) (string, bool, error) {
+func (l *listReconciler) find(call func(params []byte) (Reply, error), from, to time.Time) (string, bool, error) {
 	from, to = from.Add(-time.Second), to.Add(time.Second)
-	var cursor string
-	for page := 0; page < 1000; page++ {
-		params := []byte(`{}`)
-		if cursor != "" {
-			params = append(append([]byte(`{"cursor":`), mcp.AppendString(nil, cursor)...), '}')
-		}
-		rep, err := call(params)
-		if err != nil {
-			return "", false, err
-		}
-		if rep.Err != nil {
-			return "", false, rep.Err
-		}
+	var claimed string
+	err := eachPage(mcp.MethodTasksList, call, func(result json.RawMessage) (bool, error) {
 		var res struct {
-			Tasks      []mcp.Task `json:"tasks"`
-			NextCursor string     `json:"nextCursor"`
+			Tasks []mcp.Task `json:"tasks"`
 		}
-		if err := json.Unmarshal(rep.Result, &res); err != nil {
-			return "", false, &ProtocolError{Msg: "tasks/list result: " + err.Error()}
+		if err := json.Unmarshal(result, &res); err != nil {
+			return false, &ProtocolError{Msg: "tasks/list result: " + err.Error()}
 		}
 		l.mu.Lock()
+		defer l.mu.Unlock()
 		for _, t := range res.Tasks {
 			c := parseTime(t.CreatedAt)
 			if _, ok := l.known[t.TaskID]; ok || c.Before(from) || c.After(to) {
@@ -247,14 +236,13 @@ func (l *listReconciler) find(ctx context.Context, call func(params []byte) (Rep
 				l.known = make(map[string]struct{})
 			}
 			l.known[t.TaskID] = struct{}{}
-			l.mu.Unlock()
-			return t.TaskID, true, nil
+			claimed = t.TaskID
+			return false, nil
 		}
-		l.mu.Unlock()
-		if res.NextCursor == "" {
-			return "", false, nil
-		}
-		cursor = res.NextCursor
+		return true, nil
+	})
+	if err != nil {
+		return "", false, err
 	}
-	return "", false, nil
+	return claimed, claimed != "", nil
 }

@@ -713,7 +713,7 @@ func (v *vu) reconcile(ctx context.Context, t *taskState, sentAt time.Time) (*mc
 		if byKey {
 			id, found, err = e.cfg.Reconciler.Find(ctx, t.key)
 		} else {
-			id, found, err = e.list.find(ctx, func(params []byte) (Reply, error) {
+			id, found, err = e.list.find(func(params []byte) (Reply, error) {
 				return v.call(ctx, metrics.MethodTasksList, mcp.MethodTasksList, params, time.Time{}, nil, CutNone)
 			}, sentAt, failedAt)
 		}
