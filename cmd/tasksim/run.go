@@ -205,7 +205,6 @@ type runRequest struct {
 // run runs the scenario and writes its outputs. Until summarized is true, an error left
 // no summary.
 func (r *runRequest) run() error {
-	sc, cfg, stderr := r.sc, r.cfg, r.stderr
 	// First Ctrl-C: stop starting tasks and drain; second: stop at once. Files already
 	// written stay valid either way.
 	hard, cancelHard := context.WithCancel(context.Background())
@@ -214,26 +213,77 @@ func (r *runRequest) run() error {
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
 
-	start := r.start
-	rec := metrics.NewRecorder(cfg.Shards, start)
+	rec := metrics.NewRecorder(r.cfg.Shards, r.start)
 	var events *metrics.Events
-	if sc.Faults.On() {
+	if r.sc.Faults.On() {
 		events = metrics.NewEvents(0)
-		cfg.Events = events
+		r.cfg.Events = events
 	}
-	target, srv, err := startTarget(sc, sc.Workload.PoolSize(), rec.Shard(0), events)
+	target, srv, closeTarget, err := r.reach(hard, rec, events)
 	if err != nil {
 		return err
 	}
-	if srv != nil {
-		defer srv.Close()
-		cfg.Reconciler = embeddedReconciler(sc, srv)
+	defer closeTarget()
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return fmt.Errorf("output directory: %w", err)
 	}
-	probeCtx, cancelProbe := context.WithTimeout(hard, 15*time.Second)
+	eng, err := loadgen.New(*r.cfg, target, r.manifest, rec)
+	if err != nil {
+		return usageError{err}
+	}
+	col, err := newCollector(r.dir, r.start, rec, eng, srv, r.sc)
+	if err != nil {
+		return err
+	}
+	if r.progress && isTerminal(r.stderr) {
+		col.progress = newProgress(r.stderr, time.Duration(r.sc.Duration))
+	}
+	fmt.Fprintf(r.stderr, "tasksim run: %s against %s: %s\n", r.sc.Name, targetName(r.sc), planLine(r.sc, r.cfg))
+
+	interrupted := r.onSignals(sig, eng, hard, cancelHard)
+	col.begin()
+	runErr := eng.Run(hard)
+	col.stop()
+	return r.finish(runErr, func() *results.Summary {
+		sum := summarize(r.sc, r.cfg, r.start, r.manifest, srv, eng, rec, col.tally, interrupted.Load(), events)
+		sum.Aborted = col.aborted
+		if runErr != nil { // what was measured is kept, and judges nothing
+			sum.Verdict, sum.Error = results.VerdictError, redactKnown(runErr.Error())
+		}
+		return sum
+	}, eng, events, col.aborted)
+}
+
+// reach starts the target (the embedded server, or the URL given), reads its manifest and
+// decides how to call the tool (r.manifest), and puts the chaos proxy in front of it when
+// the scenario has network faults. closeTarget stops what reach started.
+func (r *runRequest) reach(ctx context.Context, rec *metrics.Recorder, events *metrics.Events) (
+	target *loadgen.Target, srv *mockserver.Server, closeTarget func(), err error) {
+	sc := r.sc
+	var closers []func()
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			closeAll() // the results are zeroed by then: not closeTarget
+		}
+	}()
+	target, srv, err = startTarget(sc, sc.Workload.PoolSize(), rec.Shard(0), events)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if srv != nil {
+		closers = append(closers, srv.Close)
+		r.cfg.Reconciler = embeddedReconciler(sc, srv)
+	}
+	probeCtx, cancelProbe := context.WithTimeout(ctx, 15*time.Second)
 	manifest, err := loadgen.Probe(probeCtx, target, sc.Tool)
 	cancelProbe()
 	if err != nil {
-		return err // unreachable target: exit 1 with the reason
+		return nil, nil, nil, err // unreachable target: exit 1 with the reason
 	}
 	r.manifest = manifest
 	fb := loadgen.FallbackRefuse
@@ -243,45 +293,32 @@ func (r *runRequest) run() error {
 	if err := manifest.Decide(fb); err != nil {
 		var ce *loadgen.CapabilityError
 		if errors.As(err, &ce) {
-			return usageError{fmt.Errorf("%s: %w", targetName(sc), err)}
+			return nil, nil, nil, usageError{fmt.Errorf("%s: %w", targetName(sc), err)}
 		}
-		return err
+		return nil, nil, nil, err
 	}
-
 	if sc.Faults.Network.On() {
 		// After the manifest: the capability check goes straight to the target, so that a
 		// toxic drawn for its connection cannot end the run before it starts.
 		proxied, stopChaos, err := startChaos(target.URL, sc.Faults.Network, sc.Seed, events)
 		if err != nil {
-			return err
+			return nil, nil, nil, err
 		}
-		defer stopChaos()
+		closers = append(closers, stopChaos)
 		target.URL = proxied
 	}
+	return target, srv, closeAll, nil
+}
 
-	dir := r.dir
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("output directory: %w", err)
-	}
-	eng, err := loadgen.New(*cfg, target, manifest, rec)
-	if err != nil {
-		return usageError{err}
-	}
-	col, err := newCollector(dir, start, rec, eng, srv, sc)
-	if err != nil {
-		return err
-	}
-	if r.progress && isTerminal(stderr) {
-		col.progress = newProgress(stderr, time.Duration(sc.Duration))
-	}
-	fmt.Fprintf(stderr, "tasksim run: %s against %s: %s\n", sc.Name, targetName(sc), planLine(sc, cfg))
-
+// onSignals has the first signal stop the load (in-flight tasks drain) and the second stop
+// everything (cancelHard); the result says whether a signal came.
+func (r *runRequest) onSignals(sig <-chan os.Signal, eng *loadgen.Engine, hard context.Context, cancelHard func()) *atomic.Bool {
 	var interrupted atomic.Bool
 	go func() {
 		select {
 		case <-sig:
 			interrupted.Store(true)
-			fmt.Fprintln(stderr, "\ntasksim run: stopping: draining in-flight tasks (Ctrl-C again to stop at once)")
+			fmt.Fprintln(r.stderr, "\ntasksim run: stopping: draining in-flight tasks (Ctrl-C again to stop at once)")
 			eng.Stop()
 		case <-hard.Done():
 			return
@@ -292,55 +329,39 @@ func (r *runRequest) run() error {
 		case <-hard.Done():
 		}
 	}()
-	col.begin()
-	runErr := eng.Run(hard)
-	col.stop()
+	return &interrupted
+}
 
-	build := func() *results.Summary {
-		sum := summarize(sc, cfg, start, manifest, srv, eng, rec, col.tally, interrupted.Load(), events)
-		sum.Aborted = col.aborted
-		if runErr != nil { // what was measured is kept, and judges nothing
-			sum.Verdict, sum.Error = results.VerdictError, redactKnown(runErr.Error())
-		}
-		return sum
-	}
+// finish writes the run's files and text summary from build's summary (events.csv first,
+// then summary.json, summary.csv and report.html: a failure among them leaves the error
+// summary in their place), scans them for secrets (a find rebuilds the summary, whose hard
+// gate then fails, and writes it all again), and returns the run's error or the error of
+// its exit code.
+func (r *runRequest) finish(runErr error, build func() *results.Summary, eng *loadgen.Engine, events *metrics.Events, aborted string) error {
 	sum := build()
-	if col.aborted != "" {
-		fmt.Fprintln(stderr, "tasksim run: aborted: "+col.aborted)
+	if aborted != "" {
+		fmt.Fprintln(r.stderr, "tasksim run: aborted: "+aborted)
 	}
-	if err := results.WriteSummary(dir, sum); err != nil {
-		return fmt.Errorf("writing results: %w", err)
-	}
-	r.summarized = true
-	if events != nil {
+	if events != nil { // first: the report shows them
 		kept, dropped := events.Kept()
-		if err := results.WriteEvents(dir, start, kept, dropped); err != nil {
+		if err := results.WriteEvents(r.dir, r.start, kept, dropped); err != nil {
 			return fmt.Errorf("writing results: %w", err)
 		}
 	}
-	if err := results.WriteReport(dir); err != nil {
-		return fmt.Errorf("writing results: %w", err)
+	text, err := r.write(sum)
+	if err != nil {
+		return err // not summarized: the error summary replaces what was written
 	}
-	var text bytes.Buffer
-	if err := results.WriteText(&text, sum, dir); err != nil {
-		return err
-	}
-	if scanOutputs(eng, dir, text.Bytes()) > 0 {
+	r.summarized = true
+	if scanOutputs(eng, r.dir, text) > 0 {
 		// A planted secret or a token reached tasksim's own output: the hard gate fails, and
 		// the files are written again to say so (where, never the secret).
 		sum = build()
-		if err := results.WriteSummary(dir, sum); err != nil {
-			return fmt.Errorf("writing results: %w", err)
-		}
-		if err := results.WriteReport(dir); err != nil {
-			return fmt.Errorf("writing results: %w", err)
-		}
-		text.Reset()
-		if err := results.WriteText(&text, sum, dir); err != nil {
+		if text, err = r.write(sum); err != nil {
 			return err
 		}
 	}
-	if _, err := r.stdout.Write(text.Bytes()); err != nil {
+	if _, err := r.stdout.Write(text); err != nil {
 		return err
 	}
 	if runErr != nil {
@@ -353,6 +374,22 @@ func (r *runRequest) run() error {
 		return interruptedError{}
 	}
 	return nil
+}
+
+// write writes summary.json, summary.csv and report.html of sum, and returns its text
+// summary.
+func (r *runRequest) write(sum *results.Summary) ([]byte, error) {
+	if err := results.WriteSummary(r.dir, sum); err != nil {
+		return nil, fmt.Errorf("writing results: %w", err)
+	}
+	if err := results.WriteReport(r.dir); err != nil {
+		return nil, fmt.Errorf("writing results: %w", err)
+	}
+	var text bytes.Buffer
+	if err := results.WriteText(&text, sum, r.dir); err != nil {
+		return nil, err
+	}
+	return text.Bytes(), nil
 }
 
 // writeErrorSummary writes the summary of a run that err stopped before it could be
