@@ -444,11 +444,20 @@ func (s *Session) do(ctx context.Context, method string, params []byte, h Server
 		return Reply{}, resp.Header, &ProtocolError{Msg: method + " reply is an HTML page (" + mt + "), not JSON-RPC"}
 	}
 	rep, err := readJSON(resp.Body, id, method)
-	var pe *ProtocolError
-	if errors.As(err, &pe) && ct != "" && mediaType(ct) != "application/json" {
-		pe.Msg += " (the reply's Content-Type is " + oneLine(ct, 80) + ")"
+	if err != nil && ct != "" && mediaType(ct) != "application/json" {
+		err = withContentType(err, ct)
 	}
 	return rep, resp.Header, err
+}
+
+// withContentType adds a reply's Content-Type to the message of a protocol error: a
+// reply that is not JSON-RPC is often one that was not meant as JSON at all.
+func withContentType(err error, ct string) error {
+	var pe *ProtocolError // escapes: declared only on this failure path
+	if errors.As(err, &pe) {
+		pe.Msg += " (the reply's Content-Type is " + oneLine(ct, 80) + ")"
+	}
+	return err
 }
 
 // mediaType returns a Content-Type's media type, lower case, without parameters.

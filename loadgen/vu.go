@@ -342,21 +342,26 @@ func (v *vu) holdOff(retryAfter time.Duration) {
 // classify returns how a request of method m ended, with its JSON-RPC code and HTTP
 // status (0 when there is none).
 func classify(m metrics.Method, rep Reply, err error) (o metrics.Outcome, code, status int) {
+	switch {
+	case err != nil:
+		return classifyFailure(err) // apart: its errors.As targets escape, and cost an allocation each
+	case rep.Err == nil:
+		return metrics.OutcomeOK, 0, 200
+	case m == metrics.MethodTasksCancel && rep.Err.Code == mcp.CodeInvalidParams:
+		return metrics.OutcomeExpected, rep.Err.Code, 200 // R26: already terminal, or gone
+	case m == metrics.MethodToolsCall && capacityError(rep.Err):
+		return metrics.OutcomeBackpressure, rep.Err.Code, 200
+	}
+	return metrics.OutcomeRPCError, rep.Err.Code, 200
+}
+
+// classifyFailure is classify of a request that got no JSON-RPC reply.
+func classifyFailure(err error) (o metrics.Outcome, code, status int) {
 	var he *HTTPError
 	var pe *ProtocolError
 	var rpc *mcp.Error
 	var ve *VersionError
 	switch {
-	case err == nil && rep.Err != nil:
-		switch {
-		case m == metrics.MethodTasksCancel && rep.Err.Code == mcp.CodeInvalidParams:
-			return metrics.OutcomeExpected, rep.Err.Code, 200 // R26: already terminal, or gone
-		case m == metrics.MethodToolsCall && capacityError(rep.Err):
-			return metrics.OutcomeBackpressure, rep.Err.Code, 200
-		}
-		return metrics.OutcomeRPCError, rep.Err.Code, 200
-	case err == nil:
-		return metrics.OutcomeOK, 0, 200
 	case errors.Is(err, ErrCut): // the scenario's own client fault: not the target's doing
 		return metrics.OutcomeInjected, 0, 0
 	case errors.Is(err, ErrSessionGone):
