@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,9 +9,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/pflag"
 
 	"github.com/tasksim/tasksim/internal/mcp"
@@ -107,8 +110,11 @@ Flags:
 	if !createTask {
 		m.Notes = append(m.Notes, "poll_interval_ms and ttl_ms are null: no task was created (pass --create-task to create and cancel one; it runs real work on the target)")
 	}
-	b, err := json.MarshalIndent(m, "", "  ")
+	b, err := json.Marshal(m)
 	if err != nil {
+		return err
+	}
+	if b, err = withoutKeys(b, runOnlyKeys...); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "%s\n", redactKnown(string(b)))
@@ -142,4 +148,46 @@ func compatInfo(sc *scenarios.Scenario, m *loadgen.Manifest, srv *mockserver.Ser
 		c.TaskParamsIgnored = int64(srv.TaskParamsIgnored())
 	}
 	return c
+}
+
+// runOnlyKeys are the manifest's fields that say how a run calls its tool: a probe calls
+// none, and would print them empty ("as_task": false beside the task it created).
+var runOnlyKeys = []string{"tool", "tool_task_support", "as_task", "fallback", "fallback_interval_ms"}
+
+// withoutKeys returns the JSON object b without the top-level members named keys, in its
+// order, indented by two spaces.
+func withoutKeys(b []byte, keys ...string) ([]byte, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(b))
+	var out bytes.Buffer
+	enc := jsontext.NewEncoder(&out, jsontext.WithIndent("  "))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, fmt.Errorf("manifest: not a JSON object")
+	}
+	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+		return nil, err
+	}
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil, err
+		}
+		name := tok.String() // the token is void after the next read
+		val, err := dec.ReadValue()
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(keys, name) {
+			continue
+		}
+		if err := enc.WriteToken(jsontext.String(name)); err != nil {
+			return nil, err
+		}
+		if err := enc.WriteValue(val); err != nil {
+			return nil, err
+		}
+	}
+	if err := enc.WriteToken(jsontext.EndObject); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(out.Bytes(), []byte("\n")), nil
 }
