@@ -325,23 +325,10 @@ func TestFaultCrashResumes(t *testing.T) {
 // asked once (the client must not loop on tasks/result) and listed for reconciliation.
 func TestResultGoneAfterTerminal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		gone := func(next http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.Body == nil {
-					next.ServeHTTP(w, r)
-					return
-				}
-				body, _ := io.ReadAll(r.Body)
-				msg, perr := mcp.Decode(body)
-				if perr == nil && msg.Method == mcp.MethodTasksResult {
-					w.Header().Set("Content-Type", "application/json")
-					_, _ = w.Write(mcp.AppendError(nil, msg.ID, mcp.Errorf(mcp.CodeInvalidParams, "task not found")))
-					return
-				}
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				next.ServeHTTP(w, r)
-			})
-		}
+		gone := intercept(mcp.MethodTasksResult, func(w http.ResponseWriter, _ *http.Request, msg *mcp.Message, _ http.Handler) bool {
+			replyError(w, msg, mcp.Errorf(mcp.CodeInvalidParams, "task not found"))
+			return true
+		})
 		r := runFaultyVia(t, faultServer, faultConfig(scenarios.ClientFaults{}), gone)
 		created := r.c(metrics.TasksCreated)
 		if created == 0 || r.c(metrics.TasksCompleted) != 0 || r.c(metrics.ResultsLost) != created {
@@ -419,24 +406,13 @@ func mapsEqual(a, b map[string]int64) bool {
 // cancelled, and counts it cancelled (by someone else), not failed.
 func TestCancelledWhileBlockedOnResult(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cancelFirst := func(next http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.Body == nil {
-					next.ServeHTTP(w, r)
-					return
-				}
-				body, _ := io.ReadAll(r.Body)
-				msg, perr := mcp.Decode(body)
-				if perr == nil && msg.Method == mcp.MethodTasksResult {
-					cancel := r.Clone(r.Context())
-					cb := mcp.AppendRequest(nil, mcp.StringID("other"), mcp.MethodTasksCancel, msg.Params)
-					cancel.Body, cancel.ContentLength = io.NopCloser(bytes.NewReader(cb)), int64(len(cb))
-					next.ServeHTTP(httptest.NewRecorder(), cancel)
-				}
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				next.ServeHTTP(w, r)
-			})
-		}
+		cancelFirst := intercept(mcp.MethodTasksResult, func(_ http.ResponseWriter, r *http.Request, msg *mcp.Message, next http.Handler) bool {
+			cancel := r.Clone(r.Context())
+			cb := mcp.AppendRequest(nil, mcp.StringID("other"), mcp.MethodTasksCancel, msg.Params)
+			cancel.Body, cancel.ContentLength = io.NopCloser(bytes.NewReader(cb)), int64(len(cb))
+			next.ServeHTTP(httptest.NewRecorder(), cancel)
+			return false // then the tasks/result itself
+		})
 		cfg := faultConfig(scenarios.ClientFaults{})
 		cfg.Result = loadgen.ResultBlock
 		cfg.ThinkTime = time.Second // tasks end at once: without a pause the clients never wait
@@ -457,23 +433,10 @@ func TestCancelledWhileBlockedOnResult(t *testing.T) {
 // (R27): counted cancels_refused, and the request an error after all.
 func TestCancelRefusedWhileWorking(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		refuse := func(next http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.Body == nil {
-					next.ServeHTTP(w, r)
-					return
-				}
-				body, _ := io.ReadAll(r.Body)
-				msg, perr := mcp.Decode(body)
-				if perr == nil && msg.Method == mcp.MethodTasksCancel {
-					w.Header().Set("Content-Type", "application/json")
-					_, _ = w.Write(mcp.AppendError(nil, msg.ID, mcp.Errorf(mcp.CodeInvalidParams, "task is terminal")))
-					return
-				}
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				next.ServeHTTP(w, r)
-			})
-		}
+		refuse := intercept(mcp.MethodTasksCancel, func(w http.ResponseWriter, _ *http.Request, msg *mcp.Message, _ http.Handler) bool {
+			replyError(w, msg, mcp.Errorf(mcp.CodeInvalidParams, "task is terminal"))
+			return true
+		})
 		cfg := faultConfig(scenarios.ClientFaults{})
 		cfg.Cancel = loadgen.CancelPolicy{Probability: 1}
 		r := runFaultyVia(t, faultServer, cfg, refuse)
@@ -488,4 +451,29 @@ func TestCancelRefusedWhileWorking(t *testing.T) {
 			t.Errorf("completed %d of %d: the refused cancels left the tasks to complete", r.c(metrics.TasksCompleted), r.c(metrics.TasksCreated))
 		}
 	})
+}
+
+// intercept wraps a server handler: requests of method go to f first, which reports whether
+// it answered them itself; everything else, and what f leaves, goes to the server.
+func intercept(method string, f func(w http.ResponseWriter, r *http.Request, msg *mcp.Message, next http.Handler) (answered bool)) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Body == nil {
+				next.ServeHTTP(w, r)
+				return
+			}
+			body, _ := io.ReadAll(r.Body)
+			if msg, perr := mcp.Decode(body); perr == nil && msg.Method == method && f(w, r, &msg, next) {
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// replyError answers msg with the JSON-RPC error e.
+func replyError(w http.ResponseWriter, msg *mcp.Message, e *mcp.Error) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(mcp.AppendError(nil, msg.ID, e))
 }

@@ -31,32 +31,13 @@ func errorKinds(ks []ErrorKind) []ErrorKind {
 // is not evaluated and does not pass; every threshold of info (the error budget included)
 // is listed, failed, with the error. info.Duration, when set, is how long the attempt took.
 func ErrorSummary(info RunInfo) *Summary {
-	target := info.Target
-	if target == "" {
-		target = "embedded"
-	}
 	reason := "the run ended in an error before it measured anything"
-	s := &Summary{
-		TasksimVersion: info.Version,
-		Scenario:       info.Scenario,
-		Seed:           info.Seed,
-		Protocol:       info.Protocol,
-		Target:         target,
-		StartedAt:      info.StartedAt.UTC(),
-		DurationS:      round3(info.Duration.Seconds()),
-		Interrupted:    info.Interrupted,
-		TrustNote:      "not checked: " + reason,
-		Manifest:       info.Manifest,
-		Runtime:        info.Runtime,
-		Requests:       map[string]RequestStats{},
-		Errors:         errorKinds(info.Errors),
-		Metrics:        map[string]metrics.Stat{},
-		Fleet:          Fleet{noData: fleetNoData{true, true, true}},
-		Counters:       map[string]int64{},
-		Gauges:         map[string]Level{},
-		Verdict:        VerdictError,
-		Error:          info.Error,
-	}
+	s := summaryHead(info, info.Duration)
+	s.TrustNote = "not checked: " + reason
+	s.Requests, s.Metrics = map[string]RequestStats{}, map[string]metrics.Stat{}
+	s.Fleet = Fleet{noData: fleetNoData{true, true, true}}
+	s.Counters, s.Gauges = map[string]int64{}, map[string]Level{}
+	s.Verdict, s.Error = VerdictError, info.Error
 	for _, g := range s.Gates.list() {
 		*g.gate = Gate{Evidence: map[string]any{"reason": reason}}
 	}

@@ -177,36 +177,14 @@ func Build(info RunInfo, total *metrics.Snapshot, windows []metrics.Window) *Sum
 	if dur <= 0 {
 		dur = span
 	}
-	target := info.Target
-	if target == "" {
-		target = "embedded"
-	}
-	external := target != "embedded"
-	s := &Summary{
-		TasksimVersion: info.Version,
-		Scenario:       info.Scenario,
-		Seed:           info.Seed,
-		Protocol:       info.Protocol,
-		Target:         target,
-		StartedAt:      info.StartedAt.UTC(),
-		DurationS:      round3(dur.Seconds()),
-		Interrupted:    info.Interrupted,
-		Aborted:        info.Aborted,
-		Manifest:       info.Manifest,
-		Runtime:        info.Runtime,
-		Tasks:          tasksOf(&total.Counters),
-		Input:          inputOf(&total.Counters),
-		Requests:       requestsOf(total),
-		Errors:         errorKinds(info.Errors),
-		Metrics:        statsOf(total),
-		Fleet:          fleetOf(total, span),
-		Counters:       countersOf(&total.Counters, external),
-		Gauges:         gaugesOf(total, external),
-		NotMeasured:    notMeasured(external),
-		Clamped:        clampedOf(total),
-		Server:         info.Server,
-		Client:         info.Client,
-	}
+	s := summaryHead(info, dur)
+	external := s.Target != "embedded"
+	s.Aborted = info.Aborted
+	s.Tasks, s.Input = tasksOf(&total.Counters), inputOf(&total.Counters)
+	s.Requests, s.Metrics, s.Fleet = requestsOf(total), statsOf(total), fleetOf(total, span)
+	s.Counters, s.Gauges = countersOf(&total.Counters, external), gaugesOf(total, external)
+	s.NotMeasured, s.Clamped = notMeasured(external), clampedOf(total)
+	s.Server, s.Client = info.Server, info.Client
 	s.Trustworthy, s.TrustNote = trust(s.Metrics[metrics.ScheduleLag.Name()], info.PollInterval)
 	s.Gates = buildGates(info, s)
 	s.Thresholds = judge(info, s, windows)
@@ -260,6 +238,28 @@ var outcomeCounters = [...]struct {
 	{"result_lost", metrics.ResultsLost},
 	{"unknown", metrics.TasksUnknown},
 	{"dropped", metrics.TasksDropped},
+}
+
+// summaryHead is the part of a summary that says which run it is, as Build and
+// ErrorSummary both write it: dur is how long the run took.
+func summaryHead(info RunInfo, dur time.Duration) *Summary {
+	target := info.Target
+	if target == "" {
+		target = "embedded"
+	}
+	return &Summary{
+		TasksimVersion: info.Version,
+		Scenario:       info.Scenario,
+		Seed:           info.Seed,
+		Protocol:       info.Protocol,
+		Target:         target,
+		StartedAt:      info.StartedAt.UTC(),
+		DurationS:      round3(dur.Seconds()),
+		Interrupted:    info.Interrupted,
+		Manifest:       info.Manifest,
+		Runtime:        info.Runtime,
+		Errors:         errorKinds(info.Errors),
+	}
 }
 
 func tasksOf(c *[metrics.NumCounters]int64) Tasks {
