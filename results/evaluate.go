@@ -186,7 +186,7 @@ func (t Threshold) FailsIn(w *metrics.Window) (value float64, failed bool) {
 // isTotal reports whether t reads a count that only makes sense over the whole run.
 func (t Threshold) isTotal() bool {
 	switch t.src.kind {
-	case kindCounter, kindRequests, kindSettled:
+	case kindCounter, kindRequests, kindSettled, kindDone:
 		return true
 	case kindStat:
 		return t.src.stat == statCount
@@ -246,9 +246,13 @@ func (t Threshold) runValue(s *Summary) (v float64, ok bool) {
 			return float64(lv.Max), ok
 		}
 		return float64(lv.Last), ok
-	case kindSettled:
+	case kindSettled, kindDone:
+		outcomes := settledCounters[:]
+		if src.kind == kindDone {
+			outcomes = doneCounters[:]
+		}
 		var n int64
-		for _, oc := range settledCounters {
+		for _, oc := range outcomes {
 			n += c(oc)
 		}
 		return float64(n), true
@@ -260,6 +264,11 @@ func (t Threshold) runValue(s *Summary) (v float64, ok bool) {
 // counted completed or failed) whose outcome became known.
 var settledCounters = [...]metrics.Counter{metrics.TasksCompleted, metrics.TasksFailed,
 	metrics.TasksCancelled, metrics.TasksExpired, metrics.ResultsLost}
+
+// doneCounters are the outcomes tasks.done adds up: tasks (and synchronous calls) that ended
+// without failing: completed, cancelled (as asked), or expired (as their ttl said). A task
+// that failed, or whose result never arrived, is known but shows no server working.
+var doneCounters = [...]metrics.Counter{metrics.TasksCompleted, metrics.TasksCancelled, metrics.TasksExpired}
 
 // windowValue is t's metric over one window; ok is false when the window had nothing to
 // measure.

@@ -12,20 +12,21 @@ import (
 const (
 	SourceScenario    = "scenario"     // the scenario's thresholds
 	SourceErrorBudget = "error_budget" // the run's error budget (scenario field error_budget)
-	SourceEvidence    = "evidence"     // the run measured something: tasks.settled > 0
+	SourceEvidence    = "evidence"     // the run saw the target work: tasks.done > 0
 )
 
 // evidenceExpr is the threshold every run is judged by besides its error budget: at least
-// one task (or synchronous call) reached a known outcome. A run whose every create was
-// refused (429s, capacity refusals: backpressure, not errors) or whose tasks never ended
-// measured nothing to pass on.
-const evidenceExpr = "tasks.settled > 0"
+// one task (or synchronous call) ended without failing (completed, cancelled, expired). A
+// run whose every create was refused (429s, capacity refusals: backpressure, not errors),
+// whose tasks never ended, or whose every task failed or lost its result has not shown the
+// target working: nothing to pass on.
+const evidenceExpr = "tasks.done > 0"
 
 // judged returns the thresholds a run is judged by, in summary order, with the source of
 // each: ths (the scenario's), then, when errorBudget is not nil, the run's own two,
 //
 //	requests.errors_rate <= B%      B = *errorBudget; a run without any request fails
-//	tasks.settled > 0               something reached an outcome (evidenceExpr)
+//	tasks.done > 0                  a task ended without failing (evidenceExpr)
 func judged(ths []scenarios.Threshold, errorBudget *float64) ([]scenarios.Threshold, []string) {
 	out := ths[:len(ths):len(ths)]
 	sources := make([]string, len(ths), len(ths)+2)

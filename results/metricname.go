@@ -25,6 +25,7 @@ const (
 	kindPollsPerSecond                 // polls per second
 	kindGauge                          // a gauge's last (or max) level
 	kindSettled                        // tasks and synchronous calls that reached a known outcome
+	kindDone                           // tasks and synchronous calls that ended without failing
 )
 
 // source is what a threshold's metric reads, resolved from its name.
@@ -136,10 +137,14 @@ func resolve(name string) (source, string, error) {
 	return source{}, "", unknownMetric(name, base)
 }
 
-// resolveTasks resolves tasks.<outcome>, tasks.<outcome>_rate and tasks.settled.
+// resolveTasks resolves tasks.<outcome>, tasks.<outcome>_rate, tasks.settled and
+// tasks.done.
 func resolveTasks(name, sub string) (source, string, error) {
-	if sub == "settled" {
+	switch sub {
+	case "settled":
 		return source{kind: kindSettled}, "count", nil
+	case "done":
+		return source{kind: kindDone}, "count", nil
 	}
 	outcome, rate := strings.CutSuffix(sub, "_rate")
 	for _, oc := range outcomeCounters {
@@ -150,7 +155,7 @@ func resolveTasks(name, sub string) (source, string, error) {
 			return source{kind: kindCounter, counter: oc.c}, "count", nil
 		}
 	}
-	var want []string
+	want := []string{"tasks.settled", "tasks.done"}
 	for _, oc := range outcomeCounters {
 		want = append(want, "tasks."+oc.name, "tasks."+oc.name+"_rate")
 	}
@@ -158,7 +163,7 @@ func resolveTasks(name, sub string) (source, string, error) {
 	if close := closest(name, want); len(close) > 0 {
 		return source{}, "", fmt.Errorf("%s (did you mean %s?)", msg, strings.Join(close, ", "))
 	}
-	return source{}, "", fmt.Errorf("%s (want tasks.<outcome> or tasks.<outcome>_rate, outcome one of created, completed, failed, cancelled, expired, result_lost, unknown, dropped; or tasks.settled)", msg)
+	return source{}, "", fmt.Errorf("%s (want tasks.<outcome> or tasks.<outcome>_rate, outcome one of created, completed, failed, cancelled, expired, result_lost, unknown, dropped; or tasks.settled, tasks.done)", msg)
 }
 
 // histStats lists the statistics of h, as error messages offer them.

@@ -210,7 +210,9 @@ func (s *Summary) ExitCode() int {
 	return 0
 }
 
-// verdict is "fail" when an evaluated gate or any threshold failed.
+// verdict is "fail" when an evaluated gate or any threshold failed. In a run a signal cut
+// short the evidence threshold judges nothing: that no task ended may be the signal's doing,
+// and the run exits 130, not a pass, anyway.
 func verdict(s *Summary) string {
 	for _, g := range s.Gates.list() {
 		if g.gate.Evaluated && !g.gate.Pass {
@@ -218,7 +220,7 @@ func verdict(s *Summary) string {
 		}
 	}
 	for _, t := range s.Thresholds {
-		if !t.Pass {
+		if !t.Pass && !(s.Interrupted && t.Source == SourceEvidence) {
 			return VerdictFail
 		}
 	}

@@ -257,7 +257,7 @@ func thresholdText(r ThresholdResult) string {
 	case SourceErrorBudget:
 		line += " (error budget)"
 	case SourceEvidence:
-		line += " (evidence: a task reached an outcome)"
+		line += " (evidence: a task ended without failing)"
 	}
 	if r.WindowsFailed > 0 {
 		line += fmt.Sprintf(" (%d of %d windows failed, worst %s in window %d)",

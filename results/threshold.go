@@ -30,6 +30,8 @@ import (
 //	                          (windowRateBase), so that it stays a share
 //	tasks.settled             tasks and synchronous calls that reached a known outcome
 //	                          (completed failed cancelled expired result_lost), count
+//	tasks.done                of them, those that ended without failing (completed
+//	                          cancelled expired), count
 //	requests.count            requests sent, count
 //	requests.errors           requests whose outcome is an error (metrics.Outcome.IsError:
 //	                          not ok, stopped, backpressure, expected or injected), count

@@ -133,7 +133,7 @@ func TestErrorBudget(t *testing.T) {
 		if r.Pass != tc.pass || r.NoData != tc.noData || r.Value != tc.value {
 			t.Errorf("%s: budget %+v, want pass %v no_data %v value %v", tc.name, r, tc.pass, tc.noData, tc.value)
 		}
-		if ev.Expr != "tasks.settled > 0" || ev.Source != SourceEvidence || ev.Pass != tc.evidence {
+		if ev.Expr != "tasks.done > 0" || ev.Source != SourceEvidence || ev.Pass != tc.evidence {
 			t.Errorf("%s: evidence %+v, want pass %v", tc.name, ev, tc.evidence)
 		}
 		if wantCode := map[bool]int{true: 0, false: ExitGateFailed}[tc.pass && tc.evidence]; s.ExitCode() != wantCode {
@@ -398,6 +398,33 @@ func TestCancelsRefusedFailTheGate(t *testing.T) {
 		g := Build(RunInfo{}, total, nil).Gates.Cancellation
 		if !g.Evaluated || g.Pass != (refused == 0) || g.Evidence["cancels_refused"] != refused {
 			t.Errorf("%d refused: gate %+v", refused, g)
+		}
+	}
+}
+
+// The evidence is a task that ended without failing: a run in which every task failed, or
+// lost its result, fails on it; a run a signal cut short before any task ended exits 130,
+// not 99.
+func TestEvidenceIsATaskThatDidNotFail(t *testing.T) {
+	five := 5.0
+	for _, tc := range []struct {
+		name        string
+		add         func(sh *metrics.Shard)
+		interrupted bool
+		exit        int
+	}{
+		{"every task failed", func(sh *metrics.Shard) { sh.Add(metrics.TasksFailed, 200) }, false, ExitGateFailed},
+		{"every result lost", func(sh *metrics.Shard) { sh.Add(metrics.ResultsLost, 200) }, false, ExitGateFailed},
+		{"every task expired (as its ttl said)", func(sh *metrics.Shard) { sh.Add(metrics.TasksExpired, 20) }, false, 0},
+		{"cut short before any task ended", func(sh *metrics.Shard) {}, true, ExitInterrupted},
+	} {
+		total := run(func(sh *metrics.Shard) {
+			sh.Reply(metrics.MethodToolsCall, metrics.OutcomeOK, 0, 200, ms(1))
+			tc.add(sh)
+		})
+		s := Build(RunInfo{ErrorBudget: &five, Interrupted: tc.interrupted}, total, nil)
+		if s.ExitCode() != tc.exit {
+			t.Errorf("%s: exit %d (verdict %s), want %d", tc.name, s.ExitCode(), s.Verdict, tc.exit)
 		}
 	}
 }
