@@ -423,9 +423,14 @@ func errorBudget(sc *scenarios.Scenario) *float64 {
 }
 
 // gateError is a failed gate or threshold: exit code 99, the reasons are in the summary.
-type gateError struct{}
+type gateError struct{ why string }
 
-func (gateError) Error() string { return "a gate or threshold failed (see the summary above)" }
+func (e gateError) Error() string {
+	if e.why != "" {
+		return e.why
+	}
+	return "a gate or threshold failed (see the summary above)"
+}
 
 // interruptedError is a run (or sweep) a signal stopped early: exit code 130. what says
 // what was kept; "" is a run in which nothing failed.

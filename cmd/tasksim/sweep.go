@@ -240,7 +240,8 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		return interruptedError{what: "the sweep stopped in " + r.InterruptedIn +
 			": the files hold the cells run so far, that one included, and recommend nothing"}
 	case exitGate:
-		return gateError{} // cells ran, none qualified (or, with --vary clients, no capacity)
+		// Cells ran, none qualified (or, with --vary clients, no capacity).
+		return gateError{why: "no cell qualifies (see why each cell lost, above)"}
 	case exitRuntime:
 		return errors.New("no cell produced a result")
 	}
@@ -326,22 +327,9 @@ func measureCell(c *sweepCell, s *results.Summary, slos []results.Threshold) {
 		TaskE2EP99:          stat(s, "task_e2e").P99,
 		Errors:              errs,
 		BackpressureSignals: s.Counters[metrics.BackpressureSignals.Name()],
-		CreatesRefused:      createsRefused(s),
+		CreatesPushedBack:   s.Requests["tools/call"].ByOutcome[metrics.OutcomeBackpressure.Name()],
 		TasksCompleted:      s.Tasks.Completed,
 	}
-}
-
-// createsRefused sums the summary's client.creates_refused, as read back from summary.json.
-func createsRefused(s *results.Summary) int64 {
-	client, _ := s.Client.(map[string]any)
-	byKey, _ := client["creates_refused"].(map[string]any)
-	var n int64
-	for _, v := range byKey {
-		if f, ok := v.(float64); ok {
-			n += int64(f)
-		}
-	}
-	return n
 }
 
 func stat(s *results.Summary, name string) metrics.Stat { return s.Metrics[name] }

@@ -119,7 +119,7 @@ var figures = []figure{
 	{"task_e2e_p99", "ms", true, func(f *sweepFigures) float64 { return f.TaskE2EP99 }},
 	{"errors", "count", true, func(f *sweepFigures) float64 { return float64(f.Errors) }},
 	{"backpressure_signals", "count", true, func(f *sweepFigures) float64 { return float64(f.BackpressureSignals) }},
-	{"creates_refused", "count", true, func(f *sweepFigures) float64 { return float64(f.CreatesRefused) }},
+	{"creates_pushed_back", "count", true, func(f *sweepFigures) float64 { return float64(f.CreatesPushedBack) }},
 	{"tasks_completed", "count", false, func(f *sweepFigures) float64 { return float64(f.TasksCompleted) }},
 }
 

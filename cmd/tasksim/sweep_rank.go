@@ -15,9 +15,9 @@ import (
 //
 //	qualifies    the cell's run ended whole and passed (exit code 0, verdict pass: every gate,
 //	             every threshold of the scenario and its default error budget), the cell
-//	             met every --slo, and the server refused no create: a refusal is
-//	             backpressure, not an error, so it fails no verdict, but a server that
-//	             turns clients away does not carry them
+//	             met every --slo, and the server pushed back no create (429, 503 with
+//	             Retry-After, a capacity refusal): backpressure is not an error, so it fails
+//	             no verdict, but a server that turns clients away does not carry them
 //	recommended  for each client count (one count when clients are not varied): the
 //	             qualifying cell with the lowest request rate, ties to the earlier cell; the
 //	             next one is the runner-up. With --vary poll_interval this is the interval
@@ -35,7 +35,7 @@ import (
 // qualifies reports whether c may be recommended.
 func qualifies(c *sweepCell) bool {
 	return c.Figures != nil && c.ExitCode == exitOK && c.Verdict == results.VerdictPass &&
-		!c.Interrupted && len(c.SLOFails) == 0 && c.Figures.CreatesRefused == 0
+		!c.Interrupted && len(c.SLOFails) == 0 && c.Figures.CreatesPushedBack == 0
 }
 
 // countGroup is the cells of one client count, in grid order.
@@ -230,8 +230,8 @@ func whyNot(c, best *sweepCell, interrupted bool) string {
 		if len(c.SLOFails) > 0 {
 			why = append(why, "misses "+strings.Join(c.SLOFails, ", "))
 		}
-		if n := c.Figures.CreatesRefused; n > 0 {
-			why = append(why, fmt.Sprintf("the server refused %d creates: it did not carry every client", n))
+		if n := c.Figures.CreatesPushedBack; n > 0 {
+			why = append(why, fmt.Sprintf("the server pushed back %d creates: it did not carry every client", n))
 		}
 		if c.ExitCode != exitOK || c.Verdict != results.VerdictPass {
 			w := "a gate or threshold of the scenario failed (verdict " + c.Verdict

@@ -69,7 +69,7 @@ func handMade(t *testing.T, vars []sweepVary, outs ...outcome) *sweepResult {
 		}
 		c.Run, c.Verdict, c.Trustworthy, c.TrustNote = true, results.VerdictPass, o.untrusted == "", o.untrusted
 		c.Figures = &sweepFigures{RequestRate: o.rate, PollsPerTaskMean: 5, PollAmplification: 1,
-			DetectionLagP50: 4, DetectionLagP99: 6.5, TaskE2EP99: 506.25, TasksCompleted: 20, CreatesRefused: o.refused}
+			DetectionLagP50: 4, DetectionLagP99: 6.5, TaskE2EP99: 506.25, TasksCompleted: 20, CreatesPushedBack: o.refused}
 		if o.slo != "" {
 			c.SLOFails = []string{o.slo}
 		}
@@ -375,10 +375,30 @@ func sweepGolden(t *testing.T, name string, got []byte) {
 // count, as why it does not qualify.
 func TestSweepRefusedCreatesSayWhy(t *testing.T) {
 	r := handMade(t, []sweepVary{vary("clients", "100", "400")}, pass(10), saturated(50, 1942))
-	if got, want := r.cell("cell-01").Why, "the server refused 1942 creates: it did not carry every client"; got != want {
+	if got, want := r.cell("cell-01").Why, "the server pushed back 1942 creates: it did not carry every client"; got != want {
 		t.Errorf("why %q, want %q", got, want)
 	}
 	if r.Capacity == nil || r.Capacity.Clients != 100 {
 		t.Errorf("capacity %+v, want 100 clients", r.Capacity)
+	}
+}
+
+// TestMeasureCellCountsPushBackOnly: a cell's creates_pushed_back is its tools/call requests
+// of outcome backpressure; other refusals (a 404 for a session the scenario's own fault
+// dropped, in client.creates_refused) do not keep it from qualifying.
+func TestMeasureCellCountsPushBackOnly(t *testing.T) {
+	s := &results.Summary{Verdict: results.VerdictPass, Trustworthy: true,
+		Requests: map[string]results.RequestStats{"tools/call": {Count: 12, ByOutcome: map[string]int64{"ok": 7, "backpressure": 5}}},
+		Client:   map[string]any{"creates_refused": map[string]any{"404": 2.0, "429": 5.0}}}
+	var c sweepCell
+	measureCell(&c, s, nil)
+	if c.Figures.CreatesPushedBack != 5 {
+		t.Errorf("creates_pushed_back %d, want 5", c.Figures.CreatesPushedBack)
+	}
+	s.Requests["tools/call"] = results.RequestStats{Count: 9, ByOutcome: map[string]int64{"ok": 7, "http_error": 2}}
+	c = sweepCell{}
+	measureCell(&c, s, nil)
+	if c.Figures.CreatesPushedBack != 0 {
+		t.Errorf("creates_pushed_back %d, want 0: a 404 is not backpressure", c.Figures.CreatesPushedBack)
 	}
 }

@@ -124,10 +124,12 @@ type sweepFigures struct {
 	TaskE2EP99          float64 `json:"task_e2e_p99"`        // ms
 	Errors              int64   `json:"errors"`              // requests that failed (metrics.Outcome.IsError)
 	BackpressureSignals int64   `json:"backpressure_signals"`
-	// CreatesRefused counts the creates the server refused (client.creates_refused): a
-	// cell with any did not have its clients carried, whatever its verdict.
-	CreatesRefused int64 `json:"creates_refused"`
-	TasksCompleted int64 `json:"tasks_completed"`
+	// CreatesPushedBack counts the creates the server refused as backpressure (tools/call
+	// requests of outcome backpressure: 429, 503 with Retry-After, a capacity refusal): a
+	// cell with any did not have its clients carried, whatever its verdict. Refusals of
+	// other kinds (a 404 of a session a fault dropped, bad arguments) are not counted here.
+	CreatesPushedBack int64 `json:"creates_pushed_back"`
+	TasksCompleted    int64 `json:"tasks_completed"`
 }
 
 // sweepJSONFile is the sweep's result, beside sweep.csv.
