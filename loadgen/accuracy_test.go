@@ -310,19 +310,26 @@ func TestCleanupProbesBlindToSessionBoundTasks(t *testing.T) {
 // that error back from tasks/result (R17): once the client has seen the task failed, that
 // reply is the outcome it expects, counted "expected", not a request error; the task
 // counts failed, once.
+// The same with client.result: block, where the error comes before any terminal status
+// was seen: one status read tells the task failed, and the reply stays expected.
 func TestFailedTaskResultIsNotARequestError(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		snap, _ := runEmbedded(t, mockserver.Config{PollInterval: 250 * time.Millisecond},
-			loadgen.Config{
-				Tool: "work_task", Args: map[string]any{"duration_ms": 500, "outcome": "error"},
-				Clients: 2, Duration: 3 * time.Second, Grace: 5 * time.Second,
-			}, nil)
-		failed := snap.Counters[metrics.TasksFailed]
-		if failed == 0 || failed != snap.Counters[metrics.TasksCreated] {
-			t.Fatalf("%d failed of %d created, want every one", failed, snap.Counters[metrics.TasksCreated])
-		}
-		if got, errs := snap.Requests[metrics.MethodTasksResult][metrics.OutcomeExpected], snap.ErrorCount(metrics.MethodTasksResult); got != failed || errs != 0 {
-			t.Errorf("tasks/result: %d expected, %d errors; want %d and 0", got, errs, failed)
-		}
-	})
+	for _, strategy := range []loadgen.ResultStrategy{loadgen.ResultPoll, loadgen.ResultBlock} {
+		synctest.Test(t, func(t *testing.T) {
+			snap, _ := runEmbedded(t, mockserver.Config{PollInterval: 250 * time.Millisecond},
+				loadgen.Config{
+					Tool: "work_task", Args: map[string]any{"duration_ms": 500, "outcome": "error"},
+					Clients: 2, Duration: 3 * time.Second, Grace: 5 * time.Second, Result: strategy,
+				}, nil)
+			failed := snap.Counters[metrics.TasksFailed]
+			if failed == 0 || failed != snap.Counters[metrics.TasksCreated] {
+				t.Fatalf("strategy %d: %d failed of %d created, want every one", strategy, failed, snap.Counters[metrics.TasksCreated])
+			}
+			if got, errs := snap.Requests[metrics.MethodTasksResult][metrics.OutcomeExpected], snap.ErrorCount(metrics.MethodTasksResult); got != failed || errs != 0 {
+				t.Errorf("strategy %d: tasks/result: %d expected, %d errors; want %d and 0", strategy, got, errs, failed)
+			}
+			if strategy == loadgen.ResultBlock && snap.Counters[metrics.Polls] != 0 {
+				t.Errorf("block: %d polls, want 0: the status read after the error is no poll", snap.Counters[metrics.Polls])
+			}
+		})
+	}
 }

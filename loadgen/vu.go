@@ -219,7 +219,7 @@ func (v *vu) attempt(ctx context.Context, m metrics.Method, method string, param
 // and samples it when it is an error (errsample.go).
 func (v *vu) count(m metrics.Method, start time.Time, rep Reply, err error) {
 	o, code, status := classify(m, rep, err)
-	if o == metrics.OutcomeRPCError && m == metrics.MethodTasksResult && v.lc.Status == mcp.StatusFailed {
+	if o == metrics.OutcomeRPCError && m == metrics.MethodTasksResult && v.resultErrorExpected(code) {
 		o = metrics.OutcomeExpected // the failed call's own error, as R17 has it delivered
 	}
 	if (o == metrics.OutcomeTransport || o == metrics.OutcomeProtocol) && v.stopped() {
@@ -599,7 +599,7 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 					v.shard.Add(metrics.Resumed, 1)
 				}
 				failed := rep.Err != nil || isErrorResult(rep.Result)
-				if failed && lc.TerminalSeen.IsZero() && v.cancelledMeanwhile(ctx, t) {
+				if failed && lc.TerminalSeen.IsZero() && v.checkFailure(ctx, t, rep.Err) == mcp.StatusCancelled {
 					break // cancelled (by someone else): no payload to take (R29)
 				}
 				lc.ResultReceived(time.Now(), failed)
@@ -777,16 +777,31 @@ func (v *vu) confirmCancelled(ctx context.Context, t *taskState) {
 	}
 }
 
-// cancelledMeanwhile reads the task once more when tasks/result answered with an error
-// before any terminal status was seen (a blocking or input_required result): the reply to
-// tasks/result of a cancelled task is not defined (docs/RULES.md#gap-1), so an error there
-// may mean cancelled rather than failed. It reports whether the task is cancelled.
-func (v *vu) cancelledMeanwhile(ctx context.Context, t *taskState) bool {
-	v.lc.PollSent()
-	v.shard.Add(metrics.Polls, 1)
+// resultErrorExpected reports whether a JSON-RPC error (code) answering tasks/result is
+// the reply R17 prescribes: the failed call's own error, for a task seen failed; or, for a
+// task no terminal status was seen for yet (a blocking or input_required result), maybe
+// so: it is counted expected, and checkFailure moves it back to the errors if the task
+// turns out neither failed nor cancelled. A -32602 there is the task gone (R46): an error.
+func (v *vu) resultErrorExpected(code int) bool {
+	return v.lc.Status == mcp.StatusFailed || v.lc.TerminalSeen.IsZero() && code != mcp.CodeInvalidParams
+}
+
+// checkFailure reads the task once (a status read, not a poll of the schedule) when
+// tasks/result answered with an error before any terminal status was seen, and returns the
+// status it read. The reply to tasks/result of a cancelled task is not defined
+// (docs/RULES.md#gap-1), so an error there may mean cancelled rather than failed; and a
+// JSON-RPC error (rpcErr), counted expected (resultErrorExpected), is moved back to the
+// errors unless the task is failed or cancelled.
+func (v *vu) checkFailure(ctx context.Context, t *taskState, rpcErr *mcp.Error) mcp.Status {
 	rep, err := v.call(ctx, metrics.MethodTasksGet, mcp.MethodTasksGet, t.params, time.Time{}, nil, CutNone)
 	v.observe(metrics.MethodTasksGet, rep, err, t)
-	return v.lc.Status == mcp.StatusCancelled
+	st := v.lc.Status
+	if rpcErr != nil && rpcErr.Code != mcp.CodeInvalidParams && st != mcp.StatusFailed && st != mcp.StatusCancelled {
+		v.shard.Reclassify(metrics.MethodTasksResult, metrics.OutcomeExpected, metrics.OutcomeRPCError)
+		v.e.errors.note(errorKey{metrics.MethodTasksResult, metrics.OutcomeRPCError, rpcErr.Code, 200},
+			func() string { return rpcErr.Message })
+	}
+	return st
 }
 
 // dropSession forgets the client's session without DELETE, as a lost connection with a
