@@ -18,11 +18,12 @@ import (
 //
 //	type       value
 //	string     "tasksim" (padded or cut to minLength/maxLength)
-//	integer    the smallest integer the minimum and exclusiveMinimum allow, else 1, then
-//	           lowered to what maximum and exclusiveMaximum allow
+//	integer    the smallest integer the minimum and exclusiveMinimum allow (on multipleOf's
+//	           grid), else 1, then lowered to what maximum and exclusiveMaximum allow;
+//	           refused beyond ±2^53
 //	number     as integer, a fraction where the bounds are
 //	boolean    false
-//	array      [] (minItems items of its items schema, when minItems > 0)
+//	array      [] (minItems items of its items schema, null without one, when minItems > 0)
 //	object     its own minimal arguments
 //	null       null
 //
@@ -57,6 +58,7 @@ type jsonSchema struct {
 	Items            json.RawMessage            `json:"items"`
 	MinItems         int                        `json:"minItems"`
 	MinLength        *int                       `json:"minLength"`
+	MultipleOf       *float64                   `json:"multipleOf"`
 	MaxLength        *int                       `json:"maxLength"`
 	Minimum          *float64                   `json:"minimum"`
 	Maximum          *float64                   `json:"maximum"`
@@ -151,9 +153,13 @@ func (b *argBuilder) array(path string, s *jsonSchema, depth int) (any, error) {
 	if s.MinItems > maxMinItems {
 		return nil, fmt.Errorf("%s: minItems %d is more than tasksim makes up (%d)", path, s.MinItems, maxMinItems)
 	}
+	itemSchema := s.Items
+	if len(itemSchema) == 0 {
+		itemSchema = json.RawMessage("true") // no items schema: any value
+	}
 	items := make([]any, 0, max(0, s.MinItems))
 	for i := range s.MinItems {
-		v, err := b.value(fmt.Sprintf("%s[%d]", path, i), s.Items, depth+1)
+		v, err := b.value(fmt.Sprintf("%s[%d]", path, i), itemSchema, depth+1)
 		if err != nil {
 			return nil, err
 		}
@@ -168,6 +174,8 @@ func minimalString(path string, s *jsonSchema) (any, error) {
 		return nil, fmt.Errorf("%s: a string with a pattern or format needs a value chosen by hand", path)
 	case s.MinLength != nil && *s.MinLength > maxMinLength:
 		return nil, fmt.Errorf("%s: minLength %d is more than tasksim makes up (%d)", path, *s.MinLength, maxMinLength)
+	case s.MinLength != nil && s.MaxLength != nil && *s.MinLength > *s.MaxLength:
+		return nil, fmt.Errorf("%s: minLength %d is above maxLength %d: no string fits", path, *s.MinLength, *s.MaxLength)
 	}
 	v := "tasksim"
 	if s.MinLength != nil && len(v) < *s.MinLength {
@@ -180,37 +188,57 @@ func minimalString(path string, s *jsonSchema) (any, error) {
 }
 
 // minimalNumber is the smallest value the lower bounds allow (1 without any), lowered to
-// what the upper bounds allow; an integer is rounded inward.
+// what the upper bounds allow; an integer is rounded inward, a multipleOf rounded up to.
+// Both a minimum and an exclusiveMinimum apply (the stricter wins), and so on the other
+// side. Beyond ±2^53 (where float64 holds no more integers) it refuses.
 func minimalNumber(path string, s *jsonSchema, integer bool) (any, error) {
-	lo, loOpen, hasLo := bound(s.Minimum, s.ExclusiveMinimum)
-	hi, hiOpen, hasHi := bound(s.Maximum, s.ExclusiveMaximum)
-	n := 1.0
-	if hasLo {
-		n = lo
-		if integer {
-			n = math.Ceil(lo)
-			if loOpen && n == lo {
-				n++
-			}
-		} else if loOpen {
-			n = lo + 1
-			if hasHi && n >= hi {
-				n = (lo + hi) / 2
-			}
+	lo, loOpen, hasLo := bound(s.Minimum, s.ExclusiveMinimum, true)
+	hi, hiOpen, hasHi := bound(s.Maximum, s.ExclusiveMaximum, false)
+	const exact = 1 << 53
+	if hasLo && math.Abs(lo) > exact || hasHi && math.Abs(hi) > exact {
+		return nil, fmt.Errorf("%s: bounds beyond ±2^53 need a value chosen by hand", path)
+	}
+	step := 0.0 // the grid values must sit on: multipleOf, and 1 for an integer
+	if integer {
+		step = 1
+	}
+	if m := s.MultipleOf; m != nil && *m > 0 {
+		step = *m
+		if integer && step != math.Trunc(step) {
+			return nil, fmt.Errorf("%s: an integer multipleOf %v needs a value chosen by hand", path, step)
 		}
 	}
+	n := 1.0
+	switch {
+	case hasLo && step > 0:
+		n = math.Ceil(lo/step) * step
+		if loOpen && n == lo {
+			n += step
+		}
+	case hasLo && loOpen:
+		n = lo + 1
+		if hasHi && n >= hi {
+			n = (lo + hi) / 2
+		}
+	case hasLo:
+		n = lo
+	case step > 0:
+		n = step
+	}
 	if hasHi && (n > hi || hiOpen && n >= hi) {
-		n = hi
-		if integer {
-			n = math.Floor(hi)
+		switch {
+		case step > 0:
+			n = math.Floor(hi/step) * step
 			if hiOpen && n == hi {
-				n--
+				n -= step
 			}
-		} else if hiOpen {
+		case hiOpen:
 			n = hi - 1
 			if hasLo && n <= lo {
 				n = (lo + hi) / 2
 			}
+		default:
+			n = hi
 		}
 	}
 	if hasLo && (n < lo || loOpen && n <= lo) {
@@ -222,19 +250,23 @@ func minimalNumber(path string, s *jsonSchema, integer bool) (any, error) {
 	return n, nil
 }
 
-// bound reads one side's bound: the draft-2019+ exclusive keyword as a number, or (draft
-// 4) a boolean that makes the inclusive one exclusive.
-func bound(inclusive *float64, exclusive json.RawMessage) (v float64, open, ok bool) {
+// bound reads one side's bound, the stricter of the inclusive keyword and the exclusive
+// one (a number since draft 6; a boolean in draft 4, making the inclusive one exclusive).
+// low says which side: the stricter lower bound is the larger.
+func bound(inclusive *float64, exclusive json.RawMessage, low bool) (v float64, open, ok bool) {
 	var x float64
-	if json.Unmarshal(exclusive, &x) == nil {
-		return x, true, true
+	if json.Unmarshal(exclusive, &x) == nil { // draft 6 and later: a number
+		if inclusive == nil || low && x >= *inclusive || !low && x <= *inclusive {
+			return x, true, true
+		}
+		return *inclusive, false, true
+	}
+	if inclusive == nil {
+		return 0, false, false
 	}
 	var draft4 bool
 	_ = json.Unmarshal(exclusive, &draft4)
-	if inclusive != nil {
-		return *inclusive, draft4, true
-	}
-	return 0, false, false
+	return *inclusive, draft4, true
 }
 
 // schemaType reads a schema's type: a name, or a list of which the first that is not

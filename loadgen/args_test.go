@@ -52,6 +52,20 @@ func TestMinimalArgs(t *testing.T) {
 		{name: "boolean schemas", schema: `{"type":"object","required":["any"],"properties":{"any":true}}`, want: `{"any":null}`},
 		{name: "schema false", schema: `{"type":"object","required":["no"],"properties":{"no":false}}`, err: "arguments.no: the schema false accepts no value"},
 		{name: "any object", schema: `{}`, want: `{}`},
+		{name: "both lower bounds apply", schema: `{"type":"object","required":["a","b"],"properties":{
+			"a":{"type":"integer","minimum":10,"exclusiveMinimum":0},"b":{"type":"integer","minimum":0,"exclusiveMinimum":10}}}`,
+			want: `{"a":10,"b":11}`},
+		{name: "both upper bounds apply", schema: `{"type":"object","required":["a"],"properties":{"a":{"type":"integer","maximum":5,"exclusiveMaximum":0}}}`,
+			want: `{"a":-1}`},
+		{name: "multipleOf", schema: `{"type":"object","required":["a","b"],"properties":{
+			"a":{"type":"integer","multipleOf":5},"b":{"type":"number","minimum":7,"multipleOf":2.5}}}`,
+			want: `{"a":5,"b":7.5}`},
+		{name: "bounds beyond 2^53", schema: `{"type":"object","required":["a"],"properties":{"a":{"type":"integer","minimum":1e20}}}`,
+			err: "arguments.a: bounds beyond ±2^53"},
+		{name: "items without a schema", schema: `{"type":"object","required":["a"],"properties":{"a":{"type":"array","minItems":2}}}`,
+			want: `{"a":[null,null]}`},
+		{name: "minLength above maxLength", schema: `{"type":"object","required":["s"],"properties":{"s":{"type":"string","minLength":10,"maxLength":3}}}`,
+			err: "arguments.s: minLength 10 is above maxLength 3"},
 		{name: "not an object schema", schema: `{"type":"string"}`, err: "inputSchema is not an object schema"},
 		{name: "not JSON", schema: `[1,2]`, err: "arguments: schema is not a JSON object"},
 	}
