@@ -44,9 +44,12 @@ type CleanupProbeStats struct {
 	// -32602): the target binds tasks to the session that created them, so a separate
 	// session cannot watch a record's cleanup.
 	Blind int64 `json:"blind"`
-	// Failed: the probe's first read failed (no session, a transport failure, another
-	// JSON-RPC error), so it did not wait for the expiry.
+	// Failed: a read failed (no session, a transport failure, another JSON-RPC error on the
+	// first read, which stops the probe before it waits for the expiry).
 	Failed int64 `json:"failed"`
+	// TimedOut: the record was still there 2 minutes after its expiry: its cleanup lag is
+	// beyond what the probe waits for.
+	TimedOut int64 `json:"timed_out"`
 }
 
 // probeRun is one probe under way: the expiry it waits for, and how to end it early.
@@ -139,6 +142,9 @@ func (p *cleanupProber) probe(ctx context.Context, taskID string, run *probeRun)
 	for time.Now().Before(deadline) {
 		s, err := p.session(ctx)
 		if err != nil {
+			if ctx.Err() == nil {
+				p.count(run, &p.stats.Failed)
+			}
 			return
 		}
 		rctx, cancel := context.WithTimeout(ctx, p.e.cfg.timeout())
@@ -156,6 +162,7 @@ func (p *cleanupProber) probe(ctx context.Context, taskID string, run *probeRun)
 			return
 		}
 	}
+	p.count(run, &p.stats.TimedOut)
 }
 
 // sees reports whether the prober's session sees the task before its expiry: if it does

@@ -507,7 +507,7 @@ func (s *Session) readStream(ctx context.Context, body io.Reader, id mcp.ID, met
 	sr := getSSEReader(body)
 	defer putSSEReader(sr)
 	events := 0
-	cutErr := &TransportError{Op: method + " (SSE stream)", Err: ErrCut}
+	cutErr := func() error { return &TransportError{Op: method + " (SSE stream)", Err: ErrCut} }
 	for {
 		data, err := sr.next()
 		if sr.retry >= 0 {
@@ -520,7 +520,7 @@ func (s *Session) readStream(ctx context.Context, body io.Reader, id mcp.ID, met
 			return Reply{}, &TransportError{Op: method + " (SSE stream ended before the reply)", Err: eofAsUnexpected(err)}
 		}
 		if events++; cut == CutStream && events == 1 {
-			return Reply{}, cutErr
+			return Reply{}, cutErr()
 		}
 		if len(data) == 0 {
 			continue // a priming event (H5): an id, perhaps a retry, and empty data
@@ -536,11 +536,11 @@ func (s *Session) readStream(ctx context.Context, body io.Reader, id mcp.ID, met
 			}
 		case mcp.KindRequest:
 			if cut == CutBeforeAnswer {
-				return Reply{}, cutErr
+				return Reply{}, cutErr()
 			}
 			s.answer(ctx, &msg, h)
 			if cut == CutAfterAnswer {
-				return Reply{}, cutErr
+				return Reply{}, cutErr()
 			}
 		case mcp.KindNotification:
 			if h != nil {
@@ -601,7 +601,7 @@ func statusError(resp *http.Response, withSession bool) error {
 		}
 	}
 	bp := bufPool.Get().(*[]byte)
-	b := (*bp)[:cap(*bp)] // 512 bytes: enough for a message, and the secret detector's look
+	b := (*bp)[:min(cap(*bp), 1024)] // 512 bytes or more: a message, and what the secret detector scans
 	n, _ := io.ReadFull(resp.Body, b)
 	e.Body = strings.TrimSpace(string(b[:n]))
 	bufPool.Put(bp)

@@ -248,8 +248,9 @@ func recoveryText(r scenarios.Recovery) (creates, sessions string) {
 func printThresholds(w io.Writer, ths []scenarios.Threshold, budget scenarios.Percent) {
 	fmt.Fprintf(w, "error budget %s of requests may fail (requests.errors_rate <= %s; a run with no\n", budget, budget)
 	fmt.Fprintln(w, "             request has no data and fails); backpressure and R26 refusals are not errors")
+	fmt.Fprintln(w, "evidence     tasks.done > 0: a task (or synchronous call) must end without failing")
 	if len(ths) == 0 {
-		fmt.Fprintln(w, "thresholds   none besides the error budget: the gates and the budget decide the verdict")
+		fmt.Fprintln(w, "thresholds   none of the scenario's: the gates, the budget and the evidence decide the verdict")
 		return
 	}
 	fmt.Fprintln(w, "thresholds   judged over the whole run (a failure exits 99; no data fails unless on_no_data:")

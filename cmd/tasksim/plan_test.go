@@ -16,7 +16,7 @@ import (
 func TestDryRunShownScenarios(t *testing.T) {
 	cases := map[string][]string{
 		"smoke": {
-			"cancel       none", "faults       none", "thresholds   none besides the error budget",
+			"cancel       none", "faults       none", "thresholds   none of the scenario's",
 			"recovery     no idempotency key sent",
 		},
 		"flaky-network": {

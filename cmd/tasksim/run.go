@@ -352,15 +352,15 @@ func (r *runRequest) finish(runErr error, build func() *results.Summary, eng *lo
 	if err != nil {
 		return err // not summarized: the error summary replaces what was written
 	}
-	r.summarized = true
 	if scanOutputs(eng, r.dir, text) > 0 {
 		// A planted secret or a token reached tasksim's own output: the hard gate fails, and
 		// the files are written again to say so (where, never the secret).
 		sum = build()
 		if text, err = r.write(sum); err != nil {
-			return err
+			return err // likewise: never the first pass's summary, which missed the find
 		}
 	}
+	r.summarized = true
 	if _, err := r.stdout.Write(text); err != nil {
 		return err
 	}
