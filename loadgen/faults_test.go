@@ -362,6 +362,10 @@ func TestLateCancelIsNotExpiry(t *testing.T) {
 		if n := r.c(metrics.TasksExpired) + r.c(metrics.TasksCancelled); n != 0 {
 			t.Errorf("%d tasks expired or cancelled: a late cancel changed the outcome", n)
 		}
+		// The task was terminal: the -32602 is the reply R26 prescribes, not a refusal.
+		if got, refused := r.snap.Requests[metrics.MethodTasksCancel][metrics.OutcomeExpected], r.c(metrics.CancelsRefused); got != created || refused != 0 {
+			t.Errorf("tasks/cancel: %d expected, %d refused while working; want %d and 0", got, refused, created)
+		}
 	})
 }
 

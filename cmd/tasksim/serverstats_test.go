@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tasksim/tasksim/mockserver"
+	"github.com/tasksim/tasksim/scenarios"
 )
 
 // TestServerStatsKeys: the summary's "server" object carries the backpressure, downstream,
@@ -52,5 +53,23 @@ func TestServerStatsKeys(t *testing.T) {
 	}
 	if _, ok := req["unknown"]; ok {
 		t.Errorf("requests has \"unknown\" without any undecodable request")
+	}
+}
+
+// TestAbortRulesAgainstATarget: against a real target an abort_on_fail threshold over a
+// metric only the embedded server records reads 0 in every window, and would stop the load
+// on a figure nobody measured: it is no abort rule there; on the embedded server it is.
+func TestAbortRulesAgainstATarget(t *testing.T) {
+	sc := scenarios.Default()
+	sc.Thresholds = []scenarios.Threshold{{Expr: "retained_tasks.max < 1", AbortOnFail: true},
+		{Expr: "latency_tasks_get.p99 < 1s", AbortOnFail: true}, {Expr: "task_e2e.p99 < 1s"}}
+	for external, want := range map[bool]string{false: "retained_tasks.max < 1,latency_tasks_get.p99 < 1s", true: "latency_tasks_get.p99 < 1s"} {
+		var got []string
+		for _, r := range abortRules(sc, external) {
+			got = append(got, r.expr)
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("external %v: abort rules %v, want %s", external, got, want)
+		}
 	}
 }
