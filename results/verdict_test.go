@@ -111,7 +111,7 @@ func TestErrorBudget(t *testing.T) {
 		pass     bool // the budget
 		noData   bool
 		value    float64
-		evidence bool // tasks.settled > 0
+		evidence bool // tasks.done > 0
 	}{
 		{"within", requests(96, 4, 0, 0), true, false, 4, true},
 		{"at the budget", requests(95, 5, 0, 0), true, false, 5, true},
