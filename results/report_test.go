@@ -310,18 +310,11 @@ func TestReportEscapes(t *testing.T) {
 // TestReportMissingFiles renders a run with only summary.json: every part that needs
 // another file says "not recorded", and no chart is drawn.
 func TestReportMissingFiles(t *testing.T) {
-	dir := t.TempDir()
 	b, err := os.ReadFile(filepath.Join(reportRunDir, SummaryJSONFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, SummaryJSONFile), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	page, err := RenderReport(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := renderSummaryOnly(t, b)
 	o := outline(page)
 	if strings.Contains(o, "  chart ") {
 		t.Errorf("charts without data files:\n%s", o)
@@ -338,7 +331,7 @@ func TestReportMissingFiles(t *testing.T) {
 	if !strings.Contains(o, "table fault-counts: fault | count") {
 		t.Errorf("no fault counts:\n%s", o)
 	}
-	if _, err := RenderReport(filepath.Join(dir, "nope")); err == nil || !strings.Contains(err.Error(), "nope") {
+	if _, err := RenderReport(filepath.Join(t.TempDir(), "nope")); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("missing summary: %v, want an error naming the path", err)
 	}
 }
@@ -451,4 +444,19 @@ func longRun(n int) (RunInfo, *metrics.Snapshot, []metrics.Window, []metrics.Eve
 	info.Duration = time.Duration(n) * time.Second
 	info.FaultsOn = true
 	return info, rec.Total(), windows, events[:10000]
+}
+
+// renderSummaryOnly renders the report of a run directory that holds summary.json (b)
+// and no other file.
+func renderSummaryOnly(t *testing.T, b []byte) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, SummaryJSONFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page, err := RenderReport(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page
 }

@@ -249,18 +249,11 @@ func TestReportOlderAndNullSummary(t *testing.T) {
 	raw["metrics"].(map[string]any)["detection_lag"] = nil
 	raw["gates"].(map[string]any)["recovery"].(map[string]any)["evidence"] = nil
 	raw["thresholds"].([]any)[0].(map[string]any)["value"] = nil
-	dir := t.TempDir()
 	b, err = json.Marshal(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, SummaryJSONFile), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	page, err := RenderReport(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := renderSummaryOnly(t, b)
 	o := outline(page)
 	for _, want := range []string{
 		"figure fig-detection nodata: no data",
