@@ -22,6 +22,7 @@ var allowedImports = map[string][]string{
 	"loadgen":           {"internal/mcp", "metrics", "scenarios"},
 	"loadgen/chaos":     {"metrics", "scenarios"},
 	"mockserver":        {"internal/mcp", "metrics", "scenarios"},
+	"conform":           {"internal/mcp", "loadgen", "metrics", "scenarios", "results"},
 }
 
 // TestImportRules runs `go list -deps` for every library package and fails on any tasksim

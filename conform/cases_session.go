@@ -1,0 +1,264 @@
+package conform
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+	"github.com/tasksim/tasksim/loadgen"
+	"github.com/tasksim/tasksim/results"
+)
+
+// caseDef is one case: its id, what it checks, the rules, and how. Final cases run after
+// the suite's cleanup (they judge everything seen).
+type caseDef struct {
+	id, title string
+	rules     []string
+	run       func(*run)
+	final     bool
+}
+
+// suiteCases are the cases in the order they run.
+var suiteCases = []caseDef{
+	{id: "init.version", title: "initialize negotiates a protocol version the server speaks", rules: []string{"H1"}, run: caseVersion},
+	{id: "init.capabilities", title: "the capability manifest: tasks declared, leaves are objects, taskSupport values valid", rules: []string{"R1", "H1"}, run: caseCapabilities},
+	{id: "session.required", title: "a request without Mcp-Session-Id gets HTTP 400", rules: []string{"H2"}, run: caseSessionRequired},
+	{id: "session.deleted", title: "a request on a session ended with DELETE gets HTTP 404", rules: []string{"H8", "H9"}, run: caseSessionDeleted},
+	{id: "tasks.ignored", title: "a task parameter sent to a server without tasks for tools/call is ignored", rules: []string{"R4"}, run: caseIgnored},
+	{id: "tool.forbidden", title: "a forbidden tool called with a task parameter gets -32601", rules: []string{"R8"}, run: caseForbidden},
+	{id: "tool.required", title: "a required tool called without a task parameter gets -32601", rules: []string{"R10"}, run: caseRequired},
+	{id: "tool.optional", title: "an optional tool answers both as a task and without one", rules: []string{"R11"}, run: caseOptional},
+	{id: "create.fields", title: "CreateTaskResult: a task with id, status working, timestamps and ttl", rules: []string{"R11", "R13", "R42", "R43", "R44"}, run: caseCreateFields},
+	{id: "create.ids", title: "task ids are unique and unguessable, over a sample", rules: []string{"R12", "R54"}, run: caseIDs},
+	{id: "get.fields", title: "tasks/get answers the task with every required field", rules: []string{"R42", "R43", "R44", "R46"}, run: caseGetFields},
+	{id: "get.poll_interval", title: "tasks/get advertises a pollInterval", rules: []string{"R15", "R45"}, run: casePollInterval},
+	{id: "get.nonblocking", title: "tasks/get of a working task answers at once", rules: []string{"R16", "R18"}, run: caseNonBlocking},
+	{id: "task.lifecycle", title: "a task left alone ends on its own, and not cancelled", rules: []string{"R13", "R14", "R27"}, run: caseLifecycle},
+	{id: "result.waits", title: "tasks/result of a working task answers only once the task is terminal", rules: []string{"R18"}, run: caseResultWaits},
+	{id: "result.payload", title: "tasks/result returns the tool's result with related-task _meta", rules: []string{"R17", "R19", "R51"}, run: caseResultPayload},
+	{id: "result.failed", title: "a failed tool call: isError ends failed, a JSON-RPC error comes back from tasks/result", rules: []string{"R17", "R51"}, run: caseResultFailed},
+	{id: "cancel.working", title: "tasks/cancel of a working task makes it cancelled, and it stays cancelled", rules: []string{"R27", "R28"}, run: caseCancelWorking},
+	{id: "cancel.terminal", title: "tasks/cancel of a terminal task gets -32602", rules: []string{"R26"}, run: caseCancelTerminal},
+	{id: "task.unknown", title: "tasks/get, tasks/result and tasks/cancel of an unknown id get -32602", rules: []string{"R46"}, run: caseUnknown},
+	{id: "list.pages", title: "tasks/list: every page, cursors followed as given, the suite's tasks listed", rules: []string{"R22", "R23", "R24", "R25"}, run: caseListPages},
+	{id: "list.bad_cursor", title: "tasks/list with a cursor the server never gave gets -32602", rules: []string{"R47"}, run: caseListBadCursor},
+	{id: "list.authorization", title: "tasks/list is not offered without an authorization context", rules: []string{"R54"}, run: caseListAuth},
+	{id: "input.round_trip", title: "input_required: the request for input comes on tasks/result, the answer lets the task go on", rules: []string{"R35", "R36", "R37", "R38"}, run: caseInput},
+	{id: "ttl.expiry", title: "a task past its ttl is gone: -32602", rules: []string{"R45", "R46"}, run: caseTTL},
+	{id: "isolation.get", title: "a second identity cannot read the first one's task", rules: []string{"R52", "R53"}, run: caseIsoGet},
+	{id: "isolation.result", title: "a second identity cannot fetch the first one's result", rules: []string{"R52", "R53"}, run: caseIsoResult},
+	{id: "isolation.cancel", title: "a second identity cannot cancel the first one's task", rules: []string{"R52", "R53"}, run: caseIsoCancel},
+	{id: "isolation.list", title: "a second identity does not see the first one's tasks in tasks/list", rules: []string{"R53"}, run: caseIsoList},
+	{id: "transitions", title: "every status sequence observed follows the state table; terminal never changes", rules: []string{"R13", "R14"}, run: caseTransitions, final: true},
+}
+
+// futureVersion is a protocol version no server speaks: initialize asking for it must be
+// answered with one the server does speak (H1).
+const futureVersion = "2099-01-01"
+
+var versionShape = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+
+func caseVersion(r *run) {
+	s := r.s
+	r.pass("initialize with %s answered %s", mcp.Version20251125, s.init.ProtocolVersion)
+	if s.init.ProtocolVersion != mcp.Version20251125 {
+		r.pass("(the server offers an older version; the tasks cases follow it)")
+	}
+	params := mcp.InitializeParams{ProtocolVersion: futureVersion, Capabilities: loadgen.ClientCapabilities(), ClientInfo: s.t.ClientInfo}
+	body, _ := json.Marshal(params)
+	ctx, cancel := context.WithTimeout(r.ctx, requestTimeout)
+	defer cancel()
+	rep, hdr, err := s.t.Attach("", "").CallHeader(ctx, mcp.MethodInitialize, body, nil)
+	p := reply{result: rep.Result, rpc: rep.Err, err: err}
+	r.record(results.Exchange{Method: "initialize (a future version)", Request: excerpt(body, 300), Reply: p.String()})
+	if id := hdr.Get("Mcp-Session-Id"); id != "" {
+		defer s.t.Attach(id, "").Close(context.WithoutCancel(r.ctx))
+	}
+	if p.err != nil || p.rpc != nil {
+		r.fatal("H1", "initialize asking for %s should be answered with a version the server speaks; got %s", futureVersion, p)
+	}
+	var res mcp.InitializeResult
+	_ = json.Unmarshal(p.result, &res)
+	switch {
+	case res.ProtocolVersion == futureVersion:
+		r.fail("H1", "initialize asking for %s was answered %s: the server echoed a version it cannot speak instead of offering one it does", futureVersion, futureVersion)
+	case !versionShape.MatchString(res.ProtocolVersion):
+		r.fail("H1", "initialize asking for %s should be answered with a version the server speaks; got protocolVersion %q", futureVersion, res.ProtocolVersion)
+	default:
+		r.pass("asking for %s it offered %s", futureVersion, res.ProtocolVersion)
+	}
+}
+
+func caseCapabilities(r *run) {
+	s := r.s
+	r.record(results.Exchange{Method: "initialize", Reply: "result " + excerpt(s.raw, 600)})
+	var raw struct {
+		Capabilities struct {
+			Tasks json.RawMessage `json:"tasks"`
+		} `json:"capabilities"`
+	}
+	_ = json.Unmarshal(s.raw, &raw)
+	if len(raw.Capabilities.Tasks) == 0 || string(raw.Capabilities.Tasks) == "null" {
+		r.fatal("R1", "a server that offers tasks declares capabilities.tasks; this one declares none, so no client will ask it for a task")
+	}
+	for _, bad := range nonObjectLeaves(raw.Capabilities.Tasks, "capabilities.tasks") {
+		r.fail("H1", "%s: every capability leaf is an object ({} when present), not %s (docs/RULES.md#capabilities)", bad[0], bad[1])
+	}
+	if !s.init.Capabilities.Tasks.ToolCallTasks() {
+		r.fail("R1", "capabilities.tasks declares no requests.tools.call: no tools/call may be task-augmented (R6), though tools are listed")
+	}
+	counts := map[mcp.TaskSupport]int{}
+	for _, t := range s.tools {
+		ts := t.TaskSupport()
+		switch ts {
+		case mcp.TaskForbidden, mcp.TaskOptional, mcp.TaskRequired:
+			counts[ts]++
+		default:
+			r.fail("H1", "tool %q has execution.taskSupport %q; the values are forbidden, optional and required", t.Name, ts)
+		}
+	}
+	r.pass("tasks declared (list %v, cancel %v, tools.call %v); tools: %d forbidden, %d optional, %d required",
+		s.listDeclared(), s.cancelDeclared(), s.init.Capabilities.Tasks.ToolCallTasks(),
+		counts[mcp.TaskForbidden], counts[mcp.TaskOptional], counts[mcp.TaskRequired])
+}
+
+// nonObjectLeaves returns [path, value] for every member of the capability object raw
+// whose value is not an object.
+func nonObjectLeaves(raw json.RawMessage, path string) [][2]string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return [][2]string{{path, excerpt(raw, 40)}}
+	}
+	var out [][2]string
+	for k, v := range m {
+		out = append(out, nonObjectLeaves(v, path+"."+k)...)
+	}
+	return out
+}
+
+func caseSessionRequired(r *run) {
+	s := r.s
+	if s.sess.ID() == "" {
+		r.skip("the server issued no Mcp-Session-Id: it keeps no sessions, so there is no session rule to check", "")
+	}
+	p := r.call(s.t.Attach("", s.sess.Version()), "", mcp.MethodToolsList, nil, nil, 0)
+	r.ex[len(r.ex)-1].Method = "tools/list without Mcp-Session-Id"
+	if p.status != http.StatusBadRequest {
+		r.fail("H2", "a server that issued a session id answers a request without it with HTTP 400; got %s", describeStatus(p))
+		return
+	}
+	r.pass("HTTP 400")
+}
+
+func caseSessionDeleted(r *run) {
+	s := r.s
+	if s.sess.ID() == "" {
+		r.skip("the server issued no Mcp-Session-Id: there is no session to end", "")
+	}
+	ctx, cancel := context.WithTimeout(r.ctx, requestTimeout)
+	defer cancel()
+	sess, err := s.t.Connect(ctx, loadgen.ClientCapabilities())
+	if err != nil {
+		r.fatal("H1", "a second session could not be opened: %v", err)
+	}
+	status, derr := deleteStatus(ctx, s.t, sess)
+	r.record(results.Exchange{Method: "DELETE (end a new session)", HTTPStatus: status, Reply: errText(derr)})
+	switch {
+	case derr != nil:
+		r.fatal("H9", "DELETE of the session got no HTTP reply: %v", derr)
+	case status == http.StatusMethodNotAllowed:
+		r.skip("the server does not let clients end sessions (DELETE: HTTP 405, which H9 allows)", "")
+	case status/100 != 2:
+		r.fatal("H9", "DELETE of a live session should be accepted (2xx) or refused with 405; got HTTP %d", status)
+	}
+	p := r.call(sess, "", mcp.MethodToolsList, nil, nil, 0)
+	r.ex[len(r.ex)-1].Method = "tools/list on the ended session"
+	if p.status != http.StatusNotFound {
+		r.fail("H8", "a request carrying a session id the server ended gets HTTP 404, so that the client knows to initialize again; got %s", describeStatus(p))
+		return
+	}
+	r.pass("DELETE HTTP %d, then HTTP 404", status)
+}
+
+// deleteStatus ends sess with DELETE and returns the HTTP status.
+func deleteStatus(ctx context.Context, t *loadgen.Target, sess *loadgen.Session) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, t.URL, nil)
+	if err != nil {
+		return 0, err
+	}
+	for k, v := range t.Header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Mcp-Session-Id", sess.ID())
+	req.Header.Set("Mcp-Protocol-Version", sess.Version())
+	resp, err := t.Client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// describeStatus says what came back in HTTP terms.
+func describeStatus(p reply) string {
+	switch {
+	case p.status == 0 && p.err != nil:
+		return "no HTTP reply (" + p.err.Error() + ")"
+	case p.status == http.StatusOK:
+		if p.rpc != nil {
+			return "HTTP 200 with " + p.String()
+		}
+		return "HTTP 200 with a result"
+	}
+	return p.String()
+}
+
+func caseIgnored(r *run) {
+	s := r.s
+	if s.init.Capabilities.Tasks.ToolCallTasks() {
+		r.skip("the server declares tasks for tools/call: a task parameter on a tool that forbids tasks is judged by tool.forbidden (R8)", "")
+	}
+	var tool *mcp.Tool
+	for i := range s.tools {
+		tool = &s.tools[i]
+		break
+	}
+	if tool == nil {
+		r.skip("the server lists no tool", "")
+	}
+	args, err := s.minimalArgs(tool)
+	if err != nil {
+		r.skip(err.Error(), fmt.Sprintf("give --tool-args %s=JSON", tool.Name))
+	}
+	p := r.call(s.sess, "", mcp.MethodToolsCall, callParams(work{tool: tool.Name, args: args}, &mcp.TaskMetadata{}), nil, s.o.Budget)
+	if p.err != nil {
+		r.fatal("R4", "a tools/call with a task parameter should run as a plain call on a server without tasks; got %s", p)
+	}
+	if p.rpc != nil {
+		r.fatal("R4", "a server that declares no tasks for tools/call ignores a task parameter and runs the call; it refused: %s", p)
+	}
+	if k, _ := s.adopt(p.result, s.sess, work{tool: tool.Name}); k != nil {
+		r.fatal("R4", "a server that declares no tasks for tools/call created task %s anyway", short(k.id))
+	}
+	r.pass("tool %q ran as a plain call", tool.Name)
+}
+
+// joinQuoted lists names quoted.
+func joinQuoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}

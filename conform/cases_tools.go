@@ -1,0 +1,120 @@
+package conform
+
+import (
+	"fmt"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+)
+
+// toolsOf returns the listed tools with taskSupport ts, and their arguments; tools whose
+// arguments cannot be made are named in unusable.
+func (r *run) toolsOf(ts mcp.TaskSupport) (use []work, unusable []string) {
+	s := r.s
+	for i := range s.tools {
+		t := &s.tools[i]
+		if t.TaskSupport() != ts {
+			continue
+		}
+		args, err := s.minimalArgs(t)
+		if err != nil {
+			unusable = append(unusable, t.Name)
+			continue
+		}
+		use = append(use, work{tool: t.Name, args: args})
+	}
+	if len(use) == 0 && len(unusable) == 0 {
+		r.skip(fmt.Sprintf("the server lists no tool whose taskSupport is %s", ts), "")
+	}
+	if len(use) == 0 {
+		r.skip(fmt.Sprintf("no arguments could be built for the %s tools %s from their inputSchema", ts, joinQuoted(unusable)),
+			"give --tool-args NAME=JSON for them")
+	}
+	if len(unusable) > 0 {
+		r.pass("not called (no arguments could be built; give --tool-args): %s", joinQuoted(unusable))
+	}
+	return use, unusable
+}
+
+// needToolTasks skips the case when the server declares no tasks for tools/call.
+func (r *run) needToolTasks() {
+	if !r.s.init.Capabilities.Tasks.ToolCallTasks() {
+		r.skip("the server does not declare capabilities.tasks.requests.tools.call: taskSupport has no meaning there (see tasks.ignored)", "")
+	}
+}
+
+func caseForbidden(r *run) {
+	r.needToolTasks()
+	tools, _ := r.toolsOf(mcp.TaskForbidden)
+	for _, w := range tools {
+		p := r.call(r.s.sess, "", mcp.MethodToolsCall, callParams(w, &mcp.TaskMetadata{}), nil, r.s.o.Budget)
+		switch {
+		case p.code() == mcp.CodeMethodNotFound:
+			r.pass("%q: -32601", w.tool)
+		case p.err != nil:
+			r.fail("R8", "tool %q (taskSupport forbidden) called with a task parameter should get JSON-RPC error -32601; got %s", w.tool, p)
+		case p.rpc != nil:
+			r.fail("R8", "tool %q (taskSupport forbidden) called with a task parameter should get -32601; got %d (%s)", w.tool, p.rpc.Code, oneLine(p.rpc.Message, 120))
+		default:
+			if k, _ := r.s.adopt(p.result, r.s.sess, w); k != nil {
+				r.fail("R8", "tool %q (taskSupport forbidden) called with a task parameter should get -32601; the server created task %s", w.tool, short(k.id))
+			} else {
+				r.fail("R8", "tool %q (taskSupport forbidden) called with a task parameter should get -32601; the server ran the call", w.tool)
+			}
+		}
+	}
+}
+
+func caseRequired(r *run) {
+	r.needToolTasks()
+	tools, _ := r.toolsOf(mcp.TaskRequired)
+	for _, w := range tools {
+		p := r.call(r.s.sess, "", mcp.MethodToolsCall, callParams(w, nil), nil, r.s.o.Budget)
+		switch {
+		case p.code() == mcp.CodeMethodNotFound:
+			r.pass("%q: -32601", w.tool)
+		case p.code() == mcp.CodeInvalidRequest:
+			r.pass("%q: -32600, which the error section allows (docs/RULES.md#gap-2)", w.tool)
+		case p.err != nil:
+			r.fail("R10", "tool %q (taskSupport required) called without a task parameter should get JSON-RPC error -32601; got %s", w.tool, p)
+		case p.rpc != nil:
+			r.fail("R10", "tool %q (taskSupport required) called without a task parameter should get -32601; got %d (%s)", w.tool, p.rpc.Code, oneLine(p.rpc.Message, 120))
+		default:
+			if k, _ := r.s.adopt(p.result, r.s.sess, w); k != nil {
+				r.fail("R10", "tool %q (taskSupport required) called without a task parameter should get -32601; the server created task %s unasked", w.tool, short(k.id))
+			} else {
+				r.fail("R10", "tool %q (taskSupport required) called without a task parameter should get -32601; the server ran the call", w.tool)
+			}
+		}
+	}
+}
+
+func caseOptional(r *run) {
+	r.needToolTasks()
+	tools, _ := r.toolsOf(mcp.TaskOptional)
+	for _, w := range tools {
+		p := r.call(r.s.sess, "", mcp.MethodToolsCall, callParams(w, &mcp.TaskMetadata{}), nil, 0)
+		k, why := (*known)(nil), ""
+		if p.err == nil && p.rpc == nil {
+			k, why = r.s.adopt(p.result, r.s.sess, w)
+		}
+		if k == nil {
+			if why == "" {
+				why = "got " + p.String()
+			} else {
+				why += ": " + excerpt(p.result, 200)
+			}
+			r.fail("R11", "tool %q (taskSupport optional) called with a task parameter should be answered with a CreateTaskResult; %s", w.tool, why)
+		}
+		p = r.call(r.s.sess, "", mcp.MethodToolsCall, callParams(w, nil), nil, r.s.o.Budget)
+		switch {
+		case p.err != nil || p.rpc != nil:
+			r.fail("R11", "tool %q (taskSupport optional) called without a task parameter should run as a plain call; got %s", w.tool, p)
+		default:
+			if k2, _ := r.s.adopt(p.result, r.s.sess, w); k2 != nil {
+				r.fail("R11", "tool %q (taskSupport optional) called without a task parameter should run as a plain call; the server created task %s unasked", w.tool, short(k2.id))
+			} else if k != nil {
+				r.pass("%q: a task, and a plain result", w.tool)
+			}
+		}
+	}
+}

@@ -1,0 +1,22 @@
+// Package conform is the contract suite: named cases that check an MCP server against the
+// Tasks rules of protocol 2025-11-25 (docs/RULES.md), each with the rule ids it checks, a
+// verdict (pass, fail or skip) and the exchanges it rests on. `tasksim conform` runs it
+// against any target, and a run with `contract: true` runs it before the load, as its
+// contract gate.
+//
+// The suite creates tasks, and tasks have effects on a real server. It creates as few as its
+// cases need, cancels every task it created that is still running when it ends (where the
+// server declares tasks/cancel), and lists the ids it created and those it left behind.
+//
+// A case never passes on missing evidence: a case that cannot observe what it checks (the
+// server lacks the capability, no tool of that kind is listed, no second identity was
+// given, the granted ttl is longer than the budget, a task ended before it could be
+// cancelled) is skipped, and says why and what would let it run.
+//
+// Against tasksim's own mock server (serverInfo "tasksim-mock") the suite knows the tools
+// and their arguments (duration_ms, outcome, input_required), so that every case runs;
+// against another server it uses the tool and arguments given, or builds the minimal
+// arguments each tool's inputSchema requires (loadgen.MinimalArgs).
+//
+// The package imports loadgen (the client) and results (the result model); it runs no load.
+package conform

@@ -1,0 +1,409 @@
+package conform
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+	"github.com/tasksim/tasksim/loadgen"
+	"github.com/tasksim/tasksim/results"
+)
+
+// work is one call the suite can make: a tool and its arguments.
+type work struct {
+	tool string
+	args json.RawMessage
+	// lasts is how long the work runs when the suite knows it (tasksim's mock); 0 unknown.
+	lasts time.Duration
+}
+
+// plan is the work of the lifecycle cases. On tasksim's mock each kind of task is its own
+// call (a long one to cancel, a short one to finish, a failing one); elsewhere every kind is
+// the one tool and arguments given, and the cases that need a kind of task the suite cannot
+// ask for are skipped.
+type plan struct {
+	why    string // "" when the lifecycle cases can run; else why not
+	enable string // what would let them run
+	tool   string
+	long   work  // a task to cancel and to read while it works
+	medium work  // a task that works a little while, to see tasks/result wait
+	short  work  // a task that ends soon on its own
+	failed *work // a task whose tool result has isError: true (mock only)
+	errors *work // a task whose call ends in a JSON-RPC error (mock only)
+	input  *work // a task that asks for input (mock only)
+}
+
+// The mock's task durations: short ends at once, medium lets tasks/result be seen waiting,
+// long outlasts every case (it is cancelled, never waited for).
+const (
+	mockShort  = 50 * time.Millisecond
+	mockMedium = 1500 * time.Millisecond
+	mockLong   = 10 * time.Minute
+)
+
+// makePlan picks the lifecycle tool and its arguments.
+func (s *suite) makePlan() plan {
+	tasksOn := s.init.Capabilities.Tasks.ToolCallTasks()
+	var tool *mcp.Tool
+	if s.o.Tool != "" {
+		tool = s.tool(s.o.Tool)
+		if tool == nil {
+			return plan{why: fmt.Sprintf("the server lists no tool %q (--tool)", s.o.Tool), enable: "give --tool one of: " + s.toolNames()}
+		}
+		if tool.TaskSupport() == mcp.TaskForbidden {
+			return plan{why: fmt.Sprintf("tool %q does not support tasks (taskSupport forbidden)", s.o.Tool), enable: "give --tool a tool whose taskSupport is optional or required"}
+		}
+	} else {
+		for i := range s.tools {
+			if ts := s.tools[i].TaskSupport(); ts != mcp.TaskForbidden && (tool == nil || (s.mock && s.tools[i].Name == "work_task")) {
+				tool = &s.tools[i]
+			}
+		}
+		if tool == nil {
+			return plan{why: "the server lists no tool that supports tasks", enable: "a tool with execution.taskSupport optional or required"}
+		}
+	}
+	if !tasksOn {
+		return plan{why: "the server does not declare capabilities.tasks.requests.tools.call", enable: "a server that offers tasks for tools/call (R1)"}
+	}
+	p := plan{tool: tool.Name}
+	if s.mock && s.o.Args == nil {
+		mk := func(d time.Duration, extra string) *work {
+			a := fmt.Sprintf(`{"duration_ms":%d%s}`, d.Milliseconds(), extra)
+			return &work{tool: tool.Name, args: json.RawMessage(a), lasts: d}
+		}
+		p.long, p.medium, p.short = *mk(mockLong, ""), *mk(mockMedium, ""), *mk(mockShort, "")
+		p.failed = mk(mockShort, `,"outcome":"failed"`)
+		p.errors = mk(mockShort, `,"outcome":"error"`)
+		p.input = mk(mockShort, `,"input_required":true`)
+		return p
+	}
+	args := s.o.Args
+	if args == nil {
+		a, err := s.minimalArgs(tool)
+		if err != nil {
+			return plan{why: err.Error(), enable: fmt.Sprintf("give --args with arguments for %q", tool.Name)}
+		}
+		args = a
+	}
+	w := work{tool: tool.Name, args: args}
+	p.long, p.medium, p.short = w, w, w
+	return p
+}
+
+// minimalArgs returns tool's arguments: --tool-args when given, else what its inputSchema
+// requires.
+func (s *suite) minimalArgs(tool *mcp.Tool) (json.RawMessage, error) {
+	if a, ok := s.o.ToolArgs[tool.Name]; ok {
+		return a, nil
+	}
+	if s.mock {
+		return json.RawMessage(fmt.Sprintf(`{"duration_ms":%d}`, mockShort.Milliseconds())), nil
+	}
+	m, err := loadgen.MinimalArgs(tool.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("cannot build arguments for tool %q from its inputSchema: %v", tool.Name, err)
+	}
+	return json.Marshal(m)
+}
+
+func (s *suite) tool(name string) *mcp.Tool {
+	for i := range s.tools {
+		if s.tools[i].Name == name {
+			return &s.tools[i]
+		}
+	}
+	return nil
+}
+
+func (s *suite) toolNames() string {
+	var b bytes.Buffer
+	for i, t := range s.tools {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(t.Name)
+	}
+	if b.Len() == 0 {
+		return "(none listed)"
+	}
+	return b.String()
+}
+
+// needPlan skips the case when the lifecycle cases cannot run.
+func (r *run) needPlan() *plan {
+	p := &r.s.plan
+	if p.why != "" {
+		r.skip(p.why, p.enable)
+	}
+	return p
+}
+
+// cancelDeclared reports whether the server declares tasks.cancel.
+func (s *suite) cancelDeclared() bool {
+	tc := s.init.Capabilities.Tasks
+	return tc != nil && tc.Cancel != nil
+}
+
+// listDeclared reports whether the server declares tasks.list.
+func (s *suite) listDeclared() bool {
+	tc := s.init.Capabilities.Tasks
+	return tc != nil && tc.List != nil
+}
+
+// callParams are the params of tools/call.
+func callParams(w work, task *mcp.TaskMetadata) mcp.CallToolParams {
+	return mcp.CallToolParams{Name: w.tool, Arguments: w.args, Task: task}
+}
+
+// create calls w as a task and returns the task; a reply that is not a CreateTaskResult
+// fails the case under R11.
+func (r *run) create(w work, ttl *mcp.Ms) *known {
+	p := r.call(r.s.sess, "", mcp.MethodToolsCall, callParams(w, &mcp.TaskMetadata{TTL: ttl}), nil, 0)
+	if p.err != nil || p.rpc != nil {
+		r.fatal("R11", "a task-augmented call of %q should be answered with a CreateTaskResult; got %s", w.tool, p)
+	}
+	k, why := r.s.adopt(p.result, r.s.sess, w)
+	if k == nil {
+		r.fatal("R11", "a task-augmented call of %q should be answered with a CreateTaskResult; %s: %s", w.tool, why, excerpt(p.result, 300))
+	}
+	return k
+}
+
+// adopt records the task of a CreateTaskResult; nil and why when result is none.
+func (s *suite) adopt(result json.RawMessage, sess *loadgen.Session, w work) (*known, string) {
+	var ctr struct {
+		Task json.RawMessage `json:"task"`
+	}
+	if json.Unmarshal(result, &ctr) != nil || len(ctr.Task) == 0 {
+		return nil, "the reply has no task"
+	}
+	f := readFields(ctr.Task)
+	if f.id == "" {
+		return nil, "its task has no taskId"
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := s.tasks[f.id]
+	if k == nil {
+		k = &known{id: f.id, sess: sess, create: result, work: w, created: time.Now()}
+		s.tasks[f.id] = k
+		s.order = append(s.order, f.id)
+	}
+	s.sawLocked(k, f.status)
+	return k, ""
+}
+
+// fields are a task object's members as sent: a member absent is nil (a json null is
+// "null"), so that the field cases can tell absent from null from wrong.
+type fields struct {
+	raw                                         json.RawMessage
+	id                                          string
+	status                                      mcp.Status
+	statusRaw, created, updated, ttl, poll, msg json.RawMessage
+}
+
+// readFields reads a task object leniently.
+func readFields(b json.RawMessage) fields {
+	f := fields{raw: b}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return f
+	}
+	_ = json.Unmarshal(m["taskId"], &f.id)
+	f.statusRaw, f.created, f.updated, f.ttl, f.poll, f.msg = m["status"], m["createdAt"], m["lastUpdatedAt"], m["ttl"], m["pollInterval"], m["statusMessage"]
+	var st string
+	if json.Unmarshal(f.statusRaw, &st) == nil {
+		f.status, _ = mcp.ParseStatus(st)
+	}
+	return f
+}
+
+// observeReply records the statuses a reply shows: a tasks/get or tasks/cancel result,
+// every task of a tasks/list page.
+func (s *suite) observeReply(method string, p reply) {
+	if p.err != nil || p.rpc != nil {
+		return
+	}
+	switch method {
+	case mcp.MethodTasksGet, mcp.MethodTasksCancel:
+		s.saw(readFields(p.result))
+	case mcp.MethodTasksList:
+		var page struct {
+			Tasks []json.RawMessage `json:"tasks"`
+		}
+		if json.Unmarshal(p.result, &page) == nil {
+			for _, t := range page.Tasks {
+				s.saw(readFields(t))
+			}
+		}
+	}
+}
+
+// saw records f's status for a task the suite created.
+func (s *suite) saw(f fields) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if k := s.tasks[f.id]; k != nil {
+		s.sawLocked(k, f.status)
+	}
+}
+
+func (s *suite) sawLocked(k *known, st mcp.Status) {
+	if st == 0 {
+		return
+	}
+	if n := len(k.statuses); n == 0 || k.statuses[n-1] != st {
+		k.statuses = append(k.statuses, st)
+	}
+	if st.Terminal() && k.final == 0 {
+		k.final = st
+	}
+}
+
+// get reads a task with tasks/get.
+func (r *run) get(sess *loadgen.Session, identity, id string) (reply, fields) {
+	p := r.call(sess, identity, mcp.MethodTasksGet, mcp.TaskIDParams{TaskID: id}, nil, 0)
+	if p.err != nil || p.rpc != nil {
+		return p, fields{}
+	}
+	return p, readFields(p.result)
+}
+
+// pollInterval is the interval to poll k at: what the server advertised (bounded to
+// [50ms, 5s]), else 1s.
+func (k *known) pollInterval(f fields) time.Duration {
+	var ms mcp.Ms
+	if json.Unmarshal(f.poll, &ms) == nil && ms > 0 {
+		return min(max(ms.Duration(), 50*time.Millisecond), 5*time.Second)
+	}
+	return time.Second
+}
+
+// waitEnd polls k until it is terminal, answering input on the way (R37), or fails the
+// case when it is not terminal within the budget. It returns the last tasks/get reply.
+func (r *run) waitEnd(k *known) fields {
+	deadline := time.Now().Add(r.s.o.Budget)
+	for {
+		p, f := r.get(k.sess, "", k.id)
+		if p.err != nil || p.rpc != nil {
+			r.fatal("R46", "tasks/get of task %s, which the suite created and which has not expired, should answer the task; got %s", short(k.id), p)
+		}
+		if f.status.Terminal() {
+			return f
+		}
+		if f.status == mcp.StatusInputRequired {
+			r.answerInput(k)
+			continue
+		}
+		if !time.Now().Before(deadline) {
+			r.fatal("budget", "task %s was still %s after the budget of %v: give --budget more time, or --tool a shorter task", short(k.id), f.status, r.s.o.Budget)
+		}
+		if !sleep(r.ctx, k.pollInterval(f)) {
+			r.fatal("interrupted", "the suite was interrupted while task %s was %s", short(k.id), f.status)
+		}
+	}
+}
+
+// sleep waits d or until ctx ends; false when ctx ended.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// doneTask returns a task that ended on its own (the short work), made once and shared by
+// the cases that need one.
+func (r *run) doneTask() (*known, fields) {
+	p := r.needPlan()
+	if k := r.s.done; k != nil {
+		_, f := r.get(k.sess, "", k.id)
+		return k, f
+	}
+	k := r.create(p.short, nil)
+	f := r.waitEnd(k)
+	r.s.done = k
+	return k, f
+}
+
+// answerInput calls tasks/result on a task that is input_required and answers the
+// requests for input that come on its stream (R37, the input_required flow); it keeps the
+// evidence for the input case.
+func (r *run) answerInput(k *known) {
+	h := &inputHandler{r: r, task: k.id}
+	p := r.call(k.sess, "", mcp.MethodTasksResult, mcp.TaskIDParams{TaskID: k.id}, h, r.s.o.Budget)
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	if h.asked > 0 && r.s.inputOK == "" {
+		r.s.inputOK = fmt.Sprintf("task %s asked for input %d time(s) on its tasks/result stream, and the call then answered %s", short(k.id), h.asked, oneLine(p.String(), 120))
+		r.s.inputEv = append(r.s.inputEv, r.ex...)
+	}
+	if h.noMeta > 0 {
+		r.fail("R36", "%d request(s) for input of task %s came without related-task _meta naming the task", h.noMeta, short(k.id))
+	}
+	if p.err != nil && h.asked == 0 {
+		r.fail("R37", "tasks/result of task %s, which was input_required, should carry its requests for input; got %s", short(k.id), p)
+	}
+}
+
+// inputHandler answers the requests for input that come on a tasks/result stream: an
+// elicitation is accepted with the minimal content its requestedSchema asks for.
+type inputHandler struct {
+	r      *run
+	task   string
+	asked  int
+	noMeta int
+}
+
+func (h *inputHandler) Request(msg *mcp.Message) ([]byte, *mcp.Error) {
+	h.r.record(results.Exchange{Method: msg.Method + " (from the server)", Request: excerpt(msg.Params, 300)})
+	if msg.Method != mcp.MethodElicit {
+		return nil, mcp.Errorf(mcp.CodeMethodNotFound, "tasksim conform answers only elicitation/create")
+	}
+	var p mcp.ElicitRequestParams
+	_ = json.Unmarshal(msg.Params, &p)
+	h.asked++
+	if mcp.RelatedTaskID(p.Meta) != h.task {
+		h.noMeta++
+	}
+	content, err := loadgen.MinimalArgs(p.RequestedSchema)
+	if err != nil {
+		return nil, mcp.Errorf(mcp.CodeInvalidParams, "tasksim conform cannot fill this form: %v", err)
+	}
+	c, _ := json.Marshal(content)
+	out, _ := json.Marshal(mcp.ElicitResult{Action: mcp.ElicitAccept, Content: c, Meta: mcp.RelatedTaskMeta(h.task)})
+	return out, nil
+}
+
+func (h *inputHandler) Notify(*mcp.Message) {}
+
+// cleanup brings every task the suite created and did not see end to an end: it reads
+// each once more and cancels those still running, where tasks/cancel is declared. What
+// stays running is left behind (Contract.LeftBehind).
+func (s *suite) cleanup(ctx context.Context) {
+	r := &run{s: s, ctx: context.WithoutCancel(ctx)}
+	defer func() { _ = recover() }()
+	for _, id := range s.order {
+		k := s.tasks[id]
+		if k.final != 0 || k.gone {
+			continue
+		}
+		p, f := r.get(k.sess, "", id)
+		if p.code() == mcp.CodeInvalidParams {
+			k.gone = true
+			continue
+		}
+		if f.status.Terminal() || !s.cancelDeclared() {
+			continue
+		}
+		r.call(k.sess, "", mcp.MethodTasksCancel, mcp.TaskIDParams{TaskID: id}, nil, 0)
+	}
+}
