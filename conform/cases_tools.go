@@ -1,6 +1,7 @@
 package conform
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/tasksim/tasksim/internal/mcp"
@@ -42,6 +43,23 @@ func (r *run) needToolTasks() {
 	}
 }
 
+// ranInstead says what a server did with a call it should have refused: made a task,
+// answered a result with isError (a refusal in the wrong form), or ran the call.
+func (r *run) ranInstead(p reply, w work) string {
+	if k, _ := r.s.adopt(p.result, r.s.sess, w); k != nil {
+		return fmt.Sprintf("the server created task %s", short(k.id))
+	}
+	var res mcp.CallToolResult
+	if json.Unmarshal(p.result, &res) == nil && res.IsError {
+		text := ""
+		if len(res.Content) > 0 {
+			text = ": " + oneLine(res.Content[0].Text, 120)
+		}
+		return "it answered a CallToolResult with isError: true instead" + text
+	}
+	return "the server ran the call and answered its result"
+}
+
 func caseForbidden(r *run) {
 	r.needToolTasks()
 	tools, _ := r.toolsOf(mcp.TaskForbidden)
@@ -55,11 +73,7 @@ func caseForbidden(r *run) {
 		case p.rpc != nil:
 			r.fail("R8", "tool %q (taskSupport forbidden) called with a task parameter should get -32601; got %d (%s)", w.tool, p.rpc.Code, oneLine(p.rpc.Message, 120))
 		default:
-			if k, _ := r.s.adopt(p.result, r.s.sess, w); k != nil {
-				r.fail("R8", "tool %q (taskSupport forbidden) called with a task parameter should get -32601; the server created task %s", w.tool, short(k.id))
-			} else {
-				r.fail("R8", "tool %q (taskSupport forbidden) called with a task parameter should get -32601; the server ran the call", w.tool)
-			}
+			r.fail("R8", "tool %q (taskSupport forbidden) called with a task parameter should get JSON-RPC error -32601; %s", w.tool, r.ranInstead(p, w))
 		}
 	}
 }
@@ -79,11 +93,7 @@ func caseRequired(r *run) {
 		case p.rpc != nil:
 			r.fail("R10", "tool %q (taskSupport required) called without a task parameter should get -32601; got %d (%s)", w.tool, p.rpc.Code, oneLine(p.rpc.Message, 120))
 		default:
-			if k, _ := r.s.adopt(p.result, r.s.sess, w); k != nil {
-				r.fail("R10", "tool %q (taskSupport required) called without a task parameter should get -32601; the server created task %s unasked", w.tool, short(k.id))
-			} else {
-				r.fail("R10", "tool %q (taskSupport required) called without a task parameter should get -32601; the server ran the call", w.tool)
-			}
+			r.fail("R10", "tool %q (taskSupport required) called without a task parameter should get JSON-RPC error -32601; %s", w.tool, r.ranInstead(p, w))
 		}
 	}
 }
