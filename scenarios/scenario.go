@@ -58,6 +58,11 @@ type Scenario struct {
 	// for capacity) and refusals the contract prescribes are not errors. 0%..100%.
 	// Default 5%.
 	ErrorBudget Percent `yaml:"error_budget"`
+	// Contract runs the contract suite (`tasksim conform`) against the target before the
+	// load: its result is the run's contract gate. On the embedded server the suite runs
+	// against a server of its own, of the same configuration, so that its tasks do not count
+	// in the run's figures. Default false.
+	Contract bool `yaml:"contract"`
 
 	// Source is where the scenario came from: the file name as given, "builtin:NAME", or ""
 	// when built in code. Error messages start with it.

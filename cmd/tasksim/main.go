@@ -45,6 +45,7 @@ func commands() []command {
 		{"run", "run a scenario against the embedded mock server or --target", runRun},
 		{"serve", "run the mock MCP Tasks server until interrupted", runServe},
 		{"probe", "print a target's capability manifest as JSON", runProbe},
+		{"conform", "run the contract suite against a target: a verdict per case", runConform},
 		{"report", "re-render report.html from a saved run directory (sweep.html from a sweep directory)", runReport},
 		{"sweep", "run a grid of pollInterval/concurrency cells and recommend one", runSweep},
 		{"scenarios", "list the built-in scenarios", runScenarios},

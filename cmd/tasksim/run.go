@@ -39,7 +39,7 @@ type runFlags struct {
 	duration, pollInterval        time.Duration
 	headers, sets                 []string
 	seed                          uint64
-	dryRun, noProgress            bool
+	dryRun, noProgress, contract  bool
 	fs                            *pflag.FlagSet
 }
 
@@ -60,6 +60,7 @@ func parseRunFlags(args []string, _ io.Writer) (*runFlags, string, error) {
 	fs.StringArrayVar(&f.headers, "header", nil, "extra HTTP header for the target, `'K: V'` (headers; repeatable; values are never printed)")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the run's random source (seed)")
 	fs.StringArrayVar(&f.sets, "set", nil, "override a scenario field, `path=value` (repeatable), e.g. client.poll.policy=fixed")
+	fs.BoolVar(&f.contract, "contract", false, "run the contract suite against the target before the load: the run's contract gate (contract)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan (load, cancels, faults, thresholds) and run nothing")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress bars (they show only when stderr is a terminal)")
 	f.fs = fs
@@ -131,6 +132,9 @@ func (f *runFlags) scenario(name string) (*scenarios.Scenario, error) {
 	if changed("seed") {
 		sc.Seed = f.seed
 	}
+	if changed("contract") {
+		set("contract", "contract", strconv.FormatBool(f.contract))
+	}
 	errs = append(errs, applySets(sc, f.sets)...)
 	if len(errs) > 0 {
 		return nil, usageError{errors.Join(errs...)}
@@ -199,6 +203,7 @@ type runRequest struct {
 	stderr   io.Writer
 
 	manifest   *loadgen.Manifest // nil until the target was probed
+	contract   *results.Contract // the contract suite's result; nil when it did not run
 	summarized bool              // summary.json holds the run's summary
 }
 
@@ -213,6 +218,12 @@ func (r *runRequest) run() error {
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
 
+	if r.sc.Contract {
+		if err := r.runContract(hard); err != nil {
+			return err
+		}
+		r.start = time.Now() // the load's figures count from its own start
+	}
 	rec := metrics.NewRecorder(r.cfg.Shards, r.start)
 	var events *metrics.Events
 	if r.sc.Faults.On() {
@@ -245,7 +256,7 @@ func (r *runRequest) run() error {
 	runErr := eng.Run(hard)
 	col.stop()
 	return r.finish(runErr, func() *results.Summary {
-		sum := summarize(r.sc, r.cfg, r.start, r.manifest, srv, eng, rec, col.tally, interrupted.Load(), events)
+		sum := summarize(r.sc, r.cfg, r.start, r.manifest, srv, eng, rec, col.tally, interrupted.Load(), events, r.contract)
 		sum.Aborted = col.aborted
 		if runErr != nil { // what was measured is kept, and judges nothing
 			sum.Verdict, sum.Error = results.VerdictError, redactKnown(runErr.Error())
@@ -881,7 +892,7 @@ func clientFindings(eng *loadgen.Engine) any {
 // server (nil for a real target) measured.
 func summarize(sc *scenarios.Scenario, cfg *loadgen.Config, start time.Time, manifest *loadgen.Manifest,
 	srv *mockserver.Server, eng *loadgen.Engine, rec *metrics.Recorder, tally *results.WindowTally, interrupted bool,
-	events *metrics.Events) *results.Summary {
+	events *metrics.Events, contract *results.Contract) *results.Summary {
 	unknown, sample := eng.Unknown()
 	lost, lostIDs := eng.LostAfterReconnect()
 	var unknownSample any
@@ -932,6 +943,7 @@ func summarize(sc *scenarios.Scenario, cfg *loadgen.Config, start time.Time, man
 		Errors:             errorKinds(eng),
 		Compat:             compatInfo(sc, manifest, srv),
 		Windows:            tally,
+		Contract:           contract,
 	}, rec.Total(), nil)
 }
 

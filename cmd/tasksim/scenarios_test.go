@@ -89,7 +89,7 @@ func runVirtual(t *testing.T, name string, want string, sets ...string) (*result
 		t.Fatal(err)
 	}
 	col.stop()
-	sum := summarize(sc, &cfg, start, m, srv, eng, rec, col.tally, false, events)
+	sum := summarize(sc, &cfg, start, m, srv, eng, rec, col.tally, false, events, nil)
 	if err := results.WriteSummary(dir, sum); err != nil {
 		t.Fatal(err)
 	}

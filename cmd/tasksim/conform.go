@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tasksim/tasksim/conform"
+	"github.com/tasksim/tasksim/internal/mcp"
+	"github.com/tasksim/tasksim/loadgen"
+	"github.com/tasksim/tasksim/results"
+)
+
+// runConform is `tasksim conform --target URL [flags]`: the contract suite against a
+// target, a verdict per case. Exit codes: 0 every case that ran passed, 99 a case failed
+// (or none ran), 1 the target could not be reached, 2 usage, 130 interrupted with nothing
+// failed.
+func runConform(args []string, stdout, stderr io.Writer) error {
+	var (
+		target, tool, toolArgs, junit, out string
+		headers, others, perTool           []string
+		only, skip                         []string
+		budget                             time.Duration
+		noProgress                         bool
+	)
+	fs := pflag.NewFlagSet("conform", pflag.ContinueOnError)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprint(w, `Usage: tasksim conform --target URL [flags]
+
+Runs the contract suite against the target: named cases, each checking rules of the MCP
+Tasks protocol 2025-11-25 (ids R1-R62 and H1-H11 of docs/RULES.md), each with a verdict
+(pass, fail, or skip with the reason and what would let it run) and its evidence (request
+and reply excerpts, credentials redacted). Prints a table, writes conform.json and
+report.html into --out, and, with --junit, JUnit XML with one testcase per case.
+
+THE SUITE CREATES TASKS, AND TASKS HAVE EFFECTS ON A REAL SERVER. It calls --tool (default:
+the first tool that supports tasks) with --args (default: the minimal arguments its
+inputSchema requires), and calls every listed tool once or twice in the taskSupport cases
+(with --tool-args NAME=JSON, else their minimal arguments). It cancels every task it
+created that is still running when it ends (where the server declares tasks/cancel), and
+lists the ids it created and those it left behind. Point it at a staging server.
+
+Against tasksim serve nothing needs to be given: its tools are known. With
+--other-header (a second identity, e.g. another tenant's token) the isolation cases check
+that it cannot read, fetch, cancel or list the first identity's tasks.
+
+Cases (--only and --skip take ids, or prefixes ending in "." such as "cancel."):
+`)
+		for _, c := range conform.Cases() {
+			fmt.Fprintf(w, "  %-19s %-16s %s\n", c.ID, strings.Join(c.Rules, ","), c.Title)
+		}
+		fmt.Fprint(w, `
+Exit codes: 0 every case that ran passed, 99 a case failed or none ran, 1 the target could
+not be reached or refused initialize, 2 usage, 130 interrupted by Ctrl-C or SIGTERM with
+nothing failed in what ran (the outputs are written either way).
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&target, "target", "", "`URL` of the MCP endpoint (required)")
+	fs.StringArrayVar(&headers, "header", nil, "HTTP header of every request, `'K: V'` (repeatable; values are never printed)")
+	fs.StringArrayVar(&others, "other-header", nil, "header of a second identity, `'K: V'`, replacing the same-named --header (repeatable): enables the isolation cases")
+	fs.StringVar(&tool, "tool", "", "`NAME` of the task tool of the lifecycle cases (default: the first tool that supports tasks)")
+	fs.StringVar(&toolArgs, "args", "", "--tool's arguments as a `JSON` object (default: the minimal ones its inputSchema requires)")
+	fs.StringArrayVar(&perTool, "tool-args", nil, "arguments of one tool in the taskSupport cases, `NAME=JSON` (repeatable)")
+	fs.StringSliceVar(&only, "only", nil, "run only these cases, `ID,...`")
+	fs.StringSliceVar(&skip, "skip", nil, "leave out these cases, `ID,...`")
+	fs.DurationVar(&budget, "budget", conform.DefaultBudget, "bound on every wait: a task to end, an expired task to go; a longer granted ttl skips ttl.expiry")
+	fs.StringVar(&junit, "junit", "", "also write JUnit XML to `FILE`")
+	fs.StringVar(&out, "out", "", "output `DIR` (default runs/conform-<UTC time>)")
+	fs.BoolVar(&noProgress, "no-progress", false, "do not print each case on stderr as it ends")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("conform takes no arguments, got %q", fs.Args())
+	}
+	if target == "" {
+		return usagef("--target URL is required")
+	}
+	if u, err := url.Parse(target); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usagef("--target %q is not an http(s) URL", target)
+	}
+	if budget <= 0 {
+		return usagef("--budget must be > 0, got %v", budget)
+	}
+	if err := conform.CheckSelection(only, skip); err != nil {
+		return usageError{err}
+	}
+	t := &loadgen.Target{
+		URL:        target,
+		Header:     http.Header{},
+		Client:     loadgen.NewHTTPClient(4),
+		ClientInfo: mcp.Implementation{Name: "tasksim-conform", Version: version},
+	}
+	if err := addHeaders(t.Header, headers, "--header"); err != nil {
+		return err
+	}
+	o := conform.Options{Target: t, Tool: tool, Only: only, Skip: skip, Budget: budget, Version: version}
+	if len(others) > 0 {
+		o.Other = http.Header{}
+		if err := addHeaders(o.Other, others, "--other-header"); err != nil {
+			return err
+		}
+	}
+	if toolArgs != "" {
+		if !isJSONObject(toolArgs) {
+			return usagef("--args: not a JSON object: %s", toolArgs)
+		}
+		if tool == "" {
+			return usagef("--args are the arguments of --tool: give --tool too")
+		}
+		o.Args = json.RawMessage(toolArgs)
+	}
+	for _, ta := range perTool {
+		name, js, ok := strings.Cut(ta, "=")
+		if !ok || name == "" || !isJSONObject(js) {
+			return usagef("--tool-args %q: want NAME={JSON object}", ta)
+		}
+		if o.ToolArgs == nil {
+			o.ToolArgs = map[string]json.RawMessage{}
+		}
+		o.ToolArgs[name] = json.RawMessage(js)
+	}
+	start := time.Now()
+	if out == "" {
+		out = filepath.Join("runs", "conform-"+start.UTC().Format("20060102T150405Z"))
+	}
+	if !noProgress {
+		o.Progress = func(c results.ContractCase) {
+			fmt.Fprintf(stderr, "conform: %-4s %s\n", c.Verdict, c.ID)
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := conform.Run(ctx, o)
+	if err != nil {
+		return errors.New(redactKnown(err.Error())) // exit 1
+	}
+	interrupted := ctx.Err() != nil
+	if err := writeContract(out, junit, res); err != nil {
+		return err
+	}
+	if err := results.WriteContractText(stdout, res); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nWritten to %s\n", out)
+	switch {
+	case res.Counts.Fail > 0:
+		return gateError{fmt.Sprintf("%d contract case(s) failed", res.Counts.Fail)}
+	case interrupted:
+		return interruptedError{"the contract cases that ran before the interruption"}
+	case res.Verdict != results.VerdictPass:
+		return gateError{"no contract case ran: nothing was shown to pass"}
+	}
+	return nil
+}
+
+// writeContract writes conform.json and report.html into dir, and the JUnit XML to junit
+// when it is not "".
+func writeContract(dir, junit string, res *results.Contract) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	if err := results.WriteContract(dir, res); err != nil {
+		return err
+	}
+	if err := results.WriteContractReport(dir, res); err != nil {
+		return err
+	}
+	if junit == "" {
+		return nil
+	}
+	f, err := os.Create(junit)
+	if err != nil {
+		return fmt.Errorf("--junit: %w", err)
+	}
+	if err := results.WriteJUnit(f, res); err != nil {
+		f.Close()
+		return fmt.Errorf("--junit %s: %w", junit, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--junit %s: %w", junit, err)
+	}
+	return nil
+}
+
+// addHeaders parses 'K: V' flags into h; their values become secrets never printed.
+func addHeaders(h http.Header, flags []string, flag string) error {
+	for _, s := range flags {
+		k, v, ok := strings.Cut(s, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			return usagef("%s", strings.Replace(headerProblem(s), "--header", flag, 1))
+		}
+		v = strings.TrimSpace(v)
+		h.Set(strings.TrimSpace(k), v)
+		noteSecret(v)
+	}
+	return nil
+}
+
+// isJSONObject reports whether s is a JSON object.
+func isJSONObject(s string) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal([]byte(s), &m) == nil && m != nil
+}
+
+// runContract runs the contract suite before a run's load (scenario contract: true): against
+// the target, or, on the embedded server, against a server of its own with the run's
+// configuration, so that the suite's tasks do not count in the run's figures. With two or
+// more tenants the first two are the suite's two identities. The result is kept for the
+// contract gate and written as conform.json into the run's directory.
+func (r *runRequest) runContract(ctx context.Context) error {
+	sc := r.sc
+	t, srv, err := startTarget(sc, 2, nil, nil)
+	if err != nil {
+		return err
+	}
+	if srv != nil {
+		defer srv.Close()
+	}
+	o := conform.Options{Target: t, Version: version}
+	if tenants := runTenants(sc); len(tenants) > 0 {
+		t.Header.Set("Authorization", "Bearer "+tenants[0].Token.Reveal())
+		if len(tenants) > 1 {
+			o.Other = http.Header{"Authorization": {"Bearer " + tenants[1].Token.Reveal()}}
+		}
+	}
+	if srv == nil {
+		o.Tool = sc.Tool
+		if sc.Args != nil {
+			b, err := json.Marshal(sc.Args)
+			if err != nil {
+				return usagef("args: %v", err)
+			}
+			o.Args = b
+		}
+	}
+	fmt.Fprintf(r.stderr, "tasksim run: contract suite against %s\n", targetName(sc))
+	res, err := conform.Run(ctx, o)
+	if err != nil {
+		return errors.New(redactKnown(err.Error()))
+	}
+	r.contract = res
+	fmt.Fprintf(r.stderr, "tasksim run: contract: %s (%d pass, %d fail, %d skip)\n", res.Verdict, res.Counts.Pass, res.Counts.Fail, res.Counts.Skip)
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	return results.WriteContract(r.dir, res)
+}

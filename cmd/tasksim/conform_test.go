@@ -1,0 +1,120 @@
+package main
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tasksim/tasksim/results"
+)
+
+// conformRun runs `tasksim conform` with args, writing into a fresh directory, and returns
+// the parsed conform.json, stdout, stderr and the exit code.
+func conformRun(t *testing.T, args ...string) (*results.Contract, string, string, int) {
+	t.Helper()
+	dir := t.TempDir()
+	out, errOut, code := tasksim(t, append([]string{"conform", "--out", dir}, args...)...)
+	b, err := os.ReadFile(filepath.Join(dir, "conform.json"))
+	if err != nil {
+		return nil, out, errOut, code
+	}
+	var c results.Contract
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatalf("conform.json: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report.html")); err != nil {
+		t.Errorf("report.html: %v", err)
+	}
+	return &c, out, errOut, code
+}
+
+// TestConformServe: `tasksim conform` against `tasksim serve`, with nothing given, passes
+// every case that runs; with two tenants' tokens (--header, --other-header) the list and
+// isolation cases run and pass too; tokens never appear in any output; JUnit XML has one
+// testcase per case.
+func TestConformServe(t *testing.T) {
+	url := startServe(t)
+	c, out, errOut, code := conformRun(t, "--target", url, "--skip", "ttl.expiry")
+	if code != 0 || c == nil || c.Verdict != results.VerdictPass {
+		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "PASS") || !strings.Contains(out, "cancel.terminal") {
+		t.Errorf("the table lacks verdicts or ids:\n%s", out)
+	}
+
+	tenants := startServe(t, "--token", "alpha=tok-alpha-conform", "--token", "beta=tok-beta-conform")
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	c, out, errOut, code = conformRun(t, "--target", tenants, "--header", "Authorization: Bearer tok-alpha-conform",
+		"--other-header", "Authorization: Bearer tok-beta-conform", "--skip", "ttl.expiry", "--junit", junit)
+	if code != 0 || c == nil {
+		t.Fatalf("tenants: exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, k := range c.Cases {
+		if strings.HasPrefix(k.ID, "isolation.") || strings.HasPrefix(k.ID, "list.p") {
+			if k.Verdict != results.CasePass {
+				t.Errorf("%s: %s %s, want pass", k.ID, k.Verdict, k.Message)
+			}
+		}
+	}
+	raw, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{out, errOut, string(raw)} {
+		if strings.Contains(s, "tok-alpha-conform") || strings.Contains(s, "tok-beta-conform") {
+			t.Error("a token appears in the output")
+		}
+	}
+	var suites struct {
+		Suites []struct {
+			Cases []struct {
+				Name string `xml:"name,attr"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(raw, &suites); err != nil {
+		t.Fatalf("junit: %v", err)
+	}
+	if n := len(suites.Suites); n != 1 || len(suites.Suites[0].Cases) != len(c.Cases) {
+		t.Errorf("junit: %d suites; want one with %d testcases", n, len(c.Cases))
+	}
+}
+
+// TestConformExitCodes: 99 when a case fails (a known-bad server), 1 unreachable, 2 usage.
+func TestConformExitCodes(t *testing.T) {
+	bad := startServe(t, "--set", "server.known_bad=[cancel_terminal_ok]")
+	c, out, errOut, code := conformRun(t, "--target", bad, "--only", "cancel.")
+	if code != 99 || c == nil || c.Counts.Fail != 1 {
+		t.Errorf("known-bad: exit %d, want 99 with one failure; stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "FAIL") || !strings.Contains(out, "R26") {
+		t.Errorf("the table does not show the failure and its rule:\n%s", out)
+	}
+	_, errOut, code = tasksim(t, "conform", "--target", "http://127.0.0.1:1/mcp", "--out", t.TempDir())
+	if code != 1 || !strings.Contains(errOut, "cannot reach target") {
+		t.Errorf("unreachable: exit %d, stderr %q", code, errOut)
+	}
+	for _, args := range [][]string{
+		{"conform"},
+		{"conform", "--target", "ftp://x/mcp"},
+		{"conform", "--target", "http://127.0.0.1:1/mcp", "--only", "no.such.case"},
+		{"conform", "--target", "http://127.0.0.1:1/mcp", "--args", "[1]", "--tool", "x"},
+		{"conform", "--target", "http://127.0.0.1:1/mcp", "--args", "{}"},
+		{"conform", "--target", "http://127.0.0.1:1/mcp", "--tool-args", "x"},
+		{"conform", "--target", "http://127.0.0.1:1/mcp", "--other-header", "nocolon"},
+		{"conform", "--target", "http://127.0.0.1:1/mcp", "--budget", "0s"},
+	} {
+		if _, errOut, code := tasksim(t, args...); code != 2 {
+			t.Errorf("%q: exit %d, want 2; stderr %q", args, code, errOut)
+		}
+	}
+	// A suite in which nothing ran shows nothing: it does not pass.
+	url := startServe(t)
+	c, _, _, code = conformRun(t, "--target", url, "--only", "isolation.")
+	if code != 99 || c == nil || c.Counts.Pass != 0 {
+		t.Errorf("all skipped: exit %d, want 99", code)
+	}
+}
