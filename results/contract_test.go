@@ -165,7 +165,10 @@ func TestContractInSummary(t *testing.T) {
 	if err := WriteText(&text, s, ""); err != nil {
 		t.Fatal(err)
 	}
-	want := "            contract       FAIL cases_failed=2 cases_passed=3 cases_skipped=2 tasks_created=3\n"
+	want := "            contract       FAIL cases_failed=2 cases_passed=3 cases_skipped=2 tasks_created=3\n" +
+		"                           failed: cancel.terminal (R26), isolation.get (R53 R54)\n" +
+		"                           LEFT BEHIND on the target: 4567ef...0123\n" +
+		"thresholds "
 	if !strings.Contains(text.String(), want) {
 		t.Errorf("text lacks %q:\n%s", want, text.String())
 	}
