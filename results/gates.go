@@ -14,6 +14,7 @@ type Gates struct {
 	Recovery      Gate `json:"recovery"`
 	Cancellation  Gate `json:"cancellation"`
 	Compatibility Gate `json:"compatibility"`
+	Contract      Gate `json:"contract"`
 }
 
 // Gate is one gate's verdict. A gate that was not evaluated has Pass true and Evaluated
@@ -32,6 +33,7 @@ const (
 	GateRecovery      = "recovery"
 	GateCancellation  = "cancellation"
 	GateCompatibility = "compatibility"
+	GateContract      = "contract"
 )
 
 // namedGate is a gate with its name, for walking the gates in order.
@@ -47,6 +49,7 @@ func (g *Gates) list() []namedGate {
 		{GateRecovery, &g.Recovery},
 		{GateCancellation, &g.Cancellation},
 		{GateCompatibility, &g.Compatibility},
+		{GateContract, &g.Contract},
 	}
 }
 
@@ -68,6 +71,7 @@ func (g *Gates) list() []namedGate {
 //	              not failed: a cancel is a request, not a rollback. Tasks cancelled by
 //	              someone other than their own client (cancelled_unrequested) are a finding.
 //	compatibility see compatibilityGate
+//	contract      see contractGate
 //
 // A figure a gate could not measure is null in its evidence, named in "not_checked", and
 // "notes" says why.
@@ -78,8 +82,9 @@ func buildGates(info RunInfo, s *Summary) Gates {
 	cancellation := cancellationGate(info, s)
 
 	compat := compatibilityGate(info, s)
+	contract := contractGate(info.Contract)
 
-	g := Gates{Hard: hard, Recovery: recovery, Cancellation: cancellation, Compatibility: compat}
+	g := Gates{Hard: hard, Recovery: recovery, Cancellation: cancellation, Compatibility: compat, Contract: contract}
 	for _, ng := range g.list() {
 		mergeEvidence(ng.gate.Evidence, info.Evidence[ng.name])
 	}

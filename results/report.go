@@ -21,7 +21,9 @@ var assets embed.FS
 
 // WriteReport renders report.html from the files of the run directory dir (summary.json,
 // and timeseries.csv, histograms.hlog and events.csv when present) and writes it into dir.
-// It reads only files, so `tasksim report DIR` re-renders a saved run to the same bytes.
+// It reads only files, so `tasksim report DIR` re-renders a saved run to the same bytes. A
+// directory of the contract suite alone (conform.json, no summary.json) gets the page
+// WriteContractReport writes.
 func WriteReport(dir string) error {
 	b, err := RenderReport(dir)
 	if err != nil {
@@ -32,10 +34,21 @@ func WriteReport(dir string) error {
 
 // RenderReport returns report.html for the run directory dir. summary.json must exist; a
 // missing timeseries.csv, histograms.hlog or events.csv leaves its part of the report saying
-// "not recorded". The page is self-contained (inline CSS, the chart library and the data
-// inline; it fetches nothing) and deterministic: the same files give the same bytes.
+// "not recorded". Without summary.json, a directory holding conform.json (`tasksim conform
+// --out DIR`) gets the page of the contract suite alone. The page is self-contained
+// (inline CSS, the chart library and the data inline; it fetches nothing) and
+// deterministic: the same files give the same bytes.
 func RenderReport(dir string) ([]byte, error) {
 	s, err := ReadSummary(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		c, cerr := ReadContract(dir)
+		switch {
+		case cerr == nil:
+			return renderContractPage(c)
+		case !errors.Is(cerr, fs.ErrNotExist):
+			return nil, cerr
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -99,6 +112,7 @@ type reportPage struct {
 	Figures    []figure // the headline strip
 	Gates      []gateRow
 	Thresholds []thresholdRow
+	Contract   *contractView // the contract suite's cases; nil = the run did not run it
 	Outcomes   []outcomeCell
 	Requests   []requestRow // per method, then the total
 	Input      evidence     // input_required and elicitations; empty = none seen
@@ -187,6 +201,9 @@ func buildPage(s *Summary, raw rawSummary, hists map[metrics.Hist]*hdrhistogram.
 		if m, ok := r.(map[string]any); ok {
 			p.Thresholds = append(p.Thresholds, thresholdRowOf(m, ts))
 		}
+	}
+	if s.Contract != nil {
+		p.Contract = contractViewOf(s.Contract.normalized())
 	}
 	p.verdict(s)
 	p.headline(s, raw)

@@ -30,7 +30,8 @@ const (
 
 // writeFixtureRun writes the files of a run (summary.json, summary.csv, timeseries.csv,
 // histograms.hlog, events.csv) for fixture(), with faults, a failing hard gate with its
-// samples, thresholds without data, the summary fields of newer runs, and planted strings.
+// samples, thresholds without data, a contract suite with failed cases, the summary fields
+// of newer runs, and planted strings.
 func writeFixtureRun(t testing.TB, dir string) {
 	t.Helper()
 	info, total, windows := fixture()
@@ -50,6 +51,8 @@ func writeFixtureRun(t testing.TB, dir string) {
 		{"idempotency_key": "k-7", "task_id": "t-7", "reason": "deadline"},
 		{"idempotency_key": "k-8", "reason": "create_lost"},
 	}
+	info.Contract = fixtureContract()
+	info.Contract.Target = "embedded" // the run's target
 	events := []metrics.Event{
 		{At: t0.Add(300 * time.Millisecond), Source: "client", Kind: "crash", Task: plantedTask},
 		{At: t0.Add(1200 * time.Millisecond), Source: "server", Kind: "http_5xx"},
@@ -170,12 +173,14 @@ var outlineRe = regexp.MustCompile(`<section id="([^"]*)">` +
 	`|<th>([^<]*)</th>` +
 	`|</thead>` +
 	`|<figure class="chart" id="([^"]*)" data-kind="([^"]*)" data-points="(\d+)" data-series="(\d+)"` +
-	`|<p class="none">([^<]*)</p>`)
+	`|<p class="none">([^<]*)</p>` +
+	`|<tr class="([^"]*)" id="case-([^"]*)">` +
+	`|<details class="exchanges"><summary>([^<]*)</summary>`)
 
 // outline is the structure of a report, one line per section, heading, verdict, headline
 // figure (with its class and value), gate (with its status), table (with its caption and
 // column headers), threshold (with its value and status), chart (with its points and
-// series) and "not recorded" note.
+// series), "not recorded" note, contract case (with its class) and folded evidence.
 func outline(page []byte) string {
 	var b strings.Builder
 	var ths []string
@@ -207,6 +212,10 @@ func outline(page []byte) string {
 			fmt.Fprintf(&b, ": %s\n", strings.Join(ths, " | "))
 		case len(m[19]) > 0:
 			fmt.Fprintf(&b, "  chart %s %s points=%s series=%s\n", s(19), s(20), s(21), s(22))
+		case len(m[25]) > 0:
+			fmt.Fprintf(&b, "    case %s %s\n", s(25), s(24))
+		case len(m[26]) > 0:
+			fmt.Fprintf(&b, "      %s\n", s(26))
 		default:
 			fmt.Fprintf(&b, "  note %s\n", s(23))
 		}
@@ -214,9 +223,9 @@ func outline(page []byte) string {
 	return b.String()
 }
 
-// reportSections are the sections of every report, in page order; input and errors
-// appear only when the run has them.
-var reportSections = []string{"verdict", "timeseries", "gates", "thresholds", "outcomes", "requests",
+// reportSections are the sections of every report, in page order; contract, input and
+// errors appear only when the run has them.
+var reportSections = []string{"verdict", "timeseries", "gates", "thresholds", "contract", "outcomes", "requests",
 	"input", "errors", "manifest", "latency", "polling", "lags", "faults", "server", "config"}
 
 func TestReportOutline(t *testing.T) {
@@ -289,7 +298,7 @@ func TestReportEscapes(t *testing.T) {
 	if n := strings.Count(strings.ToLower(page), "<script"); n != 4 {
 		t.Errorf("%d <script in the page, want 4", n)
 	}
-	for _, s := range []string{plantedScenario, plantedTask, plantedKind} {
+	for _, s := range []string{plantedScenario, plantedTask, plantedKind, plantedExcerpt} {
 		if strings.Contains(page, s) {
 			t.Errorf("planted %q appears unescaped", s)
 		}

@@ -165,6 +165,7 @@ var gateFailKeys = map[string][]string{
 	GateRecovery:      {"second_creates", "tasks_accounted", "accounting"},
 	GateCancellation:  {"cancels_broken"},
 	GateCompatibility: {"failures"},
+	GateContract:      {"cases_failed", "rules_broken", "failure"},
 }
 
 // gateRowOf shows the gate g. A gate not evaluated keeps its reason as Why, out of its

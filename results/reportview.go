@@ -212,7 +212,7 @@ func arrayGrid(x []any) (grid, bool) {
 // stand: what was involved first, the long text last. Other columns sort between them.
 // "" is the key column of rowsGrid.
 var (
-	leadColumns = []string{"", "method", "kind", "outcome", "code", "status", "reason", "idempotency_key", "key", "task", "task_id", "count"}
+	leadColumns = []string{"", "id", "method", "kind", "outcome", "code", "status", "reason", "idempotency_key", "key", "task", "task_id", "count"}
 	tailColumns = []string{"where", "detail", "message"}
 )
 

@@ -38,7 +38,7 @@ type RunInfo struct {
 	// Aborted says which abort_on_fail threshold stopped the load early; "" = none.
 	Aborted string
 	// Evidence holds, per gate name ("hard", "recovery", "cancellation",
-	// "compatibility"), extra evidence such as sample task ids. A map[string]any is merged
+	// "compatibility", "contract"), extra evidence such as sample task ids. A map[string]any is merged
 	// into the gate's evidence; a key that names a figure Build computed is kept as
 	// KEY_detail instead (so "invalid_transitions" samples sit beside the count as
 	// "invalid_transitions_detail"). Any other value is kept under "detail".
@@ -92,4 +92,9 @@ type RunInfo struct {
 	// capability for the run's tool and what the client and the embedded server did about
 	// it. nil = no manifest: the gate is not evaluated.
 	Compat *Compat
+
+	// Contract is the result of the contract suite when the run ran it (scenario
+	// contract: true, or run --contract), its Count done: the contract gate, and
+	// Summary.Contract. nil = the suite did not run: the gate is not evaluated.
+	Contract *Contract
 }

@@ -90,6 +90,11 @@ type Summary struct {
 	// absent when nil.
 	Client any   `json:"client,omitempty"`
 	Gates  Gates `json:"gates"`
+	// Contract is the result of the contract suite when the run ran it (RunInfo.Contract):
+	// every case with its verdict and evidence, so that report.html and `tasksim report`
+	// show the cases again; absent when the suite did not run. Its verdict is the contract
+	// gate.
+	Contract *Contract `json:"contract,omitempty"`
 	// Thresholds are the scenario's thresholds, then the run's error budget
 	// (Source "error_budget").
 	Thresholds []ThresholdResult `json:"thresholds"`
@@ -186,6 +191,7 @@ func Build(info RunInfo, total *metrics.Snapshot, windows []metrics.Window) *Sum
 	s.NotMeasured, s.Clamped = notMeasured(external), clampedOf(total)
 	s.Server, s.Client = info.Server, info.Client
 	s.Trustworthy, s.TrustNote = trust(s.Metrics[metrics.ScheduleLag.Name()], info.PollInterval)
+	s.Contract = info.Contract.normalized()
 	s.Gates = buildGates(info, s)
 	s.Thresholds = judge(info, s, windows)
 	s.Verdict = verdict(s)

@@ -87,6 +87,9 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 			head = "           "
 		}
 		p.f("%s %-14s %s\n", head, g.name, gateText(g.gate))
+		if g.name == GateContract && s.Contract != nil {
+			contractCasesText(p, s.Contract)
+		}
 	}
 	for i, r := range s.Thresholds {
 		head := "thresholds "
@@ -104,7 +107,7 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 	}
 	if dir != "" {
 		files := SummaryJSONFile + ", " + SummaryCSVFile + ", " + TimeseriesFile + ", " + HistogramLogFile
-		for _, f := range []string{EventsFile, ReportFile} {
+		for _, f := range []string{EventsFile, ReportFile, ContractFile} {
 			if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 				files += ", " + f
 			}
@@ -112,6 +115,28 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 		p.f("files       %s in %s\n", files, filepath.Clean(dir))
 	}
 	return p.err
+}
+
+// contractCasesText writes, under the contract gate's line, the failed cases with their
+// rules and the tasks the suite left behind on the target.
+func contractCasesText(p *printer, c *Contract) {
+	const indent = "                           "
+	var failed []string
+	for _, k := range c.Cases {
+		if k.Verdict == CaseFail {
+			f := k.ID
+			if len(k.Rules) > 0 {
+				f += " (" + strings.Join(k.Rules, " ") + ")"
+			}
+			failed = append(failed, f)
+		}
+	}
+	if len(failed) > 0 {
+		p.f("%sfailed: %s\n", indent, strings.Join(failed, ", "))
+	}
+	if len(c.LeftBehind) > 0 {
+		p.f("%sLEFT BEHIND on the target: %s\n", indent, strings.Join(c.LeftBehind, ", "))
+	}
 }
 
 // requestsText writes the requests line (errors are the outcomes metrics.Outcome.IsError

@@ -12,9 +12,10 @@ import (
 )
 
 // runReport is `tasksim report DIR`: it re-renders DIR/report.html from the run's saved
-// files (summary.json, timeseries.csv, histograms.hlog, events.csv), or, for a sweep
-// directory (one holding sweep.json), DIR/sweep.html from sweep.json. Rendering is
-// deterministic, so a saved run or sweep re-renders to the page it wrote.
+// files (summary.json, timeseries.csv, histograms.hlog, events.csv), or from conform.json
+// for a directory of the contract suite alone, or, for a sweep directory (one holding
+// sweep.json), DIR/sweep.html from sweep.json. Rendering is deterministic, so a saved run,
+// suite or sweep re-renders to the page it wrote.
 func runReport(args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
 	fs.Usage = func() {
@@ -22,13 +23,14 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 
 Re-renders DIR/%s from the files of the run directory DIR: %s (required),
 %s, %s and %s (each optional: its part of the report then
-says "not recorded"). For a sweep directory DIR (one holding %s), re-renders
-DIR/%s from it. Rendering is deterministic: the files a run or sweep wrote give the
-page it wrote, byte for byte. Prints the page's path.
+says "not recorded"); for a directory of the contract suite alone (%s and no
+%s), from %s. For a sweep directory DIR (one holding %s), re-renders
+DIR/%s from it. Rendering is deterministic: the files a run, suite or sweep wrote
+give the page it wrote, byte for byte. Prints the page's path.
 
 Exit codes: 0 written, 1 DIR or its files cannot be read or written, 2 usage.
 `, results.ReportFile, results.SummaryJSONFile, results.TimeseriesFile, results.HistogramLogFile, results.EventsFile,
-			sweepJSONFile, sweepHTMLFile)
+			results.ContractFile, results.SummaryJSONFile, results.ContractFile, sweepJSONFile, sweepHTMLFile)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -76,6 +76,57 @@ func TestReport(t *testing.T) {
 	})
 }
 
+// TestReportConform re-renders the page of a directory that holds only the contract
+// suite's conform.json (`tasksim conform --out DIR`): the page WriteContractReport wrote.
+func TestReportConform(t *testing.T) {
+	dir := t.TempDir()
+	c := &results.Contract{TasksimVersion: "0.1.0", Target: "http://127.0.0.1:9/mcp", Protocol: "2025-11-25",
+		Server: "peer 1.0", StartedAt: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC), DurationS: 1.5,
+		Cases: []results.ContractCase{
+			{ID: "cancel.terminal", Title: "a cancel of a terminal task is refused", Rules: []string{"R26"}, Verdict: results.CaseFail,
+				Message: "expected -32602", Evidence: []results.Exchange{{Method: "tasks/cancel", Request: "{}", HTTPStatus: 200, Reply: "{}"}}},
+			{ID: "create.working", Rules: []string{"R13"}, Verdict: results.CasePass},
+		},
+		Created: []string{"t-1"}, LeftBehind: []string{}, Notes: []string{}}
+	c.Count()
+	if err := results.WriteContract(dir, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.WriteContractReport(dir, c); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, results.ReportFile)
+	written, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := tasksim(t, "report", dir)
+	if code != 0 || strings.TrimSpace(stdout) != path {
+		t.Fatalf("report: exit %d, stdout %q\n%s", code, stdout, stderr)
+	}
+	again, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(written, again) {
+		t.Error("tasksim report rendered different bytes from the page the suite wrote")
+	}
+	for _, want := range []string{`<section id="contract">`, `<tr class="fail" id="case-cancel.terminal">`} {
+		if !bytes.Contains(again, []byte(want)) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	t.Run("chromium", func(t *testing.T) {
+		dom := chromiumDOM(t, path)
+		if !strings.Contains(dom, `id="contract-table"`) || !strings.Contains(dom, `data-errors="0"`) {
+			t.Errorf("the contract table is not in the rendered DOM:\n%.2000s", dom)
+		}
+	})
+}
+
 func TestReportErrors(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nonexistent")
 	_, stderr, code := tasksim(t, "report", missing)

@@ -346,6 +346,7 @@ func failedChecks(s *results.Summary) []string {
 		{results.GateRecovery, s.Gates.Recovery},
 		{results.GateCancellation, s.Gates.Cancellation},
 		{results.GateCompatibility, s.Gates.Compatibility},
+		{results.GateContract, s.Gates.Contract},
 	} {
 		if g.gate.Evaluated && !g.gate.Pass {
 			failed = append(failed, "gate "+g.name)
