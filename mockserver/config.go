@@ -113,6 +113,11 @@ type Config struct {
 	// probes and secret detector work (insecure.go). Default none.
 	Insecure Insecure
 
+	// KnownBad turns on deliberately broken modes, each breaking one rule of docs/RULES.md,
+	// to prove that every case of tasksim's contract suite can fail (knownbad.go). Default
+	// none.
+	KnownBad KnownBad
+
 	// Revocations withdraw a tenant's token, or its right to fetch results, at set times
 	// from the server's start (insecure.go). Default none.
 	Revocations []Revocation

@@ -3,8 +3,9 @@
 // tenants, a task store with a TTL reaper, an event-driven executor for the default tools
 // (tools.go), the input_required flow, backpressure (task caps, a bounded
 // executor, rate limits), a downstream system of record and a domain ledger, idempotent
-// creates keyed by idempotency_key (idempotency.go), and injected server faults for chaos
-// runs (faults.go).
+// creates keyed by idempotency_key (idempotency.go), injected server faults for chaos
+// runs (faults.go), and deliberately insecure (insecure.go) or broken (knownbad.go) modes
+// that prove tasksim's checks can fail.
 //
 // It is shaped like net/http/httptest.Server: NewServer listens on 127.0.0.1:0 and exposes
 // URL, NewUnstartedServer leaves starting to the caller, and Close waits for in-flight

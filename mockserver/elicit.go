@@ -30,8 +30,11 @@ func (s *Server) newElicitation(t *task, round int) *elicitation {
 	id := mcp.StringID("e-" + strconv.FormatUint(s.elicitSeq.Add(1), 10))
 	params := []byte(`{"mode":"form","message":`)
 	params = mcp.AppendString(params, "tasksim needs input for task "+t.id+" (round "+strconv.Itoa(round)+" of "+strconv.Itoa(t.work.rounds)+")")
-	params = append(params, `,"requestedSchema":`+elicitationSchema+`,"_meta":`...)
-	params = append(params, mcp.RelatedTaskMeta(t.id)...)
+	params = append(params, `,"requestedSchema":`+elicitationSchema...)
+	if !s.cfg.KnownBad.InputNoMeta { // R36 broken without it (knownbad.go)
+		params = append(params, `,"_meta":`...)
+		params = append(params, mcp.RelatedTaskMeta(t.id)...)
+	}
 	params = append(params, '}')
 	e := &elicitation{id: id.String(), t: t, round: round, msg: mcp.AppendRequest(nil, id, mcp.MethodElicit, params)}
 	s.elicitMu.Lock()

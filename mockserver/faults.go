@@ -169,7 +169,7 @@ func (s *Server) requestFault(w http.ResponseWriter, r *http.Request) bool {
 	case expiry:
 		s.sessions.remove(sess.id)
 		s.injected(faultSessionExpiry, now, "")
-		httpError(w, http.StatusNotFound, "session not found: it is unknown or has ended; initialize again (H8)")
+		httpError(w, s.lostSession, "session not found: it is unknown or has ended; initialize again (H8)")
 		return true
 	}
 	return false

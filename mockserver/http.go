@@ -136,15 +136,17 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request, tenant string
 
 // sessionOf finds the session a non-initialize request belongs to and checks its protocol
 // version header: 400 without a session id (H2) or with a bad version (H3), 404 for an
-// unknown or ended session (H8).
+// unknown or ended session (H8). The known-bad modes sessionless and lost_session_400 change
+// the first and the last (knownbad.go).
 func (s *Server) sessionOf(r *http.Request) (*session, int, string) {
 	id := r.Header.Get(headerSessionID)
+	var sess *session
 	if id == "" {
-		return nil, http.StatusBadRequest, "missing " + headerSessionID + " header: send initialize first (H2)"
-	}
-	sess := s.sessions.lookup(id)
-	if sess == nil {
-		return nil, http.StatusNotFound, "session not found: it is unknown or has ended; initialize again (H8)"
+		if sess = s.anon; sess == nil {
+			return nil, http.StatusBadRequest, "missing " + headerSessionID + " header: send initialize first (H2)"
+		}
+	} else if sess = s.sessions.lookup(id); sess == nil {
+		return nil, s.lostSession, "session not found: it is unknown or has ended; initialize again (H8)"
 	}
 	if v := r.Header.Get(headerProtocolVersion); v != "" && v != sess.version {
 		if !mcp.KnownVersion(v) {
@@ -205,8 +207,8 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !s.sessions.remove(id) {
-		s.rejected(r, mcp.OpUnknown, http.StatusNotFound)
-		httpError(w, http.StatusNotFound, "session not found (H8)")
+		s.rejected(r, mcp.OpUnknown, s.lostSession)
+		httpError(w, s.lostSession, "session not found (H8)")
 		return
 	}
 	w.WriteHeader(http.StatusOK)

@@ -27,6 +27,9 @@ func (c *call) reply(result []byte, e *mcp.Error) {
 	if !c.replyLatency() {
 		return // the client gave up while the reply was delayed (latency.go)
 	}
+	if e != nil && c.srv.cfg.KnownBad.WrongErrorCodes {
+		e = wrongCode(c.op, e) // knownbad.go
+	}
 	c.srv.requests.answered(c.op, e != nil)
 	bp := getBuf()
 	b := *bp
@@ -109,11 +112,14 @@ func (s *Server) initialize(w http.ResponseWriter, r *http.Request, msg *mcp.Mes
 			Cancel:   mcp.On(),
 			Requests: &mcp.TaskRequestsLeafs{Tools: &mcp.ToolsTaskLeafs{Call: mcp.On()}},
 		}
-		if s.bound() {
-			tc.List = mcp.On() // R54: only with an authorization context
+		if s.listOffered() {
+			tc.List = mcp.On() // R54: only with an authorization context (knownbad.go: list_without_auth)
 		}
 		res.Capabilities.Tasks = tc
 		res.Instructions = s.instructions()
+	}
+	if s.cfg.KnownBad.AnyVersion { // H1 broken: the client's version echoed (knownbad.go)
+		sess.version, res.ProtocolVersion = p.ProtocolVersion, p.ProtocolVersion
 	}
 	b, _ := json.Marshal(res)
 	s.sessions.add(sess)
@@ -129,8 +135,12 @@ func (s *Server) instructions() string {
 		return "tasksim mock server: tasks are bound to the tenant of the bearer token."
 	}
 	// R54: without binding, say so.
-	return "tasksim mock server: no authorization context; tasks are not bound to a requestor, " +
-		"task ids are 128-bit random, and tasks/list is not offered."
+	const unbound = "tasksim mock server: no authorization context; tasks are not bound to a requestor, " +
+		"task ids are 128-bit random"
+	if s.listOffered() {
+		return unbound + "." // list_without_auth (knownbad.go)
+	}
+	return unbound + ", and tasks/list is not offered."
 }
 
 func (s *Server) toolsList() ([]byte, *mcp.Error) {
@@ -167,10 +177,10 @@ func (s *Server) toolsCall(c *call) {
 		s.compat.ignoredTasks.Add(1) // the client broke R6 (compat.go)
 	}
 	switch {
-	case asTask && ts == mcp.TaskForbidden:
+	case asTask && ts == mcp.TaskForbidden && !s.cfg.KnownBad.NoTaskSupportCheck: // knownbad.go
 		c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "tool %q does not support task-augmented calls (taskSupport forbidden, R8)", p.name))
 		return
-	case !asTask && ts == mcp.TaskRequired && c.sess.tasks:
+	case !asTask && ts == mcp.TaskRequired && c.sess.tasks && !s.cfg.KnownBad.NoTaskSupportCheck:
 		c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "tool %q requires a task-augmented call (taskSupport required, R10)", p.name))
 		return
 	}
@@ -204,7 +214,9 @@ func (s *Server) toolsCall(c *call) {
 		created: stampOf(now), updated: stampOf(now), ttl: ttl, work: plan,
 		status: mcp.InitialStatus, // R13
 	}
-	if ttl.ok { // R44, R56: a granted ttl of 0 expires at once, it must not mean "kept forever"
+	// R44, R56: a granted ttl of 0 expires at once, it must not mean "kept forever"; unless
+	// never_expire (knownbad.go) keeps every task.
+	if ttl.ok && !s.cfg.KnownBad.NeverExpire {
 		t.expires = now.Add(expires)
 	}
 	s.echoArgs(t, p.args) // echo_secrets (insecure.go)
@@ -338,6 +350,9 @@ func (s *Server) tasksGet(c *call) {
 		c.reply(nil, e)
 		return
 	}
+	if s.cfg.KnownBad.BlockingGet && !s.awaitTerminal(c, t) {
+		return // answered or abandoned while it waited (knownbad.go)
+	}
 	bp := getBuf()
 	t.mu.Lock()
 	b := t.appendLocked(*bp)
@@ -362,7 +377,7 @@ func (s *Server) tasksCancel(c *call) {
 // is opaque to clients (R24): base64url of the last sequence number shown, tagged so that
 // a made-up cursor is rejected with -32602 (R47).
 func (s *Server) tasksList(c *call) {
-	if !s.bound() {
+	if !s.listOffered() {
 		c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "tasks/list is not offered: the server has no authorization context (R54)"))
 		return
 	}
@@ -401,7 +416,7 @@ func (s *Server) tasksList(c *call) {
 		t.mu.Unlock()
 	}
 	b = append(b, ']')
-	if len(mine) > len(page) { // R23
+	if len(mine) > len(page) && !s.cfg.KnownBad.ListTruncated { // R23 (knownbad.go: list_truncated)
 		b = append(b, `,"nextCursor":`...)
 		b = mcp.AppendString(b, encodeCursor(page[len(page)-1].seq))
 	}

@@ -78,6 +78,11 @@ func (s *Server) tasksResult(c *call) {
 			putBuf(bp, result)
 			return
 		}
+		if s.cfg.KnownBad.EarlyResult {
+			t.mu.Unlock()
+			s.earlyResult(c, t) // R18 broken (knownbad.go)
+			return
+		}
 		if st == nil {
 			st = &stream{done: make(chan struct{}), probe: make(chan struct{}, 1)}
 		}
@@ -177,6 +182,9 @@ func (s *Server) finalReply(c *call, sw *sse, taskID string, result []byte, e *m
 	if !c.replyLatency() {
 		return
 	}
+	if e != nil && s.cfg.KnownBad.WrongErrorCodes {
+		e = wrongCode(c.op, e) // knownbad.go
+	}
 	s.requests.answered(c.op, e != nil)
 	var b []byte
 	if e != nil {
@@ -199,5 +207,9 @@ func (t *task) payloadLocked(dst []byte) ([]byte, *mcp.Error) {
 	if t.end == endDownstream {
 		return dst, downstreamError(t.statusMessage) // downstream.go
 	}
-	return t.srv.injectResult(appendToolResult(dst, &t.work, t.end, t.id, t.statusMessage)), nil
+	id := t.id // names the task in related-task _meta
+	if t.srv.cfg.KnownBad.NoRelatedMeta {
+		id = "" // R19 broken (knownbad.go)
+	}
+	return t.srv.injectResult(appendToolResult(dst, &t.work, t.end, id, t.statusMessage)), nil
 }

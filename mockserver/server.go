@@ -61,6 +61,10 @@ type Server struct {
 
 	idSeq  atomic.Uint64 // predictable_ids: the last task id issued (insecure.go)
 	inject string        // the injection canary planted with Config.Inject; "" = none (insecure.go)
+
+	badWire     bool     // task objects are written by appendBadLocked (knownbad.go)
+	lostSession int      // the HTTP status of a request on an unknown or ended session: 404 (H8)
+	anon        *session // sessionless: serves requests without Mcp-Session-Id; nil = refused (knownbad.go)
 }
 
 // NewUnstartedServer validates cfg and builds a server whose listener is open on cfg.Addr but
@@ -113,6 +117,7 @@ func newServer(cfg Config) (*Server, error) {
 	s.initRequestPath()
 	s.initBackpressure()
 	s.initFaults()
+	s.initKnownBad()
 	if s.cfg.Inject {
 		s.inject = injectionText(s.cfg.Seed)
 	}

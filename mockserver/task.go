@@ -60,6 +60,7 @@ type task struct {
 	xq            bool  // waiting for a worker: the wire statusMessage says where (executor.go)
 	fx            uint8 // effect_first: fxNone, fxSent (with the downstream), fxApplied
 	awaitFx       bool  // effect_first: the work ended, the task completes when fx settles
+	overrule      bool  // cancel_not_final: the work goes on under a cancelled status (knownbad.go)
 
 	echo string // echo_secrets: arguments and answers copied into statusMessage (insecure.go)
 }
@@ -78,6 +79,9 @@ const (
 // pointers for them, and builds no mcp.Task that would escape through the Dialect interface.
 // The pollInterval is the policy's at this moment (pollpolicy.go).
 func (t *task) appendLocked(dst []byte) []byte {
+	if t.srv.badWire {
+		return t.appendBadLocked(dst) // no_poll_interval, missing_fields (knownbad.go)
+	}
 	dst = append(dst, `{"taskId":`...)
 	dst = mcp.AppendString(dst, t.id)
 	dst = append(dst, `,"status":"`...)
@@ -226,6 +230,7 @@ func (t *task) schedulePhaseLocked() {
 // phaseDone ends a phase of work: ask for input, or finish.
 func (t *task) phaseDone() {
 	t.mu.Lock()
+	t.overruleLocked() // cancel_not_final (knownbad.go)
 	if t.status.Terminal() || t.gone {
 		t.mu.Unlock()
 		return
@@ -238,7 +243,7 @@ func (t *task) phaseDone() {
 	end := t.work.ending
 	msg := endMessage(end)
 	to := mcp.StatusCompleted
-	if end != endCompleted {
+	if end != endCompleted && !t.srv.toolErrorCompletes(end) { // is_error_completed (knownbad.go)
 		to = mcp.StatusFailed // R50: failures carry a diagnostic statusMessage
 	}
 	switch {
@@ -349,9 +354,17 @@ func (t *task) answer(e *elicitation, action string, rpcErr bool) {
 func (t *task) cancel(dst []byte) ([]byte, *mcp.Error) {
 	t.mu.Lock()
 	if t.status.Terminal() {
+		if t.srv.cfg.KnownBad.CancelTerminalOK { // knownbad.go
+			dst = t.appendLocked(dst)
+			t.mu.Unlock()
+			return dst, nil
+		}
 		st := t.status
 		t.mu.Unlock()
 		return dst, mcp.Errorf(mcp.CodeInvalidParams, "cannot cancel task %s: it is already %s (R26)", t.id, st)
+	}
+	if t.timer != nil && t.srv.cfg.KnownBad.CancelNotFinal { // its work is under way (knownbad.go)
+		return t.cancelNotFinalLocked(dst), nil
 	}
 	t.setLocked(mcp.StatusCancelled, "cancelled by requestor")
 	t.end = endCancelled

@@ -315,6 +315,11 @@ type Server struct {
 	// Protocol is the newest protocol version the server speaks: 2025-11-25, 2025-06-18,
 	// 2025-03-26 or 2024-11-05; only 2025-11-25 has Tasks. Default "" = 2025-11-25.
 	Protocol string `yaml:"protocol"`
+
+	// KnownBad turns on deliberately broken modes of the embedded server, each breaking one
+	// rule of docs/RULES.md (mockserver/knownbad.go), so that every case of tasksim conform
+	// can be shown to fail. Default none.
+	KnownBad []KnownBadMode `yaml:"known_bad,omitempty"`
 }
 
 // DefaultErrorBudget is the error budget of a scenario that does not set its own.

@@ -244,7 +244,53 @@ func (v *validator) serverKnobs() {
 	if sv.Protocol != "" {
 		oneOf(v, "server.protocol", sv.Protocol, serverProtocols...)
 	}
+	modes := KnownBadModes()
+	for i, m := range sv.KnownBad {
+		p := indexPath("server.known_bad", i)
+		if v.s.Target != "" {
+			v.add(p, "applies to the embedded server only (target is set)")
+		}
+		oneOf(v, p, m, modes...)
+	}
 }
+
+// KnownBadMode is a deliberately broken mode of the embedded server
+// (mockserver/knownbad.go): each breaks one rule of docs/RULES.md.
+type KnownBadMode string
+
+// Known-bad modes, with the rules they break.
+const (
+	KnownBadBlockingGet        KnownBadMode = "blocking_get"          // tasks/get waits for the end (R15, R16)
+	KnownBadNoPollInterval     KnownBadMode = "no_poll_interval"      // no pollInterval on task objects (R15)
+	KnownBadMissingFields      KnownBadMode = "missing_fields"        // no createdAt, lastUpdatedAt, ttl (R42-R44)
+	KnownBadCancelTerminalOK   KnownBadMode = "cancel_terminal_ok"    // a terminal task's cancel answered (R26)
+	KnownBadCancelNotFinal     KnownBadMode = "cancel_not_final"      // the work's outcome overrides a cancel (R28, R14)
+	KnownBadEarlyResult        KnownBadMode = "early_result"          // tasks/result answers at once, empty (R18)
+	KnownBadNoRelatedMeta      KnownBadMode = "no_related_meta"       // tasks/result without related-task _meta (R19)
+	KnownBadIsErrorCompleted   KnownBadMode = "is_error_completed"    // an isError result ends completed (R51)
+	KnownBadListWithoutAuth    KnownBadMode = "list_without_auth"     // tasks/list offered without tokens (R54)
+	KnownBadListTruncated      KnownBadMode = "list_truncated"        // tasks/list never sends nextCursor (R23)
+	KnownBadWrongErrorCodes    KnownBadMode = "wrong_error_codes"     // -32603 for -32602, -32602 for -32601 (R46, R47, R26, R8, R10)
+	KnownBadNoTaskSupportCheck KnownBadMode = "no_task_support_check" // taskSupport not enforced (R8, R10)
+	KnownBadNeverExpire        KnownBadMode = "never_expire"          // expired tasks kept and answered (R46)
+	KnownBadLostSession400     KnownBadMode = "lost_session_400"      // 400 for an unknown session, not 404 (H8)
+	KnownBadSessionless        KnownBadMode = "sessionless"           // requests without Mcp-Session-Id served (H2)
+	KnownBadAnyVersion         KnownBadMode = "any_version"           // initialize echoes any version (H1)
+	KnownBadInputNoMeta        KnownBadMode = "input_no_meta"         // elicitation/create without related-task _meta (R36)
+)
+
+// KnownBadModes returns every known-bad mode, in the order above.
+func KnownBadModes() []KnownBadMode {
+	return []KnownBadMode{
+		KnownBadBlockingGet, KnownBadNoPollInterval, KnownBadMissingFields, KnownBadCancelTerminalOK,
+		KnownBadCancelNotFinal, KnownBadEarlyResult, KnownBadNoRelatedMeta, KnownBadIsErrorCompleted,
+		KnownBadListWithoutAuth, KnownBadListTruncated, KnownBadWrongErrorCodes, KnownBadNoTaskSupportCheck,
+		KnownBadNeverExpire, KnownBadLostSession400, KnownBadSessionless, KnownBadAnyVersion, KnownBadInputNoMeta,
+	}
+}
+
+// KnownBadOn reports whether known-bad mode m is on.
+func (s Server) KnownBadOn(m KnownBadMode) bool { return slices.Contains(s.KnownBad, m) }
 
 // serverProtocols are the protocol versions the embedded server can speak (server.protocol);
 // only the first has Tasks.

@@ -60,6 +60,9 @@ func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config) {
 	}
 	if sc.Target == "" {
 		fmt.Fprintf(w, "server       pollInterval %v, ttl %v (max %v)\n", sc.Server.PollInterval, sc.Server.TTL, sc.Server.MaxTTL)
+		for _, m := range sc.Server.KnownBad { // named as tenantsText names insecure modes
+			fmt.Fprintf(w, "             known-bad server mode %s\n", m)
+		}
 	}
 	fmt.Fprintf(w, "cancel       %s\n", cancelText(sc.Client.Cancel))
 	if t := tenantsText(sc); t != "" {

@@ -87,6 +87,21 @@ func TestDryRunServerFaultsWithTarget(t *testing.T) {
 	}
 }
 
+// TestDryRunKnownBad: --dry-run names each known-bad mode of the embedded server.
+func TestDryRunKnownBad(t *testing.T) {
+	stdout, stderr, code := runCLI("run", "smoke", "--dry-run", "--set", "server.known_bad=[early_result, sessionless]")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	want := "\n             known-bad server mode early_result\n             known-bad server mode sessionless\n"
+	if !strings.Contains(stdout, want) {
+		t.Errorf("plan lacks %q:\n%s", want, stdout)
+	}
+	if stdout, _, _ := runCLI("run", "smoke", "--dry-run"); strings.Contains(stdout, "known-bad") {
+		t.Errorf("a plan without known-bad modes names one:\n%s", stdout)
+	}
+}
+
 // TestPlanNamesEveryFault: every field of faults.client, faults.server and faults.network
 // that turns faults on by itself shows in the plan under its scenario path, so that a new
 // fault cannot be left out of --dry-run.

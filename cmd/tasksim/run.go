@@ -636,6 +636,25 @@ func serverConfig(sc *scenarios.Scenario) mockserver.Config {
 		PredictableIDs: sec.Has(scenarios.InsecurePredictableIDs),
 		EchoSecrets:    sec.Has(scenarios.InsecureEchoSecrets),
 	}
+	cfg.KnownBad = mockserver.KnownBad{
+		BlockingGet:        s.KnownBadOn(scenarios.KnownBadBlockingGet),
+		NoPollInterval:     s.KnownBadOn(scenarios.KnownBadNoPollInterval),
+		MissingFields:      s.KnownBadOn(scenarios.KnownBadMissingFields),
+		CancelTerminalOK:   s.KnownBadOn(scenarios.KnownBadCancelTerminalOK),
+		CancelNotFinal:     s.KnownBadOn(scenarios.KnownBadCancelNotFinal),
+		EarlyResult:        s.KnownBadOn(scenarios.KnownBadEarlyResult),
+		NoRelatedMeta:      s.KnownBadOn(scenarios.KnownBadNoRelatedMeta),
+		IsErrorCompleted:   s.KnownBadOn(scenarios.KnownBadIsErrorCompleted),
+		ListWithoutAuth:    s.KnownBadOn(scenarios.KnownBadListWithoutAuth),
+		ListTruncated:      s.KnownBadOn(scenarios.KnownBadListTruncated),
+		WrongErrorCodes:    s.KnownBadOn(scenarios.KnownBadWrongErrorCodes),
+		NoTaskSupportCheck: s.KnownBadOn(scenarios.KnownBadNoTaskSupportCheck),
+		NeverExpire:        s.KnownBadOn(scenarios.KnownBadNeverExpire),
+		LostSession400:     s.KnownBadOn(scenarios.KnownBadLostSession400),
+		Sessionless:        s.KnownBadOn(scenarios.KnownBadSessionless),
+		AnyVersion:         s.KnownBadOn(scenarios.KnownBadAnyVersion),
+		InputNoMeta:        s.KnownBadOn(scenarios.KnownBadInputNoMeta),
+	}
 	for _, r := range sec.Revoke {
 		cfg.Revocations = append(cfg.Revocations, mockserver.Revocation{Tenant: r.Tenant,
 			At: time.Duration(r.At), Scope: mockserver.RevokeScope(r.Scope)})

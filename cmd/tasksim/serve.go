@@ -37,8 +37,15 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, srv.URL) // first stdout line: the endpoint, for whoever started us
 	fmt.Fprintln(stderr, "tasksim serve: metrics: "+strings.TrimSuffix(srv.URL, "/mcp")+"/metrics")
-	if len(cfg.Tokens) == 0 {
+	switch {
+	case len(cfg.Tokens) > 0:
+	case cfg.KnownBad.ListWithoutAuth:
+		fmt.Fprintln(stderr, "tasksim serve: no --token given: tasks are not bound to a tenant, yet tasks/list is on (known-bad list_without_auth: R54 broken)")
+	default:
 		fmt.Fprintln(stderr, "tasksim serve: no --token given: tasks are not bound to a tenant and tasks/list is off (R54)")
+	}
+	if cfg.KnownBad.On() {
+		fmt.Fprintln(stderr, "tasksim serve: known-bad modes on (server.known_bad): the server breaks rules of docs/RULES.md on purpose")
 	}
 	fmt.Fprintln(stderr, "tasksim serve: serving; Ctrl-C to stop")
 	<-sig

@@ -93,6 +93,37 @@ func TestServerConfig(t *testing.T) {
 	}
 }
 
+// TestServerConfigKnownBad: each mode of server.known_bad turns on exactly one field of
+// mockserver.KnownBad, a field of its own, and together they turn on every field.
+func TestServerConfigKnownBad(t *testing.T) {
+	seen := map[string]scenarios.KnownBadMode{}
+	for _, m := range scenarios.KnownBadModes() {
+		sc := scenarios.Default()
+		sc.Server.KnownBad = []scenarios.KnownBadMode{m}
+		kb := reflect.ValueOf(serverConfig(sc).KnownBad)
+		var on []string
+		for i := range kb.NumField() {
+			if kb.Field(i).Bool() {
+				on = append(on, kb.Type().Field(i).Name)
+			}
+		}
+		if len(on) != 1 {
+			t.Errorf("known_bad [%s] turns on %v, want one field", m, on)
+			continue
+		}
+		if prev, dup := seen[on[0]]; dup {
+			t.Errorf("known_bad [%s] and [%s] both turn on %s", prev, m, on[0])
+		}
+		seen[on[0]] = m
+	}
+	if n := reflect.TypeFor[mockserver.KnownBad]().NumField(); len(seen) != n {
+		t.Errorf("the modes turn on %d fields of mockserver.KnownBad, which has %d", len(seen), n)
+	}
+	if serverConfig(scenarios.Default()).KnownBad.On() {
+		t.Error("a known-bad mode is on by default")
+	}
+}
+
 // TestParseServeFlags: the scenario configures the server, the flags override it, --set
 // overrides both, and problems are usage errors located where they are.
 func TestParseServeFlags(t *testing.T) {
@@ -108,6 +139,15 @@ func TestParseServeFlags(t *testing.T) {
 	if cfg.PollInterval != 2*time.Second || cfg.DefaultTTL != 2*time.Minute || cfg.Backpressure.Workers != 2 ||
 		cfg.Backpressure.Queue != 4 || cfg.Seed != 42 || cfg.Tokens["tok"] != "acme" || cfg.Addr != "127.0.0.1:0" {
 		t.Errorf("config = %+v", cfg)
+	}
+
+	// A list value: the known-bad modes of serve.
+	cfg, err = parseServeFlags([]string{"--set", "server.known_bad=[blocking_get, lost_session_400]"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (mockserver.KnownBad{BlockingGet: true, LostSession400: true}); cfg.KnownBad != want {
+		t.Errorf("--set server.known_bad=[blocking_get, lost_session_400]: %+v, want %+v", cfg.KnownBad, want)
 	}
 
 	// No scenario: scenarios.Default()'s server section, the seed of the default scenario.
@@ -133,6 +173,7 @@ func TestParseServeFlags(t *testing.T) {
 		{[]string{"a", "b"}, []string{"serve takes one scenario NAME or FILE, got 2 arguments"}},
 		{[]string{"no-such-scenario"}, []string{`unknown scenario "no-such-scenario"`}},
 		{[]string{"--ttl", "2h"}, []string{"--ttl: server.ttl: must be <= max_ttl (1h0m0s), got 2h0m0s"}},
+		{[]string{"--set", "server.known_bad=[blocking_get, blocking_put]"}, []string{`--set: server.known_bad[1]: must be one of blocking_get, `}},
 	} {
 		_, err := parseServeFlags(tc.args, io.Discard)
 		var ue usageError
@@ -160,5 +201,20 @@ func TestServeScenarioFile(t *testing.T) {
 	_, errOut, code := tasksim(t, "serve", file, "--set", "server.backpressure.workers=-1")
 	if code != 2 || !strings.Contains(errOut, "server.backpressure.workers: must be >= 0") {
 		t.Errorf("bad --set: exit %d, stderr %q; want 2 naming the field", code, errOut)
+	}
+}
+
+// TestServeKnownBad: `tasksim serve --set server.known_bad=[...]` starts, says on stderr
+// that the server breaks rules on purpose, and does not claim that tasks/list is off when
+// list_without_auth turned it on.
+func TestServeKnownBad(t *testing.T) {
+	stderr := serveAndStop(t, "--set", "server.known_bad=[list_without_auth, blocking_get]")
+	for _, want := range []string{"known-bad modes on (server.known_bad)", "yet tasks/list is on (known-bad list_without_auth"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if stderr := serveAndStop(t); strings.Contains(stderr, "known-bad") {
+		t.Errorf("serve without known-bad modes mentions them:\n%s", stderr)
 	}
 }

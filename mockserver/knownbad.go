@@ -1,0 +1,238 @@
+package mockserver
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+)
+
+// Known-bad modes: deliberately broken behaviours of the server, so that tasksim's contract
+// suite (tasksim conform) can be shown to fail case by case: a case that passes against
+// the server with every mode off must fail against it with the mode that breaks its rule.
+// None is ever on by default. Each breaks exactly the rule of docs/RULES.md it names, and
+// nothing else:
+//
+//	blocking_get           tasks/get of a task that is not terminal waits until the task is
+//	                       terminal (or the request ends, or its session or the server closes),
+//	                       then answers. tasks/get must answer at once, so that a requestor
+//	                       can poll it (R15, R16); only tasks/result blocks (R18).
+//	no_poll_interval       no pollInterval on any task object: the create reply, tasks/get,
+//	                       tasks/list, tasks/cancel and notifications/tasks/status. The field
+//	                       is optional, but without it a requestor has nothing to space its
+//	                       polls by (R15): conform judges its absence.
+//	missing_fields         task objects lack createdAt, lastUpdatedAt and ttl (R42, R43, R44).
+//	cancel_terminal_ok     tasks/cancel of a terminal task answers the task as it is, instead
+//	                       of -32602 (R26).
+//	cancel_not_final       tasks/cancel of a working task whose work is under way answers it
+//	                       cancelled, and it reads cancelled, but the work goes on, and when
+//	                       it ends the task takes the work's outcome, completed or failed (R28,
+//	                       and so R14: a terminal status changes). A task waiting for input or
+//	                       for a worker is cancelled for good, as usual.
+//	early_result           tasks/result of a task that is not terminal answers at once with an
+//	                       empty CallToolResult (content []) carrying related-task _meta; the
+//	                       task goes on (R18).
+//	no_related_meta        successful tasks/result replies lack the related-task _meta (R19).
+//	is_error_completed     a tool result with isError true ends the task completed instead of
+//	                       failed (R51); tasks/result still returns that result.
+//	list_without_auth      with no Tokens (no authorization context) initialize still declares
+//	                       capabilities.tasks.list and tasks/list is served, listing every task
+//	                       (R54). With Tokens it changes nothing.
+//	list_truncated         tasks/list returns the first page only: no nextCursor, however many
+//	                       tasks remain (R23).
+//	wrong_error_codes      every -32602 that tasks/get, tasks/result, tasks/cancel and
+//	                       tasks/list send (unknown, malformed or expired id, terminal cancel,
+//	                       bad cursor, bad params) is sent as -32603 (R46, R47, R26), and the
+//	                       -32601 of taskSupport enforcement as -32602 (R8, R10).
+//	no_task_support_check  taskSupport is not enforced: a forbidden tool (work_sync) called with
+//	                       params.task creates a task, a required one (work_task) called without
+//	                       it runs synchronously and returns its CallToolResult (R8, R10).
+//	never_expire           tasks are never deleted when their ttl has passed: lookups and
+//	                       tasks/list keep answering them, though the ttl granted is still
+//	                       advertised. Deleting is a MAY (R45), but an expired task must be
+//	                       gone, -32602 (R46), and that is how conform judges it.
+//	lost_session_400       a request with an unknown or ended Mcp-Session-Id gets 400 instead of
+//	                       404 (H8).
+//	sessionless            a request without Mcp-Session-Id (but initialize) is served, instead
+//	                       of refused with 400 (H2), on a stand-in session that never appears in
+//	                       the session table: the server's newest version, no client
+//	                       capabilities (so no elicitation, R60).
+//	any_version            initialize echoes the protocolVersion the client asked for, even one
+//	                       the server does not speak such as "2099-01-01" (H1: the answer must
+//	                       be a version the server supports); the session then expects that
+//	                       version in MCP-Protocol-Version, and otherwise behaves as a session
+//	                       of the version the server would have negotiated.
+//	input_no_meta          the elicitation/create requests of input_required lack related-task
+//	                       _meta (R36).
+//
+// Sequential task ids (predictable_ids) and broken isolation (session_bound,
+// no_tenant_check) are insecure modes (insecure.go).
+//
+// The modes sit at seams, so that a server with every mode off pays nothing for them: a
+// value chosen once in newServer (the task writer, the status of a lost session, the
+// stand-in session), or one test of a bool where a reply or a transition is decided,
+// mostly on a path that is already the exception (an error, a terminal task, a cancel).
+type KnownBad struct {
+	BlockingGet        bool // tasks/get waits for a terminal status (R15, R16)
+	NoPollInterval     bool // no pollInterval on task objects (R15)
+	MissingFields      bool // no createdAt, lastUpdatedAt, ttl on task objects (R42-R44)
+	CancelTerminalOK   bool // cancel of a terminal task is answered, not refused (R26)
+	CancelNotFinal     bool // the work's outcome overrides a cancel (R28, R14)
+	EarlyResult        bool // tasks/result answers at once with an empty result (R18)
+	NoRelatedMeta      bool // tasks/result replies without related-task _meta (R19)
+	IsErrorCompleted   bool // an isError result ends the task completed (R51)
+	ListWithoutAuth    bool // tasks.list declared and served without tokens (R54)
+	ListTruncated      bool // tasks/list never sends nextCursor (R23)
+	WrongErrorCodes    bool // -32602 sent as -32603, -32601 as -32602 (R46, R47, R26, R8, R10)
+	NoTaskSupportCheck bool // taskSupport not enforced (R8, R10)
+	NeverExpire        bool // expired tasks are kept and answered (R46)
+	LostSession400     bool // unknown or ended session: 400, not 404 (H8)
+	Sessionless        bool // requests without Mcp-Session-Id are served (H2)
+	AnyVersion         bool // initialize echoes any protocolVersion (H1)
+	InputNoMeta        bool // elicitation/create without related-task _meta (R36)
+}
+
+// On reports whether any known-bad mode is on.
+func (k KnownBad) On() bool { return k != KnownBad{} }
+
+// initKnownBad chooses, once, what the known-bad modes change at their seams.
+func (s *Server) initKnownBad() {
+	kb := s.cfg.KnownBad
+	s.badWire = kb.NoPollInterval || kb.MissingFields
+	s.lostSession = http.StatusNotFound // H8
+	if kb.LostSession400 {
+		s.lostSession = http.StatusBadRequest
+	}
+	if kb.Sessionless {
+		s.anon = newSession(s.newestVersion(), mcp.ClientCapabilities{})
+		s.anon.tasks = s.anon.tasks && s.tasksOn()
+	}
+}
+
+// appendBadLocked is appendLocked for no_poll_interval and missing_fields: the same task
+// object without the fields the modes leave out.
+func (t *task) appendBadLocked(dst []byte) []byte {
+	kb := &t.srv.cfg.KnownBad
+	dst = append(dst, `{"taskId":`...)
+	dst = mcp.AppendString(dst, t.id)
+	dst = append(dst, `,"status":"`...)
+	dst = append(dst, t.status.String()...)
+	dst = append(dst, '"')
+	if msg := t.wireMessageLocked(); msg != "" {
+		dst = append(dst, `,"statusMessage":`...)
+		dst = mcp.AppendString(dst, msg)
+	}
+	if !kb.MissingFields {
+		dst = append(dst, `,"createdAt":`...)
+		dst = t.created.appendJSON(dst)
+		dst = append(dst, `,"lastUpdatedAt":`...)
+		dst = t.updated.appendJSON(dst)
+		dst = append(dst, `,"ttl":`...)
+		dst = t.ttl.appendJSON(dst)
+	}
+	if !kb.NoPollInterval {
+		dst = append(dst, `,"pollInterval":`...)
+		dst = strconv.AppendInt(dst, t.srv.pollInterval(t.tool).Milliseconds(), 10)
+	}
+	return append(dst, '}')
+}
+
+// awaitTerminal holds a tasks/get of t until t is terminal (blocking_get). It reports
+// false when c was answered or abandoned meanwhile: the request, its session or the server
+// ended, or t was deleted (answered as unknown, R46).
+func (s *Server) awaitTerminal(c *call, t *task) bool {
+	for {
+		t.mu.Lock()
+		if t.gone {
+			t.mu.Unlock()
+			c.reply(nil, notFound(t.id))
+			return false
+		}
+		if t.status.Terminal() {
+			t.mu.Unlock()
+			return true
+		}
+		changed := t.changedLocked()
+		t.mu.Unlock()
+		select {
+		case <-changed:
+		case <-c.r.Context().Done():
+			return false
+		case <-c.sess.closed():
+			return false
+		case <-s.closing:
+			return false
+		}
+	}
+}
+
+// cancelNotFinalLocked answers a cancel of t, whose work is under way, with t cancelled,
+// and leaves the work running (cancel_not_final): its timer, its worker and its in-flight
+// count stay, and when the work ends (phaseDone) overruleLocked puts the task back to
+// working for that instant, so that the work's outcome replaces cancelled. Called with t.mu
+// held; it unlocks it.
+func (t *task) cancelNotFinalLocked(dst []byte) []byte {
+	t.status, t.statusMessage = mcp.StatusCancelled, "cancelled by requestor"
+	t.updated = stampOf(time.Now())
+	t.end = endCancelled
+	t.overrule = true
+	t.signalLocked()
+	dst = t.appendLocked(dst)
+	snap := t.srv.statusNotification(t)
+	t.mu.Unlock()
+	t.srv.notifyOwner(t.owner, snap)
+	return dst
+}
+
+// overruleLocked undoes the cancel of cancel_not_final when the work's phase ends, so that
+// the work goes on as if no cancel had come.
+func (t *task) overruleLocked() {
+	if t.overrule {
+		t.overrule = false
+		t.status = mcp.StatusWorking
+	}
+}
+
+// toolErrorCompletes reports whether a task whose work ended with end completes: with
+// is_error_completed, an isError result does (R51 wants failed).
+func (s *Server) toolErrorCompletes(end ending) bool {
+	return end == endToolError && s.cfg.KnownBad.IsErrorCompleted
+}
+
+// listOffered reports whether the server declares tasks.list and serves tasks/list: only
+// with an authorization context (R54), or always with list_without_auth.
+func (s *Server) listOffered() bool { return s.bound() || s.cfg.KnownBad.ListWithoutAuth }
+
+// earlyResult answers a tasks/result of t, not terminal, at once with an empty
+// CallToolResult (early_result).
+func (s *Server) earlyResult(c *call, t *task) {
+	b := []byte(`{"content":[]`)
+	if !s.cfg.KnownBad.NoRelatedMeta {
+		b = append(b, `,"_meta":`...)
+		b = append(b, mcp.RelatedTaskMeta(t.id)...)
+	}
+	c.reply(append(b, '}'), nil)
+}
+
+// wrongCode is e as wrong_error_codes sends it: a -32602 of the tasks methods as -32603,
+// the -32601 of taskSupport enforcement (the only -32601 of tools/call) as -32602.
+func wrongCode(op mcp.Op, e *mcp.Error) *mcp.Error {
+	code := e.Code
+	switch op {
+	case mcp.OpTasksGet, mcp.OpTasksResult, mcp.OpTasksCancel, mcp.OpTasksList:
+		if code == mcp.CodeInvalidParams {
+			code = mcp.CodeInternalError
+		}
+	case mcp.OpToolsCall:
+		if code == mcp.CodeMethodNotFound {
+			code = mcp.CodeInvalidParams
+		}
+	}
+	if code == e.Code {
+		return e
+	}
+	w := *e
+	w.Code = code
+	return &w
+}
