@@ -50,6 +50,7 @@ var suiteCases = []caseDef{
 	{id: "input.round_trip", title: "input_required: the request for input comes on tasks/result, the answer lets the task go on", rules: []string{"R35", "R36", "R37", "R38"}, run: caseInput},
 	{id: "ttl.expiry", title: "a task past its ttl is gone: -32602", rules: []string{"R45", "R46"}, run: caseTTL},
 	{id: "isolation.get", title: "a second identity cannot read the first one's task", rules: []string{"R52", "R53"}, run: caseIsoGet},
+	{id: "isolation.session", title: "a second identity on the first one's session id cannot read its task", rules: []string{"R52", "H2"}, run: caseIsoSession},
 	{id: "isolation.result", title: "a second identity cannot fetch the first one's result", rules: []string{"R52", "R53"}, run: caseIsoResult},
 	{id: "isolation.cancel", title: "a second identity cannot cancel the first one's task", rules: []string{"R52", "R53"}, run: caseIsoCancel},
 	{id: "isolation.list", title: "a second identity does not see the first one's tasks in tasks/list", rules: []string{"R53"}, run: caseIsoList},

@@ -160,11 +160,10 @@ func shortAll(ids []string) []string {
 }
 
 func caseGetFields(r *run) {
-	p := r.needPlan()
-	k := r.create(p.long, nil)
+	k, _ := r.doneTask()
 	rep, f := r.get(k.sess, "", k.id)
 	if rep.err != nil || rep.rpc != nil {
-		r.fatal("R46", "tasks/get of task %s, just created, should answer the task; got %s (docs/RULES.md#gap-3 allows an eventually consistent store, but not for long)", short(k.id), rep)
+		r.fatal("R46", "tasks/get of task %s, which the suite created and which has not expired, should answer the task; got %s", short(k.id), rep)
 	}
 	r.checkFields(f, "tasks/get")
 	if f.id != k.id {
@@ -177,17 +176,16 @@ func caseGetFields(r *run) {
 }
 
 func casePollInterval(r *run) {
-	p := r.needPlan()
-	k := r.create(p.long, nil)
+	k, _ := r.doneTask()
 	_, f := r.get(k.sess, "", k.id)
 	cf := createFields(k.create)
 	switch {
 	case len(f.poll) == 0 && len(cf.poll) == 0:
 		r.fail("R15", "neither CreateTaskResult nor tasks/get advertises a pollInterval: clients cannot space their polls as R15 asks, and poll at a rate of their own choosing")
-	case len(f.poll) == 0:
-		r.pass("pollInterval %s in CreateTaskResult only", cf.poll)
+	case len(cf.poll) == 0:
+		r.pass("pollInterval %s ms in tasks/get only", f.poll)
 	default:
-		r.pass("pollInterval %s ms", f.poll)
+		r.pass("pollInterval %s ms", cf.poll)
 	}
 }
 
@@ -217,11 +215,15 @@ func caseNonBlocking(r *run) {
 
 func caseLifecycle(r *run) {
 	k, f := r.doneTask()
-	seq := statusNames(r.s.statusesOf(k))
-	if f.status == mcp.StatusCancelled {
-		r.fatal("R27", "task %s, which nobody cancelled, ended cancelled (statusMessage %s); a task is cancelled only by tasks/cancel (docs/RULES.md#gap-13); seen: %s", short(k.id), orAbsent(f.msg), seq)
+	r.notSelfCancelled(k, f)
+	r.pass("task %s: %s", short(k.id), statusNames(r.s.statusesOf(k)))
+}
+
+// notSelfCancelled fails the case when k, which the suite did not cancel, ended cancelled.
+func (r *run) notSelfCancelled(k *known, f fields) {
+	if f.status == mcp.StatusCancelled && !k.cancel {
+		r.fatal("R27", "task %s, which nobody cancelled, ended cancelled (statusMessage %s); a task is cancelled only by tasks/cancel (docs/RULES.md#gap-13); seen: %s", short(k.id), orAbsent(f.msg), statusNames(r.s.statusesOf(k)))
 	}
-	r.pass("task %s: %s", short(k.id), seq)
 }
 
 func (s *suite) statusesOf(k *known) []mcp.Status {
@@ -327,6 +329,7 @@ func caseResultFailed(r *run) {
 	}
 	k := r.create(*p.failed, nil)
 	f := r.waitEnd(k)
+	r.notSelfCancelled(k, f)
 	a := r.call(k.sess, "", mcp.MethodTasksResult, mcp.TaskIDParams{TaskID: k.id}, nil, 0)
 	var res mcp.CallToolResult
 	_ = json.Unmarshal(a.result, &res)
@@ -500,7 +503,7 @@ func caseListPages(r *run) {
 		}
 	}
 	if len(missing) > 0 {
-		r.fail("R25", "tasks/list (%d page(s), %d tasks) leaves out %d task(s) the suite can read with tasks/get: %s", pages, len(ids), len(missing), strings.Join(missing, ", "))
+		r.fail("R25", "tasks/list (%d page(s), %d tasks) leaves out %d task(s) the suite can read with tasks/get: %s; a page without nextCursor says no task remains (R23)", pages, len(ids), len(missing), strings.Join(missing, ", "))
 		return
 	}
 	r.pass("%d page(s), %d tasks, the suite's %d among them", pages, len(ids), len(r.s.order))
@@ -540,6 +543,7 @@ func caseInput(r *run) {
 	if p.input != nil {
 		k := r.create(*p.input, nil)
 		f := r.waitEnd(k)
+		r.notSelfCancelled(k, f)
 		seq := r.s.statusesOf(k)
 		if !containsStatus(seq, mcp.StatusInputRequired) {
 			r.fatal("R35", "task %s, asked to need input, never showed input_required: %s", short(k.id), statusNames(seq))
@@ -653,6 +657,21 @@ func caseIsoGet(r *run) {
 	o := r.needOther()
 	k := r.create(r.s.plan.long, nil)
 	r.isolationVerdict(r.call(o, "second", mcp.MethodTasksGet, mcp.TaskIDParams{TaskID: k.id}, nil, 0), "tasks/get", k.id)
+}
+
+func caseIsoSession(r *run) {
+	r.needOther()
+	if r.s.sess.ID() == "" {
+		r.skip("the server issued no Mcp-Session-Id: there is no session to borrow", "")
+	}
+	k := r.create(r.s.plan.long, nil)
+	borrowed := r.s.other.Attach(r.s.sess.ID(), r.s.sess.Version())
+	c := r.call(borrowed, "second", mcp.MethodTasksGet, mcp.TaskIDParams{TaskID: k.id}, nil, 0)
+	r.ex[len(r.ex)-1].Method = "tasks/get on the first identity's session id"
+	if c.err == nil && c.rpc == nil {
+		r.fatal("R52", "the second identity's credentials on the first identity's session id read its task %s: tasks are bound to the session, not to the authorization context, and a leaked session id is a key (H2)", short(k.id))
+	}
+	r.isolationVerdict(c, "tasks/get on a borrowed session id", k.id)
 }
 
 func caseIsoResult(r *run) {

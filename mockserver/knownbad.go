@@ -63,6 +63,14 @@ import (
 //	                       be a version the server supports); the session then expects that
 //	                       version in MCP-Protocol-Version, and otherwise behaves as a session
 //	                       of the version the server would have negotiated.
+//	ignore_task_param      a task-augmented call of an optional tool (work) runs as a plain call
+//	                       and answers its CallToolResult instead of a CreateTaskResult (R11).
+//	refuse_task_param      a server without tasks for tools/call (NoTasks, or a protocol version
+//	                       without Tasks) refuses a tools/call that carries params.task with
+//	                       -32602 instead of ignoring the parameter and running the call (R4).
+//	self_cancel            a task whose work ends ends cancelled, statusMessage "context
+//	                       canceled", though nobody cancelled it (R27, docs/RULES.md#gap-13):
+//	                       what mcp-go does to tasks whose handler honours its context.
 //	input_no_meta          the elicitation/create requests of input_required lack related-task
 //	                       _meta (R36).
 //
@@ -91,6 +99,9 @@ type KnownBad struct {
 	Sessionless        bool // requests without Mcp-Session-Id are served (H2)
 	AnyVersion         bool // initialize echoes any protocolVersion (H1)
 	InputNoMeta        bool // elicitation/create without related-task _meta (R36)
+	IgnoreTaskParam    bool // an optional tool called as a task runs as a plain call (R11)
+	RefuseTaskParam    bool // without tasks, a task parameter is refused, not ignored (R4)
+	SelfCancel         bool // work that ends ends the task cancelled (R27)
 }
 
 // On reports whether any known-bad mode is on.

@@ -535,3 +535,54 @@ func TestKnownBadInputNoMeta(t *testing.T) {
 		}
 	})
 }
+
+// ignore_task_param: a task-augmented call of the optional tool creates a task (R11); with
+// the mode it runs as a plain call and answers its CallToolResult.
+func TestKnownBadIgnoreTaskParam(t *testing.T) {
+	kbRun(t, func(t *testing.T, on bool) {
+		_, c := ruleSetup(t, mockserver.Config{KnownBad: mockserver.KnownBad{IgnoreTaskParam: on}})
+		r := c.call("tools/call", map[string]any{"name": "work", "arguments": map[string]any{"duration_ms": 0}, "task": map[string]any{}})
+		var ctr mcp.CreateTaskResult
+		isTask := json.Unmarshal(ruleOK(t, r), &ctr) == nil && ctr.Task.TaskID != ""
+		if isTask == on {
+			t.Errorf("work with task: %s; want a CreateTaskResult %v", r.Raw, !on)
+		}
+		if on && !strings.Contains(ruleText(ruleToolResult(t, ruleOK(t, r))), "work completed") {
+			t.Errorf("work with task: %s, want its CallToolResult", r.Raw)
+		}
+		// The required tool still makes a task: only the optional one is misjudged.
+		ruleCreate(t, c, mockserver.ToolWorkTask, map[string]any{"duration_ms": 0}, nil)
+	})
+}
+
+// refuse_task_param: a server without Tasks ignores a task parameter and runs the call
+// (R4); with the mode it refuses the call with -32602.
+func TestKnownBadRefuseTaskParam(t *testing.T) {
+	kbRun(t, func(t *testing.T, on bool) {
+		_, c := ruleSetup(t, mockserver.Config{NoTasks: true, KnownBad: mockserver.KnownBad{RefuseTaskParam: on}})
+		r := c.call("tools/call", map[string]any{"name": "work", "arguments": map[string]any{"duration_ms": 0}, "task": map[string]any{}})
+		if on {
+			ruleErr(t, r, mcp.CodeInvalidParams, "not supported")
+			return
+		}
+		if !strings.Contains(ruleText(ruleToolResult(t, ruleOK(t, r))), "work completed") {
+			t.Errorf("work with task, no Tasks: %s, want its CallToolResult", r.Raw)
+		}
+	})
+}
+
+// self_cancel: a task whose work ends completes; with the mode it ends cancelled, though
+// nobody cancelled it (R27).
+func TestKnownBadSelfCancel(t *testing.T) {
+	kbRun(t, func(t *testing.T, on bool) {
+		_, c := ruleSetup(t, mockserver.Config{KnownBad: mockserver.KnownBad{SelfCancel: on}})
+		t0 := time.Now()
+		tk := ruleCreate(t, c, mockserver.ToolWork, map[string]any{"duration_ms": 1000}, nil)
+		ruleUntil(t0, time.Second)
+		want := mcp.StatusCompleted
+		if on {
+			want = mcp.StatusCancelled
+		}
+		ruleWantStatus(t, c, tk.TaskID, want)
+	})
+}

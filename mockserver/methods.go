@@ -172,7 +172,14 @@ func (s *Server) toolsCall(c *call) {
 		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "unknown tool %q (tools: %s, %s, %s)", p.name, ToolWork, ToolWorkTask, ToolWorkSync))
 		return
 	}
-	asTask := p.task && c.sess.tasks // R4: without the capability, task is ignored
+	asTask := p.task && c.sess.tasks                               // R4: without the capability, task is ignored
+	if p.task && !c.sess.tasks && s.cfg.KnownBad.RefuseTaskParam { // knownbad.go
+		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "tool %q: task-augmented calls are not supported", p.name))
+		return
+	}
+	if asTask && ts == mcp.TaskOptional && s.cfg.KnownBad.IgnoreTaskParam { // knownbad.go
+		asTask = false
+	}
 	if p.task && !c.sess.tasks {
 		s.compat.ignoredTasks.Add(1) // the client broke R6 (compat.go)
 	}

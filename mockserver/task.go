@@ -246,6 +246,9 @@ func (t *task) phaseDone() {
 	if end != endCompleted && !t.srv.toolErrorCompletes(end) { // is_error_completed (knownbad.go)
 		to = mcp.StatusFailed // R50: failures carry a diagnostic statusMessage
 	}
+	if t.srv.cfg.KnownBad.SelfCancel { // knownbad.go
+		end, to, msg = endCancelled, mcp.StatusCancelled, "context canceled"
+	}
 	switch {
 	case end == endCompleted && t.fx == fxSent: // effect_first: its operation is still downstream
 		t.awaitFx = true

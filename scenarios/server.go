@@ -277,6 +277,9 @@ const (
 	KnownBadSessionless        KnownBadMode = "sessionless"           // requests without Mcp-Session-Id served (H2)
 	KnownBadAnyVersion         KnownBadMode = "any_version"           // initialize echoes any version (H1)
 	KnownBadInputNoMeta        KnownBadMode = "input_no_meta"         // elicitation/create without related-task _meta (R36)
+	KnownBadIgnoreTaskParam    KnownBadMode = "ignore_task_param"     // an optional tool called as a task runs plain (R11)
+	KnownBadRefuseTaskParam    KnownBadMode = "refuse_task_param"     // without tasks, a task parameter is refused (R4)
+	KnownBadSelfCancel         KnownBadMode = "self_cancel"           // work that ends ends the task cancelled (R27)
 )
 
 // KnownBadModes returns every known-bad mode, in the order above.
@@ -286,6 +289,7 @@ func KnownBadModes() []KnownBadMode {
 		KnownBadCancelNotFinal, KnownBadEarlyResult, KnownBadNoRelatedMeta, KnownBadIsErrorCompleted,
 		KnownBadListWithoutAuth, KnownBadListTruncated, KnownBadWrongErrorCodes, KnownBadNoTaskSupportCheck,
 		KnownBadNeverExpire, KnownBadLostSession400, KnownBadSessionless, KnownBadAnyVersion, KnownBadInputNoMeta,
+		KnownBadIgnoreTaskParam, KnownBadRefuseTaskParam, KnownBadSelfCancel,
 	}
 }
 

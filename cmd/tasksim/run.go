@@ -654,6 +654,9 @@ func serverConfig(sc *scenarios.Scenario) mockserver.Config {
 		Sessionless:        s.KnownBadOn(scenarios.KnownBadSessionless),
 		AnyVersion:         s.KnownBadOn(scenarios.KnownBadAnyVersion),
 		InputNoMeta:        s.KnownBadOn(scenarios.KnownBadInputNoMeta),
+		IgnoreTaskParam:    s.KnownBadOn(scenarios.KnownBadIgnoreTaskParam),
+		RefuseTaskParam:    s.KnownBadOn(scenarios.KnownBadRefuseTaskParam),
+		SelfCancel:         s.KnownBadOn(scenarios.KnownBadSelfCancel),
 	}
 	for _, r := range sec.Revoke {
 		cfg.Revocations = append(cfg.Revocations, mockserver.Revocation{Tenant: r.Tenant,
