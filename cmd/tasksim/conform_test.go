@@ -118,3 +118,50 @@ func TestConformExitCodes(t *testing.T) {
 		t.Errorf("all skipped: exit %d, want 99", code)
 	}
 }
+
+// TestRunContractGate: run --contract runs the suite before the load; its result is the
+// contract gate (summary.json, conform.json beside it), and a server that breaks a rule of
+// the suite fails the run by that gate, exit 99.
+func TestRunContractGate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		pass bool
+	}{
+		{"good server", nil, 0, true},
+		{"cancel of a terminal task answered", []string{"--set", "server.known_bad=[cancel_terminal_ok]"}, 99, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := append([]string{"run", "smoke", "--contract", "--duration", "2s", "--no-progress", "--out", dir}, tc.args...)
+			out, errOut, code := tasksim(t, args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, errOut)
+			}
+			var sum struct {
+				Gates struct {
+					Contract results.Gate `json:"contract"`
+				} `json:"gates"`
+				Contract *results.Contract `json:"contract"`
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &sum); err != nil {
+				t.Fatal(err)
+			}
+			g := sum.Gates.Contract
+			if !g.Evaluated || g.Pass != tc.pass || sum.Contract == nil {
+				t.Errorf("contract gate %+v, contract present %v; want evaluated, pass %v", g, sum.Contract != nil, tc.pass)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "conform.json")); err != nil {
+				t.Errorf("conform.json: %v", err)
+			}
+			if !strings.Contains(out, "contract") {
+				t.Errorf("the text summary does not name the contract gate:\n%s", out)
+			}
+		})
+	}
+}
