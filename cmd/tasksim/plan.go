@@ -35,6 +35,13 @@ func rateText(sc *scenarios.Scenario) string {
 func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config) {
 	fmt.Fprintf(w, "scenario     %s (%s)\n", sc.Name, sc.Source)
 	fmt.Fprintf(w, "target       %s\n", targetName(sc))
+	if sc.Contract {
+		where := "the target"
+		if sc.Target == "" {
+			where = "an embedded server of its own, with this configuration"
+		}
+		fmt.Fprintf(w, "contract     the contract suite runs first, against %s: the contract gate\n", where)
+	}
 	fmt.Fprintf(w, "load         %s\n", planLine(sc, cfg))
 	fmt.Fprintf(w, "seed         %d\n", sc.Seed)
 	var args strings.Builder // the scenario's arguments as JSON (the run may add a key)
