@@ -215,6 +215,11 @@ func (s *suite) runCase(ctx context.Context, res *results.Contract, c caseDef, s
 		c.run(r)
 	}()
 	r.c.DurationMs = float64(time.Since(start).Microseconds()) / 1000
+	if ctx.Err() != nil && !r.skipped {
+		// Interrupted mid-case: what failed then is the interruption, not the server.
+		r.failed, r.skipped = nil, true
+		r.c.Message, r.c.Enable = "the suite was interrupted during this case", "run the suite again"
+	}
 	switch {
 	case len(r.failed) > 0:
 		r.c.Verdict = results.CaseFail

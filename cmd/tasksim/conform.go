@@ -146,8 +146,23 @@ Flags:
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// First signal: the cases stop, the suite cancels what it left running and the outputs
+	// are written; a second signal ends the process (the default behaviour, restored).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		defer signal.Stop(sig)
+		select {
+		case <-sig:
+			fmt.Fprintln(stderr, "tasksim conform: interrupted: cancelling the tasks the suite left running, writing what ran (Ctrl-C again to stop at once)")
+			cancel()
+		case <-done:
+		}
+	}()
 	res, err := conform.Run(ctx, o)
 	if err != nil {
 		return errors.New(redactKnown(err.Error())) // exit 1

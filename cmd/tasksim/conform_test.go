@@ -1,9 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
+	"io"
 	"os"
+	"os/exec"
+	"syscall"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -163,5 +168,48 @@ func TestRunContractGate(t *testing.T) {
 				t.Errorf("the text summary does not name the contract gate:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestConformInterrupted: SIGINT during the suite stops it; what ran is written, the rest
+// is skipped as interrupted (never failed), the tasks it left running are cancelled, and
+// the exit code is 130.
+func TestConformInterrupted(t *testing.T) {
+	url := startServe(t)
+	dir := t.TempDir()
+	cmd := exec.Command(bin(t), "conform", "--target", url, "--out", dir)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() { // interrupt once the suite is under way, in the lifecycle cases
+		if strings.Contains(sc.Text(), "create.ids") {
+			_ = cmd.Process.Signal(syscall.SIGINT)
+			break
+		}
+	}
+	go io.Copy(io.Discard, stderr)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v, want 130", err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "conform.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c results.Contract
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Counts.Fail != 0 || c.Counts.Skip == 0 || c.Counts.Pass == 0 {
+		t.Errorf("counts %+v: want passes before the signal, skips after, no failure", c.Counts)
+	}
+	if len(c.LeftBehind) != 0 {
+		t.Errorf("left behind %v: the suite cancels what it created", c.LeftBehind)
 	}
 }
