@@ -8,9 +8,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"syscall"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/tasksim/tasksim/results"
