@@ -70,7 +70,7 @@ func TestMCPGoDefectsAreFailures(t *testing.T) {
 	}{
 		{
 			name:    "self-cancelled tasks",
-			handler: mcpgoWork(200*time.Millisecond, true, mcpgo.NewToolResultText("done")),
+			handler: mcpgoWork(5*time.Second, true, mcpgo.NewToolResultText("done")), // cancelled by mcp-go long before
 			fails:   map[string]string{"get.poll_interval": "R15", "task.lifecycle": "R27"},
 		},
 		{

@@ -44,6 +44,9 @@ type Options struct {
 	Version string
 	// Progress, when set, sees each case as soon as it has a verdict.
 	Progress func(results.ContractCase)
+	// OtherHint is what the isolation cases say would enable them when Other is nil;
+	// "" = "give --other-header ...", the command line's way.
+	OtherHint string
 }
 
 // DefaultBudget is Options.Budget's default.
@@ -88,6 +91,7 @@ type known struct {
 	final    mcp.Status   // the terminal status seen; 0 while none
 	gone     bool         // seen expired (-32602 after it existed)
 	cancel   bool         // the suite asked to cancel it
+	read     bool         // a tasks/get of the first identity answered it
 	create   json.RawMessage
 	work     work
 	created  time.Time
@@ -101,9 +105,7 @@ func Run(ctx context.Context, o Options) (*results.Contract, error) {
 		o.Budget = DefaultBudget
 	}
 	s := &suite{o: o, t: o.Target, tasks: map[string]*known{}}
-	for _, v := range o.Target.Header {
-		s.secret = append(s.secret, v...)
-	}
+	s.addSecrets(o.Target.Header)
 	if o.Other != nil {
 		other := *o.Target
 		h := o.Target.Header.Clone()
@@ -112,8 +114,8 @@ func Run(ctx context.Context, o Options) (*results.Contract, error) {
 		}
 		for k, v := range o.Other {
 			h[http.CanonicalHeaderKey(k)] = v
-			s.secret = append(s.secret, v...)
 		}
+		s.addSecrets(o.Other)
 		other.Header = h
 		s.other = &other
 	}
@@ -124,14 +126,25 @@ func Run(ctx context.Context, o Options) (*results.Contract, error) {
 	}
 	res.Protocol = s.init.ProtocolVersion
 	res.Server = strings.TrimSpace(s.init.ServerInfo.Name + " " + s.init.ServerInfo.Version)
-	tools, err := s.sess.ListTools(ctx)
+	lctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	tools, err := s.sess.ListTools(lctx)
+	cancel()
 	if err != nil {
-		s.sess.Close(context.WithoutCancel(ctx))
+		s.close(ctx, s.sess)
 		return nil, fmt.Errorf("target %s: tools/list: %w", o.Target.URL, err)
 	}
 	s.tools = tools
 	s.mock = s.init.ServerInfo.Name == "tasksim-mock"
 	s.plan = s.makePlan()
+	if s.plan.optionErr != "" {
+		s.close(ctx, s.sess)
+		return nil, &OptionError{Msg: s.plan.optionErr}
+	}
+	for name := range o.ToolArgs {
+		if s.tool(name) == nil {
+			s.note("--tool-args names %q, which the server does not list", name)
+		}
+	}
 
 	sel := selection{only: o.Only, skip: o.Skip}
 	for _, c := range suiteCases {
@@ -146,10 +159,11 @@ func Run(ctx context.Context, o Options) (*results.Contract, error) {
 			s.runCase(ctx, res, c, sel)
 		}
 	}
-	s.sess.Close(context.WithoutCancel(ctx))
+	s.close(ctx, s.sess)
 	if s.otherSess != nil {
-		s.otherSess.Close(context.WithoutCancel(ctx))
+		s.close(ctx, s.otherSess)
 	}
+	res.Interrupted = ctx.Err() != nil
 
 	for _, id := range s.order {
 		k := s.tasks[id]
@@ -164,42 +178,125 @@ func Run(ctx context.Context, o Options) (*results.Contract, error) {
 	return res, nil
 }
 
+// OptionError is an option that cannot be used against this target: --tool names a tool
+// the server does not list, or one that does not support tasks. The suite does not run.
+type OptionError struct{ Msg string }
+
+func (e *OptionError) Error() string { return e.Msg }
+
+// tasksCaps returns capabilities.tasks of the initialize result, as sent; nil when absent.
+func (s *suite) tasksCaps() json.RawMessage {
+	var raw struct {
+		Capabilities struct {
+			Tasks json.RawMessage `json:"tasks"`
+		} `json:"capabilities"`
+	}
+	_ = json.Unmarshal(s.raw, &raw)
+	if string(raw.Capabilities.Tasks) == "null" {
+		return nil
+	}
+	return raw.Capabilities.Tasks
+}
+
+// parseInit reads an initialize result leniently about the capability leaves of
+// capabilities.tasks: a leaf is there when its member is (whatever its value: init.capabilities
+// judges the value).
+func parseInit(raw json.RawMessage, init *mcp.InitializeResult) error {
+	var r struct {
+		ProtocolVersion string             `json:"protocolVersion"`
+		ServerInfo      mcp.Implementation `json:"serverInfo"`
+		Capabilities    struct {
+			Tasks map[string]json.RawMessage `json:"tasks"`
+		} `json:"capabilities"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return err
+	}
+	*init = mcp.InitializeResult{ProtocolVersion: r.ProtocolVersion, ServerInfo: r.ServerInfo}
+	t := r.Capabilities.Tasks
+	if t == nil {
+		return nil
+	}
+	tc := &mcp.TasksCapability{}
+	if _, ok := t["list"]; ok {
+		tc.List = mcp.On()
+	}
+	if _, ok := t["cancel"]; ok {
+		tc.Cancel = mcp.On()
+	}
+	var req struct {
+		Tools map[string]json.RawMessage `json:"tools"`
+	}
+	if json.Unmarshal(t["requests"], &req) == nil && req.Tools != nil {
+		tc.Requests = &mcp.TaskRequestsLeafs{Tools: &mcp.ToolsTaskLeafs{}}
+		if _, ok := req.Tools["call"]; ok {
+			tc.Requests.Tools.Call = mcp.On()
+		}
+	}
+	init.Capabilities.Tasks = tc
+	return nil
+}
+
 // open opens the suite's session by hand (initialize, notifications/initialized), keeping
 // the initialize result as sent for the capability checks.
 func (s *suite) open(ctx context.Context) error {
+	sess, init, raw, err := openSession(ctx, s.t)
+	if err != nil {
+		return err
+	}
+	s.sess, s.init, s.raw = sess, init, raw
+	return nil
+}
+
+// openSession opens a session on t by hand (initialize, notifications/initialized), reading
+// the initialize result leniently (parseInit); it returns the result as sent too. Its
+// error says why in an operator's terms.
+func openSession(ctx context.Context, t *loadgen.Target) (*loadgen.Session, *mcp.InitializeResult, json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	params, _ := json.Marshal(mcp.InitializeParams{ProtocolVersion: mcp.Version20251125,
-		Capabilities: loadgen.ClientCapabilities(), ClientInfo: s.t.ClientInfo})
-	rep, hdr, err := s.t.Attach("", "").CallHeader(ctx, mcp.MethodInitialize, params, nil)
+		Capabilities: loadgen.ClientCapabilities(), ClientInfo: t.ClientInfo})
+	rep, hdr, err := t.Attach("", "").CallHeader(ctx, mcp.MethodInitialize, params, nil)
 	if err == nil && rep.Err != nil {
 		err = fmt.Errorf("initialize: %w", rep.Err)
 	}
-	var init mcp.InitializeResult
+	init := new(mcp.InitializeResult)
 	if err == nil {
-		if uerr := json.Unmarshal(rep.Result, &init); uerr != nil {
+		if uerr := parseInit(rep.Result, init); uerr != nil {
 			err = &loadgen.ProtocolError{Msg: "initialize result: " + uerr.Error()}
 		} else if !mcp.KnownVersion(init.ProtocolVersion) {
 			err = &loadgen.VersionError{Version: init.ProtocolVersion}
 		}
 	}
 	if err != nil {
-		return s.t.ExplainConnect(err)
+		return nil, nil, nil, t.ExplainConnect(err)
 	}
-	s.init, s.raw = &init, rep.Result
-	s.sess = s.t.Attach(hdr.Get("Mcp-Session-Id"), mcp.InternVersion(init.ProtocolVersion))
-	if err := s.sess.Notify(ctx, mcp.MethodInitialized, nil); err != nil {
-		return fmt.Errorf("target %s: notifications/initialized: %w", s.t.URL, err)
+	sess := t.Attach(hdr.Get("Mcp-Session-Id"), mcp.InternVersion(init.ProtocolVersion))
+	if err := sess.Notify(ctx, mcp.MethodInitialized, nil); err != nil {
+		return nil, nil, nil, fmt.Errorf("target %s: notifications/initialized: %w", t.URL, err)
 	}
-	return nil
+	return sess, init, rep.Result, nil
 }
 
-// runCase runs c unless the selection leaves it out, and records its verdict.
+// close ends sess with DELETE, bounded by requestTimeout even when ctx has ended.
+func (s *suite) close(ctx context.Context, sess *loadgen.Session) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), requestTimeout)
+	defer cancel()
+	_ = sess.Close(ctx)
+}
+
+// caseSlack is what a case may take beyond the budget: the requests around its waits.
+const caseSlack = 3 * requestTimeout
+
+// runCase runs c unless the selection leaves it out, and records its verdict. A case runs
+// under a deadline of the budget and some slack; one that reaches it is skipped, saying so.
 func (s *suite) runCase(ctx context.Context, res *results.Contract, c caseDef, sel selection) {
 	if !sel.wants(c.id) {
 		return
 	}
-	r := &run{s: s, ctx: ctx, c: results.ContractCase{ID: c.id, Title: c.title, Rules: c.rules, Evidence: []results.Exchange{}}}
+	cctx, cancel := context.WithTimeout(ctx, s.o.Budget+caseSlack)
+	defer cancel()
+	r := &run{s: s, ctx: cctx, c: results.ContractCase{ID: c.id, Title: c.title, Rules: c.rules, Evidence: []results.Exchange{}, Broken: []string{}}}
 	start := time.Now()
 	func() {
 		defer func() {
@@ -215,15 +312,21 @@ func (s *suite) runCase(ctx context.Context, res *results.Contract, c caseDef, s
 		c.run(r)
 	}()
 	r.c.DurationMs = float64(time.Since(start).Microseconds()) / 1000
-	if ctx.Err() != nil && !r.skipped {
+	switch {
+	case ctx.Err() != nil && !r.skipped:
 		// Interrupted mid-case: what failed then is the interruption, not the server.
 		r.failed, r.skipped = nil, true
 		r.c.Message, r.c.Enable = "the suite was interrupted during this case", "run the suite again"
+	case cctx.Err() != nil && !r.skipped:
+		r.failed, r.skipped = nil, true
+		r.c.Message = fmt.Sprintf("the case ran out of its time (the budget of %v and %v for its requests)", s.o.Budget, caseSlack)
+		r.c.Enable = "give --budget more time"
 	}
 	switch {
 	case len(r.failed) > 0:
 		r.c.Verdict = results.CaseFail
 		r.c.Message = strings.Join(r.failed, "; ")
+		r.c.Broken = r.broken
 	case r.skipped:
 		r.c.Verdict = results.CaseSkip
 	default:
@@ -246,6 +349,7 @@ type run struct {
 	ctx     context.Context
 	c       results.ContractCase
 	failed  []string
+	broken  []string // the rules of failed, each once
 	passed  []string
 	skipped bool
 	ex      []results.Exchange
@@ -255,6 +359,9 @@ type run struct {
 // fail records a failure of rule: what was expected and what came back.
 func (r *run) fail(rule, format string, args ...any) {
 	r.failed = append(r.failed, rule+": "+r.s.redact(fmt.Sprintf(format, args...)))
+	if !slices.Contains(r.broken, rule) {
+		r.broken = append(r.broken, rule)
+	}
 }
 
 // fatal is fail, and ends the case.
@@ -369,6 +476,24 @@ func (r *run) call(sess *loadgen.Session, identity, method string, params any, h
 	return p
 }
 
+// addSecrets keeps the values of h, and each word of them (a token after "Bearer "), for
+// redact, longest first.
+func (s *suite) addSecrets(h http.Header) {
+	for _, vs := range h {
+		for _, v := range vs {
+			s.secret = append(s.secret, v)
+			if f := strings.Fields(v); len(f) > 1 {
+				for _, w := range f {
+					if len(w) >= 6 {
+						s.secret = append(s.secret, w)
+					}
+				}
+			}
+		}
+	}
+	slices.SortFunc(s.secret, func(a, b string) int { return len(b) - len(a) })
+}
+
 // redact replaces every header value the suite sent (tokens) in text.
 func (s *suite) redact(text string) string {
 	for _, v := range s.secret {
@@ -431,19 +556,24 @@ func (sel selection) wants(id string) bool {
 }
 
 // CheckSelection reports ids of --only and --skip that name no case (a prefix such as
-// "cancel." names the cases it starts).
+// "cancel." names the cases it starts), and a selection that leaves no case to run.
 func CheckSelection(only, skip []string) error {
 	var bad []string
 	for _, p := range append(slices.Clone(only), skip...) {
-		ok := slices.ContainsFunc(suiteCases, func(c caseDef) bool {
-			return c.id == p || (strings.HasSuffix(p, ".") && strings.HasPrefix(c.id, p))
-		})
-		if !ok {
-			bad = append(bad, fmt.Sprintf("%q", p))
+		if !slices.ContainsFunc(suiteCases, func(c caseDef) bool { return (selection{only: []string{p}}).wants(c.id) }) {
+			q := fmt.Sprintf("%q", p)
+			if !strings.HasSuffix(p, ".") && slices.ContainsFunc(suiteCases, func(c caseDef) bool { return strings.HasPrefix(c.id, p+".") }) {
+				q += fmt.Sprintf(" (the cases it starts are %q)", p+".")
+			}
+			bad = append(bad, q)
 		}
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("no contract case %s; the cases are: %s", strings.Join(bad, ", "), strings.Join(CaseIDs(), ", "))
+	}
+	sel := selection{only: only, skip: skip}
+	if !slices.ContainsFunc(suiteCases, func(c caseDef) bool { return sel.wants(c.id) }) {
+		return fmt.Errorf("--only and --skip leave no case to run")
 	}
 	return nil
 }

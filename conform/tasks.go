@@ -25,15 +25,17 @@ type work struct {
 // the one tool and arguments given, and the cases that need a kind of task the suite cannot
 // ask for are skipped.
 type plan struct {
-	why    string // "" when the lifecycle cases can run; else why not
-	enable string // what would let them run
-	tool   string
-	long   work  // a task to cancel and to read while it works
-	medium work  // a task that works a little while, to see tasks/result wait
-	short  work  // a task that ends soon on its own
-	failed *work // a task whose tool result has isError: true (mock only)
-	errors *work // a task whose call ends in a JSON-RPC error (mock only)
-	input  *work // a task that asks for input (mock only)
+	why string // "" when the lifecycle cases can run; else why not
+	// optionErr says why --tool cannot be used at all (not listed, forbids tasks).
+	optionErr string
+	enable    string // what would let them run
+	tool      string
+	long      work  // a task to cancel and to read while it works
+	medium    work  // a task that works a little while, to see tasks/result wait
+	short     work  // a task that ends soon on its own
+	failed    *work // a task whose tool result has isError: true (mock only)
+	errors    *work // a task whose call ends in a JSON-RPC error (mock only)
+	input     *work // a task that asks for input (mock only)
 }
 
 // The mock's task durations: short ends at once, medium lets tasks/result be seen waiting,
@@ -51,10 +53,10 @@ func (s *suite) makePlan() plan {
 	if s.o.Tool != "" {
 		tool = s.tool(s.o.Tool)
 		if tool == nil {
-			return plan{why: fmt.Sprintf("the server lists no tool %q (--tool)", s.o.Tool), enable: "give --tool one of: " + s.toolNames()}
+			return plan{optionErr: fmt.Sprintf("--tool %q: the server lists no such tool; the tools that support tasks: %s", s.o.Tool, s.toolNames(true))}
 		}
 		if tool.TaskSupport() == mcp.TaskForbidden {
-			return plan{why: fmt.Sprintf("tool %q does not support tasks (taskSupport forbidden)", s.o.Tool), enable: "give --tool a tool whose taskSupport is optional or required"}
+			return plan{optionErr: fmt.Sprintf("--tool %q does not support tasks (taskSupport forbidden); the tools that do: %s", s.o.Tool, s.toolNames(true))}
 		}
 	} else {
 		for i := range s.tools {
@@ -100,6 +102,9 @@ func (s *suite) minimalArgs(tool *mcp.Tool) (json.RawMessage, error) {
 	if a, ok := s.o.ToolArgs[tool.Name]; ok {
 		return a, nil
 	}
+	if tool.Name == s.o.Tool && s.o.Args != nil {
+		return s.o.Args, nil
+	}
 	if s.mock {
 		return json.RawMessage(fmt.Sprintf(`{"duration_ms":%d}`, mockShort.Milliseconds())), nil
 	}
@@ -119,10 +124,13 @@ func (s *suite) tool(name string) *mcp.Tool {
 	return nil
 }
 
-func (s *suite) toolNames() string {
+func (s *suite) toolNames(tasksOnly bool) string {
 	var b bytes.Buffer
-	for i, t := range s.tools {
-		if i > 0 {
+	for _, t := range s.tools {
+		if tasksOnly && t.TaskSupport() == mcp.TaskForbidden {
+			continue
+		}
+		if b.Len() > 0 {
 			b.WriteString(", ")
 		}
 		b.WriteString(t.Name)
@@ -163,14 +171,27 @@ func callParams(w work, task *mcp.TaskMetadata) mcp.CallToolParams {
 // fails the case under R11.
 func (r *run) create(w work, ttl *mcp.Ms) *known {
 	p := r.call(r.s.sess, "", mcp.MethodToolsCall, callParams(w, &mcp.TaskMetadata{TTL: ttl}), nil, 0)
+	built := r.s.o.Args == nil && !r.s.mock
+	if p.code() == mcp.CodeInvalidParams && built {
+		r.skip(fmt.Sprintf("the server refused the arguments the suite built for %q from its inputSchema: %s", w.tool, p), fmt.Sprintf("give --tool %s --args JSON", w.tool))
+	}
 	if p.err != nil || p.rpc != nil {
 		r.fatal("R11", "a task-augmented call of %q should be answered with a CreateTaskResult; got %s", w.tool, p)
 	}
 	k, why := r.s.adopt(p.result, r.s.sess, w)
+	if k == nil && built && isErrorResult(p.result) {
+		r.skip(fmt.Sprintf("the server answered the call of %q with the arguments the suite built with an error result: %s", w.tool, excerpt(p.result, 200)), fmt.Sprintf("give --tool %s --args JSON", w.tool))
+	}
 	if k == nil {
 		r.fatal("R11", "a task-augmented call of %q should be answered with a CreateTaskResult; %s: %s", w.tool, why, excerpt(p.result, 300))
 	}
 	return k
+}
+
+// isErrorResult reports whether result is a CallToolResult with isError true.
+func isErrorResult(result json.RawMessage) bool {
+	var res mcp.CallToolResult
+	return json.Unmarshal(result, &res) == nil && res.IsError
 }
 
 // adopt records the task of a CreateTaskResult; nil and why when result is none.
@@ -273,6 +294,29 @@ func (r *run) get(sess *loadgen.Session, identity, id string) (reply, fields) {
 	return p, readFields(p.result)
 }
 
+// settleWindow is how long after its creation a task the suite has not read yet may still
+// be unknown to tasks/get: nothing promises that a task is readable the moment its
+// CreateTaskResult is sent (docs/RULES.md#gap-3).
+const settleWindow = 5 * time.Second
+
+// read reads k with tasks/get, as its creator; a -32602 for a task never read yet and
+// younger than settleWindow is read again (gap-3).
+func (r *run) read(k *known) (reply, fields) {
+	for {
+		p, f := r.get(k.sess, "", k.id)
+		if p.code() == mcp.CodeInvalidParams && !k.read && time.Since(k.created) < settleWindow {
+			if !sleep(r.ctx, 250*time.Millisecond) {
+				return p, f
+			}
+			continue
+		}
+		if p.err == nil && p.rpc == nil {
+			k.read = true
+		}
+		return p, f
+	}
+}
+
 // pollInterval is the interval to poll k at: what the server advertised (bounded to
 // [50ms, 5s]), else 1s.
 func (k *known) pollInterval(f fields) time.Duration {
@@ -288,7 +332,10 @@ func (k *known) pollInterval(f fields) time.Duration {
 func (r *run) waitEnd(k *known) fields {
 	deadline := time.Now().Add(r.s.o.Budget)
 	for {
-		p, f := r.get(k.sess, "", k.id)
+		if !time.Now().Before(deadline) {
+			r.skip(fmt.Sprintf("task %s had not ended after the budget of %v", short(k.id), r.s.o.Budget), "give --budget more time, or --tool a shorter task")
+		}
+		p, f := r.read(k)
 		if p.err != nil && p.status == 0 && r.ctx.Err() == nil {
 			r.fatal("R16", "tasks/get of task %s got no answer (%s): a poll must answer at once with the status, or no requestor can see input_required or the end", short(k.id), p)
 		}
@@ -299,13 +346,8 @@ func (r *run) waitEnd(k *known) fields {
 			return f
 		}
 		if f.status == mcp.StatusInputRequired {
-			if !r.answerInput(k) {
-				r.fatal("R37", "task %s is input_required, but its tasks/result stream carried no request for input: nothing can let it go on", short(k.id))
-			}
+			r.answerInput(k, time.Until(deadline))
 			continue
-		}
-		if !time.Now().Before(deadline) {
-			r.fatal("budget", "task %s was still %s after the budget of %v: give --budget more time, or --tool a shorter task", short(k.id), f.status, r.s.o.Budget)
 		}
 		if !sleep(r.ctx, k.pollInterval(f)) {
 			r.fatal("interrupted", "the suite was interrupted while task %s was %s", short(k.id), f.status)
@@ -340,30 +382,45 @@ func (r *run) doneTask() (*known, fields) {
 }
 
 // answerInput calls tasks/result on a task that is input_required and answers the
-// requests for input that come on its stream (R37, the input_required flow); it keeps the
-// evidence for the input case, and reports whether any request for input came.
-func (r *run) answerInput(k *known) bool {
+// requests for input that come on its stream (R37, the input_required flow), for at most
+// left; it keeps the evidence for the input case. A tasks/result that answers a result
+// while the task is not terminal breaks R18; a stream that carries no request for input
+// may be right (the server may send it on the GET stream, R39, which the suite does not
+// read): the case is skipped.
+func (r *run) answerInput(k *known, left time.Duration) {
 	h := &inputHandler{r: r, task: k.id}
-	p := r.call(k.sess, "", mcp.MethodTasksResult, mcp.TaskIDParams{TaskID: k.id}, h, r.s.o.Budget)
-	r.s.mu.Lock()
-	defer r.s.mu.Unlock()
-	if h.asked > 0 && r.s.inputOK == "" {
-		r.s.inputOK = fmt.Sprintf("task %s asked for input %d time(s) on its tasks/result stream, and the call then answered %s", short(k.id), h.asked, oneLine(p.String(), 120))
-		r.s.inputEv = append(r.s.inputEv, r.ex...)
-	}
+	p := r.call(k.sess, "", mcp.MethodTasksResult, mcp.TaskIDParams{TaskID: k.id}, h, max(left, time.Second))
 	if h.noMeta > 0 {
 		r.fail("R36", "%d request(s) for input of task %s came without related-task _meta naming the task", h.noMeta, short(k.id))
 	}
-	return h.asked > 0
+	if h.refused > 0 {
+		r.skip(fmt.Sprintf("task %s asked for input the suite could not give (%s)", short(k.id), h.why), "give --tool a tool whose requests for input are plain forms")
+	}
+	if h.answered > 0 {
+		r.s.mu.Lock()
+		if r.s.inputOK == "" {
+			r.s.inputOK = fmt.Sprintf("task %s asked for input %d time(s) on its tasks/result stream, the suite answered, and the call then answered %s", short(k.id), h.answered, oneLine(p.String(), 120))
+			r.s.inputEv = append(r.s.inputEv, r.ex...)
+		}
+		r.s.mu.Unlock()
+		return
+	}
+	if p.err == nil && p.rpc == nil {
+		if _, f := r.read(k); !f.status.Terminal() {
+			r.fatal("R18", "tasks/result of task %s answered a result while the task was %s, asking for no input on its stream", short(k.id), f.status)
+		}
+		return
+	}
+	r.skip(fmt.Sprintf("task %s is input_required, but its tasks/result stream carried no request for input (%s); the server may send it on the session's GET stream (R39), which the suite does not read", short(k.id), p), "")
 }
 
 // inputHandler answers the requests for input that come on a tasks/result stream: an
 // elicitation is accepted with the minimal content its requestedSchema asks for.
 type inputHandler struct {
-	r      *run
-	task   string
-	asked  int
-	noMeta int
+	r                         *run
+	task                      string
+	answered, refused, noMeta int
+	why                       string // why the last refused request could not be answered
 }
 
 func (h *inputHandler) Request(msg *mcp.Message) ([]byte, *mcp.Error) {
@@ -373,14 +430,16 @@ func (h *inputHandler) Request(msg *mcp.Message) ([]byte, *mcp.Error) {
 	}
 	var p mcp.ElicitRequestParams
 	_ = json.Unmarshal(msg.Params, &p)
-	h.asked++
 	if mcp.RelatedTaskID(p.Meta) != h.task {
 		h.noMeta++
 	}
-	content, err := loadgen.MinimalArgs(p.RequestedSchema)
+	content, err := loadgen.MinimalArgs(formSchema(p.RequestedSchema))
 	if err != nil {
+		h.refused++
+		h.why = err.Error()
 		return nil, mcp.Errorf(mcp.CodeInvalidParams, "tasksim conform cannot fill this form: %v", err)
 	}
+	h.answered++
 	c, _ := json.Marshal(content)
 	out, _ := json.Marshal(mcp.ElicitResult{Action: mcp.ElicitAccept, Content: c, Meta: mcp.RelatedTaskMeta(h.task)})
 	return out, nil
@@ -393,7 +452,6 @@ func (h *inputHandler) Notify(*mcp.Message) {}
 // stays running is left behind (Contract.LeftBehind).
 func (s *suite) cleanup(ctx context.Context) {
 	r := &run{s: s, ctx: context.WithoutCancel(ctx)}
-	defer func() { _ = recover() }()
 	for _, id := range s.order {
 		k := s.tasks[id]
 		if k.final != 0 || k.gone {
@@ -409,4 +467,64 @@ func (s *suite) cleanup(ctx context.Context) {
 		}
 		r.call(k.sess, "", mcp.MethodTasksCancel, mcp.TaskIDParams{TaskID: id}, nil, 0)
 	}
+}
+
+// formSchema rewrites an elicitation form's requestedSchema so that MinimalArgs can fill
+// it: a titled single-select (oneOf or anyOf of {const, title}) becomes an enum of those
+// consts, in properties and in array items (multi-select); anything else is left as is.
+func formSchema(schema json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(schema, &m) != nil {
+		return schema
+	}
+	var props map[string]json.RawMessage
+	if json.Unmarshal(m["properties"], &props) != nil || props == nil {
+		return schema
+	}
+	for name, p := range props {
+		props[name] = titledEnum(p)
+	}
+	m["properties"], _ = json.Marshal(props)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return schema
+	}
+	return out
+}
+
+// titledEnum turns one property schema with a oneOf or anyOf of consts (or an array whose
+// items are such) into an enum of the consts.
+func titledEnum(raw json.RawMessage) json.RawMessage {
+	var p map[string]json.RawMessage
+	if json.Unmarshal(raw, &p) != nil {
+		return raw
+	}
+	if items, ok := p["items"]; ok {
+		p["items"] = titledEnum(items)
+	}
+	for _, k := range []string{"oneOf", "anyOf"} {
+		var alts []struct {
+			Const json.RawMessage `json:"const"`
+		}
+		if json.Unmarshal(p[k], &alts) != nil || len(alts) == 0 {
+			continue
+		}
+		var consts []json.RawMessage
+		for _, a := range alts {
+			if a.Const == nil {
+				consts = nil
+				break
+			}
+			consts = append(consts, a.Const)
+		}
+		if consts != nil {
+			delete(p, k)
+			p["enum"], _ = json.Marshal(consts)
+		}
+	}
+	out, err := json.Marshal(p)
+	if err != nil {
+		return raw
+	}
+	return out
 }

@@ -143,7 +143,7 @@ func (s *Server) sessionOf(r *http.Request) (*session, int, string) {
 	var sess *session
 	if id == "" {
 		if sess = s.anon; sess == nil {
-			return nil, http.StatusBadRequest, "missing " + headerSessionID + " header: send initialize first (H2)"
+			return nil, s.missingSession, "missing " + headerSessionID + " header: send initialize first (H2)"
 		}
 	} else if sess = s.sessions.lookup(id); sess == nil {
 		return nil, s.lostSession, "session not found: it is unknown or has ended; initialize again (H8)"

@@ -1,6 +1,8 @@
 package mockserver
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"time"
@@ -71,6 +73,11 @@ import (
 //	self_cancel            a task whose work ends ends cancelled, statusMessage "context
 //	                       canceled", though nobody cancelled it (R27, docs/RULES.md#gap-13):
 //	                       what mcp-go does to tasks whose handler honours its context.
+//	missing_session_404    a request without Mcp-Session-Id gets 404 instead of 400 (H2): 404
+//	                       says "your session ended", and a client initializes again, and again.
+//	boolean_leaves         the capability leaves of capabilities.tasks (list, cancel,
+//	                       requests.tools.call) are sent as true instead of {} (R1, where the
+//	                       prose says boolean and the schema an object: docs/RULES.md#capabilities).
 //	input_no_meta          the elicitation/create requests of input_required lack related-task
 //	                       _meta (R36).
 //
@@ -102,6 +109,8 @@ type KnownBad struct {
 	IgnoreTaskParam    bool // an optional tool called as a task runs as a plain call (R11)
 	RefuseTaskParam    bool // without tasks, a task parameter is refused, not ignored (R4)
 	SelfCancel         bool // work that ends ends the task cancelled (R27)
+	MissingSession404  bool // a request without Mcp-Session-Id gets 404, not 400 (H2)
+	BooleanLeaves      bool // capabilities.tasks leaves sent as true, not {} (R1)
 }
 
 // On reports whether any known-bad mode is on.
@@ -111,7 +120,11 @@ func (k KnownBad) On() bool { return k != KnownBad{} }
 func (s *Server) initKnownBad() {
 	kb := s.cfg.KnownBad
 	s.badWire = kb.NoPollInterval || kb.MissingFields
-	s.lostSession = http.StatusNotFound // H8
+	s.lostSession = http.StatusNotFound      // H8
+	s.missingSession = http.StatusBadRequest // H2
+	if kb.MissingSession404 {
+		s.missingSession = http.StatusNotFound
+	}
 	if kb.LostSession400 {
 		s.lostSession = http.StatusBadRequest
 	}
@@ -246,4 +259,25 @@ func wrongCode(op mcp.Op, e *mcp.Error) *mcp.Error {
 	w := *e
 	w.Code = code
 	return &w
+}
+
+// booleanLeaves returns the initialize result b with capabilities.tasks written as tc with
+// every leaf true instead of {} (boolean_leaves).
+func booleanLeaves(b []byte, tc *mcp.TasksCapability) []byte {
+	tb, err := json.Marshal(tc)
+	if err != nil {
+		return b
+	}
+	tb = bytes.ReplaceAll(tb, []byte(`{}`), []byte(`true`)) // leaves are the only empty objects in tc
+	var res, caps map[string]json.RawMessage
+	if json.Unmarshal(b, &res) != nil || json.Unmarshal(res["capabilities"], &caps) != nil {
+		return b
+	}
+	caps["tasks"] = tb
+	res["capabilities"], _ = json.Marshal(caps)
+	out, err := json.Marshal(res)
+	if err != nil {
+		return b
+	}
+	return out
 }

@@ -122,6 +122,9 @@ func (s *Server) initialize(w http.ResponseWriter, r *http.Request, msg *mcp.Mes
 		sess.version, res.ProtocolVersion = p.ProtocolVersion, p.ProtocolVersion
 	}
 	b, _ := json.Marshal(res)
+	if s.cfg.KnownBad.BooleanLeaves && res.Capabilities.Tasks != nil {
+		b = booleanLeaves(b, res.Capabilities.Tasks) // R1 broken (knownbad.go)
+	}
 	s.sessions.add(sess)
 	w.Header().Set(headerSessionID, sess.id)
 	c.reply(b, nil)

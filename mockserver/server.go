@@ -65,6 +65,9 @@ type Server struct {
 	badWire     bool     // task objects are written by appendBadLocked (knownbad.go)
 	lostSession int      // the HTTP status of a request on an unknown or ended session: 404 (H8)
 	anon        *session // sessionless: serves requests without Mcp-Session-Id; nil = refused (knownbad.go)
+	// missingSession is the status of a request without Mcp-Session-Id: 400 (H2), or 404
+	// with missing_session_404 (knownbad.go).
+	missingSession int
 }
 
 // NewUnstartedServer validates cfg and builds a server whose listener is open on cfg.Addr but

@@ -23,9 +23,12 @@ type Contract struct {
 	LeftBehind []string `json:"left_behind"`
 	// Notes say what the suite could not do as asked (a flag naming a tool the target
 	// lacks, say); never null.
-	Notes   []string      `json:"notes"`
-	Counts  ContractCount `json:"counts"`
-	Verdict string        `json:"verdict"` // VerdictPass when no case failed and at least one ran, else VerdictFail
+	Notes []string `json:"notes"`
+	// Interrupted says a signal stopped the suite: the cases it did not finish are skipped,
+	// and Verdict judges only what ran (a consumer checks both, as for a run).
+	Interrupted bool          `json:"interrupted"`
+	Counts      ContractCount `json:"counts"`
+	Verdict     string        `json:"verdict"` // VerdictPass when no case failed and at least one ran, else VerdictFail
 }
 
 // ContractCount counts cases by verdict.
@@ -49,7 +52,11 @@ const (
 type ContractCase struct {
 	ID    string   `json:"id"`    // stable, e.g. "cancel.terminal"
 	Title string   `json:"title"` // one line, what is checked
-	Rules []string `json:"rules"` // rule ids of docs/RULES.md, e.g. ["R26"]
+	Rules []string `json:"rules"` // rule ids of docs/RULES.md it checks, e.g. ["R26"]
+	// Broken are the rules a failure found broken, a subset of Rules (or a rule the case
+	// met on its way, such as R16 for a tasks/get that never answered), in the order found;
+	// empty unless the verdict is fail.
+	Broken []string `json:"broken"`
 	// Verdict is pass, fail or skip.
 	Verdict CaseVerdict `json:"verdict"`
 	// Message says, for a failure, the rule broken, what was expected and what came back;

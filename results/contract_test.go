@@ -28,8 +28,8 @@ func fixtureContract() *Contract {
 				Message: "created 0123ab...cdef, status working", Evidence: []Exchange{}, DurationMs: 41.5},
 			{ID: "get.unknown", Title: "tasks/get of an unknown id is refused", Rules: []string{"R15"}, Verdict: CasePass,
 				Message: "", Evidence: []Exchange{}, DurationMs: 12},
-			{ID: "cancel.terminal", Title: "tasks/cancel of a terminal task is refused -32602", Rules: []string{"R26"}, Verdict: CaseFail,
-				Message: "expected error -32602 for a cancel of a completed task; the server answered a result with status cancelled",
+			{ID: "cancel.terminal", Title: "tasks/cancel of a terminal task is refused -32602", Rules: []string{"R26"}, Verdict: CaseFail, Broken: []string{"R26"},
+				Message: "R26: expected error -32602 for a cancel of a completed task; the server answered a result with status cancelled",
 				Evidence: []Exchange{
 					{Method: "tools/call", Request: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"work","task":{}}}`,
 						HTTPStatus: 200, Reply: `{"result":{"task":{"taskId":"0123ab...cdef","status":"working"}}}`},
@@ -38,8 +38,8 @@ func fixtureContract() *Contract {
 				}, DurationMs: 1520.25},
 			{ID: "cancel.working", Title: "a cancelled task stays cancelled", Rules: []string{"R14", "R28"}, Verdict: CasePass,
 				Message: "cancelled, read cancelled twice", Evidence: []Exchange{}, DurationMs: 230},
-			{ID: "isolation.get", Title: "another identity cannot read a task", Rules: []string{"R53", "R54"}, Verdict: CaseFail,
-				Message: "the second identity read the task: " + plantedExcerpt + "\nsecond line of the message, which goes on long enough to wrap in a terminal of a hundred columns and then some more words",
+			{ID: "isolation.get", Title: "another identity cannot read a task", Rules: []string{"R53", "R54"}, Verdict: CaseFail, Broken: []string{"R53"},
+				Message: "R53: the second identity read the task: " + plantedExcerpt + "\nsecond line of the message, which goes on long enough to wrap in a terminal of a hundred columns and then some more words",
 				Evidence: []Exchange{
 					{Method: "tasks/get", Identity: "second", Request: `{"method":"tasks/get","params":{"taskId":"4567ef...0123"}}`,
 						HTTPStatus: 200, Reply: `{"result":{"taskId":"4567ef...0123","status":"working","statusMessage":"` + plantedExcerpt + `"}}`},
@@ -80,13 +80,13 @@ func TestContractGate(t *testing.T) {
 	if ev["cases_passed"] != 3 || ev["cases_failed"] != 2 || ev["cases_skipped"] != 2 || ev["tasks_created"] != 3 {
 		t.Errorf("counts: %v", ev)
 	}
-	if !slices.Equal(ev["rules_broken"].([]string), []string{"R26", "R53", "R54"}) ||
+	if !slices.Equal(ev["rules_broken"].([]string), []string{"R26", "R53"}) ||
 		!slices.Equal(ev["left_behind"].([]string), []string{"4567ef...0123"}) {
 		t.Errorf("rules_broken %v, left_behind %v", ev["rules_broken"], ev["left_behind"])
 	}
 	failed := ev["failed"].([]map[string]any)
-	if len(failed) != 2 || failed[0]["id"] != "cancel.terminal" || !slices.Equal(failed[1]["rules"].([]string), []string{"R53", "R54"}) ||
-		!strings.HasPrefix(failed[0]["message"].(string), "expected error -32602") {
+	if len(failed) != 2 || failed[0]["id"] != "cancel.terminal" || !slices.Equal(failed[1]["rules"].([]string), []string{"R53"}) ||
+		!strings.HasPrefix(failed[0]["message"].(string), "R26: expected error -32602") {
 		t.Errorf("failed: %+v", failed)
 	}
 	skipped := ev["skipped"].([]map[string]any)
@@ -166,7 +166,7 @@ func TestContractInSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "            contract       FAIL cases_failed=2 cases_passed=3 cases_skipped=2 tasks_created=3\n" +
-		"                           failed: cancel.terminal (R26), isolation.get (R53 R54)\n" +
+		"                           failed: cancel.terminal (R26), isolation.get (R53)\n" +
 		"                           LEFT BEHIND on the target: 4567ef...0123\n" +
 		"thresholds "
 	if !strings.Contains(text.String(), want) {
@@ -180,7 +180,7 @@ func TestContractInSummary(t *testing.T) {
 			row = g
 		}
 	}
-	if row.Class != "fail" || row.Why != "cases_failed 2, rules_broken R26 (and 2 more)" {
+	if row.Class != "fail" || row.Why != "cases_failed 2, rules_broken R26 (and 1 more)" {
 		t.Errorf("report row: %s %q", row.Class, row.Why)
 	}
 	var tables []string

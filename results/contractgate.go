@@ -34,8 +34,8 @@ func contractGate(c *Contract) Gate {
 	for _, k := range c.Cases {
 		switch k.Verdict {
 		case CaseFail:
-			failed = append(failed, map[string]any{"id": k.ID, "rules": nonNilSlice(k.Rules), "message": k.Message})
-			rules = append(rules, k.Rules...)
+			failed = append(failed, map[string]any{"id": k.ID, "rules": nonNilSlice(k.Broken), "message": k.Message})
+			rules = append(rules, k.Broken...)
 		case CasePass:
 		default:
 			skip := map[string]any{"id": k.ID, "reason": k.Message}
@@ -79,6 +79,7 @@ func (c *Contract) normalized() *Contract {
 	n.Cases = make([]ContractCase, len(c.Cases))
 	for i, k := range c.Cases {
 		k.Rules = nonNilSlice(k.Rules)
+		k.Broken = nonNilSlice(k.Broken)
 		if k.Evidence == nil {
 			k.Evidence = []Exchange{}
 		}

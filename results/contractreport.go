@@ -107,11 +107,7 @@ func contractVerdict(c *Contract) verdictView {
 	var fails []string
 	for _, k := range c.Cases {
 		if k.Verdict == CaseFail {
-			f := k.ID + " failed"
-			if len(k.Rules) > 0 {
-				f += " (" + strings.Join(k.Rules, ", ") + ")"
-			}
-			fails = append(fails, f+": "+oneLine(k.Message))
+			fails = append(fails, k.ID+" failed: "+oneLine(k.Message)) // the message starts with the rule broken
 		}
 	}
 	switch {

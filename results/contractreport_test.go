@@ -54,7 +54,7 @@ func TestContractReport(t *testing.T) {
 	for _, want := range []string{
 		`<title>FAIL: tasksim conform https://mcp.example.com/mcp</title>`,
 		`<p class="note">1 task left behind on the target (4567ef...0123): `,
-		`<li>isolation.get failed (R53, R54): the second identity read the task: `,
+		`<li>isolation.get failed: R53: the second identity read the task: `,
 		`<div class="enable">→ enable: give --other-header with a second identity&#39;s token</div>`,
 		"<pre class=\"excerpt\">request: {&#34;method&#34;:&#34;tasks/get&#34;,",
 		`<p class="exchange">[1] tasks/get (identity second), HTTP 200</p>`,
@@ -97,7 +97,7 @@ func TestContractReportVerdict(t *testing.T) {
 		word, reason string
 		more, notes  int
 	}{
-		{"fail", fixtureContract(), "FAIL", "cancel.terminal failed (R26): expected error -32602", 1, 1},
+		{"fail", fixtureContract(), "FAIL", "cancel.terminal failed: R26: expected error -32602", 1, 1},
 		{"pass", pass, "PASS", "no case failed: 3 passed, 2 skipped", 0, 0},
 		{"nothing ran", none, "FAIL", "no case ran: every case was skipped", 0, 1},
 	} {

@@ -156,11 +156,11 @@ func WriteJUnit(w io.Writer, c *Contract) error {
 		tc := junitCase{Classname: xmlSafe("conform." + group), Name: xmlSafe(k.ID), Time: seconds(k.DurationMs / 1000)}
 		switch k.Verdict {
 		case CaseFail:
-			kind := strings.Join(k.Rules, " ")
+			kind := strings.Join(k.Broken, " ")
 			if kind == "" {
 				kind = "contract"
 			}
-			tc.Failure = &junitFailure{Message: xmlSafe(oneLine(rulesPrefix(k.Rules) + k.Message)), Type: xmlSafe(kind),
+			tc.Failure = &junitFailure{Message: xmlSafe(oneLine(k.Message)), Type: xmlSafe(kind),
 				Body: xmlSafe(failureText(k))}
 		case CasePass:
 			msg := k.Message
@@ -191,14 +191,6 @@ func WriteJUnit(w io.Writer, c *Contract) error {
 	return nil
 }
 
-// rulesPrefix is "R26: " or "R53, R54: " before a failure's message; "" without rules.
-func rulesPrefix(rules []string) string {
-	if len(rules) == 0 {
-		return ""
-	}
-	return strings.Join(rules, ", ") + ": "
-}
-
 // skipText is why a case was skipped and, after sep, what would let it run.
 func skipText(k ContractCase, sep string) string {
 	switch {
@@ -216,7 +208,10 @@ func failureText(k ContractCase) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", k.ID, k.Title)
 	if len(k.Rules) > 0 {
-		fmt.Fprintf(&b, "rules: %s (docs/RULES.md)\n", strings.Join(k.Rules, ", "))
+		fmt.Fprintf(&b, "rules checked: %s (docs/RULES.md)\n", strings.Join(k.Rules, ", "))
+	}
+	if len(k.Broken) > 0 {
+		fmt.Fprintf(&b, "rules broken: %s\n", strings.Join(k.Broken, ", "))
 	}
 	b.WriteString(k.Message + "\n")
 	if len(k.Evidence) > 0 {

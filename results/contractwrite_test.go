@@ -28,7 +28,7 @@ func TestWriteContract(t *testing.T) {
 	}
 	golden(t, ContractFile+".golden", b)
 	if got, want := objectKeys(t, b), []string{"tasksim_version", "target", "protocol", "server", "started_at", "duration_s",
-		"cases", "created", "left_behind", "notes", "counts", "verdict"}; !slices.Equal(got, want) {
+		"cases", "created", "left_behind", "notes", "interrupted", "counts", "verdict"}; !slices.Equal(got, want) {
 		t.Errorf("keys\n got %v\nwant %v", got, want)
 	}
 	if !bytes.Contains(b, []byte(`</script><script>alert(\"excerpt\")</script>&<![CDATA[]]>`)) {
@@ -119,11 +119,11 @@ func TestWriteJUnit(t *testing.T) {
 		t.Errorf("cancel.terminal: %+v %+v", cancel, cancel.Failure)
 	}
 	iso := byName["isolation.get"]
-	if iso.Failure == nil || iso.Failure.Type != "R53 R54" || strings.Contains(iso.Failure.Message, "\n") ||
+	if iso.Failure == nil || iso.Failure.Type != "R53" || strings.Contains(iso.Failure.Message, "\n") ||
 		!strings.Contains(iso.Failure.Message, plantedExcerpt) {
 		t.Errorf("isolation.get failure: %+v", iso.Failure)
 	}
-	for _, want := range []string{"rules: R53, R54", "[1] tasks/get (identity second), HTTP 200", `"statusMessage":"` + plantedExcerpt} {
+	for _, want := range []string{"rules checked: R53, R54", "rules broken: R53", "[1] tasks/get (identity second), HTTP 200", `"statusMessage":"` + plantedExcerpt} {
 		if !strings.Contains(iso.Failure.Body, want) {
 			t.Errorf("isolation.get failure text lacks %q:\n%s", want, iso.Failure.Body)
 		}

@@ -125,8 +125,8 @@ func contractCasesText(p *printer, c *Contract) {
 	for _, k := range c.Cases {
 		if k.Verdict == CaseFail {
 			f := k.ID
-			if len(k.Rules) > 0 {
-				f += " (" + strings.Join(k.Rules, " ") + ")"
+			if len(k.Broken) > 0 {
+				f += " (" + strings.Join(k.Broken, " ") + ")"
 			}
 			failed = append(failed, f)
 		}

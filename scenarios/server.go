@@ -280,6 +280,8 @@ const (
 	KnownBadIgnoreTaskParam    KnownBadMode = "ignore_task_param"     // an optional tool called as a task runs plain (R11)
 	KnownBadRefuseTaskParam    KnownBadMode = "refuse_task_param"     // without tasks, a task parameter is refused (R4)
 	KnownBadSelfCancel         KnownBadMode = "self_cancel"           // work that ends ends the task cancelled (R27)
+	KnownBadMissingSession404  KnownBadMode = "missing_session_404"   // no Mcp-Session-Id: 404, not 400 (H2)
+	KnownBadBooleanLeaves      KnownBadMode = "boolean_leaves"        // capabilities.tasks leaves sent as true (R1)
 )
 
 // KnownBadModes returns every known-bad mode, in the order above.
@@ -289,7 +291,8 @@ func KnownBadModes() []KnownBadMode {
 		KnownBadCancelNotFinal, KnownBadEarlyResult, KnownBadNoRelatedMeta, KnownBadIsErrorCompleted,
 		KnownBadListWithoutAuth, KnownBadListTruncated, KnownBadWrongErrorCodes, KnownBadNoTaskSupportCheck,
 		KnownBadNeverExpire, KnownBadLostSession400, KnownBadSessionless, KnownBadAnyVersion, KnownBadInputNoMeta,
-		KnownBadIgnoreTaskParam, KnownBadRefuseTaskParam, KnownBadSelfCancel,
+		KnownBadIgnoreTaskParam, KnownBadRefuseTaskParam, KnownBadSelfCancel, KnownBadMissingSession404,
+		KnownBadBooleanLeaves,
 	}
 }
 

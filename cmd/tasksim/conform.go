@@ -116,6 +116,13 @@ Flags:
 		if err := addHeaders(o.Other, others, "--other-header"); err != nil {
 			return err
 		}
+		same := true
+		for k, v := range o.Other {
+			same = same && strings.Join(t.Header.Values(k), "\n") == strings.Join(v, "\n")
+		}
+		if same {
+			return usagef("--other-header gives the same headers as --header: the second identity must be another (another tenant's token)")
+		}
 	}
 	if toolArgs != "" {
 		if !isJSONObject(toolArgs) {
@@ -164,10 +171,14 @@ Flags:
 		}
 	}()
 	res, err := conform.Run(ctx, o)
+	var oe *conform.OptionError
+	if errors.As(err, &oe) {
+		return usageError{errors.New(redactKnown(oe.Msg))}
+	}
 	if err != nil {
 		return errors.New(redactKnown(err.Error())) // exit 1
 	}
-	interrupted := ctx.Err() != nil
+	interrupted := res.Interrupted
 	if err := writeContract(out, junit, res); err != nil {
 		return err
 	}
@@ -249,7 +260,8 @@ func (r *runRequest) runContract(ctx context.Context) error {
 	if srv != nil {
 		defer srv.Close()
 	}
-	o := conform.Options{Target: t, Version: version}
+	o := conform.Options{Target: t, Version: version,
+		OtherHint: "give the scenario two tenants or more (server.tokens; security.tenants for a target)"}
 	if tenants := runTenants(sc); len(tenants) > 0 {
 		t.Header.Set("Authorization", "Bearer "+tenants[0].Token.Reveal())
 		if len(tenants) > 1 {
@@ -268,6 +280,10 @@ func (r *runRequest) runContract(ctx context.Context) error {
 	}
 	fmt.Fprintf(r.stderr, "tasksim run: contract suite against %s\n", targetName(sc))
 	res, err := conform.Run(ctx, o)
+	var oe *conform.OptionError
+	if errors.As(err, &oe) {
+		return usageError{fmt.Errorf("contract suite: tool: %s", redactKnown(oe.Msg))}
+	}
 	if err != nil {
 		return errors.New(redactKnown(err.Error()))
 	}

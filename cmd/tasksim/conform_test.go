@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,9 +19,8 @@ import (
 
 // conformRun runs `tasksim conform` with args, writing into a fresh directory, and returns
 // the parsed conform.json, stdout, stderr and the exit code.
-func conformRun(t *testing.T, args ...string) (*results.Contract, string, string, int) {
+func conformRun(t *testing.T, dir string, args ...string) (*results.Contract, string, string, int) {
 	t.Helper()
-	dir := t.TempDir()
 	out, errOut, code := tasksim(t, append([]string{"conform", "--out", dir}, args...)...)
 	b, err := os.ReadFile(filepath.Join(dir, "conform.json"))
 	if err != nil {
@@ -42,7 +42,7 @@ func conformRun(t *testing.T, args ...string) (*results.Contract, string, string
 // testcase per case.
 func TestConformServe(t *testing.T) {
 	url := startServe(t)
-	c, out, errOut, code := conformRun(t, "--target", url, "--skip", "ttl.expiry")
+	c, out, errOut, code := conformRun(t, t.TempDir(), "--target", url, "--skip", "ttl.expiry")
 	if code != 0 || c == nil || c.Verdict != results.VerdictPass {
 		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
@@ -52,7 +52,8 @@ func TestConformServe(t *testing.T) {
 
 	tenants := startServe(t, "--token", "alpha=tok-alpha-conform", "--token", "beta=tok-beta-conform")
 	junit := filepath.Join(t.TempDir(), "junit.xml")
-	c, out, errOut, code = conformRun(t, "--target", tenants, "--header", "Authorization: Bearer tok-alpha-conform",
+	dir := t.TempDir()
+	c, out, errOut, code = conformRun(t, dir, "--target", tenants, "--header", "Authorization: Bearer tok-alpha-conform",
 		"--other-header", "Authorization: Bearer tok-beta-conform", "--skip", "ttl.expiry", "--junit", junit)
 	if code != 0 || c == nil {
 		t.Fatalf("tenants: exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
@@ -68,7 +69,15 @@ func TestConformServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{out, errOut, string(raw)} {
+	files := []string{out, errOut, string(raw)}
+	for _, name := range []string{"conform.json", "report.html"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, string(b))
+	}
+	for _, s := range files {
 		if strings.Contains(s, "tok-alpha-conform") || strings.Contains(s, "tok-beta-conform") {
 			t.Error("a token appears in the output")
 		}
@@ -91,7 +100,7 @@ func TestConformServe(t *testing.T) {
 // TestConformExitCodes: 99 when a case fails (a known-bad server), 1 unreachable, 2 usage.
 func TestConformExitCodes(t *testing.T) {
 	bad := startServe(t, "--set", "server.known_bad=[cancel_terminal_ok]")
-	c, out, errOut, code := conformRun(t, "--target", bad, "--only", "cancel.")
+	c, out, errOut, code := conformRun(t, t.TempDir(), "--target", bad, "--only", "cancel.")
 	if code != 99 || c == nil || c.Counts.Fail != 1 {
 		t.Errorf("known-bad: exit %d, want 99 with one failure; stdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
@@ -111,6 +120,11 @@ func TestConformExitCodes(t *testing.T) {
 		{"conform", "--target", "http://127.0.0.1:1/mcp", "--tool-args", "x"},
 		{"conform", "--target", "http://127.0.0.1:1/mcp", "--other-header", "nocolon"},
 		{"conform", "--target", "http://127.0.0.1:1/mcp", "--budget", "0s"},
+		{"conform", "--target", "http://127.0.0.1:1/mcp", "--only", "cancel"},
+		{"conform", "--target", "http://127.0.0.1:1/mcp", "--only", "cancel.", "--skip", "cancel."},
+		{"conform", "--target", "http://127.0.0.1:1/mcp", "--header", "Authorization: Bearer tok-same-1", "--other-header", "Authorization: Bearer tok-same-1"},
+		{"conform", "--target", bad, "--tool", "no-such-tool"},
+		{"conform", "--target", bad, "--tool", "work_sync"},
 	} {
 		if _, errOut, code := tasksim(t, args...); code != 2 {
 			t.Errorf("%q: exit %d, want 2; stderr %q", args, code, errOut)
@@ -118,7 +132,7 @@ func TestConformExitCodes(t *testing.T) {
 	}
 	// A suite in which nothing ran shows nothing: it does not pass.
 	url := startServe(t)
-	c, _, _, code = conformRun(t, "--target", url, "--only", "isolation.")
+	c, _, _, code = conformRun(t, t.TempDir(), "--target", url, "--only", "isolation.")
 	if code != 99 || c == nil || c.Counts.Pass != 0 {
 		t.Errorf("all skipped: exit %d, want 99", code)
 	}
@@ -164,8 +178,12 @@ func TestRunContractGate(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(dir, "conform.json")); err != nil {
 				t.Errorf("conform.json: %v", err)
 			}
-			if !strings.Contains(out, "contract") {
-				t.Errorf("the text summary does not name the contract gate:\n%s", out)
+			word := "FAIL"
+			if tc.pass {
+				word = "pass"
+			}
+			if !regexp.MustCompile(`(?m)^\s+contract\s+` + word + ` cases_failed=`).MatchString(out) {
+				t.Errorf("the text summary does not show the contract gate's verdict (%s):\n%s", word, out)
 			}
 		})
 	}

@@ -219,8 +219,28 @@ func (r *runRequest) run() error {
 	defer signal.Stop(sig)
 
 	if r.sc.Contract {
-		if err := r.runContract(hard); err != nil {
+		// A signal during the suite stops it (its cases end skipped, what it created is
+		// cancelled, conform.json is written) and the load never starts.
+		ctx, stop := context.WithCancel(hard)
+		var interrupted atomic.Bool
+		watch := make(chan struct{})
+		go func() {
+			select {
+			case <-sig:
+				interrupted.Store(true)
+				fmt.Fprintln(r.stderr, "\ntasksim run: stopping the contract suite; the load will not start")
+				stop()
+			case <-watch:
+			}
+		}()
+		err := r.runContract(ctx)
+		close(watch)
+		stop()
+		if err != nil {
 			return err
+		}
+		if interrupted.Load() {
+			return interruptedError{"the contract suite's cases that ran before the signal, in conform.json; no load was run"}
 		}
 		r.start = time.Now() // the load's figures count from its own start
 	}
@@ -471,6 +491,11 @@ func startTarget(sc *scenarios.Scenario, pool int, serverMetrics *metrics.Shard,
 			return nil, nil, usagef("target %q is not an http(s) URL", sc.Target)
 		}
 		t.URL = sc.Target
+		if tenants := runTenants(sc); len(tenants) > 0 && t.Header.Get("Authorization") == "" {
+			// As on the embedded server: the manifest probe, the cleanup probes and the
+			// contract suite use the first tenant's token.
+			t.Header.Set("Authorization", "Bearer "+tenants[0].Token.Reveal())
+		}
 		return t, nil, nil
 	}
 	scfg := serverConfig(sc)
@@ -657,6 +682,8 @@ func serverConfig(sc *scenarios.Scenario) mockserver.Config {
 		IgnoreTaskParam:    s.KnownBadOn(scenarios.KnownBadIgnoreTaskParam),
 		RefuseTaskParam:    s.KnownBadOn(scenarios.KnownBadRefuseTaskParam),
 		SelfCancel:         s.KnownBadOn(scenarios.KnownBadSelfCancel),
+		MissingSession404:  s.KnownBadOn(scenarios.KnownBadMissingSession404),
+		BooleanLeaves:      s.KnownBadOn(scenarios.KnownBadBooleanLeaves),
 	}
 	for _, r := range sec.Revoke {
 		cfg.Revocations = append(cfg.Revocations, mockserver.Revocation{Tenant: r.Tenant,
