@@ -26,8 +26,8 @@ type caseDef struct {
 // suiteCases are the cases in the order they run.
 var suiteCases = []caseDef{
 	{id: "init.version", title: "initialize negotiates a protocol version the server speaks", rules: []string{"H1"}, run: caseVersion},
-	{id: "init.capabilities", title: "the capability manifest: tasks declared, leaves are objects, taskSupport values valid", rules: []string{"R1", "H1"}, run: caseCapabilities},
-	{id: "session.required", title: "a request without Mcp-Session-Id gets HTTP 400", rules: []string{"H2"}, run: caseSessionRequired},
+	{id: "init.capabilities", title: "the capability manifest: leaves are objects, taskSupport values valid", rules: []string{"R1"}, run: caseCapabilities},
+	{id: "session.required", title: "a request without Mcp-Session-Id gets HTTP 400, or is served", rules: []string{"H2"}, run: caseSessionRequired},
 	{id: "session.deleted", title: "a request on a session ended with DELETE gets HTTP 404", rules: []string{"H8", "H9"}, run: caseSessionDeleted},
 	{id: "tasks.ignored", title: "a task parameter sent to a server without tasks for tools/call is ignored", rules: []string{"R4"}, run: caseIgnored},
 	{id: "tool.forbidden", title: "a forbidden tool called with a task parameter gets -32601", rules: []string{"R8"}, run: caseForbidden},
@@ -54,7 +54,7 @@ var suiteCases = []caseDef{
 	{id: "isolation.session", title: "a second identity on the first one's session id cannot read its task", rules: []string{"R52", "H2"}, run: caseIsoSession},
 	{id: "isolation.result", title: "a second identity cannot fetch the first one's result", rules: []string{"R52", "R53"}, run: caseIsoResult},
 	{id: "isolation.cancel", title: "a second identity cannot cancel the first one's task", rules: []string{"R52", "R53"}, run: caseIsoCancel},
-	{id: "isolation.list", title: "a second identity does not see the first one's tasks in tasks/list", rules: []string{"R53"}, run: caseIsoList},
+	{id: "isolation.list", title: "a second identity does not see the first one's tasks in tasks/list", rules: []string{"R52", "R53"}, run: caseIsoList},
 	{id: "transitions", title: "every status sequence observed follows the state table; terminal never changes", rules: []string{"R13", "R14"}, run: caseTransitions, final: true},
 }
 

@@ -802,6 +802,18 @@ func caseTransitions(r *run) {
 			}
 		}
 	}
-	r.ex = append(r.ex, results.Exchange{Method: "(statuses observed)", Reply: fmt.Sprintf("%d tasks, %d changes of status", len(r.s.order), moves)})
-	r.pass("%d tasks, %d changes of status, all allowed", len(r.s.order), moves)
+	seen := fmt.Sprintf("%s, %s", plural(len(r.s.order), "task"), plural(moves, "change of status", "changes of status"))
+	r.ex = append(r.ex, results.Exchange{Method: "(statuses observed)", Reply: seen})
+	r.pass("%s, all allowed", seen)
+}
+
+// plural is "1 task", "2 tasks"; forms[1], when given, is the plural.
+func plural(n int, forms ...string) string {
+	if n == 1 {
+		return "1 " + forms[0]
+	}
+	if len(forms) > 1 {
+		return fmt.Sprintf("%d %s", n, forms[1])
+	}
+	return fmt.Sprintf("%d %ss", n, forms[0])
 }

@@ -60,7 +60,7 @@ that it cannot read, fetch, cancel or list the first identity's tasks.
 Cases (--only and --skip take ids, or prefixes ending in "." such as "cancel."):
 `)
 		for _, c := range conform.Cases() {
-			fmt.Fprintf(w, "  %-19s %-16s %s\n", c.ID, strings.Join(c.Rules, ","), c.Title)
+			fmt.Fprintf(w, "  %-19s %-20s %s\n", c.ID, strings.Join(c.Rules, ","), c.Title)
 		}
 		fmt.Fprint(w, `
 Exit codes: 0 every case that ran passed, 99 a case failed or none ran, 1 the target could
