@@ -279,12 +279,3 @@ func caseIgnored(r *run) {
 	}
 	r.pass("tool %q ran as a plain call", tool.Name)
 }
-
-// joinQuoted lists names quoted.
-func joinQuoted(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = fmt.Sprintf("%q", n)
-	}
-	return strings.Join(q, ", ")
-}

@@ -3,6 +3,7 @@ package conform
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/tasksim/tasksim/internal/mcp"
 )
@@ -127,4 +128,13 @@ func caseOptional(r *run) {
 			}
 		}
 	}
+}
+
+// joinQuoted lists names quoted.
+func joinQuoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
 }

@@ -13,8 +13,10 @@ import (
 // Known-bad modes: deliberately broken behaviours of the server, so that tasksim's contract
 // suite (tasksim conform) can be shown to fail case by case: a case that passes against
 // the server with every mode off must fail against it with the mode that breaks its rule.
-// None is ever on by default. Each breaks exactly the rule of docs/RULES.md it names, and
-// nothing else:
+// None is ever on by default. Each breaks the rule of docs/RULES.md it names; a broken rule
+// may take others down with it (a tasks/get that blocks also hides input_required, an
+// error code sent wrong is wrong in every method that sends it), and conform's matrix test
+// (TestKnownBadMatrix) pins which cases each mode fails:
 //
 //	blocking_get           tasks/get of a task that is not terminal waits until the task is
 //	                       terminal (or the request ends, or its session or the server closes),
