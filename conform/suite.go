@@ -44,6 +44,10 @@ type Options struct {
 	Version string
 	// Progress, when set, sees each case as soon as it has a verdict.
 	Progress func(results.ContractCase)
+	// Fallback says Tool and Args are a fallback (a scenario's, in a run): on tasksim's
+	// mock, whose tools the suite knows, they are not used. Default false: they are the
+	// operator's, and used wherever given.
+	Fallback bool
 	// OtherHint is what the isolation cases say would enable them when Other is nil;
 	// "" = "give --other-header ...", the command line's way.
 	OtherHint string
@@ -135,6 +139,9 @@ func Run(ctx context.Context, o Options) (*results.Contract, error) {
 	}
 	s.tools = tools
 	s.mock = s.init.ServerInfo.Name == "tasksim-mock"
+	if s.mock && o.Fallback {
+		s.o.Tool, s.o.Args = "", nil
+	}
 	s.plan = s.makePlan()
 	if s.plan.optionErr != "" {
 		s.close(ctx, s.sess)

@@ -269,6 +269,7 @@ func (r *runRequest) runContract(ctx context.Context) error {
 		}
 	}
 	if srv == nil {
+		o.Fallback = true // the scenario's tool and arguments, unless the suite knows better
 		o.Tool = sc.Tool
 		if sc.Args != nil {
 			b, err := json.Marshal(sc.Args)
