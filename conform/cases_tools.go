@@ -66,16 +66,7 @@ func caseForbidden(r *run) {
 	tools, _ := r.toolsOf(mcp.TaskForbidden)
 	for _, w := range tools {
 		p := r.call(r.s.sess, "", mcp.MethodToolsCall, callParams(w, &mcp.TaskMetadata{}), nil, r.s.o.Budget)
-		switch {
-		case p.code() == mcp.CodeMethodNotFound:
-			r.pass("%q: -32601", w.tool)
-		case p.err != nil:
-			r.fail("R8", "tool %q (taskSupport forbidden) called with a task parameter should get JSON-RPC error -32601; got %s", w.tool, p)
-		case p.rpc != nil:
-			r.fail("R8", "tool %q (taskSupport forbidden) called with a task parameter should get -32601; got %d (%s)", w.tool, p.rpc.Code, oneLine(p.rpc.Message, 120))
-		default:
-			r.fail("R8", "tool %q (taskSupport forbidden) called with a task parameter should get JSON-RPC error -32601; %s", w.tool, r.ranInstead(p, w))
-		}
+		r.refused(p, w, "R8", "(taskSupport forbidden) called with a task parameter", false)
 	}
 }
 
@@ -84,18 +75,24 @@ func caseRequired(r *run) {
 	tools, _ := r.toolsOf(mcp.TaskRequired)
 	for _, w := range tools {
 		p := r.call(r.s.sess, "", mcp.MethodToolsCall, callParams(w, nil), nil, r.s.o.Budget)
-		switch {
-		case p.code() == mcp.CodeMethodNotFound:
-			r.pass("%q: -32601", w.tool)
-		case p.code() == mcp.CodeInvalidRequest:
-			r.pass("%q: -32600, which the error section allows (docs/RULES.md#gap-2)", w.tool)
-		case p.err != nil:
-			r.fail("R10", "tool %q (taskSupport required) called without a task parameter should get JSON-RPC error -32601; got %s", w.tool, p)
-		case p.rpc != nil:
-			r.fail("R10", "tool %q (taskSupport required) called without a task parameter should get -32601; got %d (%s)", w.tool, p.rpc.Code, oneLine(p.rpc.Message, 120))
-		default:
-			r.fail("R10", "tool %q (taskSupport required) called without a task parameter should get JSON-RPC error -32601; %s", w.tool, r.ranInstead(p, w))
-		}
+		r.refused(p, w, "R10", "(taskSupport required) called without a task parameter", true)
+	}
+}
+
+// refused judges the reply to a call of w that rule says must be refused with -32601;
+// invalidRequest accepts -32600 too (docs/RULES.md#gap-2). how says what the call was.
+func (r *run) refused(p reply, w work, rule, how string, invalidRequest bool) {
+	switch {
+	case p.code() == mcp.CodeMethodNotFound:
+		r.pass("%q: -32601", w.tool)
+	case invalidRequest && p.code() == mcp.CodeInvalidRequest:
+		r.pass("%q: -32600, which the error section allows (docs/RULES.md#gap-2)", w.tool)
+	case p.err != nil:
+		r.fail(rule, "tool %q %s should get JSON-RPC error -32601; got %s", w.tool, how, p)
+	case p.rpc != nil:
+		r.fail(rule, "tool %q %s should get -32601; got %d (%s)", w.tool, how, p.rpc.Code, oneLine(p.rpc.Message, 120))
+	default:
+		r.fail(rule, "tool %q %s should get JSON-RPC error -32601; %s", w.tool, how, r.ranInstead(p, w))
 	}
 }
 

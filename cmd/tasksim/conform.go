@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -89,11 +88,8 @@ Flags:
 	if fs.NArg() > 0 {
 		return usagef("conform takes no arguments, got %q", fs.Args())
 	}
-	if target == "" {
-		return usagef("--target URL is required")
-	}
-	if u, err := url.Parse(target); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usagef("--target %q is not an http(s) URL", target)
+	if err := checkTarget(target); err != nil {
+		return err
 	}
 	if budget <= 0 {
 		return usagef("--budget must be > 0, got %v", budget)

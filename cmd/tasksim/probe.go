@@ -68,11 +68,8 @@ Flags:
 	if fs.NArg() > 0 {
 		return usagef("probe takes no arguments, got %q", fs.Args())
 	}
-	if target == "" {
-		return usagef("--target URL is required")
-	}
-	if u, err := url.Parse(target); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usagef("--target %q is not an http(s) URL", target)
+	if err := checkTarget(target); err != nil {
+		return err
 	}
 	if timeout <= 0 {
 		return usagef("--timeout must be > 0, got %v", timeout)
@@ -119,6 +116,17 @@ Flags:
 	}
 	_, err = fmt.Fprintf(stdout, "%s\n", redactKnown(string(b)))
 	return err
+}
+
+// checkTarget checks a command's --target: given, and an http(s) URL with a host.
+func checkTarget(target string) error {
+	if target == "" {
+		return usagef("--target URL is required")
+	}
+	if u, err := url.Parse(target); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usagef("--target %q is not an http(s) URL", target)
+	}
+	return nil
 }
 
 // compatInfo is the input of the compatibility gate: the manifest's tasks leaves
