@@ -1,6 +1,7 @@
 package conform
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -143,6 +144,11 @@ func Run(ctx context.Context, o Options) (*results.Contract, error) {
 		s.o.Tool, s.o.Args = "", nil
 	}
 	s.plan = s.makePlan()
+	if s.plan.optionErr != "" && o.Fallback {
+		s.note("the scenario's tool is not the suite's: %s; the suite used the first tool that supports tasks", s.plan.optionErr)
+		s.o.Tool, s.o.Args = "", nil
+		s.plan = s.makePlan()
+	}
 	if s.plan.optionErr != "" {
 		s.close(ctx, s.sess)
 		return nil, &OptionError{Msg: s.plan.optionErr}
@@ -213,22 +219,26 @@ func parseInit(raw json.RawMessage, init *mcp.InitializeResult) error {
 		ProtocolVersion string             `json:"protocolVersion"`
 		ServerInfo      mcp.Implementation `json:"serverInfo"`
 		Capabilities    struct {
-			Tasks map[string]json.RawMessage `json:"tasks"`
+			Tasks json.RawMessage `json:"tasks"`
 		} `json:"capabilities"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return err
 	}
 	*init = mcp.InitializeResult{ProtocolVersion: r.ProtocolVersion, ServerInfo: r.ServerInfo}
-	t := r.Capabilities.Tasks
-	if t == nil {
+	if !declared(r.Capabilities.Tasks) {
 		return nil
 	}
 	tc := &mcp.TasksCapability{}
-	if _, ok := t["list"]; ok {
+	init.Capabilities.Tasks = tc
+	var t map[string]json.RawMessage
+	if json.Unmarshal(r.Capabilities.Tasks, &t) != nil {
+		return nil // declared, in a form init.capabilities fails (R1); nothing more is known
+	}
+	if declared(t["list"]) {
 		tc.List = mcp.On()
 	}
-	if _, ok := t["cancel"]; ok {
+	if declared(t["cancel"]) {
 		tc.Cancel = mcp.On()
 	}
 	var req struct {
@@ -236,12 +246,22 @@ func parseInit(raw json.RawMessage, init *mcp.InitializeResult) error {
 	}
 	if json.Unmarshal(t["requests"], &req) == nil && req.Tools != nil {
 		tc.Requests = &mcp.TaskRequestsLeafs{Tools: &mcp.ToolsTaskLeafs{}}
-		if _, ok := req.Tools["call"]; ok {
+		if declared(req.Tools["call"]) {
 			tc.Requests.Tools.Call = mcp.On()
 		}
 	}
-	init.Capabilities.Tasks = tc
 	return nil
+}
+
+// declared reports whether a capability member is there: present, and not null or false
+// (the spec's prose says "boolean" where the schema has an object: true counts, and
+// init.capabilities judges the form).
+func declared(v json.RawMessage) bool {
+	switch string(bytes.TrimSpace(v)) {
+	case "", "null", "false":
+		return false
+	}
+	return true
 }
 
 // open opens the suite's session by hand (initialize, notifications/initialized), keeping
@@ -319,13 +339,15 @@ func (s *suite) runCase(ctx context.Context, res *results.Contract, c caseDef, s
 		c.run(r)
 	}()
 	r.c.DurationMs = float64(time.Since(start).Microseconds()) / 1000
+	// Failures found before an interruption or the case's deadline stand (fail ignores
+	// those after); a case that found none and could not finish is skipped, saying why.
 	switch {
-	case ctx.Err() != nil && !r.skipped:
-		// Interrupted mid-case: what failed then is the interruption, not the server.
-		r.failed, r.skipped = nil, true
+	case len(r.failed) > 0 || r.skipped:
+	case ctx.Err() != nil:
+		r.skipped = true
 		r.c.Message, r.c.Enable = "the suite was interrupted during this case", "run the suite again"
-	case cctx.Err() != nil && !r.skipped:
-		r.failed, r.skipped = nil, true
+	case cctx.Err() != nil:
+		r.skipped = true
 		r.c.Message = fmt.Sprintf("the case ran out of its time (the budget of %v and %v for its requests)", s.o.Budget, caseSlack)
 		r.c.Enable = "give --budget more time"
 	}
@@ -365,6 +387,9 @@ type run struct {
 
 // fail records a failure of rule: what was expected and what came back.
 func (r *run) fail(rule, format string, args ...any) {
+	if r.ctx.Err() != nil {
+		return // the case's time ran out, or the suite was interrupted: not the server's doing
+	}
 	r.failed = append(r.failed, rule+": "+r.s.redact(fmt.Sprintf(format, args...)))
 	if !slices.Contains(r.broken, rule) {
 		r.broken = append(r.broken, rule)
@@ -380,8 +405,8 @@ func (r *run) fatal(rule, format string, args ...any) {
 // skip ends the case as skipped, saying why and what would let it run.
 func (r *run) skip(why, enable string) {
 	r.skipped = true
-	r.c.Message = why
-	r.c.Enable = enable
+	r.c.Message = r.s.redact(why)
+	r.c.Enable = r.s.redact(enable)
 	panic(stop{})
 }
 
@@ -486,14 +511,20 @@ func (r *run) call(sess *loadgen.Session, identity, method string, params any, h
 // addSecrets keeps the values of h, and each word of them (a token after "Bearer "), for
 // redact, longest first.
 func (s *suite) addSecrets(h http.Header) {
-	for _, vs := range h {
+	creds := authHeaders(h)
+	for k, vs := range h {
 		for _, v := range vs {
 			s.secret = append(s.secret, v)
-			if f := strings.Fields(v); len(f) > 1 {
-				for _, w := range f {
-					if len(w) >= 6 {
-						s.secret = append(s.secret, w)
-					}
+			if !slices.Contains(creds, k) {
+				continue
+			}
+			for _, w := range strings.Fields(v) { // the token after its scheme, alone
+				switch strings.ToLower(w) {
+				case "bearer", "basic", "token", "digest", "negotiate":
+					continue
+				}
+				if len(w) >= 4 && w != v {
+					s.secret = append(s.secret, w)
 				}
 			}
 		}

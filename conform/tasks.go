@@ -371,7 +371,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // the cases that need one.
 func (r *run) doneTask() (*known, fields) {
 	p := r.needPlan()
-	if k := r.s.done; k != nil {
+	if k := r.s.done; k != nil && !k.gone {
 		_, f := r.get(k.sess, "", k.id)
 		return k, f
 	}
@@ -405,9 +405,9 @@ func (r *run) answerInput(k *known, left time.Duration) {
 		r.s.mu.Unlock()
 		return
 	}
-	if p.err == nil && p.rpc == nil {
+	if p.status != 0 { // an answer: a result, a JSON-RPC error or an HTTP error
 		if _, f := r.read(k); !f.status.Terminal() {
-			r.fatal("R18", "tasks/result of task %s answered a result while the task was %s, asking for no input on its stream", short(k.id), f.status)
+			r.fatal("R18", "tasks/result of task %s answered (%s) while the task was %s, with no request for input on its stream", short(k.id), p, f.status)
 		}
 		return
 	}

@@ -171,6 +171,9 @@ Flags:
 	if errors.As(err, &oe) {
 		return usageError{errors.New(redactKnown(oe.Msg))}
 	}
+	if err != nil && ctx.Err() != nil {
+		return interruptedError{"before the suite's first case: nothing was written"}
+	}
 	if err != nil {
 		return errors.New(redactKnown(err.Error())) // exit 1
 	}
@@ -276,6 +279,9 @@ func (r *runRequest) runContract(ctx context.Context) error {
 		}
 	}
 	fmt.Fprintf(r.stderr, "tasksim run: contract suite against %s\n", targetName(sc))
+	o.Progress = func(c results.ContractCase) { // the suite may take minutes on a real target
+		fmt.Fprintf(r.stderr, "tasksim run: contract: %-4s %s\n", c.Verdict, c.ID)
+	}
 	res, err := conform.Run(ctx, o)
 	var oe *conform.OptionError
 	if errors.As(err, &oe) {

@@ -231,3 +231,46 @@ func TestConformInterrupted(t *testing.T) {
 		t.Errorf("left behind %v: the suite cancels what it created", c.LeftBehind)
 	}
 }
+
+// TestRunContractInterrupted: SIGINT while run --contract runs the suite stops the suite;
+// the load never starts (exit 130), conform.json holds what ran and no case failed.
+func TestRunContractInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(bin(t), "run", "smoke", "--contract", "--no-progress", "--out", dir)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if strings.Contains(sc.Text(), "create.ids") {
+			_ = cmd.Process.Signal(syscall.SIGINT)
+			break
+		}
+	}
+	rest, _ := io.ReadAll(stderr)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v, want 130\n%s\n%s", err, strings.Join(lines, "\n"), rest)
+	}
+	if strings.Contains(string(rest), "closed-model clients") {
+		t.Errorf("the load started after the signal:\n%s", rest)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "conform.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c results.Contract
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Interrupted || c.Counts.Fail != 0 {
+		t.Errorf("conform.json: interrupted %v, counts %+v; want interrupted, no failure", c.Interrupted, c.Counts)
+	}
+}

@@ -221,21 +221,29 @@ func (r *runRequest) run() error {
 	if r.sc.Contract {
 		// A signal during the suite stops it (its cases end skipped, what it created is
 		// cancelled, conform.json is written) and the load never starts.
+		// A second signal ends the process (signal.Stop restores the default), as in
+		// conform: the suite's cleanup may wait on a target that does not answer.
 		ctx, stop := context.WithCancel(hard)
 		var interrupted atomic.Bool
-		watch := make(chan struct{})
+		watch, watched := make(chan struct{}), make(chan struct{})
 		go func() {
+			defer close(watched)
 			select {
 			case <-sig:
 				interrupted.Store(true)
-				fmt.Fprintln(r.stderr, "\ntasksim run: stopping the contract suite; the load will not start")
+				fmt.Fprintln(r.stderr, "\ntasksim run: stopping the contract suite (Ctrl-C again to stop at once); the load will not start")
+				signal.Stop(sig)
 				stop()
 			case <-watch:
 			}
 		}()
 		err := r.runContract(ctx)
 		close(watch)
+		<-watched // a signal that came as the suite ended is seen here, not lost
 		stop()
+		if interrupted.Load() && r.contract == nil {
+			return interruptedError{"the contract suite, before its first case; no load was run"}
+		}
 		if err != nil {
 			return err
 		}
