@@ -109,7 +109,7 @@ func caseCapabilities(r *run) {
 		return
 	}
 	for _, bad := range nonObjectLeaves(caps) {
-		r.fail("R1", "capabilities.tasks.%s is %s: every capability leaf is an object, {} when present (docs/RULES.md#capabilities)", bad[0], bad[1])
+		r.fail("R1", "%s is %s: capabilities.tasks and every leaf of it is an object, {} when present (docs/RULES.md#capabilities)", strings.TrimSuffix("capabilities.tasks."+bad[0], "."), bad[1])
 	}
 	tasksOn := s.init.Capabilities.Tasks.ToolCallTasks()
 	counts := map[mcp.TaskSupport]int{}
