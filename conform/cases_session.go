@@ -255,10 +255,11 @@ func caseIgnored(r *run) {
 	if s.init.Capabilities.Tasks.ToolCallTasks() {
 		r.skip("the server declares tasks for tools/call: a task parameter on a tool that forbids tasks is judged by tool.forbidden (R8)", "")
 	}
-	var tool *mcp.Tool
-	for i := range s.tools {
-		tool = &s.tools[i]
-		break
+	var tool *mcp.Tool // --tool, else the first listed
+	if s.o.Tool != "" {
+		tool = s.tool(s.o.Tool)
+	} else if len(s.tools) > 0 {
+		tool = &s.tools[0]
 	}
 	if tool == nil {
 		r.skip("the server lists no tool", "")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -176,4 +177,22 @@ func TestTenantMockPasses(t *testing.T) {
 	if res.Verdict != results.VerdictPass {
 		t.Errorf("verdict %s", res.Verdict)
 	}
+}
+
+// TestToolOnAServerWithoutTasks: --tool names the tool tasks.ignored calls on a server
+// without tasks (every tool there is "forbidden", and that is no usage error), and a tool
+// the server does not list is one.
+func TestToolOnAServerWithoutTasks(t *testing.T) {
+	res := runSuite(t, mockserver.Config{NoTasks: true}, conform.Options{Target: &loadgen.Target{}, Tool: "work_sync", Only: []string{"tasks.ignored"}})
+	if len(res.Cases) != 1 || res.Cases[0].Verdict != results.CasePass || !strings.Contains(res.Cases[0].Message, `"work_sync"`) {
+		dump(t, res)
+		t.Errorf("tasks.ignored did not pass with the tool given")
+	}
+	synctest.Test(t, func(t *testing.T) {
+		_, err := conform.Run(context.Background(), conform.Options{Target: inProcess(t, mockserver.Config{}, nil), Tool: "nope"})
+		var oe *conform.OptionError
+		if !errors.As(err, &oe) || !strings.Contains(oe.Msg, `"nope"`) {
+			t.Errorf("--tool nope: %v, want an OptionError naming it", err)
+		}
+	})
 }

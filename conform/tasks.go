@@ -55,6 +55,9 @@ func (s *suite) makePlan() plan {
 		if tool == nil {
 			return plan{optionErr: fmt.Sprintf("--tool %q: the server lists no such tool; the tools that support tasks: %s", s.o.Tool, s.toolNames(true))}
 		}
+		if !tasksOn {
+			return plan{why: "the server does not declare capabilities.tasks.requests.tools.call", enable: "a server that offers tasks for tools/call (R1)"}
+		}
 		if tool.TaskSupport() == mcp.TaskForbidden {
 			return plan{optionErr: fmt.Sprintf("--tool %q does not support tasks (taskSupport forbidden); the tools that do: %s", s.o.Tool, s.toolNames(true))}
 		}
