@@ -8,12 +8,12 @@ import (
 	"strconv"
 )
 
-// Tasks of the Tasks extension io.modelcontextprotocol/tasks (docs/RULES.md#e45–#e63). The
-// wire is flat: a created task and a polled one are Result & Task, the task's members beside
-// resultType, never nested under "task" (docs/RULES.md#ext-gap-5). tasks/get inlines what
-// the task's status calls for (E50); tasks/update and tasks/cancel are acknowledged with an
-// empty result (E58, E60). Writers are strict; readers are lenient where the rules say so
-// and report it (Quirks).
+// Tasks of the Tasks extension io.modelcontextprotocol/tasks (rules E39–E63, from
+// docs/RULES.md#e39). The wire is flat: a created task and a polled one are Result & Task,
+// the task's members beside resultType, never nested under "task"
+// (docs/RULES.md#ext-gap-5). tasks/get inlines what the task's status calls for (E50);
+// tasks/update and tasks/cancel are acknowledged with an empty result (E58, E60). Writers
+// are strict; readers are lenient where the rules say so and report it (Quirks).
 
 // DetailedTask is a task of the Tasks extension: the schema's Task (taskId, status,
 // statusMessage, createdAt, lastUpdatedAt, ttlMs, pollIntervalMs) with what a tasks/get reply
