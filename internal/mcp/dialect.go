@@ -78,20 +78,30 @@ const (
 	MethodCancelled   = "notifications/cancelled"
 )
 
-// Protocol versions tasksim knows. Only 2025-11-25 has Tasks; the older ones are negotiated
-// so that a peer pinned to them gets a session without the tasks capability.
+// Protocol versions tasksim knows. Only 2025-11-25 has Tasks in the core protocol; the older
+// ones are negotiated so that a peer pinned to them gets a session without the tasks
+// capability. 2026-07-28 is the first modern version (IsModern): it has no initialize to
+// negotiate it, every request names it in its _meta envelope (ReadRequestMeta), and Tasks are
+// the extension ExtTasks.
 const (
+	Version20260728 = "2026-07-28"
 	Version20251125 = "2025-11-25"
 	Version20250618 = "2025-06-18"
 	Version20250326 = "2025-03-26"
 	Version20241105 = "2024-11-05"
 )
 
-// KnownVersion reports whether v is a protocol version tasksim can negotiate.
+// knownVersions are the versions KnownVersion accepts, newest first.
+var knownVersions = [...]string{Version20260728, Version20251125, Version20250618, Version20250326, Version20241105}
+
+// KnownVersion reports whether v is a protocol version tasksim knows: one it negotiates
+// through initialize (2025-11-25 and older), or the modern 2026-07-28, which is never
+// negotiated that way (IsModern tells the two kinds apart).
 func KnownVersion(v string) bool {
-	switch v {
-	case Version20251125, Version20250618, Version20250326, Version20241105:
-		return true
+	for _, k := range knownVersions {
+		if v == k {
+			return true
+		}
 	}
 	return false
 }
@@ -100,7 +110,7 @@ func KnownVersion(v string) bool {
 // accepts, so that thousands of sessions share one string instead of each keeping the copy
 // decoded from its initialize exchange; any other v comes back as it is.
 func InternVersion(v string) string {
-	for _, k := range [...]string{Version20251125, Version20250618, Version20250326, Version20241105} {
+	for _, k := range knownVersions {
 		if v == k {
 			return k
 		}
@@ -108,8 +118,30 @@ func InternVersion(v string) string {
 	return v
 }
 
-// HasTasks reports whether protocol version v includes Tasks (only 2025-11-25 does).
+// HasTasks reports whether protocol version v includes Tasks in its core protocol (only
+// 2025-11-25 does; from 2026-07-28 on, Tasks are the extension ExtTasks, declared per
+// request).
 func HasTasks(v string) bool { return v == Version20251125 }
+
+// IsModern reports whether v names a modern protocol version (docs/RULES.md#eras): a date
+// version no older than 2026-07-28, whose requests each carry their version and capabilities
+// in _meta instead of relying on an initialize handshake. Versions are dates and compare as
+// strings, so a future version is modern too, whether tasksim speaks it (KnownVersion) or
+// not; a string that is no date (YYYY-MM-DD) is not.
+func IsModern(v string) bool { return isDate(v) && v >= Version20260728 }
+
+// isDate reports whether v has the shape of a protocol version: YYYY-MM-DD in digits.
+func isDate(v string) bool {
+	if len(v) != len("2006-01-02") {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (i == 4 || i == 7) != (c == '-') || (c != '-' && (c < '0' || c > '9')) {
+			return false
+		}
+	}
+	return true
+}
 
 // V20251125 is the 2025-11-25 dialect (docs/RULES.md#eras).
 type V20251125 struct{}

@@ -220,10 +220,27 @@ func TestVersions(t *testing.T) {
 			t.Errorf("%s: KnownVersion %v, HasTasks %v", v, mcp.KnownVersion(v), mcp.HasTasks(v))
 		}
 	}
-	for _, v := range []string{"2026-07-28", "", "2025-11-25 "} {
+	// 2026-07-28 is known and modern, and has Tasks only as the extension, never in its core.
+	if v := mcp.Version20260728; !mcp.KnownVersion(v) || !mcp.IsModern(v) || mcp.HasTasks(v) || mcp.InternVersion(v) != v {
+		t.Errorf("%s: KnownVersion %v, IsModern %v, HasTasks %v", v, mcp.KnownVersion(v), mcp.IsModern(v), mcp.HasTasks(v))
+	}
+	for _, v := range []string{"", "2025-11-25 ", "2026-07-27", "2027-01-01", "banana"} {
 		if mcp.KnownVersion(v) || mcp.HasTasks(v) {
 			t.Errorf("%q is known", v)
 		}
+	}
+	// Modern is a date no older than 2026-07-28, spoken by tasksim or not (docs/RULES.md#eras).
+	for v, want := range map[string]bool{
+		"2026-07-28": true, "2027-01-01": true, "2099-12-31": true,
+		"2026-07-27": false, "2025-11-25": false, "2024-11-05": false,
+		"": false, "banana": false, "2026-7-28": false, "2026-07-28 ": false, "20260728xx": false, "2026_07_28": false, "3000-01-0x": false,
+	} {
+		if got := mcp.IsModern(v); got != want {
+			t.Errorf("IsModern(%q) = %v, want %v", v, got, want)
+		}
+	}
+	if got := mcp.InternVersion(string([]byte("2026-07-28"))); got != mcp.Version20260728 {
+		t.Errorf("InternVersion(2026-07-28) = %q", got)
 	}
 }
 

@@ -379,7 +379,8 @@ var knownStrings = func() map[string]*string {
 	m := map[string]*string{}
 	for _, s := range []string{"2.0", MethodInitialize, MethodInitialized, MethodPing, MethodToolsList,
 		MethodToolsCall, MethodTasksGet, MethodTasksResult, MethodTasksList, MethodTasksCancel,
-		MethodTaskStatus, MethodElicit, MethodCancelled} {
+		MethodTaskStatus, MethodElicit, MethodCancelled,
+		MethodServerDiscover, MethodTasksUpdate, MethodSubscriptionsListen, MethodTaskNotification} {
 		m[s] = &s
 	}
 	return m

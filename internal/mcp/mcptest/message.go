@@ -96,7 +96,7 @@ func ValidateReply(method string, raw []byte) error {
 
 // ValidateReply is the package-level ValidateReply on s.
 func (s *Schema) ValidateReply(method string, raw []byte) error {
-	v, err := parse("JSONRPCResponse", raw)
+	v, err := s.parse("JSONRPCResponse", raw)
 	if err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func ValidateMessage(raw []byte) error {
 
 // ValidateMessage is the package-level ValidateMessage on s.
 func (s *Schema) ValidateMessage(raw []byte) error {
-	v, err := parse("JSONRPCMessage", raw)
+	v, err := s.parse("JSONRPCMessage", raw)
 	if err != nil {
 		return err
 	}
@@ -161,28 +161,14 @@ func (s *Schema) ValidateMessage(raw []byte) error {
 		return err
 	}
 	obj := v.(map[string]any) // every member of JSONRPCMessage is an object
-	_, hasID := obj["id"]
-	_, hasMethod := obj["method"]
-	_, hasResult := obj["result"]
-	_, hasError := obj["error"]
-	var member string
-	switch {
-	case hasMethod && (hasResult || hasError):
-		return ruleError(raw, `a request or notification carries neither "result" nor "error"`)
-	case hasMethod && hasID:
-		member = "JSONRPCRequest"
-	case hasMethod:
-		member = "JSONRPCNotification"
-	case hasResult && hasError:
-		return ruleError(raw, `a response carries "result" or "error", not both`)
-	case hasError:
-		member = "JSONRPCErrorResponse"
-	default:
-		member = "JSONRPCResultResponse"
+	member, err := shapeOf(obj, raw)
+	if err != nil {
+		return err
 	}
 	if err := s.check(member, "", v, raw); err != nil {
 		return err
 	}
+	_, hasID := obj["id"]
 	method, _ := obj["method"].(string)
 	def := messageDef(method)
 	if def == "" {
@@ -192,6 +178,30 @@ func (s *Schema) ValidateMessage(raw []byte) error {
 		return ruleError(raw, fmt.Sprintf(`%q is a notification (%s) and must not carry an "id"`, method, def))
 	}
 	return s.check(def, "", v, raw)
+}
+
+// shapeOf returns the member of the JSONRPCMessage union that the shape of obj, a message
+// the union accepted, selects: a "method" and an "id" make a request, a "method" alone a
+// notification, then "error" and "result". A shape that is none of them breaks a JSON-RPC 2.0
+// rule.
+func shapeOf(obj map[string]any, raw []byte) (string, error) {
+	_, hasID := obj["id"]
+	_, hasMethod := obj["method"]
+	_, hasResult := obj["result"]
+	_, hasError := obj["error"]
+	switch {
+	case hasMethod && (hasResult || hasError):
+		return "", ruleError(raw, `a request or notification carries neither "result" nor "error"`)
+	case hasMethod && hasID:
+		return "JSONRPCRequest", nil
+	case hasMethod:
+		return "JSONRPCNotification", nil
+	case hasResult && hasError:
+		return "", ruleError(raw, `a response carries "result" or "error", not both`)
+	case hasError:
+		return "JSONRPCErrorResponse", nil
+	}
+	return "JSONRPCResultResponse", nil
 }
 
 // ruleError reports a JSON-RPC 2.0 rule that the schema does not express.

@@ -13,18 +13,31 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// Version is the protocol revision of the embedded schema.
+// Version is the protocol revision of the schema behind New, Validate, ValidateReply and
+// ValidateMessage.
 const Version = "2025-11-25"
 
-// schemaJSON is the official schema.json of Version, unmodified (docs/RULES.md#schema gives its
-// sha256; TestEmbeddedSchemaIsTheOfficialCopy checks it).
-//
-//go:embed testdata/schema-2025-11-25.json
-var schemaJSON []byte
+// Version2026 is the protocol revision of the core schema behind New2026 and Validate2026.
+const Version2026 = "2026-07-28"
 
-// schemaURL names the embedded document inside the validator; validator output quotes it,
-// e.g. 'urn:mcp:schema-2025-11-25#/$defs/Task'.
-const schemaURL = "urn:mcp:schema-" + Version
+// ExtTasks names the schema of the Tasks extension io.modelcontextprotocol/tasks, behind
+// NewExt and ValidateExt, in errors ("of schema ext-tasks").
+const ExtTasks = "ext-tasks"
+
+// The official schema.json files, unmodified (docs/RULES.md#sources gives their sha256;
+// TestEmbeddedSchemaIsTheOfficialCopy checks them).
+var (
+	//go:embed testdata/schema-2025-11-25.json
+	schemaJSON []byte
+	//go:embed testdata/schema-2026-07-28.json
+	schema2026JSON []byte
+	//go:embed testdata/ext-tasks-schema.json
+	extJSON []byte
+)
+
+// schemaURL names an embedded document inside the validator; validator output quotes it,
+// e.g. 'urn:mcp:schema-2025-11-25#/$defs/Task' or 'urn:mcp:schema-ext-tasks#/$defs/Task'.
+func schemaURL(name string) string { return "urn:mcp:schema-" + name }
 
 // Output limits: validator output for an anyOf can run to hundreds of lines, and the
 // offending text can be a large result.
@@ -33,16 +46,32 @@ const (
 	maxInstanceBytes = 300  // start of the checked text quoted in an error
 )
 
-// Schema is the compiled official schema: every definition under $defs, compiled once.
+// Schema is one compiled official schema: every definition under $defs, compiled once.
 // Its methods are safe for concurrent use.
 type Schema struct {
+	name string // Version, Version2026 or ExtTasks
 	defs map[string]*jsonschema.Schema
 }
 
-// New compiles the embedded schema. Tests normally use the package-level functions, which
-// share one Schema compiled on first use; New is for a test that wants its own.
-func New() (*Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
+// New compiles the embedded 2025-11-25 schema. Tests normally use the package-level
+// functions, which share one Schema compiled on first use; New is for a test that wants its
+// own.
+func New() (*Schema, error) { return compile(Version, schemaJSON) }
+
+// New2026 compiles the embedded core schema of 2026-07-28, as New does 2025-11-25's.
+func New2026() (*Schema, error) { return compile(Version2026, schema2026JSON) }
+
+// NewExt compiles the embedded schema of the Tasks extension (ExtTasks). It is
+// self-contained: the core definitions it uses (Result, Error, InputRequests, ...) are
+// copies, JSON-equal to those of the 2026-07-28 schema.
+func NewExt() (*Schema, error) { return compile(ExtTasks, extJSON) }
+
+// Name returns the schema's name: Version, Version2026 or ExtTasks.
+func (s *Schema) Name() string { return s.name }
+
+// compile compiles every definition of the embedded document text under name.
+func compile(name string, text []byte) (*Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(text))
 	if err != nil {
 		return nil, fmt.Errorf("mcptest: reading embedded schema: %w", err)
 	}
@@ -55,22 +84,27 @@ func New() (*Schema, error) {
 		return nil, errors.New(`mcptest: embedded schema has no "$defs" object`)
 	}
 	c := jsonschema.NewCompiler()
-	if err := c.AddResource(schemaURL, doc); err != nil {
-		return nil, fmt.Errorf("mcptest: adding embedded schema: %w", err)
+	url := schemaURL(name)
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("mcptest: adding embedded schema %s: %w", name, err)
 	}
-	s := &Schema{defs: make(map[string]*jsonschema.Schema, len(defs))}
-	for name := range defs {
-		sch, err := c.Compile(schemaURL + "#/$defs/" + name)
+	s := &Schema{name: name, defs: make(map[string]*jsonschema.Schema, len(defs))}
+	for def := range defs {
+		sch, err := c.Compile(url + "#/$defs/" + def)
 		if err != nil {
-			return nil, fmt.Errorf("mcptest: compiling #/$defs/%s: %w", name, err)
+			return nil, fmt.Errorf("mcptest: compiling #/$defs/%s of schema %s: %w", def, name, err)
 		}
-		s.defs[name] = sch
+		s.defs[def] = sch
 	}
 	return s, nil
 }
 
-// shared is the Schema behind the package-level functions, compiled on first use.
-var shared = sync.OnceValues(New)
+// The Schemas behind the package-level functions, each compiled on first use.
+var (
+	shared     = sync.OnceValues(New)
+	shared2026 = sync.OnceValues(New2026)
+	sharedExt  = sync.OnceValues(NewExt)
+)
 
 // Defs returns the names of all definitions, sorted.
 func (s *Schema) Defs() []string {
@@ -92,14 +126,34 @@ func Validate(def string, raw []byte) error {
 	return s.Validate(def, raw)
 }
 
+// Validate2026 is Validate against the core schema of 2026-07-28, e.g. "DiscoverResult" or
+// "UnsupportedProtocolVersionError".
+func Validate2026(def string, raw []byte) error {
+	s, err := shared2026()
+	if err != nil {
+		return err
+	}
+	return s.Validate(def, raw)
+}
+
+// ValidateExt is Validate against the schema of the Tasks extension, e.g. "CreateTaskResult"
+// or "GetTaskResult" (the extension's, not 2025-11-25's).
+func ValidateExt(def string, raw []byte) error {
+	s, err := sharedExt()
+	if err != nil {
+		return err
+	}
+	return s.Validate(def, raw)
+}
+
 // Validate checks that raw is one JSON value matching #/$defs/<def>. A leading "#/$defs/"
 // on def is allowed.
 func (s *Schema) Validate(def string, raw []byte) error {
 	def = strings.TrimPrefix(def, "#/$defs/")
 	if _, ok := s.defs[def]; !ok {
-		return fmt.Errorf("mcptest: schema %s has no definition %q", Version, def)
+		return fmt.Errorf("mcptest: schema %s has no definition %q", s.name, def)
 	}
-	v, err := parse(def, raw)
+	v, err := s.parse(def, raw)
 	if err != nil {
 		return err
 	}
@@ -107,11 +161,11 @@ func (s *Schema) Validate(def string, raw []byte) error {
 }
 
 // parse reads raw as exactly one JSON value, numbers kept exact. A syntax error is reported
-// against def, the definition the caller wanted matched.
-func parse(def string, raw []byte) (any, error) {
+// against def of s, the definition the caller wanted matched.
+func (s *Schema) parse(def string, raw []byte) (any, error) {
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		return nil, &SchemaError{Def: def, Err: fmt.Errorf("not a single JSON value: %w", err), Instance: excerpt(raw)}
+		return nil, &SchemaError{Schema: s.name, Def: def, Err: fmt.Errorf("not a single JSON value: %w", err), Instance: excerpt(raw)}
 	}
 	return v, nil
 }
@@ -121,10 +175,10 @@ func parse(def string, raw []byte) (any, error) {
 func (s *Schema) check(def, at string, v any, raw []byte) error {
 	sch, ok := s.defs[def]
 	if !ok {
-		return fmt.Errorf("mcptest: schema %s has no definition %q", Version, def)
+		return fmt.Errorf("mcptest: schema %s has no definition %q", s.name, def)
 	}
 	if err := sch.Validate(v); err != nil {
-		return &SchemaError{Def: def, At: at, Err: err, Instance: excerpt(raw)}
+		return &SchemaError{Schema: s.name, Def: def, At: at, Err: err, Instance: excerpt(raw)}
 	}
 	return nil
 }
@@ -132,6 +186,13 @@ func (s *Schema) check(def, at string, v any, raw []byte) error {
 // SchemaError reports JSON text that the schema rejects, or that breaks one of the JSON-RPC
 // 2.0 rules checked on top of the schema (see the package comment).
 type SchemaError struct {
+	// Schema names the schema Def belongs to: Version, Version2026 or ExtTasks; "" when a
+	// rule failed instead.
+	Schema string
+	// Rule is the id in docs/RULES.md of the protocol rule broken, e.g. "E13", when a rule of
+	// 2026-07-28 that the schemas cannot express failed (see ValidateReply2026); "" for a
+	// failed definition or a JSON-RPC 2.0 rule.
+	Rule string
 	// Def is the definition under #/$defs that failed, e.g. "GetTaskResult"; "" when a
 	// JSON-RPC 2.0 rule failed instead.
 	Def string
@@ -155,10 +216,13 @@ func (e *SchemaError) Error() string {
 	} else {
 		fmt.Fprintf(&b, "value at %q", e.At)
 	}
-	if e.Def == "" {
+	switch {
+	case e.Def == "" && e.Rule != "":
+		fmt.Fprintf(&b, " breaks rule %s (docs/RULES.md#%s): ", e.Rule, strings.ToLower(e.Rule))
+	case e.Def == "":
 		b.WriteString(" breaks a JSON-RPC 2.0 rule: ")
-	} else {
-		fmt.Fprintf(&b, " does not match #/$defs/%s of schema %s: ", e.Def, Version)
+	default:
+		fmt.Fprintf(&b, " does not match #/$defs/%s of schema %s: ", e.Def, e.Schema)
 	}
 	b.WriteString(truncate(e.Err.Error(), maxDetailBytes))
 	b.WriteString("\n  in: ")

@@ -15,32 +15,55 @@ import (
 	"github.com/tasksim/tasksim/internal/mcp/mcptest"
 )
 
-// officialSHA256 is the digest of the official schema.json given in docs/RULES.md#schema.
-const officialSHA256 = "268a5f82ba70fd7e4b6dc4aa1e64f116f74b4d0edcb69dc046829c79dd4e97e7"
+// officialSHA256 holds the digests of the official schema.json files given in
+// docs/RULES.md#sources, by file under testdata.
+var officialSHA256 = map[string]string{
+	"schema-2025-11-25.json": "268a5f82ba70fd7e4b6dc4aa1e64f116f74b4d0edcb69dc046829c79dd4e97e7",
+	"schema-2026-07-28.json": "ef70b61f99b6d2e5e3b46863822eab08dff6a45bedc7a08914e0e5b133f40203",
+	"ext-tasks-schema.json":  "10933a5003097bbccb03d964e6a5f7a2819cc4d7a1d07e27c6765cbf5da35c5c",
+}
 
 func TestEmbeddedSchemaIsTheOfficialCopy(t *testing.T) {
-	b, err := os.ReadFile("testdata/schema-2025-11-25.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(b)
-	if got := hex.EncodeToString(sum[:]); got != officialSHA256 {
-		t.Fatalf("testdata/schema-2025-11-25.json has sha256 %s, want %s (the unmodified official copy)", got, officialSHA256)
+	for name, want := range officialSHA256 {
+		b, err := os.ReadFile("testdata/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		if got := hex.EncodeToString(sum[:]); got != want {
+			t.Errorf("testdata/%s has sha256 %s, want %s (the unmodified official copy)", name, got, want)
+		}
 	}
 }
 
 func TestNewCompilesEveryDefinition(t *testing.T) {
-	s, err := mcptest.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defs := s.Defs()
-	if len(defs) < 100 {
-		t.Fatalf("compiled %d definitions, want the whole schema (145 in 2025-11-25)", len(defs))
-	}
-	for _, want := range []string{"Task", "GetTaskResult", "CreateTaskResult", "JSONRPCMessage", "ElicitRequest", "TaskStatusNotification"} {
-		if !slices.Contains(defs, want) {
-			t.Errorf("Defs() lacks %q", want)
+	for _, tc := range []struct {
+		name  string
+		new   func() (*mcptest.Schema, error)
+		count int // definitions under $defs
+		want  []string
+	}{
+		{mcptest.Version, mcptest.New, 145, []string{"Task", "GetTaskResult", "CreateTaskResult", "JSONRPCMessage", "ElicitRequest", "TaskStatusNotification"}},
+		{mcptest.Version2026, mcptest.New2026, 155, []string{"DiscoverResult", "RequestMetaObject", "InputRequiredResult", "HeaderMismatchError",
+			"MissingRequiredClientCapabilityError", "UnsupportedProtocolVersionError", "SubscriptionsListenRequest", "JSONRPCMessage"}},
+		{mcptest.ExtTasks, mcptest.NewExt, 76, []string{"Task", "DetailedTask", "CreateTaskResult", "GetTaskResult", "UpdateTaskRequest",
+			"UpdateTaskResult", "CancelTaskResult", "TaskStatusNotification", "TasksExtensionCapability"}},
+	} {
+		s, err := tc.new()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Name() != tc.name {
+			t.Errorf("Name() = %q, want %q", s.Name(), tc.name)
+		}
+		defs := s.Defs()
+		if len(defs) != tc.count {
+			t.Errorf("schema %s: compiled %d definitions, want the whole schema (%d)", tc.name, len(defs), tc.count)
+		}
+		for _, want := range tc.want {
+			if !slices.Contains(defs, want) {
+				t.Errorf("schema %s: Defs() lacks %q", tc.name, want)
+			}
 		}
 	}
 }

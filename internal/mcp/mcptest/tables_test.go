@@ -44,6 +44,52 @@ func TestTablesNameExistingDefs(t *testing.T) {
 	}
 }
 
+// The same for the tables of the modern era, whose names may point into either schema.
+func TestTables2026NameExistingDefs(t *testing.T) {
+	m, err := sharedModern()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exists := func(def string) bool {
+		if d, ok := strings.CutPrefix(def, "ext:"); ok {
+			_, ok := m.ext.defs[d]
+			return ok
+		}
+		_, ok := m.core.defs[def]
+		return ok
+	}
+	methods := []string{
+		"server/discover", "tools/list", "tools/call", "subscriptions/listen", "tasks/get", "tasks/update",
+		"tasks/cancel", "notifications/subscriptions/acknowledged", "notifications/tasks",
+		"notifications/cancelled", "notifications/progress",
+	}
+	for _, meth := range methods {
+		defs := []string{messageDef2026(meth)}
+		if defs[0] == "" {
+			t.Errorf("messageDef2026(%q) is empty", meth)
+		}
+		for _, d := range resultDefs2026(meth) {
+			defs = append(defs, d)
+		}
+		for _, d := range defs {
+			if d != "" && !exists(d) {
+				t.Errorf("method %s: no definition %q", meth, d)
+			}
+		}
+	}
+	for _, d := range errorDefs2026 {
+		if !exists(d) {
+			t.Errorf("errorDefs2026: no definition %q", d)
+		}
+	}
+	for _, d := range []string{"JSONRPCMessage", "JSONRPCRequest", "JSONRPCNotification", "JSONRPCResponse",
+		"JSONRPCResultResponse", "JSONRPCErrorResponse", "RequestParams", "NotificationMetaObject"} {
+		if !exists(d) {
+			t.Errorf("core schema has no definition %q", d)
+		}
+	}
+}
+
 // Production code must not import mcptest (doc.go): it would embed a 174 KB schema and a
 // validator into the tasksim binary.
 func TestNotImportedByProductionCode(t *testing.T) {
