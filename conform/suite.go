@@ -291,7 +291,7 @@ func openSession(ctx context.Context, t *loadgen.Target) (*loadgen.Session, *mcp
 	if err == nil {
 		if uerr := parseInit(rep.Result, init); uerr != nil {
 			err = &loadgen.ProtocolError{Msg: "initialize result: " + uerr.Error()}
-		} else if !mcp.KnownVersion(init.ProtocolVersion) {
+		} else if !mcp.SessionVersion(init.ProtocolVersion) {
 			err = &loadgen.VersionError{Version: init.ProtocolVersion}
 		}
 	}

@@ -260,7 +260,7 @@ func (t *Target) connect(ctx context.Context, caps mcp.ClientCapabilities, keepI
 	if err := json.Unmarshal(rep.Result, init); err != nil {
 		return nil, &ProtocolError{Msg: "initialize result: " + err.Error()}
 	}
-	if !mcp.KnownVersion(init.ProtocolVersion) {
+	if !mcp.SessionVersion(init.ProtocolVersion) {
 		return nil, &VersionError{Version: init.ProtocolVersion}
 	}
 	s.id = hdr.Get("Mcp-Session-Id")

@@ -29,7 +29,7 @@ type compatCounters struct {
 
 // compatProblems reports a Protocol the server cannot speak.
 func (c Config) compatProblems() []error {
-	if c.Protocol != "" && !mcp.KnownVersion(c.Protocol) {
+	if c.Protocol != "" && !mcp.SessionVersion(c.Protocol) {
 		return []error{fmt.Errorf("protocol %q is not a version the server speaks (%s, %s, %s, %s)", c.Protocol,
 			mcp.Version20251125, mcp.Version20250618, mcp.Version20250326, mcp.Version20241105)}
 	}
@@ -49,7 +49,7 @@ func (s *Server) newestVersion() string {
 // newest), else the server's newest. Versions are dates, so they order as strings.
 func (s *Server) negotiate(requested string) string {
 	newest := s.newestVersion()
-	if mcp.KnownVersion(requested) && requested <= newest {
+	if mcp.SessionVersion(requested) && requested <= newest {
 		return mcp.InternVersion(requested) // not the copy decoded from the request
 	}
 	return newest

@@ -149,7 +149,7 @@ func (s *Server) sessionOf(r *http.Request) (*session, int, string) {
 		return nil, s.lostSession, "session not found: it is unknown or has ended; initialize again (H8)"
 	}
 	if v := r.Header.Get(headerProtocolVersion); v != "" && v != sess.version {
-		if !mcp.KnownVersion(v) {
+		if !mcp.SessionVersion(v) {
 			return nil, http.StatusBadRequest, "unsupported " + headerProtocolVersion + " " + quoteOrNone(v) + " (H3)"
 		}
 		return nil, http.StatusBadRequest, headerProtocolVersion + " " + v + " does not match the negotiated version " + sess.version + " (H3)"

@@ -106,6 +106,11 @@ func KnownVersion(v string) bool {
 	return false
 }
 
+// SessionVersion reports whether v is a version negotiated through initialize, with a
+// session: 2025-11-25 and older (never the modern 2026-07-28, which has no initialize). The
+// legacy engines, which speak only these, check answers and headers with it.
+func SessionVersion(v string) bool { return KnownVersion(v) && !IsModern(v) }
+
 // InternVersion returns v as the package's constant when it is a version KnownVersion
 // accepts, so that thousands of sessions share one string instead of each keeping the copy
 // decoded from its initialize exchange; any other v comes back as it is.

@@ -270,3 +270,16 @@ func TestRelatedTaskMeta(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionVersion: the legacy engines accept only versions negotiated through
+// initialize; 2026-07-28 is known, but never a session's.
+func TestSessionVersion(t *testing.T) {
+	for v, want := range map[string]bool{
+		mcp.Version20251125: true, mcp.Version20250618: true, mcp.Version20241105: true,
+		mcp.Version20260728: false, "2099-01-01": false, "": false,
+	} {
+		if got := mcp.SessionVersion(v); got != want {
+			t.Errorf("SessionVersion(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
