@@ -109,6 +109,12 @@ type Config struct {
 	// (2025-06-18) declares no tasks capability. Default "" = 2025-11-25.
 	Protocol string
 
+	// Protocols says which protocol eras the endpoint answers (modern.go): ProtocolsBoth,
+	// each request in its era; ProtocolsModern, 2026-07-28 with the Tasks extension only; or
+	// ProtocolsLegacy, 2025-11-25 and older with sessions only: the server as it was before
+	// the modern era. Default "" = ProtocolsLegacy (scenarios default to both).
+	Protocols Protocols
+
 	// Insecure turns on deliberately insecure modes, to prove that tasksim's isolation
 	// probes and secret detector work (insecure.go). Default none.
 	Insecure Insecure
@@ -205,6 +211,9 @@ func (c Config) Validate() error {
 	errs = append(errs, c.requestPathProblems()...)
 	errs = append(errs, c.securityProblems()...)
 	errs = append(errs, c.compatProblems()...)
+	if !c.Protocols.valid() {
+		errs = append(errs, fmt.Errorf("protocols %q is not one of %q, %q, %q", c.Protocols, ProtocolsBoth, ProtocolsModern, ProtocolsLegacy))
+	}
 	errs = append(errs, c.Backpressure.problems()...)
 	errs = append(errs, c.Downstream.problems()...)
 	errs = append(errs, faultProblems(c.Faults)...)

@@ -64,12 +64,19 @@ func (s *Server) answerElicitation(msg *mcp.Message, tenant string) {
 	if e == nil {
 		return
 	}
-	if msg.Kind == mcp.KindError {
+	s.applyAnswer(e, msg.Kind == mcp.KindError, msg.Result)
+}
+
+// applyAnswer hands the requestor's answer to e, taken out of the registry, to its task:
+// a JSON-RPC error (rpcErr), or an ElicitResult. Both eras answer through it: a response
+// POSTed to the legacy endpoint, an inputResponses entry of tasks/update (modern.go).
+func (s *Server) applyAnswer(e *elicitation, rpcErr bool, result json.RawMessage) {
+	if rpcErr {
 		e.t.answer(e, "", true)
 		return
 	}
 	var r mcp.ElicitResult
-	if err := json.Unmarshal(msg.Result, &r); err != nil {
+	if err := json.Unmarshal(result, &r); err != nil {
 		r.Action = "malformed"
 	}
 	if len(r.Content) > 0 && s.cfg.Insecure.EchoSecrets {

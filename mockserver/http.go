@@ -69,10 +69,18 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPost:
 		s.servePost(w, r, tenant)
-	case http.MethodGet:
-		s.serveGet(w, r)
-	case http.MethodDelete:
-		s.serveDelete(w, r)
+	case http.MethodGet, http.MethodDelete:
+		if s.modern.only { // E30: no GET stream and no session to end
+			w.Header().Set("Allow", "POST")
+			s.rejected(r, mcp.OpUnknown, http.StatusMethodNotAllowed)
+			httpError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed: the server speaks only protocol "+mcp.Version20260728+", which has no sessions and no GET stream (E30)")
+			return
+		}
+		if r.Method == http.MethodGet {
+			s.serveGet(w, r)
+		} else {
+			s.serveDelete(w, r)
+		}
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		s.rejected(r, mcp.OpUnknown, http.StatusMethodNotAllowed)
@@ -108,6 +116,9 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request, tenant string
 	}
 	if s.admitting && msg.Kind == mcp.KindRequest && !s.admit(r) {
 		return // stalled, and the client gave up (latency.go)
+	}
+	if s.modern.on && s.routeModern(w, r, tenant, &msg) {
+		return // a request of protocol 2026-07-28, or refused by its era's rules (modern.go)
 	}
 	if msg.Kind == mcp.KindRequest && msg.Method == mcp.MethodInitialize {
 		s.initialize(w, r, &msg)

@@ -73,7 +73,12 @@ func (s *Server) replay(c *call, key string, prev *task, prevID string) {
 	if prev != nil {
 		prev.mu.Lock()
 		if !prev.gone {
-			b := prev.appendCreateLocked(nil)
+			var b []byte
+			if c.modern != nil {
+				b = prev.appendCreateModernLocked(nil) // modern.go
+			} else {
+				b = prev.appendCreateLocked(nil)
+			}
 			prev.mu.Unlock()
 			s.replays.Add(1)
 			c.reply(b, nil)

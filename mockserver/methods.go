@@ -20,10 +20,15 @@ type call struct {
 	tenant string
 	msg    mcp.Message // by value: a pointer to servePost's message would move it to the heap
 	op     mcp.Op      // the method's op, set by dispatch: requests are counted by it (requests.go)
+	modern *modernReq  // a request of the modern era (modern.go); nil for the legacy era
 }
 
 // reply writes result (or e) as the JSON reply to c.
 func (c *call) reply(result []byte, e *mcp.Error) {
+	if c.modern != nil {
+		c.replyModern(result, e) // modern.go
+		return
+	}
 	if !c.replyLatency() {
 		return // the client gave up while the reply was delayed (latency.go)
 	}
@@ -203,10 +208,17 @@ func (s *Server) toolsCall(c *call) {
 		s.callSync(c, p.name, &plan)
 		return
 	}
+	s.createTask(c, p.name, p.args, p.ttl, &plan)
+}
+
+// createTask creates the task of a call that is served as one, in either era: rate limits,
+// the granted ttl, idempotency, admission to the executor, then the create reply, which
+// c's era writes (appendCreateLocked, or appendCreateModernLocked in modern.go).
+func (s *Server) createTask(c *call, tool string, args json.RawMessage, reqTTL optMs, plan *workPlan) {
 	if s.limits != nil && !s.allow(c, limitCreate) {
 		return // 429 (ratelimit.go)
 	}
-	ttl, expires, perr := s.grantTTL(p.ttl)
+	ttl, expires, perr := s.grantTTL(reqTTL)
 	if perr != nil {
 		c.reply(nil, perr)
 		return
@@ -220,8 +232,8 @@ func (s *Server) toolsCall(c *call) {
 	}
 	now := time.Now()
 	t := &task{
-		srv: s, id: s.newTaskID(), tool: p.name, tenant: c.tenant, owner: c.sess,
-		created: stampOf(now), updated: stampOf(now), ttl: ttl, work: plan,
+		srv: s, id: s.newTaskID(), tool: tool, tenant: c.tenant, owner: c.sess,
+		created: stampOf(now), updated: stampOf(now), ttl: ttl, work: *plan,
 		status: mcp.InitialStatus, // R13
 	}
 	// R44, R56: a granted ttl of 0 expires at once, it must not mean "kept forever"; unless
@@ -229,7 +241,7 @@ func (s *Server) toolsCall(c *call) {
 	if ttl.ok && !s.cfg.KnownBad.NeverExpire {
 		t.expires = now.Add(expires)
 	}
-	s.echoArgs(t, p.args) // echo_secrets (insecure.go)
+	s.echoArgs(t, args) // echo_secrets (insecure.go)
 
 	run, why := s.exec.admit(t) // caps, workers and queue (executor.go)
 	if why != refusedNone {
@@ -249,7 +261,12 @@ func (s *Server) toolsCall(c *call) {
 	// working here; the next tasks/get sees the outcome.
 	bp := getBuf()
 	t.mu.Lock()
-	b := t.appendCreateLocked(*bp)
+	var b []byte
+	if c.modern != nil {
+		b = t.appendCreateModernLocked(*bp)
+	} else {
+		b = t.appendCreateLocked(*bp)
+	}
 	t.mu.Unlock()
 	if run { // else it waits for a worker (executor.go)
 		t.start()

@@ -52,7 +52,8 @@ type Server struct {
 	compat   compatCounters  // compat.go
 	prom     *exporter       // prom.go: /metrics
 
-	requestPath // latency, stalls, tool profiles, pollInterval policy, the seeded RNG
+	requestPath             // latency, stalls, tool profiles, pollInterval policy, the seeded RNG
+	modern      modernState // the front end of protocol 2026-07-28 (modern.go)
 
 	exec   executor   // caps, workers and queue (executor.go, backpressure.go)
 	limits *limits    // rate limits; nil when none (ratelimit.go)
@@ -121,6 +122,7 @@ func newServer(cfg Config) (*Server, error) {
 	s.initBackpressure()
 	s.initFaults()
 	s.initKnownBad()
+	s.initModern()
 	if s.cfg.Inject {
 		s.inject = injectionText(s.cfg.Seed)
 	}

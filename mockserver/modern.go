@@ -1,0 +1,509 @@
+package mockserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+)
+
+// The modern era: protocol 2026-07-28 with the Tasks extension io.modelcontextprotocol/tasks
+// (docs/RULES.md#e1 to #e68), served on the same endpoint as the legacy era. This file is
+// its front end, and only that: it classifies each POST (docs/RULES.md#era-detection),
+// checks the modern headers and _meta envelope, and translates between the modern wire and
+// the one task core both eras share (store, executor, TTL, tenants, downstream, ledger,
+// faults). What it translates:
+//
+//	core                                   modern wire
+//	no session; tenant from the token      the same: every request is authenticated alone (E4, E67)
+//	params.task (2025-11-25)               ignored (E37): the server decides (E40)
+//	task written by appendLocked           flat DetailedTask, ttlMs/pollIntervalMs (E45, E50)
+//	failed with an isError result (R51)    completed, the result inlined (E49)
+//	failed with a JSON-RPC error           failed, the error inlined (E49)
+//	pending elicitation/create             inputRequests keyed by the elicitation's id (E50, E57)
+//	an answer posted as a JSON-RPC reply   tasks/update inputResponses (E55-E58)
+//	tasks/cancel of a terminal task -32602 an empty acknowledgement (E60, ext-gap-8)
+//
+// Which calls become tasks (E40): work_task always when the request declares the extension,
+// -32021 when it does not (E44); work always when the request declares it, else it runs
+// synchronously; work_sync never. A server with Config.NoTasks (or a Config.Protocol without
+// Tasks) does not advertise the extension and runs every call synchronously.
+//
+// The known-bad and insecure modes of the legacy era are not translated: the modern front
+// end writes its replies with the strict writers of internal/mcp.
+
+// Protocols says which eras the endpoint answers (Config.Protocols). The zero value is
+// ProtocolsLegacy, so that a Config written before the modern era keeps its server (and
+// mcp-go, which probes with server/discover first, keeps settling on 2025-11-25 with it);
+// the scenario's server.protocols defaults to both, so tasksim serve and tasksim run answer
+// both eras.
+type Protocols string
+
+const (
+	ProtocolsBoth   Protocols = "both"   // each request in its era
+	ProtocolsModern Protocols = "modern" // 2026-07-28 only: initialize -32022 (E35), GET and DELETE 405 (E30)
+	ProtocolsLegacy Protocols = "legacy" // 2025-11-25 and older only: the server as it was (also "")
+)
+
+func (p Protocols) valid() bool {
+	return p == "" || p == ProtocolsBoth || p == ProtocolsModern || p == ProtocolsLegacy
+}
+
+// modernState is the server's modern front end, made by initModern.
+type modernState struct {
+	on       bool            // modern requests are served (Protocols both or modern)
+	only     bool            // Protocols modern: legacy traffic is refused
+	versions []string        // the versions served statelessly (E9)
+	listed   []string        // server/discover's supportedVersions: the modern ones, then the legacy ones
+	info     json.RawMessage // the result _meta naming the server (E6)
+	// owners stand in for the session a legacy task belongs to: [1] for a creating request
+	// that declared form elicitation, [0] for one that did not. They are in no session
+	// table, never have a GET stream, so nothing is ever queued for them.
+	owners [2]*session
+}
+
+// modernReq is what a modern request carries besides its message.
+type modernReq struct {
+	meta mcp.RequestMeta
+}
+
+func (s *Server) initModern() {
+	m := &s.modern
+	m.on = s.cfg.Protocols == ProtocolsBoth || s.cfg.Protocols == ProtocolsModern
+	m.only = s.cfg.Protocols == ProtocolsModern
+	m.versions = []string{mcp.Version20260728}
+	m.listed = m.versions
+	if !m.only {
+		m.listed = []string{mcp.Version20260728}
+		for _, v := range []string{mcp.Version20251125, mcp.Version20250618, mcp.Version20250326, mcp.Version20241105} {
+			if v <= s.newestVersion() {
+				m.listed = append(m.listed, v)
+			}
+		}
+	}
+	m.info = mcp.ServerInfoMeta(mcp.Implementation{Name: s.cfg.ServerName, Version: s.cfg.ServerVersion})
+	for i := range m.owners {
+		m.owners[i] = &session{id: "modern", version: mcp.Version20260728, tasks: true, elicitForm: i == 1}
+	}
+}
+
+// metaVersionKey is the _meta key whose presence may make a request modern.
+var metaVersionKey = []byte(mcp.MetaProtocolVersion)
+
+// mayNameVersion reports whether params may carry a _meta protocolVersion: they hold the key
+// as it is, or an escape, which could spell it otherwise. A legacy request has neither, and
+// is told legacy by these two scans alone.
+func mayNameVersion(params []byte) bool {
+	return bytes.Contains(params, metaVersionKey) || bytes.IndexByte(params, '\\') >= 0
+}
+
+// routeModern serves msg when the modern front end must answer it and reports whether it
+// did; false hands msg to the legacy front end, unchanged. Classification follows
+// docs/RULES.md#era-detection (mcp.ClassifyRequest).
+func (s *Server) routeModern(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message) bool {
+	hdr := r.Header.Get(headerProtocolVersion)
+	if s.cfg.KnownBad.AnyVersion && r.Header.Get(headerSessionID) != "" {
+		hdr = "" // any_version: a session may have been granted any version, 2099-01-01 too (knownbad.go)
+	}
+	if msg.Kind != mcp.KindRequest {
+		if !s.modern.only && !mcp.IsModern(hdr) {
+			return false
+		}
+		s.modernMessage(w, r, msg)
+		return true
+	}
+	if !s.modern.only && !mcp.IsModern(hdr) && !mayNameVersion(msg.Params) {
+		return false // the legacy hot path
+	}
+	era, e := mcp.ClassifyRequest(msg.Method, msg.Params, hdr)
+	switch {
+	case e != nil:
+		s.modernRefuse(w, r, msg, e)
+	case era == mcp.EraModern:
+		s.serveModern(w, r, tenant, msg, hdr)
+	case !s.modern.only:
+		return false
+	case msg.Method == mcp.MethodInitialize: // E35: say which versions are served
+		var p struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		_ = json.Unmarshal(msg.Params, &p)
+		s.modernRefuse(w, r, msg, mcp.UnsupportedProtocolVersion(p.ProtocolVersion, s.modern.versions))
+	default: // a legacy request on a modern-only server: its headers or envelope refuse it (E26, E3)
+		s.serveModern(w, r, tenant, msg, hdr)
+	}
+	return true
+}
+
+// modernMessage answers a POST of a notification or a response in the modern era. A
+// notification with well-formed headers is accepted (E22); a response answers nothing, since
+// the era has no server-to-client requests (E28).
+func (s *Server) modernMessage(w http.ResponseWriter, r *http.Request, msg *mcp.Message) {
+	if msg.Kind != mcp.KindNotification {
+		s.rejected(r, mcp.OpUnknown, http.StatusBadRequest)
+		writeJSONError(w, http.StatusBadRequest, msg.ID, mcp.Errorf(mcp.CodeInvalidRequest,
+			"protocol %s has no server-to-client requests to answer (E28)", mcp.Version20260728))
+		return
+	}
+	h := s.modernHeaders(r, r.Header.Get(headerProtocolVersion))
+	if e := mcp.CheckHeaders(h, msg); e != nil {
+		s.modernRefuse(w, r, msg, e)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func (s *Server) modernHeaders(r *http.Request, version string) mcp.RequestHeaders {
+	return mcp.RequestHeaders{ProtocolVersion: version, Method: r.Header.Get(mcp.HeaderMethod), Name: r.Header.Get(mcp.HeaderName)}
+}
+
+// modernRefuse answers a modern request that never reached a method with e, over HTTP with
+// e's status (E27).
+func (s *Server) modernRefuse(w http.ResponseWriter, r *http.Request, msg *mcp.Message, e *mcp.Error) {
+	status := mcp.HTTPStatus(e.Code)
+	if status != http.StatusOK {
+		s.rejected(r, mcp.V20260728{}.Op(msg.Method), status)
+	}
+	writeJSONError(w, status, msg.ID, e)
+}
+
+// serveModern checks a modern request's headers (E24-E26), then its envelope (E3, E9), in
+// that order, so that -32020 wins over -32022 (docs/RULES.md#era-detection), and dispatches
+// it.
+func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message, hdr string) {
+	if e := mcp.CheckHeaders(s.modernHeaders(r, hdr), msg); e != nil {
+		s.modernRefuse(w, r, msg, e)
+		return
+	}
+	meta, e := mcp.ReadRequestMeta(msg.Params, s.modern.versions)
+	if e != nil {
+		s.modernRefuse(w, r, msg, e)
+		return
+	}
+	form := 0
+	if meta.ClientCapabilities.Elicitation.SupportsForm() {
+		form = 1
+	}
+	c := call{srv: s, w: w, r: r, sess: s.modern.owners[form], tenant: tenant, msg: *msg, modern: &modernReq{meta: meta}}
+	s.dispatchModern(&c)
+}
+
+// dispatchModern routes a modern request by method. What the era removed (initialize,
+// ping, tasks/result, tasks/list, E37) is as unknown as any other method: -32601, HTTP 404
+// (E27).
+func (s *Server) dispatchModern(c *call) {
+	c.op = mcp.V20260728{}.Op(c.msg.Method)
+	switch c.msg.Method {
+	case mcp.MethodServerDiscover:
+		c.reply(s.discover())
+	case mcp.MethodToolsList:
+		c.reply(s.toolsListModern())
+	case mcp.MethodToolsCall:
+		s.toolsCallModern(c)
+	case mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel:
+		if !s.tasksOn() {
+			c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "method %q is not available: the server does not offer the Tasks extension", c.msg.Method))
+			return
+		}
+		if e := c.modern.meta.RequireTasks(c.msg.Method); e != nil { // E65
+			c.reply(nil, e)
+			return
+		}
+		switch c.msg.Method {
+		case mcp.MethodTasksGet:
+			s.tasksGetModern(c)
+		case mcp.MethodTasksUpdate:
+			s.tasksUpdateModern(c)
+		default:
+			s.tasksCancelModern(c)
+		}
+	default:
+		c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "method not found: %q is not a method of protocol %s", c.msg.Method, mcp.Version20260728))
+	}
+}
+
+// replyModern is call.reply for the modern era: a result gets resultType (E11) and the
+// server's _meta (E6) when its writer did not put them in; an error gets the HTTP status of
+// its code (E27). Requests are counted as in the legacy era, a refusal with a status other
+// than 200 as an http_error.
+func (c *call) replyModern(result []byte, e *mcp.Error) {
+	if !c.replyLatency() {
+		return // the client gave up while the reply was delayed (latency.go)
+	}
+	if e != nil {
+		status := mcp.HTTPStatus(e.Code)
+		if status == http.StatusOK {
+			c.srv.requests.answered(c.op, true)
+		} else {
+			c.srv.rejected(c.r, c.op, status)
+		}
+		writeJSONError(c.w, status, c.msg.ID, e)
+		return
+	}
+	c.srv.requests.answered(c.op, false)
+	bp := getBuf()
+	b := mcp.AppendResult(*bp, c.msg.ID, c.srv.modernResult(result))
+	writeJSON(c.w, b)
+	putBuf(bp, b)
+}
+
+var resultTypeFirst = []byte(`{"resultType":`)
+
+// modernResult returns b, a result object, as the modern era writes it. The writers of
+// internal/mcp put resultType first and take the _meta: their results come back as they
+// are. Any other result (a CallToolResult of a synchronous call, a tools/list) gets
+// resultType "complete" and, when it has no _meta, the server's.
+func (s *Server) modernResult(b []byte) []byte {
+	if bytes.HasPrefix(b, resultTypeFirst) {
+		return b
+	}
+	r, err := mcp.WithResultType(b, mcp.ResultComplete)
+	if err != nil {
+		return b
+	}
+	hasMeta := false
+	mcp.EachMember(r, func(name, _ []byte) bool {
+		hasMeta = hasMeta || string(name) == "_meta"
+		return true
+	})
+	if hasMeta || len(r) < 2 || r[len(r)-1] != '}' {
+		return r
+	}
+	out := append(r[:len(r)-1:len(r)-1], `,"_meta":`...) // r is a fresh copy: WithResultType added resultType
+	out = append(out, s.modern.info...)
+	return append(out, '}')
+}
+
+// discover answers server/discover (E8): the versions served, the Tasks extension with {}
+// when the server offers tasks, and serverInfo.
+func (s *Server) discover() ([]byte, *mcp.Error) {
+	caps := mcp.ModernServerCapabilities{Tools: &mcp.ToolsCapability{}}
+	if s.tasksOn() {
+		caps.DeclareTasks()
+	}
+	instructions := "tasksim mock server: no authorization context; tasks are not bound to a requestor, task ids are 128-bit random."
+	if s.bound() {
+		instructions = "tasksim mock server: tasks are bound to the tenant of the bearer token."
+	}
+	b, err := json.Marshal(mcp.DiscoverResult{
+		SupportedVersions: s.modern.listed,
+		Capabilities:      caps,
+		Instructions:      instructions,
+		TTLMs:             60_000,
+		CacheScope:        mcp.CachePublic,
+		Meta:              s.modern.info,
+	})
+	if err != nil {
+		return nil, mcp.Errorf(mcp.CodeInternalError, "encoding server/discover: %v", err)
+	}
+	return b, nil
+}
+
+// toolsListModern lists the tools without execution.taskSupport, which the era dropped: the
+// server decides per request whether a call becomes a task (E40).
+func (s *Server) toolsListModern() ([]byte, *mcp.Error) {
+	b, err := json.Marshal(mcp.ListToolsResult{Tools: toolsWithoutTasks(toolList())})
+	if err != nil {
+		return nil, mcp.Errorf(mcp.CodeInternalError, "encoding tools: %v", err)
+	}
+	return b, nil
+}
+
+// toolsCallModern runs a call synchronously or makes it a task (E39-E46; see the top of the
+// file for which).
+func (s *Server) toolsCallModern(c *call) {
+	p, err := readCallParams(c.msg.Params) // params.go
+	if err != nil || p.name == "" {
+		why := "name is required"
+		if err != nil && len(c.msg.Params) > 0 {
+			why = err.Error()
+		}
+		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "invalid tools/call params: %s", why))
+		return
+	}
+	ts, ok := taskSupport(p.name)
+	if !ok {
+		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "unknown tool %q (tools: %s, %s, %s)", p.name, ToolWork, ToolWorkTask, ToolWorkSync))
+		return
+	}
+	declared := c.modern.meta.ClientCapabilities.DeclaresTasks()
+	if ts == mcp.TaskRequired && s.tasksOn() && !declared { // E44
+		c.reply(nil, c.modern.meta.RequireTasks("tools/call of tool "+strconv.Quote(p.name)))
+		return
+	}
+	plan, perr := s.planWork(p.name, p.args)
+	if perr != nil {
+		c.reply(nil, perr)
+		return
+	}
+	if !s.tasksOn() || !declared || ts == mcp.TaskForbidden { // E39: never a task undeclared
+		s.callSync(c, p.name, &plan)
+		return
+	}
+	s.createTask(c, p.name, p.args, optMs{}, &plan) // E37: params.task and its ttl are ignored
+}
+
+// format returns st as createdAt and lastUpdatedAt are written.
+func (st stamp) format() string {
+	return time.UnixMilli(int64(st)).UTC().Format(mcp.TimeLayout)
+}
+
+// detailedLocked returns t as a task of the extension, with the payload its status inlines
+// when payload is set (a tasks/get), without when not (a CreateTaskResult, E45). The core's
+// outcome decides the modern status (E49): a JSON-RPC error is failed, a CallToolResult,
+// isError or not, completed.
+func (t *task) detailedLocked(payload bool) mcp.DetailedTask {
+	d := mcp.DetailedTask{
+		TaskID: t.id, Status: t.status, StatusMessage: t.wireMessageLocked(),
+		CreatedAt: t.created.format(), LastUpdatedAt: t.updated.format(),
+	}
+	if t.ttl.ok {
+		ttl := t.ttl.ms
+		d.TTLMs = &ttl
+	}
+	poll := mcp.Ms(t.srv.pollInterval(t.tool).Milliseconds())
+	d.PollIntervalMs = &poll
+	switch t.status {
+	case mcp.StatusInputRequired:
+		reqs := t.inputRequestsLocked()
+		if len(reqs) == 0 {
+			d.Status = mcp.StatusWorking // an answer is being applied: nothing is asked
+		} else if payload {
+			d.InputRequests = reqs
+		}
+	case mcp.StatusCompleted, mcp.StatusFailed:
+		result, e := t.modernPayloadLocked()
+		d.Status = mcp.StatusCompleted
+		if e != nil {
+			d.Status = mcp.StatusFailed
+		}
+		if payload {
+			d.Result, d.Error = result, e
+		}
+	}
+	return d
+}
+
+// modernPayloadLocked returns what the original tools/call would have returned: the
+// CallToolResult, without the related-task _meta of 2025-11-25, or the JSON-RPC error.
+func (t *task) modernPayloadLocked() (json.RawMessage, *mcp.Error) {
+	switch t.end {
+	case endRPCError:
+		return nil, simulatedError()
+	case endDownstream:
+		return nil, downstreamError(t.statusMessage) // downstream.go
+	}
+	return t.srv.injectResult(appendToolResult(nil, &t.work, t.end, "", t.statusMessage)), nil
+}
+
+// inputKey is the key of e in inputRequests: its JSON-RPC id as text, unique across the
+// server and so over the task's life (E57).
+func inputKey(e *elicitation) string { return e.id[1 : len(e.id)-1] }
+
+// inputRequestsLocked returns the task's outstanding elicitations as input requests (E50):
+// the same form the legacy era sends as elicitation/create, without its related-task _meta.
+func (t *task) inputRequestsLocked() mcp.InputRequests {
+	var reqs mcp.InputRequests
+	for _, e := range t.pending {
+		if e.answered {
+			continue
+		}
+		if reqs == nil {
+			reqs = mcp.InputRequests{}
+		}
+		params := []byte(`{"mode":"form","message":`)
+		params = mcp.AppendString(params, "tasksim needs input for task "+t.id+" (round "+strconv.Itoa(e.round)+" of "+strconv.Itoa(t.work.rounds)+")")
+		params = append(params, `,"requestedSchema":`+elicitationSchema+`}`...)
+		reqs[inputKey(e)] = mcp.InputRequest{Method: mcp.MethodElicit, Params: params}
+	}
+	return reqs
+}
+
+// appendCreateModernLocked appends the CreateTaskResult of t (E45): flat, resultType "task",
+// no payload.
+func (t *task) appendCreateModernLocked(dst []byte) []byte {
+	d := t.detailedLocked(false)
+	b, err := mcp.AppendCreateTaskResult(dst, &d, t.srv.modern.info)
+	if err != nil { // every member is set by construction: not reached
+		return append(dst, `{"resultType":"complete"}`...)
+	}
+	return b
+}
+
+// tasksGetModern answers tasks/get with the task and what its status inlines (E50, E51),
+// never waiting. A terminal payload read here counts as fetched (orphaned tasks).
+func (s *Server) tasksGetModern(c *call) {
+	if s.limits != nil && !s.allow(c, limitGet) {
+		return // 429 (ratelimit.go)
+	}
+	t, e := s.lookupTask(c) // the caller's tenant only (E67), -32602 otherwise (E65)
+	if e != nil {
+		c.reply(nil, e)
+		return
+	}
+	t.mu.Lock()
+	d := t.detailedLocked(true)
+	if d.Result != nil || d.Error != nil {
+		t.fetched = true
+	}
+	t.mu.Unlock()
+	b, err := mcp.AppendGetTaskResult(nil, &d, s.modern.info)
+	if err != nil {
+		c.reply(nil, mcp.Errorf(mcp.CodeInternalError, "encoding task %s: %v", t.id, err))
+		return
+	}
+	c.reply(b, nil)
+}
+
+// tasksUpdateModern applies the answers of tasks/update (E55-E58): each key that names an
+// outstanding input request of the task is answered as the legacy era answers an
+// elicitation (answerElicitation); unknown and already answered keys are ignored, and a
+// partial answer leaves the task input_required. The acknowledgement is empty.
+func (s *Server) tasksUpdateModern(c *call) {
+	t, e := s.lookupTask(c)
+	if e != nil {
+		c.reply(nil, e)
+		return
+	}
+	var p struct {
+		InputResponses json.RawMessage `json:"inputResponses"`
+	}
+	var answers mcp.InputResponses
+	if err := json.Unmarshal(c.msg.Params, &p); err != nil || len(p.InputResponses) == 0 || p.InputResponses[0] != '{' ||
+		json.Unmarshal(p.InputResponses, &answers) != nil {
+		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "invalid tasks/update params: inputResponses must be an object of answers by key"))
+		return
+	}
+	for key, answer := range answers {
+		id := mcp.StringID(key).String()
+		s.elicitMu.Lock()
+		el := s.elicits[id]
+		if el != nil && el.t == t {
+			delete(s.elicits, id)
+		} else {
+			el = nil // unknown, answered, or another task's: ignored (E58)
+		}
+		s.elicitMu.Unlock()
+		if el != nil {
+			s.applyAnswer(el, false, answer)
+		}
+	}
+	c.reply(mcp.AppendEmptyResult(nil, s.modern.info), nil)
+}
+
+// tasksCancelModern cancels a task as the legacy era does and acknowledges with an empty
+// result (E60), a terminal task too (ext-gap-8): the status says whether the cancel won.
+func (s *Server) tasksCancelModern(c *call) {
+	t, e := s.lookupTask(c)
+	if e != nil {
+		c.reply(nil, e)
+		return
+	}
+	bp := getBuf()
+	b, _ := t.cancel(*bp) // a terminal task's -32602 (R26) is the legacy era's answer
+	putBuf(bp, b)
+	c.reply(mcp.AppendEmptyResult(nil, s.modern.info), nil)
+}
