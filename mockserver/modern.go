@@ -303,9 +303,16 @@ func (s *Server) discover() ([]byte, *mcp.Error) {
 }
 
 // toolsListModern lists the tools without execution.taskSupport, which the era dropped: the
-// server decides per request whether a call becomes a task (E40).
+// server decides per request whether a call becomes a task (E40). internal/mcp has no
+// writer for the era's ListToolsResult yet.
 func (s *Server) toolsListModern() ([]byte, *mcp.Error) {
-	b, err := json.Marshal(mcp.ListToolsResult{Tools: toolsWithoutTasks(toolList())})
+	// The era's ListToolsResult is cacheable, like DiscoverResult: ttlMs and cacheScope are
+	// required. The list is the same for every caller.
+	b, err := json.Marshal(struct {
+		mcp.ListToolsResult
+		TTLMs      mcp.Ms         `json:"ttlMs"`
+		CacheScope mcp.CacheScope `json:"cacheScope"`
+	}{mcp.ListToolsResult{Tools: toolsWithoutTasks(toolList())}, 60_000, mcp.CachePublic})
 	if err != nil {
 		return nil, mcp.Errorf(mcp.CodeInternalError, "encoding tools: %v", err)
 	}
