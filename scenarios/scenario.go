@@ -315,6 +315,12 @@ type Server struct {
 	// Protocol is the newest protocol version the server speaks: 2025-11-25, 2025-06-18,
 	// 2025-03-26 or 2024-11-05; only 2025-11-25 has Tasks. Default "" = 2025-11-25.
 	Protocol string `yaml:"protocol"`
+	// Protocols are the protocol eras the endpoint answers, each request classified by
+	// itself (docs/RULES.md#era-detection): "both", "modern" (2026-07-28 with the Tasks
+	// extension only) or "legacy" (2025-11-25 and older, with sessions, only). Default "":
+	// both for tasksim serve; legacy for the embedded server of tasksim run, whose load
+	// generator speaks only 2025-11-25.
+	Protocols string `yaml:"protocols"`
 
 	// KnownBad turns on deliberately broken modes of the embedded server, each breaking one
 	// rule of docs/RULES.md (mockserver/knownbad.go), so that every case of tasksim conform

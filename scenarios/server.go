@@ -244,6 +244,9 @@ func (v *validator) serverKnobs() {
 	if sv.Protocol != "" {
 		oneOf(v, "server.protocol", sv.Protocol, serverProtocols...)
 	}
+	if sv.Protocols != "" {
+		oneOf(v, "server.protocols", sv.Protocols, ServerEras...)
+	}
 	modes := KnownBadModes()
 	for i, m := range sv.KnownBad {
 		p := indexPath("server.known_bad", i)
@@ -298,6 +301,9 @@ func KnownBadModes() []KnownBadMode {
 
 // KnownBadOn reports whether known-bad mode m is on.
 func (s Server) KnownBadOn(m KnownBadMode) bool { return slices.Contains(s.KnownBad, m) }
+
+// ServerEras are the values of server.protocols: the eras the embedded server answers.
+var ServerEras = []string{"both", "modern", "legacy"}
 
 // serverProtocols are the protocol versions the embedded server can speak (server.protocol);
 // only the first has Tasks.

@@ -657,9 +657,10 @@ func serverConfig(sc *scenarios.Scenario) mockserver.Config {
 			StallProbability: ds.Stall.Probability,
 			StallDuration:    time.Duration(ds.Stall.Duration),
 		},
-		Faults:   sc.Faults.Server,
-		NoTasks:  !s.Tasks,
-		Protocol: s.Protocol,
+		Faults:    sc.Faults.Server,
+		NoTasks:   !s.Tasks,
+		Protocol:  s.Protocol,
+		Protocols: mockserver.Protocols(s.Protocols),
 	}
 	sec := sc.Security
 	cfg.Inject = sec.Inject

@@ -74,8 +74,10 @@ func parseServeFlags(args []string, _ io.Writer) (mockserver.Config, error) {
 		w := fs.Output()
 		fmt.Fprintf(w, `Usage: tasksim serve [NAME|FILE] [flags]
 
-Runs the mock MCP Tasks server (protocol 2025-11-25 unless server.protocol says otherwise)
-and prints its endpoint URL as the first line on stdout; its Prometheus metrics URL goes to
+Runs the mock MCP Tasks server, answering both protocol eras on one endpoint: 2025-11-25
+(with sessions; server.protocol caps the version) and 2026-07-28 with the Tasks extension
+io.modelcontextprotocol/tasks (stateless; each request classified by itself), unless
+--protocols says otherwise. It prints its endpoint URL as the first line on stdout; its Prometheus metrics URL goes to
 stderr. The server section of the scenario NAME or FILE configures it (a file may hold only
 a server: section; default: the built-in defaults); the flags below override it and --set
 overrides both, e.g. --set server.backpressure.workers=4. The first SIGINT or SIGTERM
@@ -97,6 +99,7 @@ value replaces that default):
 		reaper          time.Duration
 		nullTTL, notify bool
 		pageSize        int
+		protocols       string
 	)
 	def := scenarios.Default().Server // the flags show the defaults they stand for
 	fs.StringVar(&cfg.Addr, "listen", "127.0.0.1:0", "listen `ADDRESS`; port 0 picks a free port")
@@ -111,6 +114,7 @@ value replaces that default):
 	fs.StringArrayVar(&cfg.AllowedOrigins, "allow-origin", nil, "extra allowed `ORIGIN`, e.g. https://app.example (repeatable); loopback origins are always allowed")
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body", 4<<20, "largest accepted POST body, in `BYTES`; larger ones get 413")
 	fs.BoolVar(&notify, "status-notifications", def.StatusNotifications, "send notifications/tasks/status on the owning session's GET stream (server.status_notifications)")
+	fs.StringVar(&protocols, "protocols", "both", "protocol eras answered: `both` (each request in its era), modern (2026-07-28 with the Tasks extension only) or legacy (2025-11-25 and older only) (server.protocols)")
 	fs.StringArrayVar(&sets, "set", nil, "override a scenario field, `path=value` (repeatable), e.g. server.backpressure.workers=4")
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
@@ -137,6 +141,7 @@ value replaces that default):
 		{"reaper-interval", "server.reaper_interval", reaper.String()},
 		{"list-page-size", "server.list_page_size", strconv.Itoa(pageSize)},
 		{"status-notifications", "server.status_notifications", strconv.FormatBool(notify)},
+		{"protocols", "server.protocols", protocols},
 	} {
 		if !fs.Changed(f.flag) {
 			continue
@@ -169,6 +174,9 @@ value replaces that default):
 		return cfg, usageError{err}
 	}
 	scfg := serverConfig(sc)
+	if scfg.Protocols == "" {
+		scfg.Protocols = mockserver.ProtocolsBoth // serve answers both eras unless told otherwise
+	}
 	scfg.Addr, scfg.DefaultDuration = cfg.Addr, cfg.DefaultDuration
 	scfg.AllowedOrigins, scfg.MaxBodyBytes = cfg.AllowedOrigins, cfg.MaxBodyBytes
 	if err := scfg.Validate(); err != nil {

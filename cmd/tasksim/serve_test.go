@@ -218,3 +218,32 @@ func TestServeKnownBad(t *testing.T) {
 		t.Errorf("serve without known-bad modes mentions them:\n%s", stderr)
 	}
 }
+
+// TestServeProtocols: serve answers both eras unless --protocols or server.protocols says
+// otherwise; run's embedded server keeps to the legacy era; a value that is no era is a
+// usage error naming the field.
+func TestServeProtocols(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want mockserver.Protocols
+	}{
+		{nil, mockserver.ProtocolsBoth},
+		{[]string{"--protocols", "modern"}, mockserver.ProtocolsModern},
+		{[]string{"--protocols", "legacy"}, mockserver.ProtocolsLegacy},
+		{[]string{"--set", "server.protocols=modern"}, mockserver.ProtocolsModern},
+		{[]string{"--protocols", "modern", "--set", "server.protocols=both"}, mockserver.ProtocolsBoth},
+	} {
+		cfg, err := parseServeFlags(tc.args, io.Discard)
+		if err != nil || cfg.Protocols != tc.want {
+			t.Errorf("parseServeFlags(%q): Protocols %q, %v; want %q", tc.args, cfg.Protocols, err, tc.want)
+		}
+	}
+	if got := serverConfig(scenarios.Default()).Protocols; got != "" {
+		t.Errorf("run's embedded server: Protocols %q, want \"\" (legacy)", got)
+	}
+	_, err := parseServeFlags([]string{"--protocols", "newest"}, io.Discard)
+	var ue usageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `--protocols: server.protocols: must be one of both, modern, legacy, got "newest"`) {
+		t.Errorf("--protocols newest: %v", err)
+	}
+}
