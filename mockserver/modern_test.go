@@ -623,3 +623,16 @@ func TestE38OneStore(t *testing.T) {
 		}
 	})
 }
+
+// TestEraKnownBadAnyVersion: with any_version a session may hold a version that looks
+// modern (2099-01-01); its requests, which carry it in MCP-Protocol-Version, stay in the
+// legacy era on a server of both eras, as on a legacy-only one.
+func TestEraKnownBadAnyVersion(t *testing.T) {
+	h := modernServer(t, mockserver.Config{KnownBad: mockserver.KnownBad{AnyVersion: true}})
+	c := h.connect(withVersion("2099-01-01"))
+	if c.version != "2099-01-01" {
+		t.Fatalf("version %q", c.version)
+	}
+	rulePing(t, c)
+	ruleCreate(t, c, mockserver.ToolWork, map[string]any{"duration_ms": 0}, nil)
+}
