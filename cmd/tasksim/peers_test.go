@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tasksim/tasksim/internal/peers"
 	"github.com/tasksim/tasksim/results"
@@ -262,5 +263,55 @@ func wantNoErrors(t *testing.T, sum *results.Summary) {
 		if r.Errors != 0 {
 			t.Errorf("%s: %d errors of %d: %+v", method, r.Errors, r.Count, r)
 		}
+	}
+}
+
+// TestPeerExtTasksRequester: the official requester, @modelcontextprotocol/ext-tasks 0.2.2
+// on @modelcontextprotocol/client 2.4.0 (internal/peers/testdata/ext-tasks-requester.mjs),
+// drives `tasksim serve` through the task lifecycle in the era the client negotiates:
+// 2026-07-28 against a server of both eras or of the modern one only (server/discover,
+// a task created by the server, tasks/get with the result or error inline, input through
+// tasks/update), 2025-11-25 against a legacy-only one (initialize, tasks/result,
+// elicitation on its stream). A tool result with isError is a completed task in the
+// modern era (E49) and a failed one in the legacy era (R51).
+func TestPeerExtTasksRequester(t *testing.T) {
+	type call struct {
+		args         string
+		status       string // the requester's outcome
+		modernStatus string // when the modern era differs
+		inputs       int
+	}
+	calls := []call{
+		{args: `{"duration_ms":200}`, status: "completed"},
+		{args: `{"duration_ms":200,"outcome":"error"}`, status: "failed"},
+		{args: `{"duration_ms":200,"outcome":"failed"}`, status: "failed", modernStatus: "completed"},
+		{args: `{"duration_ms":200,"input_rounds":2}`, status: "completed", inputs: 2},
+	}
+	for _, tc := range []struct{ protocols, era string }{{"both", "modern"}, {"modern", "modern"}, {"legacy", "legacy"}} {
+		t.Run(tc.protocols, func(t *testing.T) {
+			url := startServe(t, "--protocols", tc.protocols, "--poll-interval", "100ms")
+			for _, c := range calls {
+				out, err := peers.Run(t, time.Minute, "ext-tasks-requester.mjs", url, "work_task", c.args)
+				var got struct {
+					Era     string `json:"era"`
+					Inputs  int    `json:"inputs"`
+					Error   string `json:"error"`
+					Outcome struct {
+						Status string `json:"status"`
+					} `json:"outcome"`
+				}
+				if jerr := json.Unmarshal(out, &got); jerr != nil || err != nil {
+					t.Fatalf("%s: %v / %v: %s", c.args, err, jerr, out)
+				}
+				want := c.status
+				if tc.era == "modern" && c.modernStatus != "" {
+					want = c.modernStatus
+				}
+				if got.Era != tc.era || got.Outcome.Status != want || got.Inputs != c.inputs {
+					t.Errorf("%s: era %q, outcome %q, inputs %d; want %q, %q, %d (%s)", c.args, got.Era, got.Outcome.Status,
+						got.Inputs, tc.era, want, c.inputs, got.Error)
+				}
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package peers
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -218,4 +219,27 @@ func (l *lineLog) flush() {
 		l.line(string(l.partial))
 		l.partial = nil
 	}
+}
+
+// Run runs the Node.js program script (a file of Dir) with args, for at most timeout, and
+// returns what it wrote on stdout and how it ended; its stderr goes to t.Log line by line.
+// It is for peers that are clients (such as ext-tasks-requester.mjs), which run once
+// against a URL the test gives them. Like Start, it skips the test, or fails it under
+// TASKSIM_REQUIRE_NODE=1, when Node.js or the npm packages are missing.
+func Run(t testing.TB, timeout time.Duration, script string, args ...string) ([]byte, error) {
+	t.Helper()
+	dir := Dir()
+	if why := Missing(dir); why != "" {
+		unavailable(t, why)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", append([]string{script}, args...)...)
+	cmd.Dir = dir
+	stderr := &lineLog{t: t, prefix: script + ": "}
+	cmd.Stderr = stderr
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.Output()
+	stderr.flush()
+	return out, err
 }
