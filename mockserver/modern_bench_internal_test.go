@@ -11,8 +11,9 @@ import (
 // BenchmarkHandlerEras measures the legacy hot path on a server that answers both eras
 // (Protocols both, tasksim serve's default), beside BenchmarkHandler's legacy-only server:
 // each legacy request pays the era test of routeModern (a header test and two scans of its
-// params). modern_tasks_get is a modern tasks/get of a working task, for comparison: it
-// reads the whole _meta envelope and checks the headers on every request.
+// params). modern_tasks_get is a modern tasks/get of a working task, for comparison: its
+// envelope, headers and taskId are read by the fast scan (mcp.ScanModernRequest) and the
+// task written in place (appendGetModernLocked).
 //
 //	go test -run '^$' -bench 'HandlerEras' ./mockserver/
 func BenchmarkHandlerEras(b *testing.B) {
