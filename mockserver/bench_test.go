@@ -64,7 +64,13 @@ const loopConc = looplimit.Conc
 // headers and the tasks/get body for that task (the same length as loopBody).
 func startMock(tb testing.TB) (url string, header http.Header, body []byte) {
 	tb.Helper()
-	srv, err := mockserver.NewServer(mockserver.Config{})
+	return startMockWith(tb, mockserver.Config{})
+}
+
+// startMockWith is startMock on a server configured by cfg.
+func startMockWith(tb testing.TB, cfg mockserver.Config) (url string, header http.Header, body []byte) {
+	tb.Helper()
+	srv, err := mockserver.NewServer(cfg)
 	if err != nil {
 		tb.Fatalf("NewServer: %v", err)
 	}
@@ -170,14 +176,76 @@ func BenchmarkTasksGetVsLoopLimit(b *testing.B) {
 	looplimit.Compare(b, ours.Do, ll.Do)
 }
 
-// TestPollerAgainstMock checks the benchmark's plumbing once (not its speed): a session is
-// opened, the task is found, and both servers answer 200 to the poller.
+// modernGet returns the modern tasks/get of the task legacyBody reads (E38: a task is read in
+// either era), as a client of the Tasks extension sends it: the _meta envelope declaring the
+// extension, and the three headers (E24). Its body is longer than the legacy one: the
+// envelope is the era's.
+func modernGet(tb testing.TB, url string, legacyBody []byte) (header http.Header, body []byte) {
+	tb.Helper()
+	var req struct {
+		Params struct {
+			TaskID string `json:"taskId"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(legacyBody, &req); err != nil || req.Params.TaskID == "" {
+		tb.Fatalf("no taskId in %s", legacyBody)
+	}
+	id := req.Params.TaskID
+	body = []byte(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"` + id + `","_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`)
+	header = http.Header{}
+	header.Set("Mcp-Protocol-Version", "2026-07-28")
+	header.Set("Mcp-Method", "tasks/get")
+	header.Set("Mcp-Name", id)
+	req2, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req2.Header = header.Clone()
+	req2.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req2)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(b, []byte(`"resultType":"complete","taskId":"`+id+`","status":"working"`)) {
+		tb.Fatalf("modern tasks/get: HTTP %d %s", resp.StatusCode, b)
+	}
+	return header, body
+}
+
+// BenchmarkTasksGetErasVsLoopLimit polls one working task with tasks/get over loopback in
+// both eras, on one server that answers both (tasksim serve's default), with looplimit's
+// client. Each sub-benchmark is a looplimit.Compare in one run:
+//
+//	legacy: 2025-11-25 (session headers) against looplimit: ratio = legacy/looplimit
+//	modern: 2026-07-28 with the Tasks extension against looplimit: ratio = modern/looplimit
+//	modern_vs_legacy: modern against legacy (legacy-req/s, legacy-allocs/req): ratio =
+//	  modern/legacy, the figure the era requirement (within 10%) is judged by
+//
+//	go test -run '^$' -bench TasksGetErasVsLoopLimit -benchtime 3s -count 3 ./mockserver/
+func BenchmarkTasksGetErasVsLoopLimit(b *testing.B) {
+	url, h, body := startMockWith(b, mockserver.Config{Protocols: mockserver.ProtocolsBoth})
+	mh, mbody := modernGet(b, url, body)
+	legacy, modern := newPoller(b, url, body, h), newPoller(b, url, mbody, mh)
+	ll := newPoller(b, startLoopLimit(b), looplimit.Body(), nil)
+	for _, p := range []*poller{legacy, modern, ll} {
+		p.warm(b)
+	}
+	b.Run("legacy", func(b *testing.B) { looplimit.Compare(b, legacy.Do, ll.Do) })
+	b.Run("modern", func(b *testing.B) { looplimit.Compare(b, modern.Do, ll.Do) })
+	b.Run("modern_vs_legacy", func(b *testing.B) { looplimit.CompareWith(b, modern.Do, legacy.Do, "legacy") })
+}
+
+// TestPollerAgainstMock checks the benchmarks' plumbing once (not their speed): a session is
+// opened, the task is found, and every server answers 200 to the poller, in both eras.
 func TestPollerAgainstMock(t *testing.T) {
 	url, h, body := startMock(t)
 	if len(body) != len(looplimit.Body()) {
 		t.Errorf("tasks/get body is %d bytes, looplimit's is %d", len(body), len(looplimit.Body()))
 	}
-	for _, p := range []*poller{newPoller(t, url, body, h), newPoller(t, startLoopLimit(t), looplimit.Body(), nil)} {
+	url2, h2, body2 := startMockWith(t, mockserver.Config{Protocols: mockserver.ProtocolsBoth})
+	mh, mbody := modernGet(t, url2, body2)
+	for _, p := range []*poller{newPoller(t, url, body, h), newPoller(t, startLoopLimit(t), looplimit.Body(), nil),
+		newPoller(t, url2, body2, h2), newPoller(t, url2, mbody, mh)} {
 		if _, err := p.run(2 * loopConc); err != nil {
 			t.Fatal(err)
 		}

@@ -74,7 +74,7 @@ func (s *Server) replay(c *call, key string, prev *task, prevID string) {
 		prev.mu.Lock()
 		if !prev.gone {
 			var b []byte
-			if c.modern != nil {
+			if c.modern.on {
 				b = prev.appendCreateModernLocked(nil) // modern.go
 			} else {
 				b = prev.appendCreateLocked(nil)

@@ -20,12 +20,12 @@ type call struct {
 	tenant string
 	msg    mcp.Message // by value: a pointer to servePost's message would move it to the heap
 	op     mcp.Op      // the method's op, set by dispatch: requests are counted by it (requests.go)
-	modern *modernReq  // a request of the modern era (modern.go); nil for the legacy era
+	modern modernReq   // a request of the modern era when modern.on (modern.go); by value, as msg
 }
 
 // reply writes result (or e) as the JSON reply to c.
 func (c *call) reply(result []byte, e *mcp.Error) {
-	if c.modern != nil {
+	if c.modern.on {
 		c.replyModern(result, e) // modern.go
 		return
 	}
@@ -262,7 +262,7 @@ func (s *Server) createTask(c *call, tool string, args json.RawMessage, reqTTL o
 	bp := getBuf()
 	t.mu.Lock()
 	var b []byte
-	if c.modern != nil {
+	if c.modern.on {
 		b = t.appendCreateModernLocked(*bp)
 	} else {
 		b = t.appendCreateLocked(*bp)
@@ -335,6 +335,9 @@ func (s *Server) callSync(c *call, tool string, p *workPlan) {
 // taskParam decodes {"taskId": ...}; related-task _meta on the request is ignored (R32).
 // The id is a span of the request when the params are plain (params.go).
 func taskParam(c *call) ([]byte, *mcp.Error) {
+	if c.modern.on && c.modern.taskID != nil {
+		return c.modern.taskID, nil // read by the fast scan (modern.go), as readTaskID reads it
+	}
 	id, ok := readTaskID(c.msg.Params)
 	if !ok {
 		var p mcp.TaskIDParams

@@ -63,11 +63,29 @@ type modernState struct {
 	// that declared form elicitation, [0] for one that did not. They are in no session
 	// table, never have a GET stream, so nothing is ever queued for them.
 	owners [2]*session
+	// fullOnly turns the fast scan off (mcp.ScanModernRequest): every request goes through
+	// the full readers. Tests set it to compare the two.
+	fullOnly bool
 }
 
-// modernReq is what a modern request carries besides its message.
+// modernReq is what a modern request carries besides its message: what its _meta envelope
+// says (mcp.ReadRequestMeta, or mcp.ScanModernRequest for the common request).
 type modernReq struct {
-	meta mcp.RequestMeta
+	on    bool // the request is of the modern era
+	tasks bool // it declares the Tasks extension (E39)
+	form  bool // it declares form elicitation
+	// taskID is params.taskId of a tasks/* request the fast scan read, a span of the
+	// params; nil otherwise (taskParam reads it).
+	taskID []byte
+}
+
+// requireTasks is mcp.RequestMeta.RequireTasks for this request.
+func (m *modernReq) requireTasks(method string) *mcp.Error {
+	if m.tasks {
+		return nil
+	}
+	var undeclared mcp.RequestMeta
+	return undeclared.RequireTasks(method)
 }
 
 func (s *Server) initModern() {
@@ -117,6 +135,16 @@ func (s *Server) routeModern(w http.ResponseWriter, r *http.Request, tenant stri
 	}
 	if !s.modern.only && !mcp.IsModern(hdr) && !mayNameVersion(msg.Params) {
 		return false // the legacy hot path
+	}
+	if mcp.IsModern(hdr) && !s.modern.fullOnly { // the modern hot path: a modern request names its version in the header too
+		if sum, ok := mcp.ScanModernRequest(msg, s.modernHeaders(r, hdr), s.modern.versions); ok {
+			mr := modernReq{on: true, tasks: sum.DeclaresTasks, form: sum.SupportsForm}
+			if mcp.NameParam(msg.Method) == "taskId" {
+				mr.taskID = sum.Name
+			}
+			s.dispatchModernReq(w, r, tenant, msg, &mr)
+			return true
+		}
 	}
 	era, e := mcp.ClassifyRequest(msg.Method, msg.Params, hdr)
 	switch {
@@ -183,11 +211,18 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, tenant stri
 		s.modernRefuse(w, r, msg, e)
 		return
 	}
+	mr := modernReq{on: true, tasks: meta.ClientCapabilities.DeclaresTasks(), form: meta.ClientCapabilities.Elicitation.SupportsForm()}
+	s.dispatchModernReq(w, r, tenant, msg, &mr)
+}
+
+// dispatchModernReq serves msg, a modern request whose headers and envelope passed, as mr
+// says.
+func (s *Server) dispatchModernReq(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message, mr *modernReq) {
 	form := 0
-	if meta.ClientCapabilities.Elicitation.SupportsForm() {
+	if mr.form {
 		form = 1
 	}
-	c := call{srv: s, w: w, r: r, sess: s.modern.owners[form], tenant: tenant, msg: *msg, modern: &modernReq{meta: meta}}
+	c := call{srv: s, w: w, r: r, sess: s.modern.owners[form], tenant: tenant, msg: *msg, modern: *mr}
 	s.dispatchModern(&c)
 }
 
@@ -208,7 +243,7 @@ func (s *Server) dispatchModern(c *call) {
 			c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "method %q is not available: the server does not offer the Tasks extension", c.msg.Method))
 			return
 		}
-		if e := c.modern.meta.RequireTasks(c.msg.Method); e != nil { // E65
+		if e := c.modern.requireTasks(c.msg.Method); e != nil { // E65
 			c.reply(nil, e)
 			return
 		}
@@ -336,9 +371,9 @@ func (s *Server) toolsCallModern(c *call) {
 		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "unknown tool %q (tools: %s, %s, %s)", p.name, ToolWork, ToolWorkTask, ToolWorkSync))
 		return
 	}
-	declared := c.modern.meta.ClientCapabilities.DeclaresTasks()
+	declared := c.modern.tasks
 	if ts == mcp.TaskRequired && s.tasksOn() && !declared { // E44
-		c.reply(nil, c.modern.meta.RequireTasks("tools/call of tool "+strconv.Quote(p.name)))
+		c.reply(nil, c.modern.requireTasks("tools/call of tool "+strconv.Quote(p.name)))
 		return
 	}
 	plan, perr := s.planWork(p.name, p.args)
@@ -451,8 +486,16 @@ func (s *Server) tasksGetModern(c *call) {
 		c.reply(nil, e)
 		return
 	}
+	bp := getBuf()
 	t.mu.Lock()
-	d := t.detailedLocked(true)
+	if b, ok := t.appendGetModernLocked(*bp); ok {
+		t.mu.Unlock()
+		c.reply(b, nil)
+		putBuf(bp, b)
+		return
+	}
+	putBuf(bp, *bp)
+	d := t.detailedLocked(true) // a payload to inline: the strict writer
 	if d.Result != nil || d.Error != nil {
 		t.fetched = true
 	}
@@ -463,6 +506,51 @@ func (s *Server) tasksGetModern(c *call) {
 		return
 	}
 	c.reply(b, nil)
+}
+
+// appendGetModernLocked appends t's tasks/get result as mcp.AppendGetTaskResult writes
+// detailedLocked(true) with the server's _meta (TestModernTaskWireMatchesStrictWriter), for a
+// task whose status inlines nothing: working, cancelled, or input_required with nothing left
+// to ask. It takes the times and the ttl from the stored numbers, as appendLocked does, and
+// builds no mcp.DetailedTask. ok is false, and dst returned as it was, for a task with a
+// payload (input requests, a result or an error), which the strict writer writes.
+func (t *task) appendGetModernLocked(dst []byte) (b []byte, ok bool) {
+	status := t.status
+	switch status {
+	case mcp.StatusCompleted, mcp.StatusFailed:
+		return dst, false
+	case mcp.StatusInputRequired:
+		for _, e := range t.pending {
+			if !e.answered {
+				return dst, false
+			}
+		}
+		status = mcp.StatusWorking // an answer is being applied: nothing is asked (detailedLocked)
+	}
+	poll := t.srv.pollInterval(t.tool).Milliseconds()
+	if t.id == "" || !status.Valid() || poll < 0 || (t.ttl.ok && t.ttl.ms < 0) {
+		return dst, false // what Check refuses: the strict writer says so
+	}
+	b = append(dst, `{"resultType":"complete","taskId":`...)
+	b = mcp.AppendString(b, t.id)
+	b = append(b, `,"status":"`...)
+	b = append(b, status.String()...)
+	b = append(b, '"')
+	if msg := t.wireMessageLocked(); msg != "" {
+		b = append(b, `,"statusMessage":`...)
+		b = mcp.AppendString(b, msg)
+	}
+	b = append(b, `,"createdAt":`...)
+	b = t.created.appendJSON(b)
+	b = append(b, `,"lastUpdatedAt":`...)
+	b = t.updated.appendJSON(b)
+	b = append(b, `,"ttlMs":`...)
+	b = t.ttl.appendJSON(b) // null when unlimited
+	b = append(b, `,"pollIntervalMs":`...)
+	b = strconv.AppendInt(b, poll, 10)
+	b = append(b, `,"_meta":`...)
+	b = append(b, t.srv.modern.info...) // compact: mcp.ServerInfoMeta wrote it
+	return append(b, '}'), true
 }
 
 // tasksUpdateModern applies the answers of tasks/update (E55-E58): each key that names an

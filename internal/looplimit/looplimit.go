@@ -123,10 +123,16 @@ func Round(n int, do func() error) (time.Duration, error) {
 // looplimit-req/s over all rounds, and allocs/req and looplimit-allocs/req (client and
 // server together, as they share the process). Warm both sides before calling it.
 func Compare(b *testing.B, ours, ceiling func() error) {
+	CompareWith(b, ours, ceiling, "looplimit")
+}
+
+// CompareWith is Compare against another reference than the ceiling, named ref in the
+// metrics: ref-req/s, ref-allocs/req; "ratio" is then ours' throughput over ref's.
+func CompareWith(b *testing.B, ours, ceiling func() error, ref string) {
 	const pairRound = 4 * Conc
 	pairs := max(1, b.N/pairRound)
 	sides := [2]func() error{ours, ceiling}
-	names := [2]string{"ours", "looplimit"}
+	names := [2]string{"ours", ref}
 	var (
 		took   [2]time.Duration
 		allocs [2]uint64
@@ -168,7 +174,7 @@ func Compare(b *testing.B, ours, ceiling func() error) {
 	}
 	b.ReportMetric(median, "ratio")
 	b.ReportMetric(float64(b.N)/took[0].Seconds(), "req/s")
-	b.ReportMetric(float64(b.N)/took[1].Seconds(), "looplimit-req/s")
+	b.ReportMetric(float64(b.N)/took[1].Seconds(), ref+"-req/s")
 	b.ReportMetric(float64(allocs[0])/float64(b.N), "allocs/req")
-	b.ReportMetric(float64(allocs[1])/float64(b.N), "looplimit-allocs/req")
+	b.ReportMetric(float64(allocs[1])/float64(b.N), ref+"-allocs/req")
 }
