@@ -425,6 +425,13 @@ func (s *Session) do(ctx context.Context, method string, params []byte, h Server
 		resp.Body.Close() // unread: the connection is dropped, not returned to the pool
 		return Reply{}, resp.Header, &TransportError{Op: method, Err: ErrCut}
 	}
+	return s.readReply(ctx, resp, id, method, h, cut)
+}
+
+// readReply reads the reply to request id, then drains or drops the body: a status other
+// than 200 is an error (statusError), a JSON or SSE body the reply (H4). The modern era's
+// requests (modern.go) read theirs with it too, on a Session of no session.
+func (s *Session) readReply(ctx context.Context, resp *http.Response, id mcp.ID, method string, h ServerHandler, cut Cut) (Reply, http.Header, error) {
 	if resp.StatusCode != http.StatusOK {
 		defer drain(resp.Body)
 		return Reply{}, resp.Header, statusError(resp, s.id != "" && method != mcp.MethodInitialize)
