@@ -177,22 +177,30 @@ type ProbeOptions struct {
 	Args map[string]any
 	// NoGetStream skips the GET stream check (H6). Default false: checked.
 	NoGetStream bool
+	// Legacy describes the target in 2025-11-25 whatever era it was found to speak (the
+	// era found is still recorded: Eras, EraDetection): what a run needs, whose virtual
+	// clients speak only 2025-11-25. Default false: a modern-only target is described in
+	// 2026-07-28.
+	Legacy bool
 }
 
 // sessionCheckTimeout bounds each session check (GET, DELETE): a target that does not
 // answer them is reported, not waited for.
 const sessionCheckTimeout = 5 * time.Second
 
-// Probe reads the target's capability manifest for tool: see ProbeWith.
+// Probe reads the target's capability manifest for tool, the tool a run calls, in
+// 2025-11-25, the era a run speaks (ProbeOptions.Legacy): see ProbeWith. Against a
+// modern-only target it fails as initialize does; RequireLegacy says why more plainly.
 func Probe(ctx context.Context, t *Target, tool string) (*Manifest, error) {
-	return ProbeWith(ctx, t, ProbeOptions{Tool: tool})
+	return ProbeWith(ctx, t, ProbeOptions{Tool: tool, Legacy: true})
 }
 
 // ProbeWith reads the target's capability manifest. It first tells the target's era
 // (Target.Era: server/discover, docs/RULES.md#e32, unless Target.Protocol pins it), then
 // describes the era it will speak: 2026-07-28 when the target is modern and its
-// server/discover lists no session version, or when Target.Protocol pins it (probeModern);
-// 2025-11-25 otherwise, so that a target serving both eras is described as run, sweep and
+// server/discover lists no session version (or a modern error answered it), or when
+// Target.Protocol pins it (probeModern); 2025-11-25 otherwise, or whatever the era with
+// ProbeOptions.Legacy, so that a target serving both eras is described as run, sweep and
 // conform speak to it (Manifest.Eras lists both).
 //
 // In 2025-11-25, on a session of its own: initialize (protocol version, serverInfo,
@@ -206,7 +214,7 @@ func ProbeWith(ctx context.Context, t *Target, o ProbeOptions) (*Manifest, error
 	if err != nil {
 		return nil, err
 	}
-	if era.Modern() && (era.Pinned || !era.ServesLegacy() || era.Supported == nil) {
+	if era.Modern() && !o.Legacy && (era.Pinned || !era.ServesLegacy() || era.Supported == nil) {
 		return probeModern(ctx, t, o, era)
 	}
 	m, err := probeLegacy(ctx, t, o)
