@@ -122,6 +122,11 @@ Flags:
 	defer cancel()
 	m, err := loadgen.ProbeWith(ctx, t, opts)
 	if err != nil {
+		var me *loadgen.ModernOnlyError
+		if errors.As(err, &me) && protocol == loadgen.ProtocolLegacy {
+			err = fmt.Errorf("%w (leave out --protocol %s, or give --protocol %s, to describe it in %s)", err,
+				loadgen.ProtocolLegacy, loadgen.ProtocolModern, loadgen.ProtocolModern)
+		}
 		return errors.New(redactKnown(err.Error())) // exit 1: the reason, never a token
 	}
 	if !createTask {

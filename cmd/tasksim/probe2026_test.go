@@ -70,6 +70,10 @@ func TestProbeModernOnly(t *testing.T) {
 	if n := m.notes(); !strings.Contains(n, `one task of "work" was created`) || !strings.Contains(n, "the task was cancelled") {
 		t.Errorf("notes %q: want the task created and cancelled", n)
 	}
+	if _, errOut, code := tasksim(t, "probe", "--target", url, "--protocol", "2025-11-25"); code != 1 ||
+		!strings.Contains(errOut, "initialize was refused with -32022") || !strings.Contains(errOut, "leave out --protocol 2025-11-25") {
+		t.Errorf("--protocol 2025-11-25 against 2026-07-28 only: exit %d, stderr %q; want 1, the refused initialize and the way out", code, errOut)
+	}
 	m, _ = probeEra(t, "--target", url, "--create-task", "--tool", "work_sync")
 	if n := m.notes(); m.PollIntervalMs != nil || !strings.Contains(n, "answered synchronously") {
 		t.Errorf("--tool work_sync: poll_interval_ms %v notes %q, want the synchronous answer noted", m.PollIntervalMs, n)
