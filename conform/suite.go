@@ -266,7 +266,17 @@ func declared(v json.RawMessage) bool {
 
 // open opens the suite's session by hand (initialize, notifications/initialized), keeping
 // the initialize result as sent for the capability checks.
+//
+// A target that speaks only 2026-07-28 is told so first (loadgen.Target.RequireLegacy:
+// server/discover, docs/RULES.md#e32): the suite checks rules of 2025-11-25, and its
+// initialize would only be refused.
 func (s *suite) open(ctx context.Context) error {
+	dctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	err := s.t.RequireLegacy(dctx)
+	cancel()
+	if err != nil {
+		return err
+	}
 	sess, init, raw, err := openSession(ctx, s.t)
 	if err != nil {
 		return err

@@ -31,10 +31,15 @@ type Target struct {
 	Client *http.Client
 	// Dialect speaks the wire protocol; V20251125 when nil.
 	Dialect mcp.Dialect
-	// ClientInfo is sent in initialize.
+	// ClientInfo is sent in initialize, and in the _meta of modern requests (E2).
 	ClientInfo mcp.Implementation
+	// Protocol pins the era tasksim speaks with the target: ProtocolAuto ("") detects it
+	// (Era, docs/RULES.md#e32), ProtocolLegacy (2025-11-25) and ProtocolModern (2026-07-28)
+	// skip the detection. A run's virtual clients speak 2025-11-25 whatever it says.
+	Protocol string
 
-	u *url.URL // URL parsed, filled in by New for the run; nil = parse per request
+	u   *url.URL  // URL parsed, filled in by New for the run; nil = parse per request
+	era *eraCache // the era found (Era); nil until the first detection
 }
 
 // NewHTTPClient returns a client whose keep-alive pool holds up to conns idle connections,
@@ -425,6 +430,13 @@ func (s *Session) do(ctx context.Context, method string, params []byte, h Server
 		resp.Body.Close() // unread: the connection is dropped, not returned to the pool
 		return Reply{}, resp.Header, &TransportError{Op: method, Err: ErrCut}
 	}
+	return s.readReply(ctx, resp, id, method, h, cut)
+}
+
+// readReply reads the reply to request id, then drains or drops the body: a status other
+// than 200 is an error (statusError), a JSON or SSE body the reply (H4). The modern era's
+// requests (modern.go) read theirs with it too, on a Session of no session.
+func (s *Session) readReply(ctx context.Context, resp *http.Response, id mcp.ID, method string, h ServerHandler, cut Cut) (Reply, http.Header, error) {
 	if resp.StatusCode != http.StatusOK {
 		defer drain(resp.Body)
 		return Reply{}, resp.Header, statusError(resp, s.id != "" && method != mcp.MethodInitialize)

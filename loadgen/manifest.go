@@ -32,6 +32,18 @@ type Manifest struct {
 	AsTask          bool               `json:"as_task"`           // whether calls carry a task parameter
 	Fallback        string             `json:"fallback,omitempty"`
 
+	// Era is the era the manifest describes, by its version: 2025-11-25 (initialize and
+	// sessions; ProtocolVersion is then the version negotiated) or 2026-07-28 (stateless,
+	// server/discover). Eras lists the eras the target serves as far as the probe learned
+	// (server/discover's supportedVersions, 2025-11-25 standing for every session version),
+	// the modern one first; EraDetection says how the era was told (docs/RULES.md#e32).
+	Era               string   `json:"era"`
+	Eras              []string `json:"eras"`
+	EraDetection      string   `json:"era_detection,omitempty"`
+	SupportedVersions []string `json:"supported_versions,omitempty"` // server/discover's, as listed
+	// Instructions are the server's instructions (initialize's, or server/discover's).
+	Instructions string `json:"instructions,omitempty"`
+
 	mu                sync.Mutex
 	PollIntervalMs    *int64 `json:"poll_interval_ms"`     // first pollInterval seen; null if none
 	TTLMs             *int64 `json:"ttl_ms"`               // first ttl seen; null if unlimited or none
@@ -50,6 +62,9 @@ type Manifest struct {
 // SessionManifest is the evidence of the probe's own session. A status of 0 means the
 // request was not made or got no HTTP reply (the note says which).
 type SessionManifest struct {
+	// Stateless: the manifest is of 2026-07-28, which has no sessions (no initialize, no
+	// Mcp-Session-Id): the GET and DELETE checks do not apply (E30), and their fields stay 0.
+	Stateless bool `json:"stateless,omitempty"`
 	// IDIssued: initialize was answered with an Mcp-Session-Id (H2).
 	IDIssued bool `json:"id_issued"`
 	// DeleteStatus is the HTTP status of the DELETE that ended the probe's session (H9):
@@ -64,12 +79,17 @@ type SessionManifest struct {
 	Note             string `json:"note,omitempty"`
 }
 
-// TasksManifest is capabilities.tasks as declared.
+// TasksManifest is capabilities.tasks as declared (2025-11-25), and whether server/discover
+// advertises the Tasks extension (2026-07-28, where the legacy leaves are never declared,
+// E37).
 type TasksManifest struct {
 	Declared  bool `json:"declared"`
 	List      bool `json:"list"`
 	Cancel    bool `json:"cancel"`
 	ToolsCall bool `json:"tools_call"`
+	// Extension: server/discover advertises io.modelcontextprotocol/tasks; false in a
+	// manifest of 2025-11-25.
+	Extension bool `json:"extension"`
 }
 
 // ToolManifest is one tool, its taskSupport and the arguments its inputSchema declares.
@@ -157,24 +177,56 @@ type ProbeOptions struct {
 	Args map[string]any
 	// NoGetStream skips the GET stream check (H6). Default false: checked.
 	NoGetStream bool
+	// Legacy describes the target in 2025-11-25 whatever era it was found to speak (the
+	// era found is still recorded: Eras, EraDetection): what a run needs, whose virtual
+	// clients speak only 2025-11-25. Default false: a modern-only target is described in
+	// 2026-07-28.
+	Legacy bool
 }
 
 // sessionCheckTimeout bounds each session check (GET, DELETE): a target that does not
 // answer them is reported, not waited for.
 const sessionCheckTimeout = 5 * time.Second
 
-// Probe reads the target's capability manifest for tool: see ProbeWith.
+// Probe reads the target's capability manifest for tool, the tool a run calls, in
+// 2025-11-25, the era a run speaks (ProbeOptions.Legacy): see ProbeWith. Against a
+// modern-only target it fails as initialize does; RequireLegacy says why more plainly.
 func Probe(ctx context.Context, t *Target, tool string) (*Manifest, error) {
-	return ProbeWith(ctx, t, ProbeOptions{Tool: tool})
+	return ProbeWith(ctx, t, ProbeOptions{Tool: tool, Legacy: true})
 }
 
-// ProbeWith reads the target's capability manifest on a session of its own: initialize
-// (protocol version, serverInfo, capabilities.tasks), every page of tools/list (each tool's
-// taskSupport and declared arguments), a GET stream check (H6), optionally one task
-// (ProbeOptions.CreateTask), and the DELETE that ends the session (H9). Only a failed
-// initialize or tools/list is an error; the session checks and the task are evidence, and
-// their failures are noted in the manifest.
+// ProbeWith reads the target's capability manifest. It first tells the target's era
+// (Target.Era: server/discover, docs/RULES.md#e32, unless Target.Protocol pins it), then
+// describes the era it will speak: 2026-07-28 when the target is modern and its
+// server/discover lists no session version (or a modern error answered it), or when
+// Target.Protocol pins it (probeModern); 2025-11-25 otherwise, or whatever the era with
+// ProbeOptions.Legacy, so that a target serving both eras is described as run, sweep and
+// conform speak to it (Manifest.Eras lists both).
+//
+// In 2025-11-25, on a session of its own: initialize (protocol version, serverInfo,
+// capabilities.tasks), every page of tools/list (each tool's taskSupport and declared
+// arguments), a GET stream check (H6), optionally one task (ProbeOptions.CreateTask), and
+// the DELETE that ends the session (H9). Only a failed detection, initialize or tools/list
+// is an error; the session checks and the task are evidence, and their failures are noted
+// in the manifest.
 func ProbeWith(ctx context.Context, t *Target, o ProbeOptions) (*Manifest, error) {
+	era, err := t.Era(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if era.Modern() && !o.Legacy && (era.Pinned || !era.ServesLegacy() || era.Supported == nil) {
+		return probeModern(ctx, t, o, era)
+	}
+	m, err := probeLegacy(ctx, t, o)
+	if err != nil {
+		return nil, err
+	}
+	m.Era, m.Eras, m.EraDetection, m.SupportedVersions = ProtocolLegacy, era.Eras(), era.How, era.Supported
+	return m, nil
+}
+
+// probeLegacy is ProbeWith in 2025-11-25.
+func probeLegacy(ctx context.Context, t *Target, o ProbeOptions) (*Manifest, error) {
 	s, err := t.Connect(ctx, clientCaps)
 	if err != nil {
 		return nil, t.connectError(err)
@@ -191,6 +243,7 @@ func ProbeWith(ctx context.Context, t *Target, o ProbeOptions) (*Manifest, error
 		TakenAt:         time.Now().UTC(),
 		ProtocolVersion: init.ProtocolVersion,
 		Server:          init.ServerInfo,
+		Instructions:    init.Instructions,
 		SessionID:       s.ID() != "",
 		Tool:            o.Tool,
 		Session:         SessionManifest{IDIssued: s.ID() != ""},
@@ -236,6 +289,9 @@ func (t *Target) connectError(err error) error {
 	var pe *ProtocolError
 	var rpc *mcp.Error
 	var ve *VersionError
+	if me := t.modernOnlyInit(err); me != nil {
+		return me
+	}
 	switch {
 	case errors.As(err, &ve):
 		return fmt.Errorf("target %s: %w", t.URL, err)
@@ -258,6 +314,30 @@ func (t *Target) connectError(err error) error {
 		return fmt.Errorf("cannot reach target %s: %w (the target answered plain HTTP: is it http://?)", t.URL, err)
 	}
 	return fmt.Errorf("cannot reach target %s: %w", t.URL, err)
+}
+
+// modernOnlyInit returns a *ModernOnlyError when err is an initialize refused with -32022
+// whose data.supported lists only modern versions: a modern-only server saying so (E35).
+func (t *Target) modernOnlyInit(err error) error {
+	var he *HTTPError
+	var e *mcp.Error
+	switch {
+	case errors.As(err, &he):
+		e = replyError(he)
+	case errors.As(err, &e):
+	}
+	if e == nil {
+		return nil
+	}
+	if code, _ := mcp.CanonicalCode(e.Code); code != mcp.CodeUnsupportedProtocolVersion {
+		return nil
+	}
+	var data mcp.UnsupportedProtocolVersionData
+	if json.Unmarshal(e.Data, &data) != nil || len(data.Supported) == 0 || !slices.ContainsFunc(data.Supported, mcp.IsModern) ||
+		slices.ContainsFunc(data.Supported, mcp.SessionVersion) {
+		return nil
+	}
+	return &ModernOnlyError{URL: t.URL, Evidence: "initialize was refused with -32022, supported " + quoteList(data.Supported)}
 }
 
 // notMCPStatus reports whether an HTTP status to an initialize POST says there is no MCP

@@ -23,10 +23,11 @@ import (
 	"github.com/tasksim/tasksim/scenarios"
 )
 
-// runProbe is `tasksim probe --target URL [--header 'K: V']... [--timeout D] [--create-task]`:
-// the target's capability manifest (loadgen.Manifest, the one `run` embeds in summary.json)
-// as indented JSON on stdout. Exit codes: 0 printed, 1 the target could not be probed
-// (unreachable, or initialize/tools/list failed), 2 bad flags.
+// runProbe is `tasksim probe --target URL [--header 'K: V']... [--timeout D] [--create-task]
+// [--protocol V]`: the target's capability manifest (loadgen.Manifest, the one `run` embeds
+// in summary.json) as indented JSON on stdout, of the era found (server/discover first,
+// docs/RULES.md#e32) or pinned by --protocol. Exit codes: 0 printed, 1 the target could not
+// be probed (unreachable, or discovery, initialize or tools/list failed), 2 bad flags.
 func runProbe(args []string, stdout, stderr io.Writer) error {
 	var (
 		target         string
@@ -34,6 +35,7 @@ func runProbe(args []string, stdout, stderr io.Writer) error {
 		timeout        time.Duration
 		createTask     bool
 		tool, toolArgs string
+		protocol       string
 	)
 	fs := pflag.NewFlagSet("probe", pflag.ContinueOnError)
 	fs.Usage = func() {
@@ -41,16 +43,25 @@ func runProbe(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(w, `Usage: tasksim probe --target URL [flags]
 
 Prints the target's capability manifest as indented JSON on stdout (the one run records
-in summary.json): protocol version, server, session evidence (session id, DELETE, GET
-stream), tasks capability leaves, each tool's taskSupport and, with --create-task, the
+in summary.json): protocol version and era, server, session evidence (session id, DELETE,
+GET stream), tasks capability leaves, each tool's taskSupport and, with --create-task, the
 pollInterval and ttl of one task. Header values are never printed.
+
+The era is found first (docs/RULES.md#e32): server/discover is sent with the 2026-07-28
+envelope and headers; a DiscoverResult or a modern error means 2026-07-28, anything else
+falls back to initialize (2025-11-25). A target that speaks only 2026-07-28 is described in
+it (era "2026-07-28": server/discover's versions, the Tasks extension as tasks.extension, no
+session); a target of both eras is described in 2025-11-25, as run and conform speak to it,
+with "eras" listing both. --protocol pins the era and skips the detection.
 
 --create-task runs real work on the target: it calls --tool (default: the first tool that
 supports tasks) with --args (default: the minimal arguments its inputSchema requires, when
-they can be built), then cancels the task where tasks/cancel is declared.
+they can be built), then cancels the task where tasks/cancel is declared. In 2026-07-28 the
+call declares the Tasks extension and the server decides whether it becomes a task: a task
+is cancelled with tasks/cancel, a synchronous answer is noted.
 
-Exit codes: 0 printed, 1 the target could not be probed (unreachable, or initialize or
-tools/list failed), 2 usage.
+Exit codes: 0 printed, 1 the target could not be probed (unreachable, or discovery,
+initialize or tools/list failed), 2 usage.
 
 Flags:
 `)
@@ -62,6 +73,7 @@ Flags:
 	fs.BoolVar(&createTask, "create-task", false, "create (and cancel) one task, to observe pollInterval and ttl; it runs real work on the target")
 	fs.StringVar(&tool, "tool", "", "with --create-task: the task tool to call (default: the first tool that supports tasks)")
 	fs.StringVar(&toolArgs, "args", "", "with --create-task: the tool's arguments as a JSON object (default: the minimal ones its inputSchema requires)")
+	fs.StringVar(&protocol, "protocol", "auto", "the era to speak, `auto|2025-11-25|2026-07-28`: auto finds it with server/discover (E32)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -83,11 +95,19 @@ Flags:
 			return usagef("--args: not a JSON object: %s", toolArgs)
 		}
 	}
+	switch protocol {
+	case "auto":
+		protocol = loadgen.ProtocolAuto
+	case loadgen.ProtocolLegacy, loadgen.ProtocolModern:
+	default:
+		return usagef("--protocol %q: want auto, %s or %s", protocol, loadgen.ProtocolLegacy, loadgen.ProtocolModern)
+	}
 	t := &loadgen.Target{
 		URL:        target,
 		Header:     http.Header{},
 		Client:     loadgen.NewHTTPClient(2),
 		ClientInfo: mcp.Implementation{Name: "tasksim", Version: version},
+		Protocol:   protocol,
 	}
 	for _, h := range headers {
 		k, v, ok := strings.Cut(h, ":")
@@ -102,6 +122,11 @@ Flags:
 	defer cancel()
 	m, err := loadgen.ProbeWith(ctx, t, opts)
 	if err != nil {
+		var me *loadgen.ModernOnlyError
+		if errors.As(err, &me) && protocol == loadgen.ProtocolLegacy {
+			err = fmt.Errorf("%w (leave out --protocol %s, or give --protocol %s, to describe it in %s)", err,
+				loadgen.ProtocolLegacy, loadgen.ProtocolModern, loadgen.ProtocolModern)
+		}
 		return errors.New(redactKnown(err.Error())) // exit 1: the reason, never a token
 	}
 	if !createTask {

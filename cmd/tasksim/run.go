@@ -319,10 +319,10 @@ func (r *runRequest) reach(ctx context.Context, rec *metrics.Recorder, events *m
 		r.cfg.Reconciler = embeddedReconciler(sc, srv)
 	}
 	probeCtx, cancelProbe := context.WithTimeout(ctx, 15*time.Second)
-	manifest, err := loadgen.Probe(probeCtx, target, sc.Tool)
+	manifest, err := probeLegacy(probeCtx, target, srv != nil, sc.Tool)
 	cancelProbe()
 	if err != nil {
-		return nil, nil, nil, err // unreachable target: exit 1 with the reason
+		return nil, nil, nil, err // unreachable or modern-only target: exit 1 with the reason
 	}
 	r.manifest = manifest
 	fb := loadgen.FallbackRefuse
@@ -347,6 +347,26 @@ func (r *runRequest) reach(ctx context.Context, rec *metrics.Recorder, events *m
 		target.URL = proxied
 	}
 	return target, srv, closeAll, nil
+}
+
+// probeLegacy reads the manifest a run needs, in 2025-11-25, the only era its virtual
+// clients speak: the embedded server is spoken to in it without detection (it serves it by
+// design); a target is first asked for its era (server/discover, docs/RULES.md#e32), so
+// that one that speaks only 2026-07-28 is told plainly (loadgen.ModernOnlyError: exit 1, or
+// 2 when 2026-07-28 was pinned) rather than by a refused initialize. A target of both eras
+// is probed, and run, in 2025-11-25.
+func probeLegacy(ctx context.Context, target *loadgen.Target, embedded bool, tool string) (*loadgen.Manifest, error) {
+	if embedded {
+		target.Protocol = loadgen.ProtocolLegacy
+	}
+	if err := target.RequireLegacy(ctx); err != nil {
+		var me *loadgen.ModernOnlyError
+		if errors.As(err, &me) && me.Pinned {
+			return nil, usageError{err}
+		}
+		return nil, err
+	}
+	return loadgen.Probe(ctx, target, tool)
 }
 
 // onSignals has the first signal stop the load (in-flight tasks drain) and the second stop

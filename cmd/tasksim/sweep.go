@@ -16,6 +16,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
+	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/results"
 )
@@ -282,6 +283,10 @@ func runCells(f *sweepFlags, name, dir string, r *sweepResult, bars *sweepBars, 
 			// which no other cell would get past. The cell's directory says so
 			// (summary.json, verdict error); the sweep stops with exit 2.
 			return usagef("cell %s: %v", r.label(c), ue.err)
+		case errors.As(runErr, new(*loadgen.ModernOnlyError)):
+			// The target speaks only 2026-07-28, which run does not speak yet: no cell would
+			// get further. Exit 1, with the reason.
+			return fmt.Errorf("cell %s: %w", r.label(c), runErr)
 		case c.ExitCode != exitOK && c.ExitCode != exitGate && !stopped:
 			c.Error = redactKnown(runErr.Error()) // the cell's own error, never a token
 			fmt.Fprintf(stderr, "tasksim sweep: cell %s failed: %s\n", r.label(c), c.Error)
