@@ -154,6 +154,9 @@ func bodyMessage(contentType, body string) string {
 type TransportError struct {
 	Op  string
 	Err error
+	// Answered says the server had answered (HTTP 200, a stream begun) before the exchange
+	// broke: the reply, not the request, was lost.
+	Answered bool
 }
 
 func (e *TransportError) Error() string { return e.Op + ": " + e.Err.Error() }
@@ -529,7 +532,7 @@ func (s *Session) readStream(ctx context.Context, body io.Reader, id mcp.ID, met
 		case errors.Is(err, errSSETooLong):
 			return Reply{}, &ProtocolError{Msg: fmt.Sprintf("%s: SSE event larger than the reply bound (%d MiB)", method, maxReply>>20)}
 		case err != nil:
-			return Reply{}, &TransportError{Op: method + " (SSE stream ended before the reply)", Err: eofAsUnexpected(err)}
+			return Reply{}, &TransportError{Op: method + " (SSE stream ended before the reply)", Err: eofAsUnexpected(err), Answered: true}
 		}
 		if events++; cut == CutStream && events == 1 {
 			return Reply{}, cutErr()
@@ -543,7 +546,7 @@ func (s *Session) readStream(ctx context.Context, body io.Reader, id mcp.ID, met
 		}
 		switch msg.Kind {
 		case mcp.KindResult, mcp.KindError:
-			if msg.ID == id {
+			if msg.ID == id || (msg.Kind == mcp.KindError && msg.ID.IsZero()) { // as replyOf reads a JSON body
 				return replyOf(&msg, id, method)
 			}
 		case mcp.KindRequest:

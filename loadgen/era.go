@@ -173,10 +173,15 @@ func (t *Target) detectEra(ctx context.Context) (Era, error) {
 		}
 		var he *HTTPError
 		var pe *ProtocolError
+		var te *TransportError
 		switch {
 		case errors.As(err, &he) && (he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden):
 			return Era{}, t.connectError(err)
 		case errors.As(err, &pe):
+			return legacy("server/discover: %v", err)
+		case errors.As(err, &te) && te.Answered && ctx.Err() == nil:
+			// HTTP 200 and a stream that ended without the reply: an answer, not an outage
+			// (E32 falls back on any answer that is not a modern one).
 			return legacy("server/discover: %v", err)
 		case he == nil:
 			return Era{}, t.connectError(err)

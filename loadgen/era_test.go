@@ -286,6 +286,8 @@ func TestE32EraTable(t *testing.T) {
 		{"200 -32601", []answer{{200, jsonCT, rpcError("-32601", "")}}, ProtocolLegacy, "HTTP 200 with JSON-RPC error -32601", 1},
 		{"200 InitializeResult", []answer{{200, jsonCT, `{"jsonrpc":"2.0","id":ID,"result":{"protocolVersion":"2025-11-25"}}`}}, ProtocolLegacy, "no DiscoverResult", 1},
 		{"200 HTML", []answer{{200, "text/html", "<html>hi</html>"}}, ProtocolLegacy, "HTML", 1},
+		{"200 SSE with a null-id error", []answer{{200, "text/event-stream", `data: {"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"m"}}` + "\n\n"}}, ProtocolLegacy, "HTTP 200 with JSON-RPC error -32600", 1},
+		{"200 SSE that ends without the reply", []answer{{200, "text/event-stream", "event: ping\ndata: \n\n"}}, ProtocolLegacy, "SSE stream ended before the reply", 1},
 		{"-32022 listing 2026-07-28, then discover", []answer{{400, jsonCT, rpcError("-32022", `{"supported":["2026-07-28"],"requested":"2026-07-28"}`)},
 			{200, jsonCT, discoverBody}}, ProtocolModern, "after -32022", 2},
 		{"-32022 listing 2026-07-28 twice", []answer{{400, jsonCT, rpcError("-32022", `{"supported":["2026-07-28"],"requested":"2026-07-28"}`)}}, "", "again", 2},
