@@ -44,8 +44,19 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	default:
 		fmt.Fprintln(stderr, "tasksim serve: no --token given: tasks are not bound to a tenant and tasks/list is off (R54)")
 	}
+	switch cfg.Protocols {
+	case mockserver.ProtocolsModern:
+		fmt.Fprintln(stderr, "tasksim serve: eras: 2026-07-28 only (stateless, the Tasks extension); initialize gets -32022")
+	case mockserver.ProtocolsBoth:
+		fmt.Fprintln(stderr, "tasksim serve: eras: 2026-07-28 (stateless, the Tasks extension) and 2025-11-25 (sessions), each request in its own")
+	default:
+		fmt.Fprintln(stderr, "tasksim serve: eras: 2025-11-25 and older only (sessions)")
+	}
 	if cfg.KnownBad.On() {
 		fmt.Fprintln(stderr, "tasksim serve: known-bad modes on (server.known_bad): the server breaks rules of docs/RULES.md on purpose")
+	}
+	if cfg.Insecure.On() {
+		fmt.Fprintln(stderr, "tasksim serve: insecure modes on (security.insecure): the server breaks its isolation on purpose")
 	}
 	fmt.Fprintln(stderr, "tasksim serve: serving; Ctrl-C to stop")
 	<-sig
