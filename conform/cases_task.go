@@ -678,7 +678,7 @@ func (r *run) needOther() *loadgen.Session {
 		}
 		r.skip("no second identity was given", enable)
 	}
-	if sameIdentity(r.s.t.Header, r.s.other.Header) {
+	if SameIdentity(r.s.t.Header, r.s.other.Header) {
 		r.skip("the second identity's headers are the first one's: it is the same identity", "give --other-header another tenant's credentials")
 	}
 	r.needPlan()
@@ -694,8 +694,9 @@ func (r *run) needOther() *loadgen.Session {
 	return r.s.otherSess
 }
 
-// sameIdentity reports whether the second identity's headers b change nothing of a.
-func sameIdentity(a, b http.Header) bool {
+// SameIdentity reports whether the second identity's headers b change nothing of the first
+// identity's a: then it is no second identity.
+func SameIdentity(a, b http.Header) bool {
 	for k := range b {
 		if strings.Join(a.Values(k), "\n") != strings.Join(b.Values(k), "\n") {
 			return false

@@ -256,12 +256,7 @@ func probeLegacy(ctx context.Context, t *Target, o ProbeOptions) (*Manifest, err
 		return nil, fmt.Errorf("target %s: %w", t.URL, err)
 	}
 	for i := range tools {
-		var schema struct {
-			Properties map[string]json.RawMessage `json:"properties"`
-		}
-		_ = json.Unmarshal(tools[i].InputSchema, &schema) // no properties: no args
-		m.Tools = append(m.Tools, ToolManifest{Name: tools[i].Name, TaskSupport: string(tools[i].TaskSupport()),
-			Args: slices.Sorted(maps.Keys(schema.Properties)), schema: tools[i].InputSchema})
+		m.Tools = append(m.Tools, toolManifest(&tools[i], string(tools[i].TaskSupport())))
 	}
 	if o.CreateTask {
 		m.observeTask(ctx, s, o)
@@ -278,6 +273,30 @@ func probeLegacy(ctx context.Context, t *Target, o ProbeOptions) (*Manifest, err
 	}
 	m.Session.Note = strings.Join(notes, "; ")
 	return m, nil
+}
+
+// toolManifest is tool as the manifest lists it, with taskSupport ts: its declared
+// arguments (inputSchema.properties, sorted; none without properties) and the schema kept
+// for MinimalArgs.
+func toolManifest(tool *mcp.Tool, ts string) ToolManifest {
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	_ = json.Unmarshal(tool.InputSchema, &schema)
+	return ToolManifest{Name: tool.Name, TaskSupport: ts, Args: slices.Sorted(maps.Keys(schema.Properties)), schema: tool.InputSchema}
+}
+
+// noteCancel notes how the tasks/cancel of the probe's task went; done says what an
+// accepted cancel means in the era.
+func (m *Manifest) noteCancel(err error, rpcErr *mcp.Error, done string) {
+	switch {
+	case err != nil:
+		m.Notes = append(m.Notes, fmt.Sprintf("tasks/cancel of the probe's task failed: %v", err))
+	case rpcErr != nil:
+		m.Notes = append(m.Notes, fmt.Sprintf("tasks/cancel of the probe's task was refused: %v", rpcErr))
+	default:
+		m.Notes = append(m.Notes, done)
+	}
 }
 
 // connectError says why initialize failed, in the words an operator needs: the target
@@ -472,14 +491,7 @@ func (m *Manifest) observeTask(ctx context.Context, s *Session, o ProbeOptions) 
 		return
 	}
 	crep, err := s.Call(ctx, mcp.MethodTasksCancel, taskIDParams(task.TaskID), nil)
-	switch {
-	case err != nil:
-		note("tasks/cancel of the probe's task failed: %v", err)
-	case crep.Err != nil:
-		note("tasks/cancel of the probe's task was refused: %v", crep.Err)
-	default:
-		note("the task was cancelled (a cancel is a request, not a rollback)")
-	}
+	m.noteCancel(err, crep.Err, "the task was cancelled (a cancel is a request, not a rollback)")
 }
 
 // taskTool is the tool a probe's task is created with: name when given (nil, with why, when

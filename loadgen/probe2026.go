@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/tasksim/tasksim/internal/mcp"
@@ -57,16 +55,11 @@ func probeModern(ctx context.Context, t *Target, o ProbeOptions, era Era) (*Mani
 		return nil, fmt.Errorf("target %s: %w", t.URL, err)
 	}
 	for i := range tools {
-		var schema struct {
-			Properties map[string]json.RawMessage `json:"properties"`
-		}
-		_ = json.Unmarshal(tools[i].InputSchema, &schema) // no properties: no args
-		ts := ""                                          // the era's tools carry none: the server decides (E40)
+		ts := "" // the era's tools carry none: the server decides (E40)
 		if tools[i].Execution != nil {
 			ts = string(tools[i].Execution.TaskSupport)
 		}
-		m.Tools = append(m.Tools, ToolManifest{Name: tools[i].Name, TaskSupport: ts,
-			Args: slices.Sorted(maps.Keys(schema.Properties)), schema: tools[i].InputSchema})
+		m.Tools = append(m.Tools, toolManifest(&tools[i], ts))
 	}
 	if o.CreateTask {
 		m.observeModernTask(ctx, s, o)
@@ -171,12 +164,5 @@ func (m *Manifest) observeModernTask(ctx context.Context, s *modernSession, o Pr
 	note("one task of %q was created to observe pollIntervalMs and ttlMs (task %s)", tool.Name, task.TaskID)
 	cparams, _ := json.Marshal(map[string]string{"taskId": task.TaskID})
 	crep, err := s.call(ctx, mcp.MethodTasksCancel, cparams, caps)
-	switch {
-	case err != nil:
-		note("tasks/cancel of the probe's task failed: %v", err)
-	case crep.Err != nil:
-		note("tasks/cancel of the probe's task was refused: %v", crep.Err)
-	default:
-		note("the task was cancelled (tasks/cancel is acknowledged, not a rollback: E60)")
-	}
+	m.noteCancel(err, crep.Err, "the task was cancelled (tasks/cancel is acknowledged, not a rollback: E60)")
 }

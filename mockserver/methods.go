@@ -163,9 +163,9 @@ func (s *Server) toolsList() ([]byte, *mcp.Error) {
 	return b, nil
 }
 
-// toolsCall runs a call synchronously or creates a task, by docs/RULES.md#capabilities (R4, R8,
-// R10, R11).
-func (s *Server) toolsCall(c *call) {
+// readToolCall reads the params of a tools/call and the tool's taskSupport, in either era;
+// on a problem it has answered -32602 and reports false.
+func readToolCall(c *call) (callParams, mcp.TaskSupport, bool) {
 	p, err := readCallParams(c.msg.Params) // params.go
 	if err != nil || p.name == "" {
 		why := "name is required"
@@ -173,11 +173,21 @@ func (s *Server) toolsCall(c *call) {
 			why = err.Error()
 		}
 		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "invalid tools/call params: %s", why))
-		return
+		return p, "", false
 	}
 	ts, ok := taskSupport(p.name)
 	if !ok {
 		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "unknown tool %q (tools: %s, %s, %s)", p.name, ToolWork, ToolWorkTask, ToolWorkSync))
+		return p, "", false
+	}
+	return p, ts, true
+}
+
+// toolsCall runs a call synchronously or creates a task, by docs/RULES.md#capabilities (R4, R8,
+// R10, R11).
+func (s *Server) toolsCall(c *call) {
+	p, ts, ok := readToolCall(c)
+	if !ok {
 		return
 	}
 	asTask := p.task && c.sess.tasks                               // R4: without the capability, task is ignored

@@ -357,18 +357,8 @@ func (s *Server) toolsListModern() ([]byte, *mcp.Error) {
 // toolsCallModern runs a call synchronously or makes it a task (E39-E46; see the top of the
 // file for which).
 func (s *Server) toolsCallModern(c *call) {
-	p, err := readCallParams(c.msg.Params) // params.go
-	if err != nil || p.name == "" {
-		why := "name is required"
-		if err != nil && len(c.msg.Params) > 0 {
-			why = err.Error()
-		}
-		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "invalid tools/call params: %s", why))
-		return
-	}
-	ts, ok := taskSupport(p.name)
+	p, ts, ok := readToolCall(c)
 	if !ok {
-		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "unknown tool %q (tools: %s, %s, %s)", p.name, ToolWork, ToolWorkTask, ToolWorkSync))
 		return
 	}
 	declared := c.modern.tasks

@@ -112,11 +112,7 @@ Flags:
 		if err := addHeaders(o.Other, others, "--other-header"); err != nil {
 			return err
 		}
-		same := true
-		for k, v := range o.Other {
-			same = same && strings.Join(t.Header.Values(k), "\n") == strings.Join(v, "\n")
-		}
-		if same {
+		if conform.SameIdentity(t.Header, o.Other) {
 			return usagef("--other-header gives the same headers as --header: the second identity must be another (another tenant's token)")
 		}
 	}

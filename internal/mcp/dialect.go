@@ -203,30 +203,41 @@ func (V20251125) AppendCreateResult(dst []byte, t *Task) []byte {
 
 // appendTaskFields writes the task's members and the closing brace of its object.
 func appendTaskFields(dst []byte, t *Task) []byte {
+	dst = appendTaskMembers(dst, t.TaskID, t.Status, t.StatusMessage, t.CreatedAt, t.LastUpdatedAt,
+		`,"ttl":`, t.TTL, `,"pollInterval":`, t.PollInterval)
+	return append(dst, '}')
+}
+
+// appendTaskMembers writes the members every task object has, in both eras, after those
+// already in dst (no braces): the eras differ only in the names of the ttl and poll
+// interval members (ttlKey and pollKey, each with its leading comma and colon). A nil ttl
+// is null; a nil poll interval is left out.
+func appendTaskMembers(dst []byte, id string, status Status, msg, created, updated string,
+	ttlKey string, ttl *Ms, pollKey string, poll *Ms) []byte {
 	dst = append(dst, `"taskId":`...)
-	dst = AppendString(dst, t.TaskID)
+	dst = AppendString(dst, id)
 	dst = append(dst, `,"status":"`...)
-	dst = append(dst, t.Status.String()...)
+	dst = append(dst, status.String()...)
 	dst = append(dst, '"')
-	if t.StatusMessage != "" {
+	if msg != "" {
 		dst = append(dst, `,"statusMessage":`...)
-		dst = AppendString(dst, t.StatusMessage)
+		dst = AppendString(dst, msg)
 	}
 	dst = append(dst, `,"createdAt":`...)
-	dst = AppendString(dst, t.CreatedAt)
+	dst = AppendString(dst, created)
 	dst = append(dst, `,"lastUpdatedAt":`...)
-	dst = AppendString(dst, t.LastUpdatedAt)
-	dst = append(dst, `,"ttl":`...)
-	if t.TTL == nil {
+	dst = AppendString(dst, updated)
+	dst = append(dst, ttlKey...)
+	if ttl == nil {
 		dst = append(dst, "null"...)
 	} else {
-		dst = strconv.AppendInt(dst, int64(*t.TTL), 10)
+		dst = strconv.AppendInt(dst, int64(*ttl), 10)
 	}
-	if t.PollInterval != nil {
-		dst = append(dst, `,"pollInterval":`...)
-		dst = strconv.AppendInt(dst, int64(*t.PollInterval), 10)
+	if poll != nil {
+		dst = append(dst, pollKey...)
+		dst = strconv.AppendInt(dst, int64(*poll), 10)
 	}
-	return append(dst, '}')
+	return dst
 }
 
 // ParseCallReply implements Dialect. A result with a "task" object is a CreateTaskResult;

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 )
 
 // Tasks of the Tasks extension io.modelcontextprotocol/tasks (rules E39–E63, from
@@ -213,29 +212,8 @@ func (t *DetailedTask) payloads() []string {
 // appendTask2026 writes t's members after those already in dst (no braces): with its
 // payload when payload is set. t has been checked.
 func appendTask2026(dst []byte, t *DetailedTask, payload bool) []byte {
-	dst = append(dst, `"taskId":`...)
-	dst = AppendString(dst, t.TaskID)
-	dst = append(dst, `,"status":"`...)
-	dst = append(dst, t.Status.String()...)
-	dst = append(dst, '"')
-	if t.StatusMessage != "" {
-		dst = append(dst, `,"statusMessage":`...)
-		dst = AppendString(dst, t.StatusMessage)
-	}
-	dst = append(dst, `,"createdAt":`...)
-	dst = AppendString(dst, t.CreatedAt)
-	dst = append(dst, `,"lastUpdatedAt":`...)
-	dst = AppendString(dst, t.LastUpdatedAt)
-	dst = append(dst, `,"ttlMs":`...)
-	if t.TTLMs == nil {
-		dst = append(dst, "null"...)
-	} else {
-		dst = strconv.AppendInt(dst, int64(*t.TTLMs), 10)
-	}
-	if t.PollIntervalMs != nil {
-		dst = append(dst, `,"pollIntervalMs":`...)
-		dst = strconv.AppendInt(dst, int64(*t.PollIntervalMs), 10)
-	}
+	dst = appendTaskMembers(dst, t.TaskID, t.Status, t.StatusMessage, t.CreatedAt, t.LastUpdatedAt,
+		`,"ttlMs":`, t.TTLMs, `,"pollIntervalMs":`, t.PollIntervalMs)
 	if !payload {
 		return dst
 	}
