@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -35,13 +36,17 @@ type harness struct {
 	header http.Header                               // sent with every request (Authorization)
 	setup  func(*mockserver.Server, *loadgen.Config) // before the engine is built
 	during func(*loadgen.Engine)                     // runs beside the engine
+	// protocol is the era the run speaks: "" 2025-11-25 without detection (loadgen.Probe),
+	// "auto" found as run finds it, or a version it is pinned to.
+	protocol string
 }
 
 // embeddedRun is what one runIn left behind.
 type embeddedRun struct {
-	snap   *metrics.Snapshot
-	eng    *loadgen.Engine
-	server mockserver.Stats // taken when the run ended, before the server closed
+	manifest *loadgen.Manifest
+	snap     *metrics.Snapshot
+	eng      *loadgen.Engine
+	server   mockserver.Stats // taken when the run ended, before the server closed
 }
 
 // runIn runs cfg against an in-process mock server with srvCfg, through the HandlerTransport,
@@ -64,7 +69,13 @@ func runIn(t *testing.T, srvCfg mockserver.Config, cfg loadgen.Config, h harness
 		ClientInfo: mcp.Implementation{Name: "tasksim-test", Version: "1"},
 	}
 	ctx := context.Background()
-	m, err := loadgen.Probe(ctx, target, cfg.Tool)
+	var m *loadgen.Manifest
+	if h.protocol == "" {
+		m, err = loadgen.Probe(ctx, target, cfg.Tool)
+	} else {
+		target.Protocol = strings.TrimPrefix(h.protocol, "auto")
+		m, err = loadgen.ProbeWith(ctx, target, loadgen.ProbeOptions{Tool: cfg.Tool})
+	}
 	if err != nil {
 		t.Fatalf("probe: %v", err)
 	}
@@ -88,7 +99,7 @@ func runIn(t *testing.T, srvCfg mockserver.Config, cfg loadgen.Config, h harness
 	}
 	wg.Wait()
 	rec.Flush(time.Now())
-	return &embeddedRun{snap: rec.Total(), eng: eng, server: srv.Stats()}
+	return &embeddedRun{manifest: m, snap: rec.Total(), eng: eng, server: srv.Stats()}
 }
 
 // hdrPrecision is the relative error of a value read back from a 3-digit HDR histogram.

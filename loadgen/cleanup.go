@@ -209,6 +209,10 @@ func (p *cleanupProber) session(ctx context.Context) (*Session, error) {
 	if p.sess != nil {
 		return p.sess, nil
 	}
+	if p.e.env != nil { // 2026-07-28: nothing to open
+		p.sess = p.e.target.stateless(p.e.env)
+		return p.sess, nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, p.e.cfg.timeout())
 	defer cancel()
 	s, err := p.e.target.Connect(ctx, clientCaps)

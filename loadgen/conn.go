@@ -178,6 +178,9 @@ func (e *VersionError) Error() string {
 type Reply struct {
 	Result json.RawMessage
 	Err    *mcp.Error
+	// Status is the HTTP status of a JSON-RPC error that came with one other than 200: in
+	// 2026-07-28 a -32602 or -32601 is refused with 400 or 404 (E27); 0 means 200.
+	Status int
 }
 
 // ServerHandler receives what the server sends on a reply stream besides the reply itself:
@@ -195,7 +198,10 @@ type Session struct {
 	t       *Target
 	id      string // Mcp-Session-Id; "" when the server uses none
 	version string
-	init    *mcp.InitializeResult // nil for a virtual client's session (connect)
+	// env is the envelope of the requests of 2026-07-28 (modern.go): a Session with one is
+	// no session but a stateless requester, opened without a request (Target.stateless).
+	env  *modernEnv
+	init *mcp.InitializeResult // nil for a virtual client's session (connect)
 	// postHdr is the header of every POST once the session is open, shared by them (a
 	// RoundTripper does not modify a request); nil until then.
 	postHdr http.Header
@@ -345,13 +351,18 @@ var (
 // newPost builds a POST of body to the endpoint: what http.NewRequestWithContext builds,
 // on the endpoint parsed once (endpoint) and with the session's shared header.
 func (s *Session) newPost(ctx context.Context, body []byte) (*http.Request, error) {
-	u, err := s.t.endpoint()
-	if err != nil {
-		return nil, err
-	}
 	hdr := s.postHdr
 	if hdr == nil {
 		hdr = s.postHeader()
+	}
+	return s.newPostWith(ctx, body, hdr)
+}
+
+// newPostWith is newPost with the header hdr.
+func (s *Session) newPostWith(ctx context.Context, body []byte, hdr http.Header) (*http.Request, error) {
+	u, err := s.t.endpoint()
+	if err != nil {
+		return nil, err
 	}
 	req := http.Request{
 		Method:        http.MethodPost,
@@ -417,8 +428,15 @@ func (s *Session) post(ctx context.Context, body []byte) error {
 func (s *Session) do(ctx context.Context, method string, params []byte, h ServerHandler, cut Cut) (Reply, http.Header, error) {
 	id := mcp.IntID(s.nextID.Add(1))
 	bp := bufPool.Get().(*[]byte)
-	body := mcp.AppendRequest((*bp)[:0], id, method, params)
-	req, err := s.newPost(ctx, body)
+	var body []byte
+	var req *http.Request
+	var err error
+	if s.env != nil {
+		body, req, err = s.newModernPost(ctx, (*bp)[:0], id, method, params)
+	} else {
+		body = mcp.AppendRequest((*bp)[:0], id, method, params)
+		req, err = s.newPost(ctx, body)
+	}
 	if err != nil {
 		bufPool.Put(bp)
 		return Reply{}, nil, err
@@ -442,7 +460,13 @@ func (s *Session) do(ctx context.Context, method string, params []byte, h Server
 func (s *Session) readReply(ctx context.Context, resp *http.Response, id mcp.ID, method string, h ServerHandler, cut Cut) (Reply, http.Header, error) {
 	if resp.StatusCode != http.StatusOK {
 		defer drain(resp.Body)
-		return Reply{}, resp.Header, statusError(resp, s.id != "" && method != mcp.MethodInitialize)
+		err := statusError(resp, s.id != "" && method != mcp.MethodInitialize)
+		if s.env != nil {
+			if rep, ok := modernRefusal(err); ok {
+				return rep, resp.Header, nil
+			}
+		}
+		return Reply{}, resp.Header, err
 	}
 	ct := resp.Header.Get("Content-Type")
 	if mediaType(ct) == "text/event-stream" {

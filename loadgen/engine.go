@@ -19,9 +19,12 @@ import (
 
 // Engine runs one load: the virtual clients of the configured model against one target.
 type Engine struct {
-	cfg      Config
-	target   *Target
-	dialect  mcp.Dialect
+	cfg     Config
+	target  *Target
+	dialect mcp.Dialect
+	// env is the envelope of the clients' requests when the run speaks 2026-07-28
+	// (Manifest.Era; vu2026.go); nil in 2025-11-25.
+	env      *modernEnv
 	rec      *metrics.Recorder
 	shards   int
 	manifest *Manifest
@@ -92,6 +95,11 @@ func New(cfg Config, t *Target, m *Manifest, rec *metrics.Recorder) (*Engine, er
 		e.probe = newCleanupProber(e, cfg.CleanupProbes)
 	}
 	m.setFallback(cfg.Poll)
+	if m.Era == ProtocolModern {
+		if err := e.speakModern(t, m); err != nil { // vu2026.go
+			return nil, err
+		}
+	}
 	// The key goes only to a tool that declares the argument: a strict input schema would
 	// refuse an argument it does not know.
 	if key := e.recovery.IdempotencyArg; key != "" && m.AsTask && m.DeclaresArg(key) {
@@ -115,7 +123,7 @@ func (e *Engine) encodeCreate(args map[string]any) (call, prefix, suffix []byte,
 	if args != nil {
 		p["arguments"] = args
 	}
-	if e.manifest.AsTask {
+	if e.manifest.AsTask && e.env == nil { // 2026-07-28 has no task parameter: the server decides (E40)
 		task := map[string]any{}
 		if e.cfg.TaskTTL > 0 {
 			task["ttl"] = e.cfg.TaskTTL.Milliseconds()

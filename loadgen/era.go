@@ -264,8 +264,9 @@ func (e *UnsupportedError) Error() string {
 	return fmt.Sprintf("target %s serves protocol versions %s (%s); tasksim speaks %s and %s", e.URL, quoteList(e.Supported), e.How, ProtocolModern, ProtocolLegacy)
 }
 
-// ModernOnlyError is a target that speaks only 2026-07-28, met by a command that speaks only
-// 2025-11-25 with it for now (run, sweep, conform: README, modern-era gaps).
+// ModernOnlyError is a target that speaks only 2026-07-28, met by a command asked to speak
+// 2025-11-25 with it (a pin), or one that speaks only 2025-11-25 (Pinned: asked for
+// 2026-07-28).
 type ModernOnlyError struct {
 	URL string
 	// Evidence says how it was told: "server/discover answered", "initialize was refused
@@ -277,11 +278,11 @@ type ModernOnlyError struct {
 
 func (e *ModernOnlyError) Error() string {
 	if e.Pinned {
-		return fmt.Sprintf("protocol %s was asked for target %s; tasksim run/conform speak %s for now: leave the protocol to detection or pin %s",
+		return fmt.Sprintf("protocol %s was asked for target %s, and this command speaks only %s: leave the protocol to detection or pin %s",
 			ProtocolModern, e.URL, ProtocolLegacy, ProtocolLegacy)
 	}
-	return fmt.Sprintf("target %s speaks only %s (%s); tasksim run/conform speak %s with it for now: point them at a server that also serves %s",
-		e.URL, ProtocolModern, e.Evidence, ProtocolLegacy, ProtocolLegacy)
+	return fmt.Sprintf("target %s speaks only %s (%s), and %s was asked for: leave the protocol to detection, or pin %s",
+		e.URL, ProtocolModern, e.Evidence, ProtocolLegacy, ProtocolModern)
 }
 
 // RequireLegacy returns nil when the target can be spoken to in 2025-11-25, as far as Era

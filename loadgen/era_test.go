@@ -76,9 +76,9 @@ func inprocTarget(t *testing.T, cfg mockserver.Config) (*Target, *modernChecker)
 }
 
 // TestE32EraOfMock: the era tasksim finds for the mock server in each of its --protocols,
-// and the manifest ProbeWith reads: a server of both eras is described in 2025-11-25 (as
-// run and conform speak to it) unless 2026-07-28 is pinned; a modern-only one in
-// 2026-07-28, with no session; a legacy one as before.
+// and the manifest ProbeWith reads: a server of both eras with the Tasks extension is
+// described in 2026-07-28 (as run and sweep speak to it) unless 2025-11-25 is pinned; a
+// modern-only one in 2026-07-28, with no session; a legacy one as before.
 func TestE32EraOfMock(t *testing.T) {
 	tools := []string{"work", "work_task", "work_sync"}
 	cases := []struct {
@@ -90,7 +90,7 @@ func TestE32EraOfMock(t *testing.T) {
 		extension bool
 		legacyOK  bool // RequireLegacy passes
 	}{
-		{mockserver.ProtocolsBoth, "", ProtocolModern, []string{ProtocolModern, ProtocolLegacy}, ProtocolLegacy, false, true},
+		{mockserver.ProtocolsBoth, "", ProtocolModern, []string{ProtocolModern, ProtocolLegacy}, ProtocolModern, true, true},
 		{mockserver.ProtocolsBoth, ProtocolModern, ProtocolModern, []string{ProtocolModern, ProtocolLegacy}, ProtocolModern, true, false},
 		{mockserver.ProtocolsModern, "", ProtocolModern, []string{ProtocolModern}, ProtocolModern, true, false},
 		{mockserver.ProtocolsLegacy, "", ProtocolLegacy, []string{ProtocolLegacy}, ProtocolLegacy, false, true},
@@ -145,16 +145,16 @@ func TestE32EraOfMock(t *testing.T) {
 	}
 }
 
-// TestModernOnlyMessages: run and conform, which speak 2025-11-25, are told plainly that a
-// modern-only target speaks only 2026-07-28, whether server/discover said so or the
-// initialize of a pinned 2025-11-25 was refused with -32022 (E35).
+// TestModernOnlyMessages: a command asked for 2025-11-25 is told plainly that a modern-only
+// target speaks only 2026-07-28, whether server/discover said so or the initialize of a
+// pinned 2025-11-25 was refused with -32022 (E35).
 func TestModernOnlyMessages(t *testing.T) {
 	target, _ := inprocTarget(t, mockserver.Config{Protocols: mockserver.ProtocolsModern})
 	ctx := context.Background()
 	err := target.RequireLegacy(ctx)
 	var me *ModernOnlyError
 	if !errors.As(err, &me) || me.Pinned || !strings.Contains(err.Error(), "speaks only 2026-07-28 (server/discover answered)") ||
-		!strings.Contains(err.Error(), "point them at a server that also serves 2025-11-25") {
+		!strings.Contains(err.Error(), "leave the protocol to detection, or pin 2026-07-28") {
 		t.Errorf("RequireLegacy() = %v", err)
 	}
 

@@ -65,16 +65,23 @@ type Violation struct {
 //	state (derived)                          Next
 //	done                                     StepDone
 //	deadline passed                          StepDone (outcome unknown)
-//	terminal seen, payload wanted            StepResult now (cancelled: no payload, StepDone)
+//	terminal seen, payload wanted            StepResult now (cancelled: no payload, StepDone);
+//	                                         Inline: StepPoll as below (E50)
 //	terminal seen, payload in hand           StepDone
-//	input_required seen                      StepResult now (R37)
+//	input_required seen (not Inline)         StepResult now (R37)
 //	block strategy, no result call failed    StepResult now, bounded by cancel time / deadline
+//	(not Inline)
 //	cancel due before next poll              StepCancel at cancel time
 //	otherwise                                StepPoll at last reply + policy wait (R15, R16)
 type Lifecycle struct {
 	Policy   *PollPolicy
 	Strategy ResultStrategy
 	Rand     *rand.Rand // for jitter; may be nil without jitter
+	// Inline is the lifecycle of 2026-07-28 (docs/RULES.md#e50): tasks/get carries the payload
+	// with the terminal status and the input requests with input_required, so there is no
+	// StepResult: the client polls, answers input with tasks/update between polls, and calls
+	// ResultReceived when a poll brings the payload. Strategy is not used.
+	Inline bool
 
 	Outcome      Outcome
 	Status       mcp.Status // last observed; 0 before creation
@@ -253,17 +260,16 @@ func (l *Lifecycle) Next(now time.Time) Step {
 	switch {
 	case l.Outcome == OutcomeExpired || l.Outcome == OutcomeUnknown:
 		return Step{Kind: StepDone, At: now}
-	case l.Status.Terminal():
-		if l.payload || l.Status == mcp.StatusCancelled {
-			return Step{Kind: StepDone, At: now} // R29: a cancelled task has no defined payload
-		}
+	case l.Status.Terminal() && (l.payload || l.Status == mcp.StatusCancelled):
+		return Step{Kind: StepDone, At: now} // R29: a cancelled task has no defined payload
+	case l.Status.Terminal() && !l.Inline:
 		return Step{Kind: StepResult, At: l.bound(time.Time{})}
 	case !l.Deadline.IsZero() && !now.Before(l.Deadline):
 		l.Abandon()
 		return Step{Kind: StepDone, At: now}
 	}
-	cancelDue := !l.CancelAt.IsZero() && l.CancelSentAt.IsZero()
-	if l.inputSeen || (l.Strategy == ResultBlock && !l.blockFailed) {
+	cancelDue := !l.CancelAt.IsZero() && l.CancelSentAt.IsZero() && !l.Status.Terminal()
+	if !l.Inline && (l.inputSeen || (l.Strategy == ResultBlock && !l.blockFailed)) {
 		// R37 / block strategy: wait on tasks/result, but no longer than the cancel time.
 		limit := time.Time{}
 		if cancelDue {

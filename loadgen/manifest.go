@@ -29,7 +29,7 @@ type Manifest struct {
 	Tools           []ToolManifest     `json:"tools"`
 	Tool            string             `json:"tool"`              // the tool this run calls
 	TaskSupport     string             `json:"tool_task_support"` // its taskSupport
-	AsTask          bool               `json:"as_task"`           // whether calls carry a task parameter
+	AsTask          bool               `json:"as_task"`           // whether calls carry a task parameter (2026-07-28: declare the extension)
 	Fallback        string             `json:"fallback,omitempty"`
 
 	// Era is the era the manifest describes, by its version: 2025-11-25 (initialize and
@@ -197,11 +197,10 @@ func Probe(ctx context.Context, t *Target, tool string) (*Manifest, error) {
 
 // ProbeWith reads the target's capability manifest. It first tells the target's era
 // (Target.Era: server/discover, docs/RULES.md#e32, unless Target.Protocol pins it), then
-// describes the era it will speak: 2026-07-28 when the target is modern and its
-// server/discover lists no session version (or a modern error answered it), or when
-// Target.Protocol pins it (probeModern); 2025-11-25 otherwise, or whatever the era with
-// ProbeOptions.Legacy, so that a target serving both eras is described as run, sweep and
-// conform speak to it (Manifest.Eras lists both).
+// describes the era run and sweep will speak (speakModern): 2026-07-28 when the target
+// answers it, unless it also serves 2025-11-25 and only there has tasks (a server/discover
+// without the Tasks extension: mcp-go v1.2.1 is one); 2025-11-25 otherwise, or whatever the
+// era with ProbeOptions.Legacy. Manifest.Eras lists every era found.
 //
 // In 2025-11-25, on a session of its own: initialize (protocol version, serverInfo,
 // capabilities.tasks), every page of tools/list (each tool's taskSupport and declared
@@ -214,7 +213,7 @@ func ProbeWith(ctx context.Context, t *Target, o ProbeOptions) (*Manifest, error
 	if err != nil {
 		return nil, err
 	}
-	if era.Modern() && !o.Legacy && (era.Pinned || !era.ServesLegacy() || era.Supported == nil) {
+	if speakModern(era) && !o.Legacy {
 		return probeModern(ctx, t, o, era)
 	}
 	m, err := probeLegacy(ctx, t, o)
@@ -223,6 +222,18 @@ func ProbeWith(ctx context.Context, t *Target, o ProbeOptions) (*Manifest, error
 	}
 	m.Era, m.Eras, m.EraDetection, m.SupportedVersions = ProtocolLegacy, era.Eras(), era.How, era.Supported
 	return m, nil
+}
+
+// speakModern reports whether a target of era is spoken to in 2026-07-28: pinned to it, or
+// found modern and not also serving 2025-11-25 with tasks that the modern era lacks.
+func speakModern(era Era) bool {
+	switch {
+	case !era.Modern():
+		return false
+	case era.Pinned, era.Discover == nil, !era.ServesLegacy():
+		return true
+	}
+	return era.Discover.Capabilities.DeclaresTasks()
 }
 
 // probeLegacy is ProbeWith in 2025-11-25.
@@ -526,6 +537,9 @@ func (m *Manifest) taskTool(name string) (*ToolManifest, string) {
 func (m *Manifest) Decide(fb Fallback) error {
 	m.AsTask, m.Fallback = false, ""
 	ok, why := m.TasksSupported()
+	if m.Era == ProtocolModern {
+		return m.decideModern(fb, ok, why)
+	}
 	if m.TaskSupport == "" {
 		return &CapabilityError{Msg: fmt.Sprintf("the target has no tool %q (tools: %s)", m.Tool, m.toolNames())}
 	}
@@ -550,10 +564,22 @@ func (m *Manifest) Decide(fb Fallback) error {
 // absent (R7). It sets TaskSupport from Tools ("" when the target has no such tool).
 func (m *Manifest) TasksSupported() (bool, string) {
 	m.TaskSupport = ""
+	listed := false
 	for _, t := range m.Tools {
 		if t.Name == m.Tool {
-			m.TaskSupport = t.TaskSupport
+			m.TaskSupport, listed = t.TaskSupport, true
 		}
+	}
+	if m.Era == ProtocolModern {
+		// 2026-07-28: the server decides per call (E40); what the client can do is declare
+		// the extension, which the server must advertise (E39).
+		switch {
+		case !listed:
+			return false, fmt.Sprintf("the target has no tool %q", m.Tool)
+		case !m.Tasks.Extension:
+			return false, fmt.Sprintf("server/discover does not advertise the Tasks extension %s (E39)", mcp.ExtTasks)
+		}
+		return true, ""
 	}
 	switch {
 	case m.TaskSupport == "":
@@ -566,6 +592,23 @@ func (m *Manifest) TasksSupported() (bool, string) {
 		return false, fmt.Sprintf("tool %q forbids task-augmented calls (taskSupport forbidden, R7)", m.Tool)
 	}
 	return true, ""
+}
+
+// decideModern is Decide in 2026-07-28, given TasksSupported's answer: the extension is
+// declared on every call when the server advertises it (AsTask: the server then decides,
+// E40); otherwise the calls are plain with FallbackSync, and refused before the run without.
+func (m *Manifest) decideModern(fb Fallback, ok bool, why string) error {
+	switch {
+	case !slices.ContainsFunc(m.Tools, func(t ToolManifest) bool { return t.Name == m.Tool }):
+		return &CapabilityError{Msg: fmt.Sprintf("the target has no tool %q (tools: %s)", m.Tool, m.toolNames())}
+	case ok:
+		m.AsTask = true
+	case fb == FallbackSync:
+		m.Fallback = "sync: " + why
+	default:
+		return &CapabilityError{Msg: why + "; the extension will not be declared. Declare fallback: sync to call the tool with plain tools/call"}
+	}
+	return nil
 }
 
 func (m *Manifest) toolNames() string {

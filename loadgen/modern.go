@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -18,9 +19,10 @@ import (
 // session's is (Session.readReply): JSON or an SSE stream (E23); a status other than 200 is
 // an *HTTPError whose Body holds the JSON-RPC error (E27).
 //
-// Only what the probe and era detection need is here: server/discover, tools/list,
-// tools/call and tasks/cancel. Virtual clients of a run speak 2025-11-25 (README, modern-era
-// gaps).
+// Two requesters share this wire: modernSession, one request at a time for era detection,
+// the probe and the contract suite, and a Session with an envelope (Target.stateless), the
+// virtual clients' requester in a run of 2026-07-28 (vu2026.go), which is a Session so that
+// the run's request path, faults and recovery are those of 2025-11-25.
 
 // modernRequest is one request of the modern era as sent: the body and the MCP headers.
 type modernRequest struct {
@@ -33,14 +35,7 @@ type modernRequest struct {
 // newModernRequest builds the request for method with params (a JSON object, nil for none),
 // the envelope of version and caps added as params._meta.
 func (t *Target) newModernRequest(id mcp.ID, version, method string, params []byte, caps mcp.ModernClientCapabilities) (modernRequest, error) {
-	info := t.ClientInfo
-	if info.Name == "" {
-		info = mcp.Implementation{Name: "tasksim", Version: "dev"}
-	}
-	if info.Version == "" {
-		info.Version = "dev"
-	}
-	meta, err := json.Marshal(mcp.RequestMeta{ProtocolVersion: version, ClientCapabilities: caps, ClientInfo: &info})
+	meta, err := t.requestMeta(version, caps)
 	if err != nil {
 		return modernRequest{}, err
 	}
@@ -53,6 +48,82 @@ func (t *Target) newModernRequest(id mcp.ID, version, method string, params []by
 		return modernRequest{}, err
 	}
 	return modernRequest{id: id, method: method, body: mcp.AppendRequest(nil, id, method, p), headers: h}, nil
+}
+
+// requestMeta is the _meta envelope of a request of version with caps: the version, the
+// capabilities and the client's name (E1, E2).
+func (t *Target) requestMeta(version string, caps mcp.ModernClientCapabilities) ([]byte, error) {
+	info := t.ClientInfo
+	if info.Name == "" {
+		info = mcp.Implementation{Name: "tasksim", Version: "dev"}
+	}
+	if info.Version == "" {
+		info.Version = "dev"
+	}
+	return json.Marshal(mcp.RequestMeta{ProtocolVersion: version, ClientCapabilities: caps, ClientInfo: &info})
+}
+
+// modernEnv is the envelope every request of a run's virtual clients carries in 2026-07-28:
+// the same version and capabilities on tools/call and on every tasks/* request
+// (docs/RULES.md#ext-gap-6), encoded once for the run.
+type modernEnv struct {
+	version string
+	meta    []byte // the params._meta object
+}
+
+// newModernEnv encodes the envelope of t's requests of version with caps.
+func (t *Target) newModernEnv(version string, caps mcp.ModernClientCapabilities) (*modernEnv, error) {
+	meta, err := t.requestMeta(version, caps)
+	if err != nil {
+		return nil, err
+	}
+	return &modernEnv{version: version, meta: meta}, nil
+}
+
+// stateless returns the requester of 2026-07-28 on t with env: a Session that is none (no
+// id, nothing opened, nothing to close), so that a virtual client's request path is the
+// same in both eras.
+func (t *Target) stateless(env *modernEnv) *Session {
+	s := &Session{t: t, env: env, version: env.version}
+	s.postHdr = s.postHeader()
+	return s
+}
+
+// newModernPost builds the POST of a request of 2026-07-28 on s: params (a JSON object, or
+// nil) with the envelope as params._meta, appended to dst as the body, and the session's
+// header with Mcp-Method and, where the method has one, Mcp-Name (E24, E64).
+func (s *Session) newModernPost(ctx context.Context, dst []byte, id mcp.ID, method string, params []byte) ([]byte, *http.Request, error) {
+	p, err := withMeta(params, s.env.meta)
+	if err != nil {
+		return dst, nil, fmt.Errorf("%s params: %w", method, err)
+	}
+	h, err := mcp.HeadersFor(method, p)
+	if err != nil {
+		return dst, nil, err
+	}
+	hdr := s.postHdr.Clone()
+	hdr[mcp.HeaderMethod] = []string{h.Method}
+	if h.Name != "" {
+		hdr[mcp.HeaderName] = []string{h.Name}
+	}
+	body := mcp.AppendRequest(dst, id, method, p)
+	req, err := s.newPostWith(ctx, body, hdr)
+	return body, req, err
+}
+
+// modernRefusal reads a reply refused with 400 or 404 in 2026-07-28 (E27) whose body holds a
+// JSON-RPC error: a reply with an error, as a 200 carries one in 2025-11-25, its status
+// kept. Other statuses (401, 403, 429, 5xx) stay HTTP errors, Retry-After and all.
+func modernRefusal(err error) (Reply, bool) {
+	var he *HTTPError
+	if !errors.As(err, &he) || he.Status != http.StatusBadRequest && he.Status != http.StatusNotFound {
+		return Reply{}, false
+	}
+	e := replyError(he)
+	if e == nil {
+		return Reply{}, false
+	}
+	return Reply{Err: e, Status: he.Status}, true
 }
 
 // withMeta returns params, a JSON object (nil or empty for {}), with meta as its _meta

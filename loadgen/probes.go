@@ -418,6 +418,10 @@ func (v *vu) probeRound(ctx context.Context) {
 	rep, err := v.probeCall(ctx, sess, ProbeGet, mcp.MethodTasksGet, params, CutNone)
 	v.judge(ProbeGet, f.id, rep, err)
 
+	if e.env != nil {
+		v.probeModern(ctx, sess, f.id) // vu2026.go
+		return
+	}
 	rep, err = v.probeCall(ctx, sess, ProbeCancel, mcp.MethodTasksCancel, params, CutNone)
 	v.judge(ProbeCancel, f.id, rep, err)
 	if err == nil && rep.Err == nil {
@@ -555,6 +559,10 @@ func (v *vu) probeRevoked(ctx context.Context) {
 		return
 	}
 	e.probesRan.Store(true)
+	if e.env != nil {
+		v.probeRevokedModern(ctx, t, f.id) // vu2026.go
+		return
+	}
 	p.count(p.sent, ProbeRevoked)
 	cctx, cancel := context.WithTimeout(ctx, e.cfg.timeout())
 	if !e.acquire(cctx) {

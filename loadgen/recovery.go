@@ -173,7 +173,7 @@ func (v *vu) crash(t *taskState) {
 	*t = taskState{id: r.TaskID, key: r.Key, correlation: r.Correlation, lastUpdated: r.LastUpdatedAt,
 		intended: r.Intended, params: taskIDParams(r.TaskID)}
 	t.srv.created = parseTime(r.ServerCreated)
-	v.lc = Lifecycle{Policy: &v.e.cfg.Poll, Strategy: v.e.cfg.Result, Rand: v.rng}
+	v.lc = v.newLifecycle()
 	v.lc.Resume(ResumePoint{Status: st, Created: r.Created, Deadline: r.Deadline, CancelAt: r.CancelAt,
 		CancelSent: r.CancelSent, Polls: r.Polls, Advertised: r.Advertised, FirstAdvised: r.FirstAdvised,
 		NextPoll: r.NextPoll, CancelSentAt: r.CancelSentAt})

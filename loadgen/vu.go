@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -89,6 +90,10 @@ const probeSalt = 0x70726f6265 // "probe"
 // the caller holds a request slot meanwhile, so one reconnect holds it for at most
 // (maxConnectAttempts-1) * Max plus the attempts' own timeouts.
 func (v *vu) reconnect(ctx context.Context) error {
+	if v.e.env != nil { // 2026-07-28: nothing to open, nothing to count (vu2026.go)
+		v.sess = v.ten.target.stateless(v.e.env)
+		return nil
+	}
 	first := !v.opened
 	for n := 1; ; n++ {
 		err := v.connect(ctx)
@@ -138,7 +143,8 @@ var clientCaps = mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{
 
 // close ends the session (H9).
 func (v *vu) close(ctx context.Context) {
-	if v.sess == nil {
+	if v.sess == nil || v.sess.env != nil { // 2026-07-28 has no session to end
+		v.sess = nil
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, v.e.cfg.timeout())
@@ -347,12 +353,15 @@ func classify(m metrics.Method, rep Reply, err error) (o metrics.Outcome, code, 
 		return classifyFailure(err) // apart: its errors.As targets escape, and cost an allocation each
 	case rep.Err == nil:
 		return metrics.OutcomeOK, 0, 200
-	case m == metrics.MethodTasksCancel && rep.Err.Code == mcp.CodeInvalidParams:
-		return metrics.OutcomeExpected, rep.Err.Code, 200 // R26: already terminal, or gone
-	case m == metrics.MethodToolsCall && capacityError(rep.Err):
-		return metrics.OutcomeBackpressure, rep.Err.Code, 200
 	}
-	return metrics.OutcomeRPCError, rep.Err.Code, 200
+	status = cmp.Or(rep.Status, 200) // 2026-07-28 refuses some errors with 400 or 404 (E27)
+	switch {
+	case m == metrics.MethodTasksCancel && rep.Err.Code == mcp.CodeInvalidParams:
+		return metrics.OutcomeExpected, rep.Err.Code, status // R26: already terminal, or gone
+	case m == metrics.MethodToolsCall && capacityError(rep.Err):
+		return metrics.OutcomeBackpressure, rep.Err.Code, status
+	}
+	return metrics.OutcomeRPCError, rep.Err.Code, status
 }
 
 // classifyFailure is classify of a request that got no JSON-RPC reply. Each errors.As
@@ -401,6 +410,11 @@ type taskState struct {
 	cancelAcked  bool // a tasks/cancel reply said cancelled
 	lateCancel   bool // a tasks/cancel was refused -32602 as late (R26): the next read checks it
 	reason       string
+
+	// 2026-07-28 (vu2026.go)
+	inputs     mcp.InputRequests // the input requests of the latest poll, to answer
+	answered   []string          // the input keys answered (E56: never twice)
+	ackPending bool              // tasks/cancel was acknowledged; the outcome is not seen yet
 }
 
 // A task runs from creation to a known outcome (or to abandonment when ctx ends): beginTask,
@@ -446,7 +460,7 @@ func (v *vu) beginTask(ctx context.Context, intended time.Time) bool {
 			cancelAfter = max(time.Nanosecond, e.cfg.Cancel.Delay(v.rng))
 		}
 	}
-	v.lc = Lifecycle{Policy: &e.cfg.Poll, Strategy: e.cfg.Result, Rand: v.rng}
+	v.lc = v.newLifecycle()
 	lc := &v.lc
 	t.id, t.params = task.TaskID, taskIDParams(task.TaskID)
 	t.srv = serverTimes{created: parseTime(task.CreatedAt), ttl: task.TTL}
@@ -527,9 +541,16 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 			// Sent when it got its request slot: a wait for one is the load generator's own.
 			v.shard.RecordDuration(metrics.ScheduleLag, max(0, v.sent.Sub(st.At)))
 			v.observe(metrics.MethodTasksGet, rep, err, t)
+			if len(t.inputs) > 0 {
+				v.answerInputs(ctx, t) // 2026-07-28: input is answered between polls (E55)
+			}
 		case StepCancel:
 			lc.CancelSent(time.Now())
 			v.shard.Add(metrics.CancelsSent, 1)
+			if v.e.env != nil {
+				v.cancelModern(ctx, t)
+				break
+			}
 			cut := v.cut(e.cfg.Faults.CancelReply, "cancel_reply", CutReply) // fault point 5
 			rep, err := v.call(ctx, metrics.MethodTasksCancel, mcp.MethodTasksCancel, t.params, time.Time{}, nil, cut)
 			if err == nil && rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams {
@@ -810,6 +831,11 @@ func (v *vu) checkFailure(ctx context.Context, t *taskState, rpcErr *mcp.Error) 
 	return st
 }
 
+// newLifecycle is the lifecycle of a new task, in the run's era.
+func (v *vu) newLifecycle() Lifecycle {
+	return Lifecycle{Policy: &v.e.cfg.Poll, Strategy: v.e.cfg.Result, Rand: v.rng, Inline: v.e.env != nil}
+}
+
 // dropSession forgets the client's session without DELETE, as a lost connection with a
 // client that has to start over does; the next request initializes a new one.
 func (v *vu) dropSession() {
@@ -907,6 +933,10 @@ func (v *vu) observe(m metrics.Method, rep Reply, err error, t *taskState) {
 		lc.Replied(now.Add(backoff(v.e.recovery.Backoff, t.statusFails, v.frng)))
 		return
 	}
+	if v.e.env != nil {
+		v.observeModern(rep, t) // vu2026.go
+		return
+	}
 	tk, perr := mcp.ParseTask(rep.Result)
 	if perr != nil || !tk.Status.Valid() {
 		msg := "no valid task status"
@@ -917,6 +947,12 @@ func (v *vu) observe(m metrics.Method, rep Reply, err error, t *taskState) {
 		lc.Replied(now)
 		return
 	}
+	v.apply(now, &tk, t)
+}
+
+// apply records a task read from a tasks/get or tasks/cancel reply, of either era.
+func (v *vu) apply(now time.Time, tk *mcp.Task, t *taskState) {
+	lc := &v.lc
 	if v.resuming {
 		v.resuming = false
 		v.shard.Add(metrics.Resumed, 1)
@@ -938,7 +974,7 @@ func (v *vu) observe(m metrics.Method, rep Reply, err error, t *taskState) {
 		v.shard.Add(metrics.InputRequired, 1)
 	}
 	wasTerminal, raises := lc.Status.Terminal(), lc.Raises
-	if lc.Observed(now, &tk) {
+	if lc.Observed(now, tk) {
 		v.shard.Add(metrics.InvalidTransitions, 1)
 		v.e.noteViolation(v.cur, lc.Violations[len(lc.Violations)-1])
 	}
@@ -1003,7 +1039,7 @@ func (v *vu) finish(ctx context.Context, t *taskState) {
 	if interval == 0 {
 		interval = v.e.cfg.Poll.Interval
 	}
-	if !srv.terminal.IsZero() && !srv.created.IsZero() && v.e.cfg.Result == ResultPoll && !v.resumed && !t.crashed {
+	if !srv.terminal.IsZero() && !srv.created.IsZero() && (v.e.cfg.Result == ResultPoll || v.e.env != nil) && !v.resumed && !t.crashed {
 		if adv := Advised(srv.terminal.Sub(srv.created), interval); adv > 0 {
 			v.shard.RecordPollAmplification(int64(lc.Polls), int64(adv))
 		}

@@ -30,6 +30,7 @@ const (
 	CleanupLag                     // us, expiry instant (createdAt + ttl) -> record deleted
 	CancelLatency                  // us, tasks/cancel sent -> cancelled observed
 	DownstreamWait                 // us, time a task waited for a downstream slot
+	LatencyTasksUpdate             // us, send -> reply of tasks/update (2026-07-28)
 	NumHists                       // number of histograms; not a histogram
 )
 
@@ -79,6 +80,8 @@ func (h Hist) Name() string {
 		return "cancel_latency"
 	case DownstreamWait:
 		return "downstream_wait"
+	case LatencyTasksUpdate:
+		return "latency_tasks_update"
 	}
 	return "hist(" + strconv.Itoa(int(h)) + ")"
 }

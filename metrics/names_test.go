@@ -25,6 +25,7 @@ func TestHistNames(t *testing.T) {
 		metrics.CleanupLag:         {"cleanup_lag", "ms"},
 		metrics.CancelLatency:      {"cancel_latency", "ms"},
 		metrics.DownstreamWait:     {"downstream_wait", "ms"},
+		metrics.LatencyTasksUpdate: {"latency_tasks_update", "ms"},
 	}
 	for h := range metrics.NumHists {
 		if got := h.Name(); got != want[h].name {
@@ -51,7 +52,7 @@ func TestHistNames(t *testing.T) {
 	if _, ok := metrics.ParseHist("latency_tasks_gett"); ok {
 		t.Error("ParseHist accepted an unknown name")
 	}
-	if got := metrics.NumHists.Name(); got != "hist(15)" {
+	if got := metrics.NumHists.Name(); got != "hist(16)" {
 		t.Errorf("NumHists.Name() = %q", got)
 	}
 }
@@ -94,7 +95,7 @@ func TestCounterGaugeNames(t *testing.T) {
 func TestMethodOutcomeNames(t *testing.T) {
 	methods := [metrics.NumMethods]string{
 		"initialize", "tools/list", "tools/call", "tasks/get", "tasks/result", "tasks/list",
-		"tasks/cancel", "DELETE",
+		"tasks/cancel", "DELETE", "tasks/update",
 	}
 	for m := range metrics.NumMethods {
 		if got := m.Name(); got != methods[m] {
@@ -107,6 +108,7 @@ func TestMethodOutcomeNames(t *testing.T) {
 		if ok && h.Name() != "latency_"+map[string]string{
 			"initialize": "initialize", "tools/call": "tools_call", "tasks/get": "tasks_get",
 			"tasks/result": "tasks_result", "tasks/list": "tasks_list", "tasks/cancel": "tasks_cancel",
+			"tasks/update": "tasks_update",
 		}[m.Name()] {
 			t.Errorf("%s.Latency() = %s", m, h)
 		}

@@ -16,7 +16,8 @@ const (
 	MethodTasksList
 	MethodTasksCancel
 	MethodDelete
-	NumMethods // number of methods; not a method
+	MethodTasksUpdate // 2026-07-28: answers a task's inputRequests
+	NumMethods        // number of methods; not a method
 )
 
 // Name returns the JSON-RPC method name ("initialize", "tools/list", "tools/call",
@@ -39,6 +40,8 @@ func (m Method) Name() string {
 		return "tasks/cancel"
 	case MethodDelete:
 		return "DELETE"
+	case MethodTasksUpdate:
+		return "tasks/update"
 	}
 	return "method(" + strconv.Itoa(int(m)) + ")"
 }
@@ -62,6 +65,8 @@ func (m Method) Latency() (h Hist, ok bool) {
 		return LatencyTasksList, true
 	case MethodTasksCancel:
 		return LatencyTasksCancel, true
+	case MethodTasksUpdate:
+		return LatencyTasksUpdate, true
 	}
 	return 0, false
 }

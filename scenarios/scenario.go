@@ -24,6 +24,12 @@ type Scenario struct {
 	// Headers are extra HTTP headers sent to a real target (e.g. Authorization). Values are
 	// Secrets: never printed. Default none.
 	Headers map[string]Secret `yaml:"headers,omitempty"`
+	// Protocol pins the protocol era the clients speak: "2025-11-25" (initialize, sessions,
+	// tasks/result) or "2026-07-28" (stateless, the Tasks extension). Default "": found by
+	// asking (server/discover first, docs/RULES.md#e32), modern where the target serves it;
+	// on the embedded server 2025-11-25, unless pinned to 2026-07-28 (the server then serves
+	// both eras, unless server.protocols says otherwise).
+	Protocol string `yaml:"protocol,omitempty"`
 	// Tool is the tool called with task augmentation. Default "work_task".
 	Tool string `yaml:"tool"`
 	// Args are the tool arguments, passed as-is (they must be representable in JSON). On the

@@ -305,6 +305,9 @@ func (s Server) KnownBadOn(m KnownBadMode) bool { return slices.Contains(s.Known
 // ServerEras are the values of server.protocols: the eras the embedded server answers.
 var ServerEras = []string{"both", "modern", "legacy"}
 
+// ClientProtocols are the eras a run's clients may be pinned to (protocol), by version.
+var ClientProtocols = []string{"2025-11-25", "2026-07-28"}
+
 // serverProtocols are the protocol versions the embedded server can speak (server.protocol);
 // only the first has Tasks.
 var serverProtocols = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}

@@ -132,6 +132,9 @@ func (v *validator) top() {
 	}
 	v.nonNegative("task_ttl", s.TaskTTL)
 	oneOf(v, "fallback", s.Fallback, FallbackRefuse, FallbackSync)
+	if s.Protocol != "" {
+		oneOf(v, "protocol", s.Protocol, ClientProtocols...)
+	}
 }
 
 func (v *validator) workload() {

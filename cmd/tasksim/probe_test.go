@@ -78,7 +78,8 @@ func (m probed) taskSupport(tool string) string {
 
 func (m probed) notes() string { return strings.Join(m.Notes, "\n") }
 
-// TestProbeEmbedded: the manifest of the embedded server: 2025-11-25, tasks with cancel
+// TestProbeEmbedded: the manifest of the embedded server in 2025-11-25 (pinned: the server
+// serves both eras, and is described in 2026-07-28 by default), tasks with cancel
 // (and list, since tokens bind tasks to tenants, R54), one tool per taskSupport with its
 // declared args, a session id, DELETE accepted (H9), a GET stream offered (H6). pollInterval
 // and ttl are observed only with --create-task. The bearer token never appears.
@@ -87,7 +88,7 @@ func TestProbeEmbedded(t *testing.T) {
 	url := startServe(t, "--poll-interval", "250ms", "--ttl", "90s", "--token", "acme="+secret)
 	hdr := "Authorization: Bearer " + secret
 
-	m, all := probe(t, "--target", url, "--header", hdr)
+	m, all := probe(t, "--target", url, "--header", hdr, "--protocol", "2025-11-25")
 	if strings.Contains(all, secret) {
 		t.Fatal("the bearer token appears in the probe's output")
 	}
@@ -113,7 +114,7 @@ func TestProbeEmbedded(t *testing.T) {
 		t.Errorf("without --create-task: poll_interval_ms %v ttl_ms %v notes %q; want null with a note", m.PollIntervalMs, m.TTLMs, m.Notes)
 	}
 
-	m, all = probe(t, "--target", url, "--header", hdr, "--create-task")
+	m, all = probe(t, "--target", url, "--header", hdr, "--create-task", "--protocol", "2025-11-25")
 	if strings.Contains(all, secret) {
 		t.Fatal("the bearer token appears in the probe's output")
 	}
@@ -309,9 +310,10 @@ func TestProbeToolAndArgs(t *testing.T) {
 
 // TestProbeToolIsTheOneAskedFor: with --tool, the probe's task is that tool's or none: a tool
 // that forbids tasks, or is not listed, creates nothing, and the note says why (no other
-// tool runs real work in its place).
+// tool runs real work in its place). In 2025-11-25: in 2026-07-28 the server decides
+// (TestProbeModernOnly).
 func TestProbeToolIsTheOneAskedFor(t *testing.T) {
-	url := startServe(t)
+	url := startServe(t, "--protocols", "legacy")
 	for tool, want := range map[string]string{
 		"work_sync": `no task created: tool "work_sync" does not support tasks`,
 		"wrok_task": `no task created: the target lists no tool "wrok_task"`,

@@ -35,6 +35,7 @@ import (
 // runFlags are the flags of `tasksim run`.
 type runFlags struct {
 	target, out, rate, tool, args string
+	protocol                      string
 	clients                       int
 	duration, pollInterval        time.Duration
 	headers, sets                 []string
@@ -56,6 +57,7 @@ func parseRunFlags(args []string, _ io.Writer) (*runFlags, string, error) {
 	fs.DurationVar(&f.duration, "duration", 0, "length of the load phase (duration)")
 	fs.DurationVar(&f.pollInterval, "poll-interval", 0, "pollInterval the embedded server advertises, and the clients' fallback interval (server.poll_interval, client.poll.interval)")
 	fs.StringVar(&f.tool, "tool", "", "`NAME` of the tool to call (tool)")
+	fs.StringVar(&f.protocol, "protocol", "auto", "the era the clients speak, `auto|2025-11-25|2026-07-28` (protocol): auto asks server/discover first (E32)")
 	fs.StringVar(&f.args, "args", "", "tool arguments as a `JSON` object, replacing the scenario's args, e.g. '{\"duration_ms\":2000}'")
 	fs.StringArrayVar(&f.headers, "header", nil, "extra HTTP header for the target, `'K: V'` (headers; repeatable; values are never printed)")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the run's random source (seed)")
@@ -109,6 +111,9 @@ func (f *runFlags) scenario(name string) (*scenarios.Scenario, error) {
 	}
 	if changed("tool") {
 		sc.Tool = f.tool
+	}
+	if changed("protocol") {
+		set("protocol", "protocol", strings.TrimPrefix(f.protocol, "auto"))
 	}
 	if changed("args") {
 		var a map[string]any
@@ -319,10 +324,10 @@ func (r *runRequest) reach(ctx context.Context, rec *metrics.Recorder, events *m
 		r.cfg.Reconciler = embeddedReconciler(sc, srv)
 	}
 	probeCtx, cancelProbe := context.WithTimeout(ctx, 15*time.Second)
-	manifest, err := probeLegacy(probeCtx, target, srv != nil, sc.Tool)
+	manifest, err := probeRun(probeCtx, target, srv != nil, sc)
 	cancelProbe()
 	if err != nil {
-		return nil, nil, nil, err // unreachable or modern-only target: exit 1 with the reason
+		return nil, nil, nil, err // unreachable target, or not of the era pinned: exit 1 or 2 with the reason
 	}
 	r.manifest = manifest
 	fb := loadgen.FallbackRefuse
@@ -349,24 +354,33 @@ func (r *runRequest) reach(ctx context.Context, rec *metrics.Recorder, events *m
 	return target, srv, closeAll, nil
 }
 
-// probeLegacy reads the manifest a run needs, in 2025-11-25, the only era its virtual
-// clients speak: the embedded server is spoken to in it without detection (it serves it by
-// design); a target is first asked for its era (server/discover, docs/RULES.md#e32), so
-// that one that speaks only 2026-07-28 is told plainly (loadgen.ModernOnlyError: exit 1, or
-// 2 when 2026-07-28 was pinned) rather than by a refused initialize. A target of both eras
-// is probed, and run, in 2025-11-25.
-func probeLegacy(ctx context.Context, target *loadgen.Target, embedded bool, tool string) (*loadgen.Manifest, error) {
-	if embedded {
+// probeRun reads the manifest a run needs, in the era its clients will speak: the one the
+// scenario pins (protocol), else the one the target answers first by E32 (server/discover,
+// docs/RULES.md#e32): 2026-07-28 where it is served, 2025-11-25 otherwise, the fallback said
+// in the manifest (era_detection). The embedded server is spoken to without detection, in
+// 2025-11-25 unless pinned. A target that does not serve the era pinned is told plainly: a
+// modern-only one pinned to 2025-11-25 is a loadgen.ModernOnlyError (exit 2), a legacy-only
+// one pinned to 2026-07-28 a usage error naming what it answered.
+func probeRun(ctx context.Context, target *loadgen.Target, embedded bool, sc *scenarios.Scenario) (*loadgen.Manifest, error) {
+	target.Protocol = sc.Protocol
+	if embedded && target.Protocol == loadgen.ProtocolAuto {
 		target.Protocol = loadgen.ProtocolLegacy
 	}
-	if err := target.RequireLegacy(ctx); err != nil {
-		var me *loadgen.ModernOnlyError
-		if errors.As(err, &me) && me.Pinned {
-			return nil, usageError{err}
+	if target.Protocol == loadgen.ProtocolLegacy {
+		if err := target.RequireLegacy(ctx); err != nil {
+			var me *loadgen.ModernOnlyError
+			if errors.As(err, &me) && me.Pinned {
+				return nil, usageError{err}
+			}
+			return nil, err
 		}
-		return nil, err
+		return loadgen.Probe(ctx, target, sc.Tool)
 	}
-	return loadgen.Probe(ctx, target, tool)
+	m, err := loadgen.ProbeWith(ctx, target, loadgen.ProbeOptions{Tool: sc.Tool})
+	if err != nil && target.Protocol == loadgen.ProtocolModern && !embedded {
+		return nil, usageError{fmt.Errorf("%w (protocol is pinned to %s: leave it out to let the era be found)", err, loadgen.ProtocolModern)}
+	}
+	return m, err
 }
 
 // onSignals has the first signal stop the load (in-flight tasks drain) and the second stop
@@ -681,6 +695,9 @@ func serverConfig(sc *scenarios.Scenario) mockserver.Config {
 		NoTasks:   !s.Tasks,
 		Protocol:  s.Protocol,
 		Protocols: mockserver.Protocols(s.Protocols),
+	}
+	if s.Protocols == "" && sc.Protocol == loadgen.ProtocolModern {
+		cfg.Protocols = mockserver.ProtocolsBoth // clients pinned to 2026-07-28 need it served
 	}
 	sec := sc.Security
 	cfg.Inject = sec.Inject

@@ -42,11 +42,12 @@ var varyAliases = map[string]string{
 	"clients":       "--clients",
 	"rate":          "--rate",
 	"duration":      "--duration",
+	"protocol":      "--protocol", // the era, auto among the values
 }
 
 type sweepFlags struct {
 	vary, slo, sets, headers []string
-	target, out              string
+	target, out, protocol    string
 	cellDuration             time.Duration
 	noProgress               bool
 	slos                     []results.Threshold // slo, parsed
@@ -81,6 +82,7 @@ Flags:
 	fs.DurationVar(&f.cellDuration, "cell-duration", 0, "load phase of each cell (default: the scenario's duration)")
 	fs.StringVar(&f.target, "target", "", "`URL` of a real MCP endpoint (default: the embedded mock server)")
 	fs.StringArrayVar(&f.headers, "header", nil, "extra HTTP header for the target, `'K: V'` (repeatable; values are never printed)")
+	fs.StringVar(&f.protocol, "protocol", "", "the era every cell's clients speak, `auto|2025-11-25|2026-07-28` (as run's --protocol; --vary protocol=... compares eras)")
 	fs.StringArrayVar(&f.sets, "set", nil, "override a scenario field in every cell, `path=value` (repeatable)")
 	fs.StringVar(&f.out, "out", "", "output `DIR` (default runs/sweep-<scenario>-<UTC time>)")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress bars")
@@ -180,6 +182,9 @@ func cellArgs(f *sweepFlags, name string, vars []sweepVary, c *sweepCell) []stri
 	}
 	for _, h := range f.headers {
 		args = append(args, "--header", h)
+	}
+	if f.protocol != "" {
+		args = append(args, "--protocol", f.protocol)
 	}
 	for _, s := range f.sets {
 		args = append(args, "--set", s)
@@ -284,8 +289,8 @@ func runCells(f *sweepFlags, name, dir string, r *sweepResult, bars *sweepBars, 
 			// (summary.json, verdict error); the sweep stops with exit 2.
 			return usagef("cell %s: %v", r.label(c), ue.err)
 		case errors.As(runErr, new(*loadgen.ModernOnlyError)):
-			// The target speaks only 2026-07-28, which run does not speak yet: no cell would
-			// get further. Exit 1, with the reason.
+			// The target speaks only 2026-07-28 and the cells are pinned to 2025-11-25: no
+			// cell would get further. Exit 1, with the reason.
 			return fmt.Errorf("cell %s: %w", r.label(c), runErr)
 		case c.ExitCode != exitOK && c.ExitCode != exitGate && !stopped:
 			c.Error = redactKnown(runErr.Error()) // the cell's own error, never a token

@@ -1,0 +1,274 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+	"github.com/tasksim/tasksim/metrics"
+)
+
+// The virtual client in 2026-07-28 with the Tasks extension (docs/RULES.md#e39): the same
+// client as in 2025-11-25 (vu.go), on the same request path, with these differences.
+//
+//	step          2025-11-25                          2026-07-28
+//	requester     a session: initialize, DELETE       none: each request carries the
+//	                                                  envelope (Target.stateless)
+//	create        tools/call with params.task         tools/call declaring the extension in
+//	                                                  _meta; the server decides (E40): a
+//	                                                  task (resultType task) or a result
+//	poll          tasks/get: the task                 tasks/get: the task with its payload
+//	                                                  inline (E50), Mcp-Name: the task (E64)
+//	result        tasks/result, a stream              none: the poll that shows completed or
+//	                                                  failed carries it (result_lag is 0)
+//	input         elicitation/create on the           inputRequests in the poll, answered with
+//	              tasks/result stream                 tasks/update, each key once (E55-E57)
+//	cancel        tasks/cancel answers the task       tasks/cancel is acknowledged (E60); the
+//	                                                  outcome is what later polls show
+//	reconcile     by idempotency key or tasks/list    by idempotency key (no tasks/list)
+//
+// The client faults in this era (docs/METRICS.md#eras):
+//
+//	create_reply         the tools/call reply is lost: an orphan (docs/RULES.md#ext-gap-9),
+//	                     reconciled by idempotency key or counted unknown
+//	after_create         the connection drops: there is no session to lose; the next poll
+//	                     of the stored taskId resumes the observation
+//	before_result,       the tasks/get reply carrying the payload is lost (read, then
+//	result_stream        dropped with its connection): the next poll must bring it again
+//	input_before_answer  the connection drops between the poll that shows inputRequests
+//	                     and the tasks/update that would answer them
+//	input_after_answer   the tasks/update acknowledgement is lost: the keys count as
+//	                     answered, and are never answered again
+//	cancel_reply         the tasks/cancel acknowledgement is lost
+//	crash                as in 2025-11-25: resumed from the persisted taskId
+
+// speakModern sets the engine up for 2026-07-28: the era's dialect and the envelope of every
+// request, which declares the Tasks extension when the run creates tasks (E39) and form
+// elicitation, so that the server may ask for input (ext-gap-6: the same capabilities on
+// every request).
+func (e *Engine) speakModern(t *Target, m *Manifest) error {
+	caps := mcp.ModernClientCapabilities{Elicitation: &mcp.ElicitationCapability{Form: mcp.On()}}
+	if m.AsTask {
+		caps.DeclareTasks()
+	}
+	env, err := t.newModernEnv(m.ProtocolVersion, caps)
+	if err != nil {
+		return err
+	}
+	e.env, e.dialect = env, mcp.V20260728{}
+	if e.cfg.TaskTTL > 0 {
+		m.Notes = append(m.Notes, fmt.Sprintf("task_ttl %s is not sent: in %s the server alone sets ttlMs (E40)", e.cfg.TaskTTL, ProtocolModern))
+	}
+	return nil
+}
+
+// observeModern applies a tasks/get reply of 2026-07-28 to the lifecycle (observe has
+// handled errors): the task, then what its status inlines (E50). It returns the input
+// requests the client has yet to answer.
+func (v *vu) observeModern(rep Reply, t *taskState) {
+	lc := &v.lc
+	now := time.Now()
+	r, _, err := mcp.ParseGetTaskResult(rep.Result)
+	if err == nil && !r.Status.Valid() {
+		err = errors.New("no valid task status")
+	}
+	if err != nil {
+		v.malformed(metrics.MethodTasksGet, "tasks/get result: "+err.Error())
+		lc.Replied(now)
+		return
+	}
+	if r.Status.Terminal() && r.Status != mcp.StatusCancelled && !t.streamCut && v.losePayload() {
+		// The reply carrying the payload is lost with its connection: the next poll must
+		// bring it again (fault point 3, in this era).
+		t.streamCut = true
+		v.shard.Reclassify(metrics.MethodTasksGet, metrics.OutcomeOK, metrics.OutcomeInjected)
+		v.dropSession()
+		lc.Replied(now.Add(v.retryDelay(1)))
+		return
+	}
+	task := r.Task()
+	v.apply(now, &task, t)
+	if t.ackPending && lc.Status.Terminal() {
+		// The cancel was acknowledged, which is no promise (E60): the outcome is what the
+		// task ended as.
+		t.ackPending = false
+		if lc.Status == mcp.StatusCancelled {
+			t.cancelAcked = true
+			v.shard.Add(metrics.CancelsAcked, 1)
+			v.shard.RecordDuration(metrics.CancelLatency, now.Sub(lc.CancelSentAt))
+		} else {
+			v.shard.Add(metrics.CancelsLate, 1)
+		}
+	}
+	switch {
+	case r.Status == mcp.StatusCompleted && !lc.payload:
+		lc.ResultReceived(now, isErrorResult(r.Result))
+		v.shard.RecordDuration(metrics.ResultLag, 0) // inline: in hand with the status
+	case r.Status == mcp.StatusFailed && !lc.payload:
+		lc.ResultReceived(now, true)
+		v.shard.RecordDuration(metrics.ResultLag, 0)
+	case r.Status == mcp.StatusInputRequired:
+		t.inputs = r.InputRequests
+	}
+}
+
+// answerInputs answers, with one tasks/update, the input requests of the latest poll the
+// client has not answered yet (E55-E57): an elicitation/create by the configured ratios
+// (with the tenant's canary when one is planted); a request of another method, which the
+// client's capabilities do not allow the server to send (E15), is left unanswered and
+// counted as the protocol error it is.
+func (v *vu) answerInputs(ctx context.Context, t *taskState) {
+	reqs := t.inputs
+	t.inputs = nil
+	keys := make([]string, 0, len(reqs))
+	for k := range reqs {
+		if !slices.Contains(t.answered, k) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	slices.Sort(keys) // the answers drawn in a fixed order, for a reproducible run
+	if !t.streamCut && v.draw(v.e.cfg.Faults.InputBeforeAnswer) {
+		t.streamCut = true // at most one cut per task, so that every task can end
+		v.injected(CutBeforeAnswer)
+		v.dropSession() // the next poll shows the same keys, answered then
+		return
+	}
+	responses := make(mcp.InputResponses, len(keys))
+	for _, k := range keys {
+		r := reqs[k]
+		if v.e.det != nil {
+			v.e.det.scan(r.Params, v.ten.idx, r.Method, partServerRequest) // secrets.go
+		}
+		if r.Method != mcp.MethodElicit {
+			v.e.errors.note(errorKey{metrics.MethodTasksGet, metrics.OutcomeProtocol, 0, 0}, func() string {
+				return fmt.Sprintf("tasks/get asked for input of method %s, which the client did not declare (E15): left unanswered", r.Method)
+			})
+			continue
+		}
+		action := v.e.cfg.Input.pick(v.rng)
+		v.shard.Add(metrics.Elicitations, 1)
+		v.shard.Add(elicitCounter(action), 1)
+		b := []byte(`{"action":"` + action + `"`)
+		if action == mcp.ElicitAccept {
+			b = append(b, `,"content":`...)
+			b = append(b, answerContent(v.ten.answer)...)
+		}
+		responses[k] = append(b, '}')
+	}
+	if len(responses) == 0 {
+		return
+	}
+	params, err := json.Marshal(mcp.UpdateTaskParams{TaskID: t.id, InputResponses: responses})
+	if err != nil {
+		return // cannot happen: the keys and the answers are valid JSON
+	}
+	for k := range responses {
+		t.answered = append(t.answered, k) // sent: never again, whatever the reply (E56)
+	}
+	cut := CutNone
+	if !t.streamCut && v.draw(v.e.cfg.Faults.InputAfterAnswer) {
+		t.streamCut, cut = true, CutReply
+	}
+	_, err = v.call(ctx, metrics.MethodTasksUpdate, mcp.MethodTasksUpdate, params, time.Time{}, nil, cut)
+	if errors.Is(err, ErrCut) {
+		v.injected(CutAfterAnswer)
+		v.dropSession()
+	}
+}
+
+// losePayload decides whether the reply that brings a task's payload is lost: fault point 3,
+// before_result or result_stream, recorded under the name drawn.
+func (v *vu) losePayload() bool {
+	f := &v.e.cfg.Faults
+	if v.fires(f.BeforeResult, "before_result") {
+		return true
+	}
+	if v.draw(f.ResultStream) {
+		v.injected(CutStream)
+		return true
+	}
+	return false
+}
+
+// cancelModern sends tasks/cancel in 2026-07-28 and applies its reply: an acknowledgement
+// says nothing of the outcome (E60), which later polls show (observeModern); a -32602 is the
+// task already terminal or gone, as in 2025-11-25 (docs/RULES.md#e60: accepted either way).
+func (v *vu) cancelModern(ctx context.Context, t *taskState) {
+	lc := &v.lc
+	cut := v.cut(v.e.cfg.Faults.CancelReply, "cancel_reply", CutReply) // fault point 5
+	rep, err := v.call(ctx, metrics.MethodTasksCancel, mcp.MethodTasksCancel, t.params, time.Time{}, nil, cut)
+	switch {
+	case err != nil:
+		v.observe(metrics.MethodTasksCancel, rep, err, t) // the status budget, the backoff
+	case rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams:
+		v.shard.Add(metrics.CancelsLate, 1)
+		t.lateCancel = true
+		lc.Replied(time.Now())
+	case rep.Err != nil:
+		v.observe(metrics.MethodTasksCancel, rep, err, t)
+	default:
+		t.ackPending = true
+		lc.Replied(time.Now())
+	}
+}
+
+// probeModern is the rest of a probe round in 2026-07-28, after the tasks/get of foreign
+// task id (probes.go): tasks/cancel and tasks/update of it, then the guesses. The era has no
+// tasks/result, tasks/list, related-task _meta or sessions, so those probes do not apply.
+// An acknowledgement of a cancel or an update proves nothing by itself (E58 and E60 only
+// say a server SHOULD refuse an unknown id, docs/RULES.md#ext-gap-7): it is a leak when the
+// same request about an id nobody holds is refused, since the server then tells another
+// tenant's task apart from an unknown one (E67); otherwise it is inconclusive. Whether the
+// cancel took effect shows on the owner's side (cancelled_unrequested).
+func (v *vu) probeModern(ctx context.Context, sess *Session, foreign string) {
+	update := func(id string) []byte {
+		b, _ := json.Marshal(mcp.UpdateTaskParams{TaskID: id, InputResponses: mcp.InputResponses{"tasksim-probe": json.RawMessage(`{"action":"decline"}`)}})
+		return b
+	}
+	for _, c := range [...]struct {
+		kind, method string
+		params       func(string) []byte
+	}{{ProbeCancel, mcp.MethodTasksCancel, taskIDParams}, {ProbeResult, mcp.MethodTasksUpdate, update}} {
+		rep, err := v.probeCall(ctx, sess, c.kind, c.method, c.params(foreign), CutNone)
+		if err != nil || rep.Err != nil {
+			v.judge(c.kind, foreign, rep, err)
+			continue
+		}
+		ctl, cerr := v.probeCall(ctx, sess, c.kind, c.method, c.params(randomHex(v.prng, len(foreign))), CutNone)
+		p := v.e.probes
+		switch {
+		case cerr == nil && ctl.Err != nil:
+			p.leak(c.kind, foreign, c.method+" acknowledged another tenant's task but refused an unknown id: the server tells them apart (E67)")
+		default:
+			p.count(p.inconclusive, c.kind) // acknowledged like any id (ext-gap-7)
+		}
+	}
+	v.probeGuesses(ctx, sess, foreign)
+}
+
+// probeRevokedModern checks in 2026-07-28 that a revoked token (any scope) no longer reads
+// a task of its tenant: tasks/get, the era's read of a status and a result alike, must be
+// refused with 401, 403 or a JSON-RPC error.
+func (v *vu) probeRevokedModern(ctx context.Context, t *tenant, id string) {
+	p := v.e.probes
+	sess := t.target.stateless(v.e.env)
+	rep, err := v.probeCall(ctx, sess, ProbeRevoked, mcp.MethodTasksGet, taskIDParams(id), CutNone)
+	var he *HTTPError
+	switch {
+	case err == nil && rep.Err == nil:
+		p.leak(ProbeRevoked, id, "a revoked token read a task (tasks/get)")
+	case err == nil: // a JSON-RPC error: denied
+	case errors.As(err, &he) && (he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden):
+		// denied
+	default: // no reply, 429, 5xx: proves nothing either way
+		p.count(p.inconclusive, ProbeRevoked)
+	}
+}
