@@ -40,6 +40,9 @@ type Era struct {
 	How string
 	// Pinned: Target.Protocol chose the era; nothing was sent.
 	Pinned bool
+	// FellBack: the modern request was answered as a legacy server answers, and the client
+	// fell back to initialize (E32).
+	FellBack bool
 }
 
 // Modern reports whether the era is 2026-07-28 (or later).
@@ -152,7 +155,7 @@ func (t *Target) ForgetEra() {
 func (t *Target) detectEra(ctx context.Context) (Era, error) {
 	s := &modernSession{t: t, version: ProtocolModern}
 	legacy := func(format string, args ...any) (Era, error) {
-		return Era{Version: ProtocolLegacy, How: fmt.Sprintf(format, args...) + ": falling back to initialize"}, nil
+		return Era{Version: ProtocolLegacy, How: fmt.Sprintf(format, args...) + ": falling back to initialize", FellBack: true}, nil
 	}
 	retried := false
 	for {

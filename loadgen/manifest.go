@@ -37,9 +37,13 @@ type Manifest struct {
 	// server/discover). Eras lists the eras the target serves as far as the probe learned
 	// (server/discover's supportedVersions, 2025-11-25 standing for every session version),
 	// the modern one first; EraDetection says how the era was told (docs/RULES.md#e32).
-	Era               string   `json:"era"`
-	Eras              []string `json:"eras"`
-	EraDetection      string   `json:"era_detection,omitempty"`
+	Era          string   `json:"era"`
+	Eras         []string `json:"eras"`
+	EraDetection string   `json:"era_detection,omitempty"`
+	// EraFallback says why the manifest describes 2025-11-25 although 2026-07-28 was tried
+	// first: the target answered as a legacy server (E32), or it serves both eras and has
+	// tasks only in 2025-11-25. "" when no fallback was taken.
+	EraFallback       string   `json:"era_fallback,omitempty"`
 	SupportedVersions []string `json:"supported_versions,omitempty"` // server/discover's, as listed
 	// Instructions are the server's instructions (initialize's, or server/discover's).
 	Instructions string `json:"instructions,omitempty"`
@@ -221,6 +225,13 @@ func ProbeWith(ctx context.Context, t *Target, o ProbeOptions) (*Manifest, error
 		return nil, err
 	}
 	m.Era, m.Eras, m.EraDetection, m.SupportedVersions = ProtocolLegacy, era.Eras(), era.How, era.Supported
+	switch {
+	case o.Legacy:
+	case era.FellBack:
+		m.EraFallback = "2026-07-28 was tried first and answered as a legacy server answers (" + era.How + ")"
+	case era.Modern():
+		m.EraFallback = fmt.Sprintf("the target serves both eras, and has tasks only in %s: its server/discover does not advertise %s", ProtocolLegacy, mcp.ExtTasks)
+	}
 	return m, nil
 }
 

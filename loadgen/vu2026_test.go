@@ -320,8 +320,9 @@ func TestModernEraFound(t *testing.T) {
 				if r.manifest.Era != tc.want {
 					t.Errorf("era %s, want %s (detection: %s)", r.manifest.Era, tc.want, r.manifest.EraDetection)
 				}
-				if tc.want == loadgen.ProtocolLegacy && !strings.Contains(r.manifest.EraDetection, "falling back to initialize") {
-					t.Errorf("the fallback is not said: era_detection %q", r.manifest.EraDetection)
+				if fell := r.manifest.EraFallback != ""; fell != (tc.want == loadgen.ProtocolLegacy) ||
+					fell && !strings.Contains(r.manifest.EraDetection, "falling back to initialize") {
+					t.Errorf("era_fallback %q, era_detection %q: want the fallback said exactly when taken", r.manifest.EraFallback, r.manifest.EraDetection)
 				}
 				checkClean(t, &faultRun{snap: r.snap, eng: r.eng, server: r.server})
 			})

@@ -4,7 +4,11 @@ package results
 // target declared for the run's tool, what the client decided, and what the embedded
 // server saw. The caller fills it from the capability manifest.
 type Compat struct {
-	Protocol      string // the negotiated protocol version
+	Protocol string // the negotiated protocol version
+	Era      string // the era the run spoke: 2025-11-25 or 2026-07-28
+	// EraFallback says why the run spoke 2025-11-25 after trying 2026-07-28 first
+	// (loadgen.Manifest.EraFallback); "" = no fallback was taken.
+	EraFallback   string
 	TasksDeclared bool   // capabilities.tasks is present
 	List          bool   // capabilities.tasks.list
 	Cancel        bool   // capabilities.tasks.cancel
@@ -28,9 +32,14 @@ type Compat struct {
 // compatibilityGate is the compatibility gate:
 //
 //	not evaluated  without Compat, or when the target supports tasks for the run's tool
-//	               (no fallback needed; the manifest leaves are the evidence)
-//	evaluated      when it does not (a protocol without Tasks, no
-//	               tasks.requests.tools.call (R6), or taskSupport forbidden (R7)):
+//	               in the era spoken to it first (no fallback needed; the manifest leaves
+//	               are the evidence)
+//	evaluated      when the era fell back from 2026-07-28 to 2025-11-25: a pass when the
+//	               fallback is said (era_fallback) and, as below, when a task fallback
+//	               was taken too;
+//	               when the target cannot take a task for the tool (a protocol without
+//	               Tasks, no tasks.requests.tools.call (R6), taskSupport forbidden (R7), in
+//	               2026-07-28 a server/discover without the Tasks extension (E39)):
 //	               task_params_sent  = tools/call sent when the client task-augmented
 //	                                   them (as_task), else 0
 //	               pass = task_params_sent == 0 && task_params_ignored <= 0
@@ -43,6 +52,7 @@ func compatibilityGate(info RunInfo, s *Summary) Gate {
 	}
 	ev := map[string]any{
 		"protocol_version":    c.Protocol,
+		"era":                 c.Era,
 		"tasks_declared":      c.TasksDeclared,
 		"tasks_list":          c.List,
 		"tasks_cancel":        c.Cancel,
@@ -56,9 +66,15 @@ func compatibilityGate(info RunInfo, s *Summary) Gate {
 	if c.TaskParamsIgnored < 0 {
 		note(ev, "task_params_ignored", "not observable on an external target: only the embedded server counts the task parameters it ignored")
 	}
+	if c.EraFallback != "" {
+		ev["era_fallback"] = c.EraFallback
+	}
 	if c.Supported {
 		ev["reason"] = "the target supports tasks for this tool: no fallback needed"
-		return Gate{Pass: true, Evidence: ev}
+		if c.EraFallback != "" {
+			ev["reason"] = "the era fell back to " + c.Era + ", and said so; there the target supports tasks for this tool"
+		}
+		return Gate{Pass: true, Evaluated: c.EraFallback != "", Evidence: ev}
 	}
 	calls := s.Requests["tools/call"].Count
 	var sent int64
@@ -74,7 +90,7 @@ func compatibilityGate(info RunInfo, s *Summary) Gate {
 	ev["tasks_created"] = s.Tasks.Created
 	var failures []string
 	if sent > 0 {
-		failures = append(failures, "the client sent tools/call with a task parameter to a target without the capability (R6, R7)")
+		failures = append(failures, "the client sent tools/call with a task parameter to a target without the capability (R6, R7; in 2026-07-28 a call declaring the Tasks extension, E39)")
 	}
 	if c.TaskParamsIgnored > 0 {
 		failures = append(failures, "the embedded server received tools/call with a task parameter on a session without the tasks capability (it ignored them, R4)")

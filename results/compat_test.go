@@ -97,4 +97,12 @@ func TestCompatibilityGate(t *testing.T) {
 		g.Evidence["sync_completed"] != int64(9) || g.Evidence["sync_failed"] != int64(1) || g.Evidence["tasks_created"] != int64(0) {
 		t.Errorf("fallback evidence %v", g.Evidence)
 	}
+	// A modern-first client that fell back to 2025-11-25 is evaluated, and passes when the
+	// fallback is said.
+	fellBack := supported
+	fellBack.Era, fellBack.EraFallback = "2025-11-25", "2026-07-28 was tried first and answered as a legacy server answers"
+	g = Build(RunInfo{Compat: &fellBack}, taskRun, nil).Gates.Compatibility
+	if !g.Evaluated || !g.Pass || g.Evidence["era_fallback"] != fellBack.EraFallback || g.Evidence["era"] != "2025-11-25" {
+		t.Errorf("era fallback: evaluated %v pass %v evidence %v", g.Evaluated, g.Pass, g.Evidence)
+	}
 }

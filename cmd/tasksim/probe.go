@@ -164,7 +164,9 @@ func compatInfo(sc *scenarios.Scenario, m *loadgen.Manifest, srv *mockserver.Ser
 	supported, why := m.TasksSupported()
 	c := &results.Compat{
 		Protocol:          m.ProtocolVersion,
-		TasksDeclared:     m.Tasks.Declared,
+		Era:               m.Era,
+		EraFallback:       m.EraFallback,
+		TasksDeclared:     m.Tasks.Declared || m.Tasks.Extension,
 		List:              m.Tasks.List,
 		Cancel:            m.Tasks.Cancel,
 		ToolsCall:         m.Tasks.ToolsCall,
