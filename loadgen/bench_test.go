@@ -417,9 +417,19 @@ type tasksimPoll struct {
 	params   []byte
 }
 
-func newTasksimPoll(tb testing.TB) *tasksimPoll {
+func newTasksimPoll(tb testing.TB) *tasksimPoll { return newTasksimPollIn(tb, loadgen.ProtocolLegacy) }
+
+// newTasksimPollIn is newTasksimPoll in the era of version: in 2026-07-28 each worker has a
+// stateless requester (the virtual clients' own), and every request carries the envelope and
+// the Mcp-Method and Mcp-Name headers.
+func newTasksimPollIn(tb testing.TB, version string) *tasksimPoll {
 	tb.Helper()
-	srv, err := mockserver.NewServer(mockserver.Config{})
+	modern := version == loadgen.ProtocolModern
+	cfg := mockserver.Config{}
+	if modern {
+		cfg.Protocols = mockserver.ProtocolsModern
+	}
+	srv, err := mockserver.NewServer(cfg)
 	if err != nil {
 		tb.Fatalf("NewServer: %v", err)
 	}
@@ -430,7 +440,13 @@ func newTasksimPoll(tb testing.TB) *tasksimPoll {
 	ctx := context.Background()
 	p := &tasksimPoll{sessions: make(chan *loadgen.Session, loopConc)}
 	for range loopConc {
-		s, err := target.Connect(ctx, mcp.ClientCapabilities{})
+		var s *loadgen.Session
+		var err error
+		if modern {
+			s, err = loadgen.StatelessSession(target)
+		} else {
+			s, err = target.Connect(ctx, mcp.ClientCapabilities{})
+		}
 		if err != nil {
 			tb.Fatalf("connect: %v", err)
 		}
@@ -441,12 +457,18 @@ func newTasksimPoll(tb testing.TB) *tasksimPoll {
 	defer func() { p.sessions <- s }()
 	// One day of work and one hour of ttl: the task stays working and stored for longer than
 	// any benchmark runs. Tasks are not bound to sessions without tokens, so every session
-	// may poll it.
-	rep, err := s.Call(ctx, mcp.MethodToolsCall, []byte(`{"name":"work","arguments":{"duration_ms":86400000},"task":{"ttl":3600000}}`), nil)
+	// may poll it. (In 2026-07-28 the server sets the ttl, and work becomes a task because
+	// the request declares the extension.)
+	call := `{"name":"work","arguments":{"duration_ms":86400000},"task":{"ttl":3600000}}`
+	var dialect mcp.Dialect = mcp.V20251125{}
+	if modern {
+		call, dialect = `{"name":"work","arguments":{"duration_ms":86400000}}`, mcp.V20260728{}
+	}
+	rep, err := s.Call(ctx, mcp.MethodToolsCall, []byte(call), nil)
 	if err != nil || rep.Err != nil {
 		tb.Fatalf("tools/call: %v %v", err, rep.Err)
 	}
-	task, _, perr := mcp.V20251125{}.ParseCallReply(rep.Result)
+	task, _, perr := dialect.ParseCallReply(rep.Result)
 	if perr != nil || task == nil {
 		tb.Fatalf("tools/call: no task in %s", rep.Result)
 	}
@@ -493,10 +515,27 @@ func BenchmarkPollThroughputVsLoopLimit(b *testing.B) {
 	looplimit.Compare(b, sides[0].do, sides[1].do)
 }
 
+// BenchmarkPollThroughputErasVsLoopLimit is BenchmarkPollThroughputVsLoopLimit in each era,
+// each against looplimit measured beside it: the ratio of 2026-07-28 must not fall below the
+// ratio of 2025-11-25 by more than 10% (README, Performance).
+func BenchmarkPollThroughputErasVsLoopLimit(b *testing.B) {
+	for _, version := range []string{loadgen.ProtocolLegacy, loadgen.ProtocolModern} {
+		b.Run(version, func(b *testing.B) {
+			sides := [2]requester{newTasksimPollIn(b, version), newLoopLimit(b)}
+			for i, s := range sides {
+				if _, err := round(s, 4*loopConc); err != nil {
+					b.Fatalf("side %d warm-up: %v", i, err)
+				}
+			}
+			looplimit.Compare(b, sides[0].do, sides[1].do)
+		})
+	}
+}
+
 // TestPollThroughputPlumbing checks the throughput benchmark's plumbing once (not its speed):
 // the sessions open, the task is found, and both sides answer every request.
 func TestPollThroughputPlumbing(t *testing.T) {
-	for _, r := range []requester{newTasksimPoll(t), newLoopLimit(t)} {
+	for _, r := range []requester{newTasksimPoll(t), newTasksimPollIn(t, loadgen.ProtocolModern), newLoopLimit(t)} {
 		if _, err := round(r, 2*loopConc); err != nil {
 			t.Fatal(err)
 		}

@@ -200,8 +200,9 @@ type Session struct {
 	version string
 	// env is the envelope of the requests of 2026-07-28 (modern.go): a Session with one is
 	// no session but a stateless requester, opened without a request (Target.stateless).
-	env  *modernEnv
-	init *mcp.InitializeResult // nil for a virtual client's session (connect)
+	env     *modernEnv
+	lastHdr atomic.Pointer[modernHeaders] // the latest request's header (modernHeader)
+	init    *mcp.InitializeResult         // nil for a virtual client's session (connect)
 	// postHdr is the header of every POST once the session is open, shared by them (a
 	// RoundTripper does not modify a request); nil until then.
 	postHdr http.Header

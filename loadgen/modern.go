@@ -93,22 +93,50 @@ func (t *Target) stateless(env *modernEnv) *Session {
 // nil) with the envelope as params._meta, appended to dst as the body, and the session's
 // header with Mcp-Method and, where the method has one, Mcp-Name (E24, E64).
 func (s *Session) newModernPost(ctx context.Context, dst []byte, id mcp.ID, method string, params []byte) ([]byte, *http.Request, error) {
-	p, err := withMeta(params, s.env.meta)
+	body := mcp.AppendRequest(dst, id, method, nil)
+	body = append(body[:len(body)-1], `,"params":`...) // without the closing brace
+	body, err := appendWithMeta(body, params, s.env.meta)
 	if err != nil {
 		return dst, nil, fmt.Errorf("%s params: %w", method, err)
 	}
-	h, err := mcp.HeadersFor(method, p)
+	body = append(body, '}')
+	hdr, err := s.modernHeader(method, params)
 	if err != nil {
-		return dst, nil, err
+		return body, nil, err
 	}
-	hdr := s.postHdr.Clone()
-	hdr[mcp.HeaderMethod] = []string{h.Method}
-	if h.Name != "" {
-		hdr[mcp.HeaderName] = []string{h.Name}
-	}
-	body := mcp.AppendRequest(dst, id, method, p)
 	req, err := s.newPostWith(ctx, body, hdr)
 	return body, req, err
+}
+
+// modernHeaders is the header of a session's latest request of 2026-07-28, with the method
+// and params it was made for: a client polling one task sends the same header every time,
+// and reuses it (a header handed to a request is never modified).
+type modernHeaders struct {
+	method string
+	params []byte
+	h      http.Header
+}
+
+// modernHeader returns the header of a request for method with params on s: the session's
+// with Mcp-Method and Mcp-Name.
+func (s *Session) modernHeader(method string, params []byte) (http.Header, error) {
+	if c := s.lastHdr.Load(); c != nil && c.method == method && bytes.Equal(c.params, params) {
+		return c.h, nil
+	}
+	name, err := mcp.NameHeader(method, params)
+	if err != nil {
+		return nil, err
+	}
+	h := make(http.Header, len(s.postHdr)+2)
+	for k, v := range s.postHdr {
+		h[k] = v // shared: never modified
+	}
+	h[mcp.HeaderMethod] = []string{method}
+	if name != "" {
+		h[mcp.HeaderName] = []string{name}
+	}
+	s.lastHdr.Store(&modernHeaders{method: method, params: bytes.Clone(params), h: h})
+	return h, nil
 }
 
 // modernRefusal reads a reply refused with 400 or 404 in 2026-07-28 (E27) whose body holds a
@@ -129,29 +157,35 @@ func modernRefusal(err error) (Reply, bool) {
 // withMeta returns params, a JSON object (nil or empty for {}), with meta as its _meta
 // member; params must not have one.
 func withMeta(params, meta []byte) ([]byte, error) {
+	return appendWithMeta(make([]byte, 0, len(params)+len(meta)+10), params, meta)
+}
+
+// appendWithMeta appends to dst what withMeta returns.
+func appendWithMeta(dst, params, meta []byte) ([]byte, error) {
 	p := bytes.TrimSpace(params)
 	if len(p) == 0 {
 		p = []byte(`{}`)
 	}
 	if p[0] != '{' || !json.Valid(p) {
-		return nil, fmt.Errorf("want a JSON object, got %.40q", p)
+		return dst, fmt.Errorf("want a JSON object, got %.40q", p)
 	}
-	hasMeta := false
-	mcp.EachMember(p, func(name, _ []byte) bool {
-		hasMeta = hasMeta || string(name) == "_meta"
-		return !hasMeta
-	})
-	if hasMeta {
-		return nil, fmt.Errorf("params already carry a _meta")
+	if bytes.Contains(p, []byte(`"_meta"`)) { // then a member, or a string inside one?
+		hasMeta := false
+		mcp.EachMember(p, func(name, _ []byte) bool {
+			hasMeta = hasMeta || string(name) == "_meta"
+			return !hasMeta
+		})
+		if hasMeta {
+			return dst, fmt.Errorf("params already carry a _meta")
+		}
 	}
-	out := make([]byte, 0, len(p)+len(meta)+10)
-	out = append(out, p[:len(p)-1]...) // without the closing brace
+	dst = append(dst, p[:len(p)-1]...) // without the closing brace
 	if len(bytes.TrimSpace(p[1:len(p)-1])) > 0 {
-		out = append(out, ',')
+		dst = append(dst, ',')
 	}
-	out = append(out, `"_meta":`...)
-	out = append(out, meta...)
-	return append(out, '}'), nil
+	dst = append(dst, `"_meta":`...)
+	dst = append(dst, meta...)
+	return append(dst, '}'), nil
 }
 
 // modernSession is the requester of the modern era on a target: a counter of request ids

@@ -62,14 +62,23 @@ func HeadersFor(method string, params json.RawMessage) (RequestHeaders, error) {
 	if err := json.Unmarshal(bodyVersion(params), &h.ProtocolVersion); err != nil || h.ProtocolVersion == "" {
 		return h, fmt.Errorf("mcp: %s params carry no %s to mirror in %s", method, MetaProtocolVersion, HeaderProtocolVersion)
 	}
-	if p := NameParam(method); p != "" {
-		name, ok := stringMember(params, p)
-		if !ok {
-			return h, fmt.Errorf("mcp: %s params carry no string %q to mirror in %s", method, p, HeaderName)
-		}
-		h.Name = EncodeHeaderValue(name)
+	var err error
+	h.Name, err = NameHeader(method, params)
+	return h, err
+}
+
+// NameHeader returns the Mcp-Name value of a request for method with params, encoded (E24,
+// E25, E64): "" for a method that has none; an error when params lack the string it mirrors.
+func NameHeader(method string, params json.RawMessage) (string, error) {
+	p := NameParam(method)
+	if p == "" {
+		return "", nil
 	}
-	return h, nil
+	name, ok := stringMember(params, p)
+	if !ok {
+		return "", fmt.Errorf("mcp: %s params carry no string %q to mirror in %s", method, p, HeaderName)
+	}
+	return EncodeHeaderValue(name), nil
 }
 
 // CheckHeaders checks the MCP headers of a POST against its decoded body (E24, E26) and
