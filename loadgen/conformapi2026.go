@@ -112,3 +112,6 @@ func (c *ModernClient) build(req ModernRequest) (modernRequest, error) {
 	}
 	return r, nil
 }
+
+// ListTools lists every tool, page by page, each page a complete result (E11-E13).
+func (c *ModernClient) ListTools(ctx context.Context) ([]mcp.Tool, error) { return c.s.listTools(ctx) }
