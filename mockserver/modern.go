@@ -382,7 +382,7 @@ func (s *Server) toolsCallModern(c *call) {
 		return
 	}
 	declared := c.modern.tasks || s.cfg.KnownBad.TasksUndeclared // knownbad2026.go
-	if ts == mcp.TaskRequired && s.tasksOn() && !declared { // E44
+	if ts == mcp.TaskRequired && s.tasksOn() && !declared {      // E44
 		c.reply(nil, c.modern.requireTasks("tools/call of tool "+strconv.Quote(p.name)))
 		return
 	}
