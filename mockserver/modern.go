@@ -381,8 +381,9 @@ func (s *Server) toolsCallModern(c *call) {
 	if !ok {
 		return
 	}
-	declared := c.modern.tasks || s.cfg.KnownBad.TasksUndeclared // knownbad2026.go
-	if ts == mcp.TaskRequired && s.tasksOn() && !declared {      // E44
+	// tasks_undeclared (knownbad2026.go) takes every request as declaring the extension
+	declared := c.modern.tasks || s.cfg.KnownBad.TasksUndeclared
+	if ts == mcp.TaskRequired && s.tasksOn() && !declared { // E44
 		c.reply(nil, c.modern.requireTasks("tools/call of tool "+strconv.Quote(p.name)))
 		return
 	}
