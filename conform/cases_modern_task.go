@@ -280,6 +280,7 @@ func caseModernCancel(r *run) {
 		}
 		r.fatal(rule, "tasks/cancel of task %s should be acknowledged with an empty result; %s: %s", short(k.id), why, excerpt(c.result, 160))
 	}
+	_, now := r.mread(k) // the status the cancel left, for modern.transitions
 	wait := 2 * time.Second // once its work would have ended: E60 lets it end otherwise
 	if w.lasts > 0 {
 		wait = w.lasts + 500*time.Millisecond
@@ -295,9 +296,9 @@ func caseModernCancel(r *run) {
 	case g.err != nil || g.rpc != nil:
 		r.pass("acknowledged; tasks/get then got %s", g)
 	case f.status == mcp.StatusCancelled:
-		r.pass("acknowledged empty; %v later the task is cancelled", wait)
+		r.pass("acknowledged empty; the task %s, and %v later cancelled", orText(now.status.String(), "unread"), wait)
 	default:
-		r.pass("acknowledged empty; %v later the task is %s, which E60 allows (a cancel signals intent)", wait, f.status)
+		r.pass("acknowledged empty; the task %s, and %v later %s, which E60 allows (a cancel signals intent)", orText(now.status.String(), "unread"), wait, f.status)
 	}
 }
 
