@@ -280,7 +280,7 @@ func caseModernCancel(r *run) {
 		}
 		r.fatal(rule, "tasks/cancel of task %s should be acknowledged with an empty result; %s: %s", short(k.id), why, excerpt(c.result, 160))
 	}
-	_, now := r.mread(k) // the status the cancel left, for modern.transitions
+	_, now := r.mread(k)    // the status the cancel left, for modern.transitions
 	wait := 2 * time.Second // once its work would have ended: E60 lets it end otherwise
 	if w.lasts > 0 {
 		wait = w.lasts + 500*time.Millisecond
