@@ -265,7 +265,7 @@ func (e *UnsupportedError) Error() string {
 }
 
 // ModernOnlyError is a target that speaks only 2026-07-28, met by a command that speaks only
-// 2025-11-25 with it for now (run, sweep, conform: README, modern-era gaps).
+// 2025-11-25 with it for now (run, sweep: README, modern-era gaps).
 type ModernOnlyError struct {
 	URL string
 	// Evidence says how it was told: "server/discover answered", "initialize was refused
@@ -277,17 +277,17 @@ type ModernOnlyError struct {
 
 func (e *ModernOnlyError) Error() string {
 	if e.Pinned {
-		return fmt.Sprintf("protocol %s was asked for target %s; tasksim run/conform speak %s for now: leave the protocol to detection or pin %s",
+		return fmt.Sprintf("protocol %s was asked for target %s; tasksim run/sweep speak %s for now: leave the protocol to detection or pin %s",
 			ProtocolModern, e.URL, ProtocolLegacy, ProtocolLegacy)
 	}
-	return fmt.Sprintf("target %s speaks only %s (%s); tasksim run/conform speak %s with it for now: point them at a server that also serves %s",
+	return fmt.Sprintf("target %s speaks only %s (%s); tasksim run/sweep speak %s with it for now: point them at a server that also serves %s",
 		e.URL, ProtocolModern, e.Evidence, ProtocolLegacy, ProtocolLegacy)
 }
 
 // RequireLegacy returns nil when the target can be spoken to in 2025-11-25, as far as Era
 // tells, and otherwise a *ModernOnlyError: the target's server/discover lists no session
 // version, or Target.Protocol pins 2026-07-28. It is the gate of the commands that speak
-// only 2025-11-25 (run, sweep, conform), before their initialize, which a modern-only
+// only 2025-11-25 (run, sweep), before their initialize, which a modern-only
 // server would refuse with a -32022 that says less. An error of the detection (the target
 // cannot be reached) is returned as it is.
 func (t *Target) RequireLegacy(ctx context.Context) error {
