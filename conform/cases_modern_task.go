@@ -210,50 +210,34 @@ func caseModernInput(r *run) {
 		r.skip("no tool call is known to ask for input on this server: the suite knows one only on tasksim's mock (input_rounds)", "")
 	}
 	k := r.mcreate(*p.input)
-	deadline := time.Now().Add(r.s.o.Budget)
 	asked := map[string]string{} // key -> the request's params as first seen
 	answered := map[string]bool{}
 	updates := 0
-	for {
-		if !time.Now().Before(deadline) {
-			r.skip(fmt.Sprintf("task %s had not ended after the budget of %v", short(k.id), r.s.o.Budget), "give --budget more time")
+	_, f := r.mwaitInput(k, func(g reply) {
+		reqs := inputRequests(g.result)
+		if len(reqs) == 0 {
+			r.fatal("E50", "task %s is input_required, but tasks/get inlines no inputRequests", short(k.id))
 		}
-		g, f := r.mread(k)
-		if g.err != nil || g.rpc != nil {
-			r.fatal("E65", "tasks/get of task %s should answer it; got %s", short(k.id), g)
+		for key, q := range reqs {
+			if first, ok := asked[key]; ok && answered[key] && first != string(q.Params) {
+				r.fatal("E57", "key %q of task %s, answered already, names another request now: keys are unique over the task's life", key, short(k.id))
+			}
+			asked[key] = string(q.Params)
 		}
-		if f.status.Terminal() {
-			if f.status != mcp.StatusCompleted {
-				r.fail("E58", "task %s got every answer and should have gone on to complete; it ended %s", short(k.id), f.status)
-			}
-			break
+		u, keys := r.answerAll(k, g.result)
+		updates++
+		if u.err != nil || u.rpc != nil {
+			r.fatal("E58", "tasks/update of task %s should be acknowledged; got %s", short(k.id), u)
 		}
-		if f.status == mcp.StatusInputRequired {
-			reqs := inputRequests(g.result)
-			if len(reqs) == 0 {
-				r.fatal("E50", "task %s is input_required, but tasks/get inlines no inputRequests", short(k.id))
-			}
-			for key, q := range reqs {
-				if first, ok := asked[key]; ok && answered[key] && first != string(q.Params) {
-					r.fatal("E57", "key %q of task %s, answered already, names another request now: keys are unique over the task's life", key, short(k.id))
-				}
-				asked[key] = string(q.Params)
-			}
-			u, keys := r.answerAll(k, g.result)
-			updates++
-			if u.err != nil || u.rpc != nil {
-				r.fatal("E58", "tasks/update of task %s should be acknowledged; got %s", short(k.id), u)
-			}
-			if ok, why := emptyAck(u.result); !ok {
-				r.fatal("E58", "tasks/update of task %s should be acknowledged with an empty result; %s: %s", short(k.id), why, excerpt(u.result, 160))
-			}
-			for _, key := range keys {
-				answered[key] = true
-			}
+		if ok, why := emptyAck(u.result); !ok {
+			r.fatal("E58", "tasks/update of task %s should be acknowledged with an empty result; %s: %s", short(k.id), why, excerpt(u.result, 160))
 		}
-		if !sleep(r.ctx, k.pollInterval(f)) {
-			r.fatal("interrupted", "the suite was interrupted")
+		for _, key := range keys {
+			answered[key] = true
 		}
+	})
+	if f.status != mcp.StatusCompleted {
+		r.fail("E58", "task %s got every answer and should have gone on to complete; it ended %s", short(k.id), f.status)
 	}
 	if updates == 0 {
 		r.fatal("E50", "task %s, asked to need input, never showed input_required: %s", short(k.id), statusNames(r.s.statusesOf(k)))
@@ -358,7 +342,7 @@ func caseRouting(r *run) {
 }
 
 func caseModernIsolation(r *run) {
-	r.needModernOther()
+	r.needSecond()
 	p := r.needPlan()
 	k := r.mcreate(p.long)
 	if g, _ := r.mread(k); g.err != nil || g.rpc != nil {

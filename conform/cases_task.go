@@ -676,8 +676,8 @@ func caseTTL(r *run) {
 	}
 }
 
-// needOther returns the second identity's session, or skips the case.
-func (r *run) needOther() *loadgen.Session {
+// needSecond skips the case when no second identity, or the first one again, was given.
+func (r *run) needSecond() {
 	if r.s.other == nil {
 		enable := r.s.o.OtherHint
 		if enable == "" {
@@ -688,6 +688,11 @@ func (r *run) needOther() *loadgen.Session {
 	if SameIdentity(r.s.t.Header, r.s.other.Header) {
 		r.skip("the second identity's headers are the first one's: it is the same identity", "give --other-header another tenant's credentials")
 	}
+}
+
+// needOther returns the second identity's session, or skips the case.
+func (r *run) needOther() *loadgen.Session {
+	r.needSecond()
 	r.needPlan()
 	if r.s.otherSess == nil {
 		ctx, cancel := context.WithTimeout(r.ctx, requestTimeout)

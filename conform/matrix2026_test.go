@@ -1,13 +1,10 @@
 package conform_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/tasksim/tasksim/conform"
-	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/mockserver"
-	"github.com/tasksim/tasksim/results"
 )
 
 // TestModernKnownBadMatrix proves that each case of the modern suite can fail: against the
@@ -16,13 +13,7 @@ import (
 // each naming it first, and every other case passes as against the good mock. Tenants are on
 // (two identities), so that the isolation case runs.
 func TestModernKnownBadMatrix(t *testing.T) {
-	type fails map[string]string // case id -> the rule its message starts with
-	cases := []struct {
-		name   string
-		noAuth bool
-		set    func(*mockserver.Config)
-		want   fails
-	}{
+	cases := []matrixCase{
 		{name: "none", set: func(*mockserver.Config) {}, want: fails{}},
 		{name: "none without tenants", noAuth: true, set: func(*mockserver.Config) {}, want: fails{}},
 		{name: "no_result_type", set: func(c *mockserver.Config) { c.KnownBad.NoResultType = true },
@@ -58,50 +49,5 @@ func TestModernKnownBadMatrix(t *testing.T) {
 		{name: "no_tenant_check", set: func(c *mockserver.Config) { c.Insecure.NoTenantCheck = true },
 			want: fails{"modern.isolation": "E67"}},
 	}
-	shown := map[string]bool{}
-	for _, tc := range cases {
-		for id := range tc.want {
-			shown[id] = true
-		}
-	}
-	for _, id := range conform.ModernCaseIDs() {
-		if !shown[id] {
-			t.Errorf("case %s is shown to fail by no mode of the matrix", id)
-		}
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg, a, b := tenants()
-			o := conform.Options{Target: &loadgen.Target{Header: a}, Other: b}
-			if tc.noAuth {
-				cfg.Tokens = nil
-				o = conform.Options{Target: &loadgen.Target{}}
-			}
-			cfg.Protocols = mockserver.ProtocolsModern
-			tc.set(&cfg)
-			res := runSuite(t, cfg, o)
-			for _, k := range res.Cases {
-				rule, want := tc.want[k.ID]
-				switch {
-				case want && k.Verdict != results.CaseFail:
-					t.Errorf("%s: %s (%s), want a failure of %s", k.ID, k.Verdict, k.Message, rule)
-				case want && !strings.HasPrefix(k.Message, rule+":"):
-					t.Errorf("%s failed with %q, want it to name %s first", k.ID, k.Message, rule)
-				case !want && k.Verdict == results.CaseFail:
-					t.Errorf("%s failed, and should not: %s", k.ID, k.Message)
-				case !want && k.Verdict == results.CaseSkip && !(tc.noAuth && k.ID == "modern.isolation"):
-					t.Errorf("%s skipped, and should not: %s", k.ID, k.Message)
-				}
-			}
-			if t.Failed() {
-				dump(t, res)
-			}
-			if len(tc.want) > 0 && res.Verdict != results.VerdictFail {
-				t.Errorf("verdict %s, want fail", res.Verdict)
-			}
-			if len(tc.want) == 0 && res.Verdict != results.VerdictPass {
-				t.Errorf("verdict %s, want pass", res.Verdict)
-			}
-		})
-	}
+	runMatrix(t, cases, conform.ModernCaseIDs(), mockserver.ProtocolsModern, true)
 }

@@ -231,6 +231,11 @@ func (r *run) mread(k *known) (reply, fields) {
 // mwait polls k until it is terminal, answering its input requests on the way (E55), for
 // at most the budget; it returns the last tasks/get reply.
 func (r *run) mwait(k *known) (reply, fields) {
+	return r.mwaitInput(k, func(g reply) { r.answerAll(k, g.result) })
+}
+
+// mwaitInput is mwait, with input handling each input_required tasks/get reply.
+func (r *run) mwaitInput(k *known, input func(reply)) (reply, fields) {
 	deadline := time.Now().Add(r.s.o.Budget)
 	for {
 		if !time.Now().Before(deadline) {
@@ -244,7 +249,7 @@ func (r *run) mwait(k *known) (reply, fields) {
 			return p, f
 		}
 		if f.status == mcp.StatusInputRequired {
-			r.answerAll(k, p.result)
+			input(p)
 		}
 		if !sleep(r.ctx, k.pollInterval(f)) {
 			r.fatal("interrupted", "the suite was interrupted while task %s was %s", short(k.id), f.status)
@@ -331,19 +336,5 @@ func (s *suite) cleanupModern(ctx context.Context) {
 func (r *run) needExt() {
 	if !r.s.m.ext {
 		r.skip("server/discover does not advertise the Tasks extension "+mcp.ExtTasks, "a server that offers the extension (E39)")
-	}
-}
-
-// needModernOther returns the second identity's client, or skips the case.
-func (r *run) needModernOther() {
-	if r.s.m.other == nil {
-		enable := r.s.o.OtherHint
-		if enable == "" {
-			enable = "give --other-header 'K: V' with another tenant's credentials"
-		}
-		r.skip("no second identity was given", enable)
-	}
-	if SameIdentity(r.s.t.Header, r.s.other.Header) {
-		r.skip("the second identity's headers are the first one's: it is the same identity", "give --other-header another tenant's credentials")
 	}
 }
