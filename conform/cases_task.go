@@ -87,24 +87,7 @@ func caseIDs(r *run) {
 		r.create(p.short, nil)
 	}
 	ids := append([]string{}, r.s.order...)
-	seen := map[string]bool{}
-	for _, id := range ids {
-		if seen[id] {
-			r.fail("R12", "task id %s was given to two tasks", short(id))
-		}
-		seen[id] = true
-	}
-	minDiff := -1
-	for i := 1; i < len(ids); i++ {
-		a, b := ids[i-1], ids[i]
-		if nextOf(a) == b {
-			minDiff = 0
-			break
-		}
-		if d := differing(a, b); minDiff < 0 || d < minDiff {
-			minDiff = d
-		}
-	}
+	minDiff := r.judgeIDs(ids, "R12")
 	if minDiff >= 0 && minDiff < minDiffering {
 		if creds := authHeaders(r.s.t.Header); len(creds) > 0 {
 			if r.s.other == nil {
@@ -116,6 +99,30 @@ func caseIDs(r *run) {
 		r.fatal("R54", "task ids are guessable: two ids created one after the other differ in only %d character(s) (%s), and without an authorization context an id is the only key to a task", minDiff, strings.Join(shortAll(ids), ", "))
 	}
 	r.pass("%d ids, all distinct; consecutive ones differ in at least %d characters", len(ids), minDiff)
+}
+
+// judgeIDs fails the case under rule for an id given to two tasks, and returns the fewest
+// characters in which ids created one after the other differ (0 when one is the next of
+// the other, a counter; -1 with fewer than two ids).
+func (r *run) judgeIDs(ids []string, rule string) int {
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			r.fail(rule, "task id %s was given to two tasks", short(id))
+		}
+		seen[id] = true
+	}
+	minDiff := -1
+	for i := 1; i < len(ids); i++ {
+		a, b := ids[i-1], ids[i]
+		if nextOf(a) == b {
+			return 0
+		}
+		if d := differing(a, b); minDiff < 0 || d < minDiff {
+			minDiff = d
+		}
+	}
+	return minDiff
 }
 
 // minDiffering is the fewest characters in which two task ids created one after the other
@@ -669,8 +676,8 @@ func caseTTL(r *run) {
 	}
 }
 
-// needOther returns the second identity's session, or skips the case.
-func (r *run) needOther() *loadgen.Session {
+// needSecond skips the case when no second identity, or the first one again, was given.
+func (r *run) needSecond() {
 	if r.s.other == nil {
 		enable := r.s.o.OtherHint
 		if enable == "" {
@@ -681,6 +688,11 @@ func (r *run) needOther() *loadgen.Session {
 	if SameIdentity(r.s.t.Header, r.s.other.Header) {
 		r.skip("the second identity's headers are the first one's: it is the same identity", "give --other-header another tenant's credentials")
 	}
+}
+
+// needOther returns the second identity's session, or skips the case.
+func (r *run) needOther() *loadgen.Session {
+	r.needSecond()
 	r.needPlan()
 	if r.s.otherSess == nil {
 		ctx, cancel := context.WithTimeout(r.ctx, requestTimeout)
@@ -706,8 +718,8 @@ func SameIdentity(a, b http.Header) bool {
 }
 
 // isolationVerdict judges a second identity's request for the first one's task: any
-// refusal is right; a result is a leak.
-func (r *run) isolationVerdict(c reply, what, id string) {
+// refusal is right; a result is a leak, which breaks rule.
+func (r *run) isolationVerdict(c reply, rule, what, id string) {
 	switch {
 	case c.rpc != nil:
 		if c.rpc.Code != mcp.CodeInvalidParams {
@@ -720,7 +732,7 @@ func (r *run) isolationVerdict(c reply, what, id string) {
 	case c.err != nil:
 		r.skip(fmt.Sprintf("%s by the second identity got no answer that says anything: %s", what, c), "run the suite again")
 	default:
-		r.fail("R53", "the second identity's %s of task %s, which the first identity created, succeeded: %s", what, short(id), excerpt(c.result, 160))
+		r.fail(rule, "the second identity's %s of task %s, which the first identity created, succeeded: %s", what, short(id), excerpt(c.result, 160))
 	}
 }
 
@@ -747,7 +759,7 @@ func (r *run) ownTask() *known {
 func caseIsoGet(r *run) {
 	o := r.needOther()
 	k := r.ownTask()
-	r.isolationVerdict(r.call(o, "second", mcp.MethodTasksGet, mcp.TaskIDParams{TaskID: k.id}, nil, 0), "tasks/get", k.id)
+	r.isolationVerdict(r.call(o, "second", mcp.MethodTasksGet, mcp.TaskIDParams{TaskID: k.id}, nil, 0), "R53", "tasks/get", k.id)
 }
 
 func caseIsoSession(r *run) {
@@ -765,20 +777,20 @@ func caseIsoSession(r *run) {
 	if c.err == nil && c.rpc == nil {
 		r.fatal("R52", "the second identity's credentials on the first identity's session id read its task %s: the task is not bound to the first identity's credentials, so a leaked session id is a key (H2)", short(k.id))
 	}
-	r.isolationVerdict(c, "tasks/get on a borrowed session id", k.id)
+	r.isolationVerdict(c, "R53", "tasks/get on a borrowed session id", k.id)
 }
 
 func caseIsoResult(r *run) {
 	o := r.needOther()
 	k, _ := r.doneTask()
-	r.isolationVerdict(r.call(o, "second", mcp.MethodTasksResult, mcp.TaskIDParams{TaskID: k.id}, nil, 0), "tasks/result", k.id)
+	r.isolationVerdict(r.call(o, "second", mcp.MethodTasksResult, mcp.TaskIDParams{TaskID: k.id}, nil, 0), "R53", "tasks/result", k.id)
 }
 
 func caseIsoCancel(r *run) {
 	o := r.needOther()
 	r.needCancel()
 	k := r.ownTask()
-	r.isolationVerdict(r.call(o, "second", mcp.MethodTasksCancel, mcp.TaskIDParams{TaskID: k.id}, nil, 0), "tasks/cancel", k.id)
+	r.isolationVerdict(r.call(o, "second", mcp.MethodTasksCancel, mcp.TaskIDParams{TaskID: k.id}, nil, 0), "R53", "tasks/cancel", k.id)
 	if _, f := r.get(k.sess, "", k.id); f.status == mcp.StatusCancelled {
 		r.fail("R53", "task %s is cancelled after the second identity's tasks/cancel", short(k.id))
 	}

@@ -16,13 +16,7 @@ import (
 // (two identities) so that the list and isolation cases run, except for the mode that is
 // only wrong without them.
 func TestKnownBadMatrix(t *testing.T) {
-	type fails map[string]string // case id -> the rule its message starts with
-	cases := []struct {
-		name   string
-		noAuth bool // no tokens: no authorization context
-		set    func(*mockserver.Config)
-		want   fails
-	}{
+	cases := []matrixCase{
 		{name: "none", set: func(*mockserver.Config) {}, want: fails{}},
 		{name: "none without tenants", noAuth: true, set: func(*mockserver.Config) {}, want: fails{}},
 		{name: "blocking_get", set: func(c *mockserver.Config) { c.KnownBad.BlockingGet = true },
@@ -81,13 +75,34 @@ func TestKnownBadMatrix(t *testing.T) {
 		{name: "session_bound", set: func(c *mockserver.Config) { c.Insecure.SessionBound = true },
 			want: fails{"isolation.session": "R52"}},
 	}
+	runMatrix(t, cases, conform.CaseIDs(), "", false)
+}
+
+// fails maps case ids to the rule each one's failure message names first.
+type fails map[string]string
+
+// matrixCase is one mode of a known-bad matrix: how it sets up the mock, and the cases it
+// must fail.
+type matrixCase struct {
+	name   string
+	noAuth bool // no tokens: no authorization context, one identity
+	set    func(*mockserver.Config)
+	want   fails
+}
+
+// runMatrix checks that every case of ids is failed by some mode of cases, then runs the
+// suite against the mock (answering protocols) in each mode: exactly the cases it wants fail,
+// each naming its rule first, and the verdict follows. noSkip also wants every other case to
+// pass (but the isolation cases without tenants).
+func runMatrix(t *testing.T, cases []matrixCase, ids []string, protocols mockserver.Protocols, noSkip bool) {
+	t.Helper()
 	shown := map[string]bool{}
 	for _, tc := range cases {
 		for id := range tc.want {
 			shown[id] = true
 		}
 	}
-	for _, id := range conform.CaseIDs() {
+	for _, id := range ids {
 		if !shown[id] {
 			t.Errorf("case %s is shown to fail by no mode of the matrix", id)
 		}
@@ -100,6 +115,7 @@ func TestKnownBadMatrix(t *testing.T) {
 				cfg.Tokens = nil
 				o = conform.Options{Target: &loadgen.Target{}}
 			}
+			cfg.Protocols = protocols
 			tc.set(&cfg)
 			res := runSuite(t, cfg, o)
 			var got []string
@@ -112,6 +128,8 @@ func TestKnownBadMatrix(t *testing.T) {
 					t.Errorf("%s failed with %q, want it to name %s first", k.ID, k.Message, rule)
 				case !want && k.Verdict == results.CaseFail:
 					t.Errorf("%s failed, and should not: %s", k.ID, k.Message)
+				case !want && noSkip && k.Verdict == results.CaseSkip && !(tc.noAuth && strings.Contains(k.ID, "isolation")):
+					t.Errorf("%s skipped, and should not: %s", k.ID, k.Message)
 				}
 				if k.Verdict == results.CaseFail {
 					got = append(got, k.ID)

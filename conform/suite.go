@@ -52,7 +52,21 @@ type Options struct {
 	// OtherHint is what the isolation cases say would enable them when Other is nil;
 	// "" = "give --other-header ...", the command line's way.
 	OtherHint string
+	// Protocol is the era whose suite runs: ProtocolLegacy (2025-11-25: initialize,
+	// sessions, rules R and H), ProtocolModern (2026-07-28 with the Tasks extension, rules
+	// E), ProtocolBoth (the one, then the other), or "" to let the target's era decide
+	// (docs/RULES.md#e32): the legacy suite when the target serves 2025-11-25, the modern one
+	// when it speaks only 2026-07-28.
+	Protocol string
 }
+
+// The values of Options.Protocol.
+const (
+	ProtocolAuto   = ""
+	ProtocolLegacy = loadgen.ProtocolLegacy
+	ProtocolModern = loadgen.ProtocolModern
+	ProtocolBoth   = "both"
+)
 
 // DefaultBudget is Options.Budget's default.
 const DefaultBudget = 2 * time.Minute
@@ -67,6 +81,7 @@ const maxEvidence = 10
 
 // suite is one run of the suite against one target.
 type suite struct {
+	m         modern // the modern suite's state (modern.go)
 	o         Options
 	t         *loadgen.Target
 	other     *loadgen.Target  // nil: no second identity
@@ -126,55 +141,20 @@ func Run(ctx context.Context, o Options) (*results.Contract, error) {
 	}
 	res := &results.Contract{TasksimVersion: o.Version, Target: o.Target.URL, StartedAt: time.Now().UTC(),
 		Cases: []results.ContractCase{}, Created: []string{}, LeftBehind: []string{}}
-	if err := s.open(ctx); err != nil {
+	legacy, modern, err := s.eras(ctx)
+	if err != nil {
 		return nil, err
 	}
-	res.Protocol = s.init.ProtocolVersion
-	res.Server = strings.TrimSpace(s.init.ServerInfo.Name + " " + s.init.ServerInfo.Version)
-	lctx, cancel := context.WithTimeout(ctx, requestTimeout)
-	tools, err := s.sess.ListTools(lctx)
-	cancel()
-	if err != nil {
-		s.close(ctx, s.sess)
-		return nil, fmt.Errorf("target %s: tools/list: %w", o.Target.URL, err)
-	}
-	s.tools = tools
-	s.mock = s.init.ServerInfo.Name == "tasksim-mock"
-	if s.mock && o.Fallback {
-		s.o.Tool, s.o.Args = "", nil
-	}
-	s.plan = s.makePlan()
-	if s.plan.optionErr != "" && o.Fallback {
-		s.note("the scenario's tool is not the suite's: %s; the suite used the first tool that supports tasks", s.plan.optionErr)
-		s.o.Tool, s.o.Args = "", nil
-		s.plan = s.makePlan()
-	}
-	if s.plan.optionErr != "" {
-		s.close(ctx, s.sess)
-		return nil, &OptionError{Msg: s.plan.optionErr}
-	}
-	for name := range o.ToolArgs {
-		if s.tool(name) == nil {
-			s.note("--tool-args names %q, which the server does not list", name)
-		}
-	}
-
 	sel := selection{only: o.Only, skip: o.Skip}
-	for _, c := range suiteCases {
-		if c.final {
-			continue
-		}
-		s.runCase(ctx, res, c, sel)
-	}
-	s.cleanup(ctx)
-	for _, c := range suiteCases {
-		if c.final {
-			s.runCase(ctx, res, c, sel)
+	if legacy {
+		if err := s.runLegacy(ctx, res, sel); err != nil {
+			return nil, err
 		}
 	}
-	s.close(ctx, s.sess)
-	if s.otherSess != nil {
-		s.close(ctx, s.otherSess)
+	if modern {
+		if err := s.runModern(ctx, res, sel); err != nil {
+			return nil, err
+		}
 	}
 	res.Interrupted = ctx.Err() != nil
 
@@ -189,6 +169,105 @@ func Run(ctx context.Context, o Options) (*results.Contract, error) {
 	res.DurationS = time.Since(res.StartedAt).Seconds()
 	res.Count()
 	return res, nil
+}
+
+// eras says which suites run: Options.Protocol, or the target's era (Target.Era, E32).
+// Its error says, in an operator's terms, that the target cannot be reached or does not
+// speak the era asked for.
+func (s *suite) eras(ctx context.Context) (legacy, modern bool, err error) {
+	dctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	switch s.o.Protocol {
+	case ProtocolAuto, ProtocolLegacy, ProtocolModern, ProtocolBoth:
+	default:
+		return false, false, fmt.Errorf("protocol %q: the suites are %s, %s and %s (both)", s.o.Protocol, ProtocolLegacy, ProtocolModern, ProtocolBoth)
+	}
+	era, err := s.t.Era(dctx)
+	if err != nil {
+		return false, false, err
+	}
+	wantLegacy := s.o.Protocol == ProtocolLegacy || s.o.Protocol == ProtocolBoth
+	wantModern := s.o.Protocol == ProtocolModern || s.o.Protocol == ProtocolBoth
+	switch {
+	case s.o.Protocol == ProtocolAuto:
+		return era.ServesLegacy(), !era.ServesLegacy(), nil
+	case wantLegacy && !era.ServesLegacy():
+		return false, false, fmt.Errorf("target %s speaks only %s (%s): its suite runs with --protocol %s, or with no --protocol",
+			s.t.URL, ProtocolModern, era.How, ProtocolModern)
+	case wantModern && !era.Modern():
+		return false, false, fmt.Errorf("target %s does not speak %s (%s): its suite runs with --protocol %s, or with no --protocol",
+			s.t.URL, ProtocolModern, era.How, ProtocolLegacy)
+	}
+	return wantLegacy, wantModern, nil
+}
+
+// runLegacy runs the cases of 2025-11-25 into res. Its error is only that the target could
+// not be reached or refused the first initialize.
+func (s *suite) runLegacy(ctx context.Context, res *results.Contract, sel selection) error {
+	o := s.o
+	if err := s.open(ctx); err != nil {
+		return err
+	}
+	res.Protocol = joinProtocol(res.Protocol, s.init.ProtocolVersion)
+	res.Server = strings.TrimSpace(s.init.ServerInfo.Name + " " + s.init.ServerInfo.Version)
+	lctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	tools, err := s.sess.ListTools(lctx)
+	cancel()
+	if err != nil {
+		s.close(ctx, s.sess)
+		return fmt.Errorf("target %s: tools/list: %w", o.Target.URL, err)
+	}
+	s.tools = tools
+	s.mock = s.init.ServerInfo.Name == "tasksim-mock"
+	if s.mock && o.Fallback {
+		s.o.Tool, s.o.Args = "", nil
+	}
+	s.plan = s.makePlan()
+	if s.plan.optionErr != "" && o.Fallback {
+		s.note("the scenario's tool is not the suite's: %s; the suite used the first tool that supports tasks", s.plan.optionErr)
+		s.o.Tool, s.o.Args = "", nil
+		s.plan = s.makePlan()
+	}
+	if s.plan.optionErr != "" {
+		s.close(ctx, s.sess)
+		return &OptionError{Msg: s.plan.optionErr}
+	}
+	for name := range o.ToolArgs {
+		if s.tool(name) == nil {
+			s.note("--tool-args names %q, which the server does not list", name)
+		}
+	}
+
+	s.runCases(ctx, res, suiteCases, sel, s.cleanup)
+	s.close(ctx, s.sess)
+	if s.otherSess != nil {
+		s.close(ctx, s.otherSess)
+	}
+	return nil
+}
+
+// runCases runs cases into res: those that are not final, then cleanup, then the final
+// ones (which judge everything seen).
+func (s *suite) runCases(ctx context.Context, res *results.Contract, cases []caseDef, sel selection, cleanup func(context.Context)) {
+	for _, c := range cases {
+		if !c.final {
+			s.runCase(ctx, res, c, sel)
+		}
+	}
+	cleanup(ctx)
+	for _, c := range cases {
+		if c.final {
+			s.runCase(ctx, res, c, sel)
+		}
+	}
+}
+
+// joinProtocol adds the protocol version of one suite to what res.Protocol says already.
+func joinProtocol(have, v string) string {
+	if have == "" {
+		return v
+	}
+	return have + " and " + v
 }
 
 // OptionError is an option that cannot be used against this target: --tool names a tool
@@ -265,18 +344,9 @@ func declared(v json.RawMessage) bool {
 }
 
 // open opens the suite's session by hand (initialize, notifications/initialized), keeping
-// the initialize result as sent for the capability checks.
-//
-// A target that speaks only 2026-07-28 is told so first (loadgen.Target.RequireLegacy:
-// server/discover, docs/RULES.md#e32): the suite checks rules of 2025-11-25, and its
-// initialize would only be refused.
+// the initialize result as sent for the capability checks. Whether the target serves
+// 2025-11-25 at all was told before (eras, docs/RULES.md#e32).
 func (s *suite) open(ctx context.Context) error {
-	dctx, cancel := context.WithTimeout(ctx, requestTimeout)
-	err := s.t.RequireLegacy(dctx)
-	cancel()
-	if err != nil {
-		return err
-	}
 	sess, init, raw, err := openSession(ctx, s.t)
 	if err != nil {
 		return err
@@ -607,20 +677,21 @@ func (sel selection) wants(id string) bool {
 // "cancel." names the cases it starts), and a selection that leaves no case to run.
 func CheckSelection(only, skip []string) error {
 	var bad []string
+	all := slices.Concat(suiteCases, modernCases)
 	for _, p := range append(slices.Clone(only), skip...) {
-		if !slices.ContainsFunc(suiteCases, func(c caseDef) bool { return (selection{only: []string{p}}).wants(c.id) }) {
+		if !slices.ContainsFunc(all, func(c caseDef) bool { return (selection{only: []string{p}}).wants(c.id) }) {
 			q := fmt.Sprintf("%q", p)
-			if !strings.HasSuffix(p, ".") && slices.ContainsFunc(suiteCases, func(c caseDef) bool { return strings.HasPrefix(c.id, p+".") }) {
+			if !strings.HasSuffix(p, ".") && slices.ContainsFunc(all, func(c caseDef) bool { return strings.HasPrefix(c.id, p+".") }) {
 				q += fmt.Sprintf(" (the cases it starts are %q)", p+".")
 			}
 			bad = append(bad, q)
 		}
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("no contract case %s; the cases are: %s", strings.Join(bad, ", "), strings.Join(CaseIDs(), ", "))
+		return fmt.Errorf("no contract case %s; the cases are: %s", strings.Join(bad, ", "), strings.Join(append(CaseIDs(), ModernCaseIDs()...), ", "))
 	}
 	sel := selection{only: only, skip: skip}
-	if !slices.ContainsFunc(suiteCases, func(c caseDef) bool { return sel.wants(c.id) }) {
+	if !slices.ContainsFunc(all, func(c caseDef) bool { return sel.wants(c.id) }) {
 		return fmt.Errorf("--only and --skip leave no case to run")
 	}
 	return nil
@@ -633,27 +704,34 @@ type Case struct {
 	Rules []string
 }
 
-// Cases lists the suite's cases in the order they run.
-func Cases() []Case {
-	out := make([]Case, 0, len(suiteCases))
-	for _, c := range suiteCases {
-		if !c.final {
-			out = append(out, Case{c.id, c.title, c.rules})
-		}
-	}
-	for _, c := range suiteCases {
-		if c.final {
-			out = append(out, Case{c.id, c.title, c.rules})
+// Cases lists the cases of the 2025-11-25 suite in the order they run.
+func Cases() []Case { return casesOf(suiteCases) }
+
+// ModernCases lists the cases of the 2026-07-28 suite in the order they run.
+func ModernCases() []Case { return casesOf(modernCases) }
+
+func casesOf(cases []caseDef) []Case {
+	out := make([]Case, 0, len(cases))
+	for _, final := range []bool{false, true} {
+		for _, c := range cases {
+			if c.final == final {
+				out = append(out, Case{c.id, c.title, c.rules})
+			}
 		}
 	}
 	return out
 }
 
-// CaseIDs lists the case ids in the order they run.
-func CaseIDs() []string {
-	var ids []string
-	for _, c := range Cases() {
-		ids = append(ids, c.ID)
+// CaseIDs lists the case ids of the 2025-11-25 suite in the order they run.
+func CaseIDs() []string { return idsOf(Cases()) }
+
+// ModernCaseIDs lists the case ids of the 2026-07-28 suite in the order they run.
+func ModernCaseIDs() []string { return idsOf(ModernCases()) }
+
+func idsOf(cases []Case) []string {
+	ids := make([]string, len(cases))
+	for i, c := range cases {
+		ids[i] = c.ID
 	}
 	return ids
 }

@@ -44,6 +44,9 @@ const (
 	mockShort  = 50 * time.Millisecond
 	mockMedium = 1500 * time.Millisecond
 	mockLong   = 10 * time.Minute
+	// mockInput is the work of a task that asks for input twice, so that the input cases
+	// see a key answered and a new one asked for.
+	mockInput = 200 * time.Millisecond
 )
 
 // makePlan picks the lifecycle tool and its arguments.
@@ -74,6 +77,12 @@ func (s *suite) makePlan() plan {
 	if !tasksOn {
 		return plan{why: "the server does not declare capabilities.tasks.requests.tools.call", enable: "a server that offers tasks for tools/call (R1)"}
 	}
+	return s.planFor(tool)
+}
+
+// planFor is the plan of the lifecycle cases with tool: on tasksim's mock each kind of task
+// by its arguments (unless --args are given), elsewhere --args or the minimal arguments.
+func (s *suite) planFor(tool *mcp.Tool) plan {
 	p := plan{tool: tool.Name}
 	if s.mock && s.o.Args == nil {
 		mk := func(d time.Duration, extra string) *work {
@@ -230,15 +239,22 @@ type fields struct {
 	statusRaw, created, updated, ttl, poll, msg json.RawMessage
 }
 
-// readFields reads a task object leniently.
-func readFields(b json.RawMessage) fields {
+// readFields reads a task object of 2025-11-25 leniently.
+func readFields(b json.RawMessage) fields { return readTaskFields(b, "ttl", "pollInterval") }
+
+// readModernFields reads a task of the Tasks extension leniently: flat, ttlMs and
+// pollIntervalMs.
+func readModernFields(b json.RawMessage) fields { return readTaskFields(b, "ttlMs", "pollIntervalMs") }
+
+// readTaskFields reads a task object whose ttl and poll interval have the names given.
+func readTaskFields(b json.RawMessage, ttl, poll string) fields {
 	f := fields{raw: b}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(b, &m) != nil {
 		return f
 	}
 	_ = json.Unmarshal(m["taskId"], &f.id)
-	f.statusRaw, f.created, f.updated, f.ttl, f.poll, f.msg = m["status"], m["createdAt"], m["lastUpdatedAt"], m["ttl"], m["pollInterval"], m["statusMessage"]
+	f.statusRaw, f.created, f.updated, f.ttl, f.poll, f.msg = m["status"], m["createdAt"], m["lastUpdatedAt"], m[ttl], m[poll], m["statusMessage"]
 	var st string
 	if json.Unmarshal(f.statusRaw, &st) == nil {
 		f.status, _ = mcp.ParseStatus(st)

@@ -291,7 +291,7 @@ func (e *ModernOnlyError) Error() string {
 // RequireLegacy returns nil when the target can be spoken to in 2025-11-25, as far as Era
 // tells, and otherwise a *ModernOnlyError: the target's server/discover lists no session
 // version, or Target.Protocol pins 2026-07-28. It is the gate of the commands that speak
-// only 2025-11-25 (run, sweep, conform), before their initialize, which a modern-only
+// only 2025-11-25 (run, sweep), before their initialize, which a modern-only
 // server would refuse with a -32022 that says less. An error of the detection (the target
 // cannot be reached) is returned as it is.
 func (t *Target) RequireLegacy(ctx context.Context) error {

@@ -113,6 +113,8 @@ type KnownBad struct {
 	SelfCancel         bool // work that ends ends the task cancelled (R27)
 	MissingSession404  bool // a request without Mcp-Session-Id gets 404, not 400 (H2)
 	BooleanLeaves      bool // capabilities.tasks leaves sent as true, not {} (R1)
+
+	KnownBad2026 // the modes of the modern era (knownbad2026.go)
 }
 
 // On reports whether any known-bad mode is on.
@@ -122,6 +124,7 @@ func (k KnownBad) On() bool { return k != KnownBad{} }
 func (s *Server) initKnownBad() {
 	kb := s.cfg.KnownBad
 	s.badWire = kb.NoPollInterval || kb.MissingFields
+	s.badModern = kb.badModernReply()
 	s.lostSession = http.StatusNotFound      // H8
 	s.missingSession = http.StatusBadRequest // H2
 	if kb.MissingSession404 {

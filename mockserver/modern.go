@@ -32,8 +32,9 @@ import (
 // synchronously; work_sync never. A server with Config.NoTasks (or a Config.Protocol without
 // Tasks) does not advertise the extension and runs every call synchronously.
 //
-// The known-bad and insecure modes of the legacy era are not translated: the modern front
-// end writes its replies with the strict writers of internal/mcp.
+// The known-bad modes of the legacy era are not translated (but wrong_error_codes, and the
+// insecure and task-core modes that act on the shared store): the modern era has its own,
+// in knownbad2026.go, hooked in here where a reply is built.
 
 // Protocols says which eras the endpoint answers (Config.Protocols). The zero value is
 // ProtocolsLegacy, so that a Config written before the modern era keeps its server (and
@@ -137,7 +138,7 @@ func (s *Server) routeModern(w http.ResponseWriter, r *http.Request, tenant stri
 		return false // the legacy hot path
 	}
 	if mcp.IsModern(hdr) && !s.modern.fullOnly { // the modern hot path: a modern request names its version in the header too
-		if sum, ok := mcp.ScanModernRequest(msg, s.modernHeaders(r, hdr), s.modern.versions); ok {
+		if sum, ok := mcp.ScanModernRequest(msg, s.modernHeaders(r, hdr, msg), s.modern.versions); ok {
 			mr := modernReq{on: true, tasks: sum.DeclaresTasks, form: sum.SupportsForm}
 			if mcp.NameParam(msg.Method) == "taskId" {
 				mr.taskID = sum.Name
@@ -149,7 +150,9 @@ func (s *Server) routeModern(w http.ResponseWriter, r *http.Request, tenant stri
 	era, e := mcp.ClassifyRequest(msg.Method, msg.Params, hdr)
 	switch {
 	case e != nil:
-		s.modernRefuse(w, r, msg, e)
+		if !s.lenientEnvelope(w, r, tenant, msg, e) { // knownbad2026.go
+			s.modernRefuse(w, r, msg, e)
+		}
 	case era == mcp.EraModern:
 		s.serveModern(w, r, tenant, msg, hdr)
 	case !s.modern.only:
@@ -176,7 +179,7 @@ func (s *Server) modernMessage(w http.ResponseWriter, r *http.Request, msg *mcp.
 			"protocol %s has no server-to-client requests to answer (E28)", mcp.Version20260728))
 		return
 	}
-	h := s.modernHeaders(r, r.Header.Get(headerProtocolVersion))
+	h := s.modernHeaders(r, r.Header.Get(headerProtocolVersion), msg)
 	if e := mcp.CheckHeaders(h, msg); e != nil {
 		s.modernRefuse(w, r, msg, e)
 		return
@@ -184,14 +187,18 @@ func (s *Server) modernMessage(w http.ResponseWriter, r *http.Request, msg *mcp.
 	w.WriteHeader(http.StatusAccepted)
 }
 
-func (s *Server) modernHeaders(r *http.Request, version string) mcp.RequestHeaders {
-	return mcp.RequestHeaders{ProtocolVersion: version, Method: r.Header.Get(mcp.HeaderMethod), Name: r.Header.Get(mcp.HeaderName)}
+func (s *Server) modernHeaders(r *http.Request, version string, msg *mcp.Message) mcp.RequestHeaders {
+	h := mcp.RequestHeaders{ProtocolVersion: version, Method: r.Header.Get(mcp.HeaderMethod), Name: r.Header.Get(mcp.HeaderName)}
+	if s.cfg.KnownBad.NoHeaderCheck {
+		h = trustedHeaders(h, msg) // knownbad2026.go
+	}
+	return h
 }
 
 // modernRefuse answers a modern request that never reached a method with e, over HTTP with
 // e's status (E27).
 func (s *Server) modernRefuse(w http.ResponseWriter, r *http.Request, msg *mcp.Message, e *mcp.Error) {
-	status := mcp.HTTPStatus(e.Code)
+	status := s.modernStatus(e.Code)
 	if status != http.StatusOK {
 		s.rejected(r, mcp.V20260728{}.Op(msg.Method), status)
 	}
@@ -202,13 +209,15 @@ func (s *Server) modernRefuse(w http.ResponseWriter, r *http.Request, msg *mcp.M
 // that order, so that -32020 wins over -32022 (docs/RULES.md#era-detection), and dispatches
 // it.
 func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message, hdr string) {
-	if e := mcp.CheckHeaders(s.modernHeaders(r, hdr), msg); e != nil {
+	if e := mcp.CheckHeaders(s.modernHeaders(r, hdr, msg), msg); e != nil {
 		s.modernRefuse(w, r, msg, e)
 		return
 	}
 	meta, e := mcp.ReadRequestMeta(msg.Params, s.modern.versions)
 	if e != nil {
-		s.modernRefuse(w, r, msg, e)
+		if !s.lenientEnvelope(w, r, tenant, msg, e) { // knownbad2026.go
+			s.modernRefuse(w, r, msg, e)
+		}
 		return
 	}
 	mr := modernReq{on: true, tasks: meta.ClientCapabilities.DeclaresTasks(), form: meta.ClientCapabilities.Elicitation.SupportsForm()}
@@ -256,6 +265,10 @@ func (s *Server) dispatchModern(c *call) {
 			s.tasksCancelModern(c)
 		}
 	default:
+		if b, ok := legacyMethod(c.msg.Method); ok && s.cfg.KnownBad.LegacyMethods { // knownbad2026.go
+			c.reply(b, nil)
+			return
+		}
 		c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "method not found: %q is not a method of protocol %s", c.msg.Method, mcp.Version20260728))
 	}
 }
@@ -269,7 +282,10 @@ func (c *call) replyModern(result []byte, e *mcp.Error) {
 		return // the client gave up while the reply was delayed (latency.go)
 	}
 	if e != nil {
-		status := mcp.HTTPStatus(e.Code)
+		if c.srv.cfg.KnownBad.WrongErrorCodes {
+			e = wrongCode(c.op, e) // knownbad.go
+		}
+		status := c.srv.modernStatus(e.Code)
 		if status == http.StatusOK {
 			c.srv.requests.answered(c.op, true)
 		} else {
@@ -279,8 +295,12 @@ func (c *call) replyModern(result []byte, e *mcp.Error) {
 		return
 	}
 	c.srv.requests.answered(c.op, false)
+	result = c.srv.modernResult(result)
+	if c.srv.badModern {
+		result = c.srv.badModernResult(c, result) // knownbad2026.go
+	}
 	bp := getBuf()
-	b := mcp.AppendResult(*bp, c.msg.ID, c.srv.modernResult(result))
+	b := mcp.AppendResult(*bp, c.msg.ID, result)
 	writeJSON(c.w, b)
 	putBuf(bp, b)
 }
@@ -361,7 +381,8 @@ func (s *Server) toolsCallModern(c *call) {
 	if !ok {
 		return
 	}
-	declared := c.modern.tasks
+	// tasks_undeclared (knownbad2026.go) takes every request as declaring the extension
+	declared := c.modern.tasks || s.cfg.KnownBad.TasksUndeclared
 	if ts == mcp.TaskRequired && s.tasksOn() && !declared { // E44
 		c.reply(nil, c.modern.requireTasks("tools/call of tool "+strconv.Quote(p.name)))
 		return
@@ -407,7 +428,7 @@ func (t *task) detailedLocked(payload bool) mcp.DetailedTask {
 			d.InputRequests = reqs
 		}
 	case mcp.StatusCompleted, mcp.StatusFailed:
-		result, e := t.modernPayloadLocked()
+		result, e := t.isErrorFailed(t.modernPayloadLocked()) // knownbad2026.go
 		d.Status = mcp.StatusCompleted
 		if e != nil {
 			d.Status = mcp.StatusFailed
@@ -449,7 +470,7 @@ func (t *task) inputRequestsLocked() mcp.InputRequests {
 		params := []byte(`{"mode":"form","message":`)
 		params = mcp.AppendString(params, "tasksim needs input for task "+t.id+" (round "+strconv.Itoa(e.round)+" of "+strconv.Itoa(t.work.rounds)+")")
 		params = append(params, `,"requestedSchema":`+elicitationSchema+`}`...)
-		reqs[inputKey(e)] = mcp.InputRequest{Method: mcp.MethodElicit, Params: params}
+		reqs[t.srv.inputKeyOf(e)] = mcp.InputRequest{Method: mcp.MethodElicit, Params: params}
 	}
 	return reqs
 }
@@ -478,6 +499,12 @@ func (s *Server) tasksGetModern(c *call) {
 	}
 	bp := getBuf()
 	t.mu.Lock()
+	if t.notReadyLocked() { // knownbad2026.go
+		t.mu.Unlock()
+		putBuf(bp, *bp)
+		c.reply(nil, notFound(t.id))
+		return
+	}
 	if b, ok := t.appendGetModernLocked(*bp); ok {
 		t.mu.Unlock()
 		c.reply(b, nil)
@@ -563,7 +590,7 @@ func (s *Server) tasksUpdateModern(c *call) {
 		return
 	}
 	for key, answer := range answers {
-		id := mcp.StringID(key).String()
+		id := t.elicitationIDOf(key) // knownbad2026.go
 		s.elicitMu.Lock()
 		el := s.elicits[id]
 		if el != nil && el.t == t {
@@ -576,7 +603,7 @@ func (s *Server) tasksUpdateModern(c *call) {
 			s.applyAnswer(el, false, answer)
 		}
 	}
-	c.reply(mcp.AppendEmptyResult(nil, s.modern.info), nil)
+	c.reply(s.modernAck(t), nil)
 }
 
 // tasksCancelModern cancels a task as the legacy era does and acknowledges with an empty
@@ -590,5 +617,5 @@ func (s *Server) tasksCancelModern(c *call) {
 	bp := getBuf()
 	b, _ := t.cancel(*bp) // a terminal task's -32602 (R26) is the legacy era's answer
 	putBuf(bp, b)
-	c.reply(mcp.AppendEmptyResult(nil, s.modern.info), nil)
+	c.reply(s.modernAck(t), nil)
 }

@@ -64,6 +64,7 @@ type Server struct {
 	inject string        // the injection canary planted with Config.Inject; "" = none (insecure.go)
 
 	badWire     bool     // task objects are written by appendBadLocked (knownbad.go)
+	badModern   bool     // modern results and error statuses go through knownbad2026.go
 	lostSession int      // the HTTP status of a request on an unknown or ended session: 404 (H8)
 	anon        *session // sessionless: serves requests without Mcp-Session-Id; nil = refused (knownbad.go)
 	// missingSession is the status of a request without Mcp-Session-Id: 400 (H2), or 404

@@ -61,6 +61,7 @@ type task struct {
 	fx            uint8 // effect_first: fxNone, fxSent (with the downstream), fxApplied
 	awaitFx       bool  // effect_first: the work ended, the task completes when fx settles
 	overrule      bool  // cancel_not_final: the work goes on under a cancelled status (knownbad.go)
+	readOnce      bool  // get_not_ready: a modern tasks/get was refused once (knownbad2026.go)
 
 	echo string // echo_secrets: arguments and answers copied into statusMessage (insecure.go)
 }

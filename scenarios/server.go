@@ -287,6 +287,23 @@ const (
 	KnownBadBooleanLeaves      KnownBadMode = "boolean_leaves"        // capabilities.tasks leaves sent as true (R1)
 )
 
+// Known-bad modes of the modern era (2026-07-28 with the Tasks extension:
+// mockserver/knownbad2026.go), with the rules they break.
+const (
+	KnownBadNoResultType        KnownBadMode = "no_result_type"        // no resultType on discover, tools/list, synchronous calls (E11)
+	KnownBadLenientEnvelope     KnownBadMode = "lenient_envelope"      // a missing or unsupported protocolVersion served (E3, E9)
+	KnownBadNoHeaderCheck       KnownBadMode = "no_header_check"       // Mcp-Method and Mcp-Name not checked (E26, E64)
+	KnownBadUnknownMethod200    KnownBadMode = "unknown_method_200"    // -32601 with HTTP 200 (E27)
+	KnownBadLegacyMethods       KnownBadMode = "legacy_methods"        // tasks/result, tasks/list, ping answered (E37)
+	KnownBadTasksUndeclared     KnownBadMode = "tasks_undeclared"      // tasks for requests without the extension (E44, E39)
+	KnownBadModernMissingFields KnownBadMode = "modern_missing_fields" // no ttlMs, lastUpdatedAt on tasks (E45, E50)
+	KnownBadGetNotReady         KnownBadMode = "get_not_ready"         // a task's first tasks/get: -32602 (E46)
+	KnownBadIsErrorFailed       KnownBadMode = "is_error_failed"       // an isError result ends failed (E49)
+	KnownBadNoInlinePayload     KnownBadMode = "no_inline_payload"     // no result or error in a terminal tasks/get (E50)
+	KnownBadReuseInputKeys      KnownBadMode = "reuse_input_keys"      // every input request keyed "input" (E57)
+	KnownBadAckWithTask         KnownBadMode = "ack_with_task"         // tasks/update and tasks/cancel answered with the task (E58, E60)
+)
+
 // KnownBadModes returns every known-bad mode, in the order above.
 func KnownBadModes() []KnownBadMode {
 	return []KnownBadMode{
@@ -296,6 +313,9 @@ func KnownBadModes() []KnownBadMode {
 		KnownBadNeverExpire, KnownBadLostSession400, KnownBadSessionless, KnownBadAnyVersion, KnownBadInputNoMeta,
 		KnownBadIgnoreTaskParam, KnownBadRefuseTaskParam, KnownBadSelfCancel, KnownBadMissingSession404,
 		KnownBadBooleanLeaves,
+		KnownBadNoResultType, KnownBadLenientEnvelope, KnownBadNoHeaderCheck, KnownBadUnknownMethod200,
+		KnownBadLegacyMethods, KnownBadTasksUndeclared, KnownBadModernMissingFields, KnownBadGetNotReady,
+		KnownBadIsErrorFailed, KnownBadNoInlinePayload, KnownBadReuseInputKeys, KnownBadAckWithTask,
 	}
 }
 

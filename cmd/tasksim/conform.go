@@ -29,6 +29,7 @@ import (
 func runConform(args []string, stdout, stderr io.Writer) error {
 	var (
 		target, tool, toolArgs, junit, out string
+		protocol                           string
 		headers, others, perTool           []string
 		only, skip                         []string
 		budget                             time.Duration
@@ -40,10 +41,17 @@ func runConform(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(w, `Usage: tasksim conform --target URL [flags]
 
 Runs the contract suite against the target: named cases, each checking rules of the MCP
-Tasks protocol 2025-11-25 (ids R1-R62 and H1-H11 of docs/RULES.md), each with a verdict
-(pass, fail, or skip with the reason and what would let it run) and its evidence (request
-and reply excerpts, credentials redacted). Prints a table, writes conform.json and
-report.html into --out, and, with --junit, JUnit XML with one testcase per case.
+Tasks protocol (docs/RULES.md), each with a verdict (pass, fail, or skip with the reason
+and what would let it run) and its evidence (request and reply excerpts, credentials
+redacted). Prints a table, writes conform.json and report.html into --out, and, with
+--junit, JUnit XML with one testcase per case.
+
+Two suites, one per protocol era: 2025-11-25 (initialize, sessions; rules R1-R62, H1-H11)
+and 2026-07-28 with the Tasks extension (stateless; rules E1-E68, cases "modern."). The
+target's era chooses (server/discover first, docs/RULES.md#e32): a server that serves
+2025-11-25 gets its suite, one that speaks only 2026-07-28 the modern one; --protocol
+chooses for a server that serves both (both: the one, then the other). The output says
+which protocol was tested.
 
 THE SUITE CREATES TASKS, AND TASKS HAVE EFFECTS ON A REAL SERVER. It calls --tool (default:
 the first tool that supports tasks) with --args (default: the minimal arguments its
@@ -56,15 +64,20 @@ Against tasksim serve nothing needs to be given: its tools are known. With
 --other-header (a second identity, e.g. another tenant's token) the isolation cases check
 that it cannot read, fetch, cancel or list the first identity's tasks.
 
-Cases (--only and --skip take ids, or prefixes ending in "." such as "cancel."):
+Cases (--only and --skip take ids, or prefixes ending in "." such as "cancel."), 2025-11-25:
 `)
 		for _, c := range conform.Cases() {
 			fmt.Fprintf(w, "  %-19s %-20s %s\n", c.ID, strings.Join(c.Rules, ","), c.Title)
 		}
+		fmt.Fprint(w, "\n2026-07-28 with the Tasks extension:\n")
+		for _, c := range conform.ModernCases() {
+			fmt.Fprintf(w, "  %-30s %-13s %s\n", c.ID, strings.Join(c.Rules, ","), c.Title)
+		}
 		fmt.Fprint(w, `
 Exit codes: 0 every case that ran passed, 99 a case failed or none ran, 1 the target could
-not be reached or refused initialize, 2 usage, 130 interrupted by Ctrl-C or SIGTERM with
-nothing failed in what ran (the outputs are written either way).
+not be reached, refused initialize or does not speak the --protocol asked for, 2 usage,
+130 interrupted by Ctrl-C or SIGTERM with nothing failed in what ran (the outputs are
+written either way).
 
 Flags:
 `)
@@ -73,6 +86,7 @@ Flags:
 	fs.StringVar(&target, "target", "", "`URL` of the MCP endpoint (required)")
 	fs.StringArrayVar(&headers, "header", nil, "HTTP header of every request, `'K: V'` (repeatable; values are never printed)")
 	fs.StringArrayVar(&others, "other-header", nil, "header of a second identity, `'K: V'`, replacing the same-named --header (repeatable): enables the isolation cases")
+	fs.StringVar(&protocol, "protocol", "", "the suite to run: `2025-11-25`, 2026-07-28 or both (default: the target's era; 2025-11-25 when it serves both)")
 	fs.StringVar(&tool, "tool", "", "`NAME` of the task tool of the lifecycle cases (default: the first tool that supports tasks)")
 	fs.StringVar(&toolArgs, "args", "", "--tool's arguments as a `JSON` object (default: the minimal ones its inputSchema requires)")
 	fs.StringArrayVar(&perTool, "tool-args", nil, "arguments of one tool in the taskSupport cases, `NAME=JSON` (repeatable)")
@@ -94,6 +108,11 @@ Flags:
 	if budget <= 0 {
 		return usagef("--budget must be > 0, got %v", budget)
 	}
+	switch protocol {
+	case conform.ProtocolAuto, conform.ProtocolLegacy, conform.ProtocolModern, conform.ProtocolBoth:
+	default:
+		return usagef("--protocol %q: want %s, %s or %s", protocol, conform.ProtocolLegacy, conform.ProtocolModern, conform.ProtocolBoth)
+	}
 	if err := conform.CheckSelection(only, skip); err != nil {
 		return usageError{err}
 	}
@@ -106,7 +125,7 @@ Flags:
 	if err := addHeaders(t.Header, headers, "--header"); err != nil {
 		return err
 	}
-	o := conform.Options{Target: t, Tool: tool, Only: only, Skip: skip, Budget: budget, Version: version}
+	o := conform.Options{Target: t, Tool: tool, Only: only, Skip: skip, Budget: budget, Version: version, Protocol: protocol}
 	if len(others) > 0 {
 		o.Other = http.Header{}
 		if err := addHeaders(o.Other, others, "--other-header"); err != nil {

@@ -274,3 +274,40 @@ func TestRunContractInterrupted(t *testing.T) {
 		t.Errorf("conform.json: interrupted %v, counts %+v; want interrupted, no failure", c.Interrupted, c.Counts)
 	}
 }
+
+// TestConformModern: against `tasksim serve --protocols modern` the era is detected and the
+// modern suite passes (exit 0, the output naming 2026-07-28); with a modern known-bad mode a
+// case fails naming its rule (exit 99); against a legacy-only server --protocol 2026-07-28 is
+// refused with a message that says why (exit 1), and an unknown --protocol is usage (2).
+func TestConformModern(t *testing.T) {
+	modern := startServe(t, "--protocols", "modern")
+	c, out, errOut, code := conformRun(t, t.TempDir(), "--target", modern)
+	if code != 0 || c == nil || c.Verdict != results.VerdictPass || c.Protocol != "2026-07-28" {
+		t.Fatalf("modern: exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "protocol 2026-07-28") || !strings.Contains(out, "modern.input") {
+		t.Errorf("the table does not say the era, or lacks the modern cases:\n%s", out)
+	}
+
+	bad := startServe(t, "--protocols", "modern", "--set", "server.known_bad=[ack_with_task]")
+	c, out, errOut, code = conformRun(t, t.TempDir(), "--target", bad, "--no-progress")
+	if code != 99 || c == nil || c.Counts.Fail != 2 || !strings.Contains(out, "E60") || !strings.Contains(out, "E58") {
+		t.Errorf("known-bad: exit %d, want 99 with modern.input (E58) and modern.cancel (E60) failed; stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+
+	both := startServe(t)
+	c, out, errOut, code = conformRun(t, t.TempDir(), "--target", both, "--protocol", "2026-07-28", "--only", "modern.discover,modern.cancel")
+	if code != 0 || c == nil || len(c.Cases) != 2 || c.Protocol != "2026-07-28" {
+		t.Errorf("both, --protocol 2026-07-28: exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+
+	legacy := startServe(t, "--protocols", "legacy")
+	_, out, errOut, code = conformRun(t, t.TempDir(), "--target", legacy, "--protocol", "2026-07-28")
+	if code != 1 || !strings.Contains(errOut, "does not speak 2026-07-28") {
+		t.Errorf("legacy-only, --protocol 2026-07-28: exit %d, want 1 saying the target does not speak it; stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	_, _, errOut, code = conformRun(t, t.TempDir(), "--target", legacy, "--protocol", "2024")
+	if code != 2 || !strings.Contains(errOut, "--protocol") {
+		t.Errorf("--protocol 2024: exit %d, want 2; stderr:\n%s", code, errOut)
+	}
+}

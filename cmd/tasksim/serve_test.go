@@ -94,17 +94,26 @@ func TestServerConfig(t *testing.T) {
 }
 
 // TestServerConfigKnownBad: each mode of server.known_bad turns on exactly one field of
-// mockserver.KnownBad, a field of its own, and together they turn on every field.
+// mockserver.KnownBad (those of the modern era in its KnownBad2026, as serve maps them), a
+// field of its own, and together they turn on every field.
 func TestServerConfigKnownBad(t *testing.T) {
 	seen := map[string]scenarios.KnownBadMode{}
+	fields := 0
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[mockserver.KnownBad]()) {
+		if f.Type.Kind() == reflect.Bool {
+			fields++
+		}
+	}
 	for _, m := range scenarios.KnownBadModes() {
 		sc := scenarios.Default()
 		sc.Server.KnownBad = []scenarios.KnownBadMode{m}
-		kb := reflect.ValueOf(serverConfig(sc).KnownBad)
+		cfg := serverConfig(sc)
+		cfg.KnownBad.KnownBad2026 = knownBad2026(sc.Server)
+		kb := reflect.ValueOf(cfg.KnownBad)
 		var on []string
-		for i := range kb.NumField() {
-			if kb.Field(i).Bool() {
-				on = append(on, kb.Type().Field(i).Name)
+		for _, f := range reflect.VisibleFields(kb.Type()) {
+			if f.Type.Kind() == reflect.Bool && kb.FieldByIndex(f.Index).Bool() {
+				on = append(on, f.Name)
 			}
 		}
 		if len(on) != 1 {
@@ -116,8 +125,8 @@ func TestServerConfigKnownBad(t *testing.T) {
 		}
 		seen[on[0]] = m
 	}
-	if n := reflect.TypeFor[mockserver.KnownBad]().NumField(); len(seen) != n {
-		t.Errorf("the modes turn on %d fields of mockserver.KnownBad, which has %d", len(seen), n)
+	if len(seen) != fields {
+		t.Errorf("the modes turn on %d fields of mockserver.KnownBad, which has %d", len(seen), fields)
 	}
 	if serverConfig(scenarios.Default()).KnownBad.On() {
 		t.Error("a known-bad mode is on by default")

@@ -1,0 +1,290 @@
+package conform
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+	"github.com/tasksim/tasksim/loadgen"
+	"github.com/tasksim/tasksim/results"
+)
+
+// modernCases are the cases of 2026-07-28 in the order they run: the envelope and the era's
+// errors first, then the Tasks extension. Their rule ids are E ids of docs/RULES.md.
+var modernCases = []caseDef{
+	{id: "modern.discover", title: "server/discover answers the versions served, 2026-07-28 among them, the capabilities and resultType", rules: []string{"E8", "E11", "E39"}, run: caseDiscover},
+	{id: "modern.envelope.meta", title: "a request whose _meta lacks protocolVersion gets -32602, HTTP 400", rules: []string{"E3", "E27"}, run: caseEnvelopeMeta},
+	{id: "modern.envelope.version", title: "an unsupported protocolVersion gets -32022 with data.supported and data.requested, HTTP 400", rules: []string{"E9", "E27"}, run: caseEnvelopeVersion},
+	{id: "modern.envelope.headers", title: "a missing or contradicting Mcp-Method header gets -32020, HTTP 400", rules: []string{"E26", "E27"}, run: caseEnvelopeHeaders},
+	{id: "modern.envelope.unknown_method", title: "an unknown method gets -32601, HTTP 404", rules: []string{"E27"}, run: caseUnknownMethod},
+	{id: "modern.removed", title: "tasks/result, tasks/list and ping are gone (-32601, HTTP 404); params.task is ignored", rules: []string{"E37", "E27"}, run: caseRemoved},
+	{id: "modern.capability", title: "a task-only call without the extension gets -32021 naming it; no task to an undeclaring request", rules: []string{"E44", "E39", "E5"}, run: caseCapability},
+	{id: "modern.create.fields", title: "CreateTaskResult: resultType task, a flat task with id, status, timestamps, ttlMs, pollIntervalMs", rules: []string{"E45", "E52"}, run: caseModernCreateFields},
+	{id: "modern.create.ids", title: "task ids are unique and unguessable, over a sample", rules: []string{"E66"}, run: caseModernIDs},
+	{id: "modern.get.fields", title: "tasks/get right after the create answers the task, resultType complete, every field", rules: []string{"E46", "E50", "E51"}, run: caseModernGetFields},
+	{id: "modern.result.completed", title: "a completed task inlines its result; a tool result with isError stays completed", rules: []string{"E49", "E50"}, run: caseModernCompleted},
+	{id: "modern.result.failed", title: "a call that ends in a JSON-RPC error is failed, the error inlined", rules: []string{"E49", "E50"}, run: caseModernFailed},
+	{id: "modern.input", title: "input_required inlines inputRequests; tasks/update is acknowledged empty; an answered key is never asked again", rules: []string{"E50", "E57", "E58"}, run: caseModernInput},
+	{id: "modern.cancel", title: "tasks/cancel is acknowledged with an empty result", rules: []string{"E60", "E51"}, run: caseModernCancel},
+	{id: "modern.unknown", title: "tasks/get of an unknown id gets -32602; tasks/update and tasks/cancel an error", rules: []string{"E65", "E58", "E60"}, run: caseModernUnknown},
+	{id: "modern.routing", title: "task requests route by Mcp-Name: answered when it names the task, -32020 when it contradicts the body or is missing", rules: []string{"E64", "E26"}, run: caseRouting},
+	{id: "modern.isolation", title: "a second identity cannot read, answer or cancel the first one's task", rules: []string{"E67"}, run: caseModernIsolation},
+	{id: "modern.result_type", title: "every result the suite received carries resultType", rules: []string{"E11"}, run: caseResultType, final: true},
+	{id: "modern.transitions", title: "every status sequence observed: a terminal status never changes", rules: []string{"E48"}, run: caseModernTransitions, final: true},
+}
+
+func caseDiscover(r *run) {
+	p := r.mcall("", loadgen.ModernRequest{Method: mcp.MethodServerDiscover})
+	if p.err != nil || p.rpc != nil {
+		r.fatal("E8", "server/discover should answer a DiscoverResult; got %s", p)
+	}
+	switch rt := resultType(p.result); rt {
+	case string(mcp.ResultComplete):
+	case "":
+		r.fail("E11", "the server/discover result carries no resultType")
+	default:
+		r.fail("E11", "the server/discover result carries resultType %q, not \"complete\"", rt)
+	}
+	var d struct {
+		SupportedVersions []string                   `json:"supportedVersions"`
+		Capabilities      map[string]json.RawMessage `json:"capabilities"`
+	}
+	if err := json.Unmarshal(p.result, &d); err != nil || d.Capabilities == nil {
+		r.fatal("E8", "server/discover should answer supportedVersions and a capabilities object; got %s", excerpt(p.result, 300))
+	}
+	if !slices.Contains(d.SupportedVersions, ProtocolModern) {
+		r.fail("E8", "server/discover lists supportedVersions %v, without %s, which it answers", d.SupportedVersions, ProtocolModern)
+	}
+	var ext map[string]json.RawMessage
+	_ = json.Unmarshal(d.Capabilities["extensions"], &ext)
+	settings, ok := ext[mcp.ExtTasks]
+	switch {
+	case !ok:
+		r.pass("versions %v; the Tasks extension is not advertised: the task cases are skipped", d.SupportedVersions)
+	case len(settings) == 0 || settings[0] != '{':
+		r.fail("E39", "capabilities.extensions[%q] is %s: an extension's settings are an object, {} for none", mcp.ExtTasks, excerpt(settings, 60))
+	default:
+		r.pass("versions %v; the Tasks extension advertised", d.SupportedVersions)
+	}
+}
+
+// refusedWith judges a reply that rule says must be the JSON-RPC error code with HTTP
+// status; what says what was sent.
+func (r *run) refusedWith(p reply, rule string, code, status int, what string) bool {
+	switch {
+	case p.rpc != nil && p.rpc.Code == code && p.status == status:
+		return true
+	case p.rpc != nil && p.rpc.Code == code:
+		r.fail("E27", "%s got %d as it should, but with HTTP %d instead of %d", what, code, p.status, status)
+	case p.rpc != nil:
+		r.fail(rule, "%s should get %d (HTTP %d); got %d (HTTP %d): %s", what, code, status, p.rpc.Code, p.status, oneLine(p.rpc.Message, 120))
+	case p.err != nil:
+		r.fail(rule, "%s should get JSON-RPC error %d (HTTP %d); got %s", what, code, status, p)
+	default:
+		r.fail(rule, "%s should get JSON-RPC error %d (HTTP %d); it was served: %s", what, code, status, excerpt(p.result, 160))
+	}
+	return false
+}
+
+// relabel names the last exchange recorded by what was special about it.
+func (r *run) relabel(method string) { r.ex[len(r.ex)-1].Method = method }
+
+func caseEnvelopeMeta(r *run) {
+	meta := json.RawMessage(`{"` + mcp.MetaClientCapabilities + `":{}}`)
+	p := r.mcall("", loadgen.ModernRequest{Method: mcp.MethodToolsList, Meta: meta})
+	r.relabel("tools/list, _meta without protocolVersion")
+	if r.refusedWith(p, "E3", mcp.CodeInvalidParams, http.StatusBadRequest, "a request whose _meta lacks "+mcp.MetaProtocolVersion) {
+		r.pass("-32602, HTTP 400")
+	}
+}
+
+// futureModern is a protocol version of the modern shape that no server speaks.
+const futureModern = "2099-01-01"
+
+func caseEnvelopeVersion(r *run) {
+	p := r.mcall("", loadgen.ModernRequest{Method: mcp.MethodToolsList, Version: futureModern})
+	r.relabel("tools/list, protocolVersion " + futureModern)
+	if !r.refusedWith(p, "E9", mcp.CodeUnsupportedProtocolVersion, http.StatusBadRequest, "a request of protocolVersion "+futureModern) {
+		return
+	}
+	var data mcp.UnsupportedProtocolVersionData
+	if json.Unmarshal(p.rpc.Data, &data) != nil || data.Supported == nil {
+		r.fatal("E9", "-32022 should carry data.supported and data.requested; data is %s", orAbsent(p.rpc.Data))
+	}
+	if !slices.Contains(data.Supported, ProtocolModern) {
+		r.fail("E9", "-32022 lists data.supported %v, without %s, which the server answers", data.Supported, ProtocolModern)
+	}
+	if data.Requested != futureModern {
+		r.fail("E9", "-32022 says data.requested %q; the request asked for %q", data.Requested, futureModern)
+	}
+	r.pass("-32022, HTTP 400, supported %v", data.Supported)
+}
+
+func caseEnvelopeHeaders(r *run) {
+	ok := 0
+	for _, h := range []struct{ value, label string }{
+		{"", "tools/list without Mcp-Method"},
+		{mcp.MethodToolsCall, "tools/list with Mcp-Method: tools/call"},
+	} {
+		p := r.mcall("", loadgen.ModernRequest{Method: mcp.MethodToolsList, Header: map[string]string{mcp.HeaderMethod: h.value}})
+		r.relabel(h.label)
+		if r.refusedWith(p, "E26", mcp.CodeHeaderMismatch, http.StatusBadRequest, "a "+h.label) {
+			ok++
+		}
+	}
+	if ok == 2 {
+		r.pass("-32020, HTTP 400, for a missing and for a contradicting Mcp-Method")
+	}
+}
+
+// noSuchMethod is a method no server has.
+const noSuchMethod = "tasksim/no-such-method"
+
+func caseUnknownMethod(r *run) {
+	p := r.mcall("", loadgen.ModernRequest{Method: noSuchMethod})
+	if r.refusedWith(p, "E27", mcp.CodeMethodNotFound, http.StatusNotFound, "method "+noSuchMethod) {
+		r.pass("-32601, HTTP 404")
+	}
+}
+
+func caseRemoved(r *run) {
+	gone := 0
+	for _, m := range []string{mcp.MethodTasksResult, mcp.MethodTasksList, mcp.MethodPing} {
+		req := loadgen.ModernRequest{Method: m, Tasks: true}
+		if m == mcp.MethodTasksResult {
+			req = taskReq(m, unknownID)
+		}
+		if r.refusedWith(r.mcall("", req), "E37", mcp.CodeMethodNotFound, http.StatusNotFound, m+" (gone from 2026-07-28)") {
+			gone++
+		}
+	}
+	if gone == 3 {
+		r.pass("tasks/result, tasks/list and ping: -32601, HTTP 404")
+	}
+	p := r.s.plan
+	if p.why != "" || p.tool == "" {
+		r.pass("(params.task not tried: %s)", orText(p.why, "no tool"))
+		return
+	}
+	w := p.short
+	if r.s.mock {
+		w.tool = "work" // runs as a task only when the request declares the extension
+	}
+	var call map[string]json.RawMessage
+	_ = json.Unmarshal(callReq(w, false).Params, &call)
+	call["task"] = json.RawMessage(`{"ttl":60000}`)
+	req := callReq(w, false)
+	req.Params, _ = json.Marshal(call)
+	c := r.mcall("", req)
+	r.relabel("tools/call with a 2025-11-25 params.task, the extension not declared")
+	rt := resultType(c.result)
+	switch {
+	case c.err == nil && c.rpc == nil && rt == string(mcp.ResultTask):
+		r.fail("E37", "a tools/call carrying params.task but not declaring %s was answered with a task: params.task must be ignored (and E39)", mcp.ExtTasks)
+	case c.code() == mcp.CodeMissingRequiredClientCapability && !r.s.mock:
+		r.pass("params.task ignored: %q can only run as a task, -32021", w.tool)
+	case c.err != nil || c.rpc != nil:
+		if !r.s.mock && c.code() == mcp.CodeInvalidParams {
+			r.pass("(params.task: the call of %q was refused with -32602, which may be its arguments)", w.tool)
+			return
+		}
+		r.fail("E37", "a tools/call carrying params.task should run as if it had none; it was refused: %s", c)
+	default:
+		r.pass("params.task ignored: the call ran synchronously")
+	}
+}
+
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+func caseCapability(r *run) {
+	r.needExt()
+	p := r.needPlan()
+	w := p.short
+	if r.s.mock {
+		w.tool = "work_task" // the mock runs it only as a task
+	}
+	c := r.mcall("", callReq(w, false))
+	r.relabel("tools/call without the extension declared")
+	switch {
+	case c.code() == mcp.CodeMissingRequiredClientCapability:
+		var data mcp.MissingRequiredClientCapabilityData
+		_ = json.Unmarshal(c.rpc.Data, &data)
+		if !data.RequiredCapabilities.DeclaresTasks() {
+			r.fail("E44", "-32021 should name %s in data.requiredCapabilities.extensions; data is %s", mcp.ExtTasks, orAbsent(c.rpc.Data))
+		}
+		if c.status != http.StatusBadRequest {
+			r.fail("E5", "-32021 goes with HTTP 400; got HTTP %d", c.status)
+		}
+		r.pass("%q without the extension: -32021 naming it", w.tool)
+	case c.err == nil && c.rpc == nil && resultType(c.result) == string(mcp.ResultTask):
+		r.fail("E44", "%q, called without declaring %s, was answered with a task: a request that can be served only as a task gets -32021 (E44), and no task goes to an undeclaring request (E39)", w.tool, mcp.ExtTasks)
+	case r.s.mock:
+		r.fail("E44", "%q can run only as a task: called without the extension it should get -32021; got %s", w.tool, c)
+	case c.err == nil && c.rpc == nil:
+		r.pass("%q without the extension ran synchronously", w.tool)
+	default:
+		r.pass("%q without the extension: %s", w.tool, c)
+	}
+	if !r.s.mock {
+		return
+	}
+	w.tool = "work" // a task when declared, else synchronous
+	c = r.mcall("", callReq(w, false))
+	r.relabel("tools/call of work without the extension declared")
+	if rt := resultType(c.result); c.err == nil && c.rpc == nil && rt == string(mcp.ResultTask) {
+		r.fail("E39", "%q, called without declaring %s, was answered with a task", w.tool, mcp.ExtTasks)
+	} else if c.err != nil || c.rpc != nil {
+		r.fail("E39", "%q without the extension should run synchronously; got %s", w.tool, c)
+	} else {
+		r.pass("%q without the extension: a plain result", w.tool)
+	}
+}
+
+func caseResultType(r *run) {
+	r.s.mu.Lock()
+	n, missing := r.s.m.results, append([]string{}, r.s.m.noType...)
+	r.s.mu.Unlock()
+	if n == 0 {
+		r.skip("the suite received no result", "")
+	}
+	if len(missing) > 0 {
+		r.fail("E11", "results of %s carried no resultType", strings.Join(missing, ", "))
+		return
+	}
+	r.pass("%s, each with its resultType", plural(n, "result"))
+}
+
+func caseModernTransitions(r *run) {
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	n, moves := 0, 0
+	for _, id := range r.s.order {
+		k := r.s.tasks[id]
+		if k.sess != nil {
+			continue // a task of the legacy suite (transitions judges it)
+		}
+		n++
+		seq := k.statuses
+		moves += max(len(seq)-1, 0)
+		for i := 1; i < len(seq); i++ {
+			if seq[i-1].Terminal() {
+				r.fail("E48", "task %s went %s → %s (%s): a terminal status is final", short(id), seq[i-1], seq[i], statusNames(seq))
+				break
+			}
+		}
+	}
+	if n == 0 {
+		r.skip("the suite created no task", "")
+	}
+	seen := fmt.Sprintf("%s, %s", plural(n, "task"), plural(moves, "change of status", "changes of status"))
+	r.ex = append(r.ex, results.Exchange{Method: "(statuses observed)", Reply: seen})
+	r.pass("%s; no terminal status changed", seen)
+}

@@ -1,0 +1,213 @@
+package mockserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+)
+
+// Known-bad modes of the modern era (protocol 2026-07-28 with the Tasks extension): each
+// breaks the rule of docs/RULES.md it names, so that each case of tasksim conform's modern
+// suite is shown to fail (conform's TestModernKnownBadMatrix pins which). They are off by
+// default, and the modern front end (modern.go) tests them only where a reply is built, or
+// behind one bool (Server.badModern) on its hot path:
+//
+//	no_result_type         the results of server/discover, tools/list and a synchronous
+//	                       tools/call carry no resultType (E11).
+//	lenient_envelope       a request whose _meta lacks protocolVersion, or names one the server
+//	                       does not speak, is served as 2026-07-28 instead of refused with
+//	                       -32602 (E3) or -32022 (E9).
+//	no_header_check        Mcp-Method and Mcp-Name are not checked against the body: missing or
+//	                       contradicting, they are taken as the body says (E26, E64).
+//	unknown_method_200     -32601 (an unknown or removed method) goes with HTTP 200 instead of
+//	                       404 (E27).
+//	legacy_methods         tasks/result, tasks/list and ping, which 2026-07-28 removed, are
+//	                       answered (an empty result, an empty list) instead of -32601 (E37).
+//	tasks_undeclared       a tools/call that does not declare the extension is made a task as
+//	                       if it did: work_task gets a task instead of -32021 (E44, E39).
+//	modern_missing_fields  ttlMs and lastUpdatedAt are left out of created tasks and tasks/get
+//	                       replies (E45, E50).
+//	get_not_ready          the first tasks/get of each task answers -32602, as if the task were
+//	                       not readable yet when its CreateTaskResult was sent (E46).
+//	is_error_failed        a tool result with isError true ends the task failed, its error
+//	                       inlined, instead of completed with the result (E49: failed is for a
+//	                       JSON-RPC error only).
+//	no_inline_payload      tasks/get of a completed or failed task inlines neither its result
+//	                       nor its error (E50).
+//	reuse_input_keys       every input request of a task has the same key, "input", round after
+//	                       round: a key answered is asked again for another request (E57).
+//	ack_with_task          tasks/update and tasks/cancel are answered with the task, as
+//	                       tasks/get would, instead of an empty result (E58, E60).
+//
+// wrong_error_codes (knownbad.go) sends the -32602 of the modern task methods as -32603 too
+// (E65); predictable_ids, no_tenant_check (insecure.go) and cancel_not_final apply to tasks of
+// either era (E66, E67, E48).
+type KnownBad2026 struct {
+	NoResultType        bool // no resultType on discover, tools/list, synchronous calls (E11)
+	LenientEnvelope     bool // no protocolVersion, or an unsupported one, is served (E3, E9)
+	NoHeaderCheck       bool // Mcp-Method and Mcp-Name not checked (E26, E64)
+	UnknownMethod200    bool // -32601 with HTTP 200 (E27)
+	LegacyMethods       bool // tasks/result, tasks/list, ping answered (E37)
+	TasksUndeclared     bool // a task for a request that did not declare the extension (E44, E39)
+	ModernMissingFields bool // no ttlMs, lastUpdatedAt on tasks (E45, E50)
+	GetNotReady         bool // the first tasks/get of a task: -32602 (E46)
+	IsErrorFailed       bool // an isError result ends failed (E49)
+	NoInlinePayload     bool // no result or error in a terminal tasks/get (E50)
+	ReuseInputKeys      bool // every input request keyed "input" (E57)
+	AckWithTask         bool // update and cancel answered with the task (E58, E60)
+}
+
+// badModernReply reports whether a mode changes modern results or error statuses as they
+// are written (badModernResult, modernStatus).
+func (k *KnownBad2026) badModernReply() bool {
+	return k.NoResultType || k.ModernMissingFields || k.NoInlinePayload || k.UnknownMethod200
+}
+
+// reusedInputKey is the key of every input request with reuse_input_keys.
+const reusedInputKey = "input"
+
+// badModernResult is the result b of c as the modes that rewrite results send it.
+func (s *Server) badModernResult(c *call, b []byte) []byte {
+	kb := &s.cfg.KnownBad
+	var drop []string
+	switch c.msg.Method {
+	case mcp.MethodServerDiscover, mcp.MethodToolsList:
+		if kb.NoResultType {
+			drop = append(drop, "resultType")
+		}
+	case mcp.MethodToolsCall:
+		task := bytes.HasPrefix(b, []byte(`{"resultType":"task"`))
+		if kb.NoResultType && !task {
+			drop = append(drop, "resultType")
+		}
+		if kb.ModernMissingFields && task {
+			drop = append(drop, "ttlMs", "lastUpdatedAt")
+		}
+	case mcp.MethodTasksGet:
+		if kb.ModernMissingFields {
+			drop = append(drop, "ttlMs", "lastUpdatedAt")
+		}
+		if kb.NoInlinePayload {
+			drop = append(drop, "result", "error")
+		}
+	}
+	if len(drop) == 0 {
+		return b
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return b
+	}
+	for _, k := range drop {
+		delete(m, k)
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return b
+	}
+	return out
+}
+
+// modernStatus is the HTTP status of a modern error of code (E27), as unknown_method_200
+// sends it.
+func (s *Server) modernStatus(code int) int {
+	if code == mcp.CodeMethodNotFound && s.cfg.KnownBad.UnknownMethod200 {
+		return http.StatusOK
+	}
+	return mcp.HTTPStatus(code)
+}
+
+// lenientEnvelope serves msg, whose envelope was refused with e, as a request of 2026-07-28
+// when lenient_envelope is on and e is the refusal of a missing or unsupported version; it
+// reports whether it did.
+func (s *Server) lenientEnvelope(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message, e *mcp.Error) bool {
+	if !s.cfg.KnownBad.LenientEnvelope || (e.Code != mcp.CodeInvalidParams && e.Code != mcp.CodeUnsupportedProtocolVersion) {
+		return false
+	}
+	mr := modernReq{on: true, tasks: bytes.Contains(msg.Params, []byte(mcp.ExtTasks)), form: true}
+	s.dispatchModernReq(w, r, tenant, msg, &mr)
+	return true
+}
+
+// trustedHeaders returns h with Mcp-Method and Mcp-Name as the body of msg has them
+// (no_header_check): whatever was sent passes CheckHeaders.
+func trustedHeaders(h mcp.RequestHeaders, msg *mcp.Message) mcp.RequestHeaders {
+	h.Method = msg.Method
+	if body, err := mcp.HeadersFor(msg.Method, msg.Params); err == nil || body.Name != "" {
+		h.Name = body.Name
+	}
+	return h
+}
+
+// legacyMethod answers a method 2026-07-28 removed, as legacy_methods does; ok is false for
+// any other method.
+func legacyMethod(method string) (result []byte, ok bool) {
+	switch method {
+	case mcp.MethodTasksList:
+		return []byte(`{"tasks":[]}`), true
+	case mcp.MethodTasksResult, mcp.MethodPing:
+		return []byte(`{}`), true
+	}
+	return nil, false
+}
+
+// notReadyLocked reports whether this tasks/get of t is its first and get_not_ready answers
+// it -32602.
+func (t *task) notReadyLocked() bool {
+	if !t.srv.cfg.KnownBad.GetNotReady || t.readOnce {
+		return false
+	}
+	t.readOnce = true
+	return true
+}
+
+// isErrorFailed is the payload of a finished task as is_error_failed has it: a tool result
+// with isError becomes a JSON-RPC error.
+func (t *task) isErrorFailed(result json.RawMessage, e *mcp.Error) (json.RawMessage, *mcp.Error) {
+	if t.srv.cfg.KnownBad.IsErrorFailed && t.end == endToolError {
+		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: "the tool returned isError: true"}
+	}
+	return result, e
+}
+
+// inputKeyOf is the key of e in inputRequests: inputKey, or reusedInputKey with
+// reuse_input_keys.
+func (s *Server) inputKeyOf(e *elicitation) string {
+	if s.cfg.KnownBad.ReuseInputKeys {
+		return reusedInputKey
+	}
+	return inputKey(e)
+}
+
+// elicitationIDOf returns the id of the elicitation of t that key answers: key itself, or
+// with reuse_input_keys the first one outstanding.
+func (t *task) elicitationIDOf(key string) string {
+	if t.srv.cfg.KnownBad.ReuseInputKeys && key == reusedInputKey {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		for _, e := range t.pending {
+			if !e.answered {
+				return e.id
+			}
+		}
+	}
+	return mcp.StringID(key).String()
+}
+
+// modernAck is the acknowledgement of tasks/update and tasks/cancel of t: an empty result
+// (E58, E60), or with ack_with_task the task as tasks/get writes it.
+func (s *Server) modernAck(t *task) []byte {
+	if !s.cfg.KnownBad.AckWithTask {
+		return mcp.AppendEmptyResult(nil, s.modern.info)
+	}
+	t.mu.Lock()
+	d := t.detailedLocked(true)
+	t.mu.Unlock()
+	b, err := mcp.AppendGetTaskResult(nil, &d, s.modern.info)
+	if err != nil {
+		return mcp.AppendEmptyResult(nil, s.modern.info)
+	}
+	return b
+}
