@@ -274,7 +274,17 @@ func (r *runRequest) runContract(ctx context.Context) error {
 	if srv != nil {
 		defer srv.Close()
 	}
-	o := conform.Options{Target: t, Version: version,
+	// The suite of the era the run will speak (probeRun): pinned, found, or 2025-11-25 on
+	// the embedded server.
+	t.Protocol = sc.Protocol
+	if srv != nil && t.Protocol == loadgen.ProtocolAuto {
+		t.Protocol = loadgen.ProtocolLegacy
+	}
+	era, err := t.RunEra(ctx)
+	if err != nil {
+		return err
+	}
+	o := conform.Options{Target: t, Version: version, Protocol: era,
 		OtherHint: "give the scenario two tenants or more (server.tokens; security.tenants for a target)"}
 	if tenants := runTenants(sc); len(tenants) > 0 {
 		t.Header.Set("Authorization", "Bearer "+tenants[0].Token.Reveal())

@@ -127,3 +127,27 @@ func TestRunModernWithoutExtension(t *testing.T) {
 		t.Errorf("--protocol 2025-06-18: exit %d, stderr %q; want 2", code, stderr)
 	}
 }
+
+// TestRunContractInTheRunsEra: a run's contract gate holds the target to the contract of the
+// era the run speaks: pinned to 2026-07-28, the modern suite runs against the embedded
+// server, passes on the good one and fails on one breaking E58 and E60.
+func TestRunContractInTheRunsEra(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"run", "smoke", "--contract", "--protocol", "2026-07-28", "--duration", "1s", "--no-progress"}
+	if _, stderr, code := tasksim(t, append(args, "--out", dir)...); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	sum, m := readRun(t, dir)
+	c, err := results.ReadContract(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Era != "2026-07-28" || !sum.Gates.Contract.Evaluated || !sum.Gates.Contract.Pass || c.Protocol != "2026-07-28" ||
+		!strings.HasPrefix(c.Cases[0].ID, "modern.") {
+		t.Errorf("era %q, contract gate %+v, suite protocol %q, first case %q", m.Era, sum.Gates.Contract, c.Protocol, c.Cases[0].ID)
+	}
+	_, stderr, code := tasksim(t, append(args, "--out", t.TempDir(), "--set", "server.known_bad=[ack_with_task]")...)
+	if code != 99 || !strings.Contains(stderr, "contract: fail") {
+		t.Errorf("known-bad ack_with_task: exit %d, stderr %q; want 99 with a failed case", code, stderr)
+	}
+}

@@ -730,6 +730,7 @@ func serverConfig(sc *scenarios.Scenario) mockserver.Config {
 		SelfCancel:         s.KnownBadOn(scenarios.KnownBadSelfCancel),
 		MissingSession404:  s.KnownBadOn(scenarios.KnownBadMissingSession404),
 		BooleanLeaves:      s.KnownBadOn(scenarios.KnownBadBooleanLeaves),
+		KnownBad2026:       knownBad2026(s),
 	}
 	for _, r := range sec.Revoke {
 		cfg.Revocations = append(cfg.Revocations, mockserver.Revocation{Tenant: r.Tenant,

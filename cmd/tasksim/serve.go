@@ -185,7 +185,6 @@ value replaces that default):
 		return cfg, usageError{err}
 	}
 	scfg := serverConfig(sc)
-	scfg.KnownBad.KnownBad2026 = knownBad2026(sc.Server)
 	if scfg.Protocols == "" {
 		scfg.Protocols = mockserver.ProtocolsBoth // serve answers both eras unless told otherwise
 	}

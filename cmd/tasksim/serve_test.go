@@ -94,7 +94,7 @@ func TestServerConfig(t *testing.T) {
 }
 
 // TestServerConfigKnownBad: each mode of server.known_bad turns on exactly one field of
-// mockserver.KnownBad (those of the modern era in its KnownBad2026, as serve maps them), a
+// mockserver.KnownBad (those of the modern era in its KnownBad2026), a
 // field of its own, and together they turn on every field.
 func TestServerConfigKnownBad(t *testing.T) {
 	seen := map[string]scenarios.KnownBadMode{}
@@ -108,7 +108,6 @@ func TestServerConfigKnownBad(t *testing.T) {
 		sc := scenarios.Default()
 		sc.Server.KnownBad = []scenarios.KnownBadMode{m}
 		cfg := serverConfig(sc)
-		cfg.KnownBad.KnownBad2026 = knownBad2026(sc.Server)
 		kb := reflect.ValueOf(cfg.KnownBad)
 		var on []string
 		for _, f := range reflect.VisibleFields(kb.Type()) {
