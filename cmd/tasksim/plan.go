@@ -30,11 +30,23 @@ func rateText(sc *scenarios.Scenario) string {
 	return fmt.Sprintf("%s ramping over %d stages", sc.Workload.Rate, len(sc.Workload.Stages))
 }
 
+// planProtocol says which era the run will speak, before it asks the target.
+func planProtocol(sc *scenarios.Scenario) string {
+	switch {
+	case sc.Protocol != "":
+		return sc.Protocol + " (pinned)"
+	case sc.Target == "":
+		return loadgen.ProtocolLegacy + " (the embedded server's, unless pinned: --protocol 2026-07-28)"
+	}
+	return "found by asking the target (server/discover first, E32): 2026-07-28 where it serves the Tasks extension, else 2025-11-25"
+}
+
 // printPlan prints what --dry-run promises: the resolved scenario, the expected load, the
 // cancels, every fault that is on, how clients recover, and the thresholds.
 func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config) {
 	fmt.Fprintf(w, "scenario     %s (%s)\n", sc.Name, sc.Source)
 	fmt.Fprintf(w, "target       %s\n", targetName(sc))
+	fmt.Fprintf(w, "protocol     %s\n", planProtocol(sc))
 	if sc.Contract {
 		where := "the target"
 		if sc.Target == "" {
