@@ -168,6 +168,17 @@ func (t *Target) detectEra(ctx context.Context) (Era, error) {
 			if derr != nil {
 				return legacy("server/discover answered HTTP 200 with no DiscoverResult (%v)", derr)
 			}
+			if !slices.Contains(era.Supported, s.version) {
+				// Answered, yet not in the version asked: a server that should have refused
+				// with -32022 (E9), read as if it had (the go-sdk's stateful HTTP handler
+				// answers so: it serves 2026-07-28 only when stateless).
+				said := fmt.Sprintf("server/discover answered in %s, but its supportedVersions %s do not list it (E9 wants -32022)", s.version, quoteList(era.Supported))
+				if slices.ContainsFunc(era.Supported, mcp.SessionVersion) {
+					era.Version, era.How, era.FellBack = ProtocolLegacy, said+": falling back to initialize", true
+					return era, nil
+				}
+				return Era{}, &UnsupportedError{URL: t.URL, Supported: era.Supported, How: said}
+			}
 			era.Version, era.How = s.version, "server/discover answered"
 			if retried {
 				era.How += " (after -32022, again with " + s.version + ")"

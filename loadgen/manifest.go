@@ -203,8 +203,10 @@ func Probe(ctx context.Context, t *Target, tool string) (*Manifest, error) {
 // (Target.Era: server/discover, docs/RULES.md#e32, unless Target.Protocol pins it), then
 // describes the era run and sweep will speak (speakModern): 2026-07-28 when the target
 // answers it, unless it also serves 2025-11-25 and only there has tasks (a server/discover
-// without the Tasks extension: mcp-go v1.2.1 is one); 2025-11-25 otherwise, or whatever the
-// era with ProbeOptions.Legacy. Manifest.Eras lists every era found.
+// without the Tasks extension and an initialize with capabilities.tasks: mcp-go v1.2.1 is
+// one; a target with tasks in neither era is described in 2026-07-28 after that
+// initialize); 2025-11-25 otherwise, or whatever the era with ProbeOptions.Legacy.
+// Manifest.Eras lists every era found.
 //
 // In 2025-11-25, on a session of its own: initialize (protocol version, serverInfo,
 // capabilities.tasks), every page of tools/list (each tool's taskSupport and declared
@@ -229,6 +231,16 @@ func ProbeWith(ctx context.Context, t *Target, o ProbeOptions) (*Manifest, error
 	case o.Legacy:
 	case era.FellBack:
 		m.EraFallback = "2026-07-28 was tried first and answered as a legacy server answers (" + era.How + ")"
+	case era.Modern() && !m.Tasks.ToolsCall:
+		// Tasks in neither era (the go-sdk v1.8.0 stateless is one): nothing is gained in
+		// 2025-11-25, so the era found is spoken, with plain calls (decideModern).
+		mm, err := probeModern(ctx, t, o, era)
+		if err != nil {
+			return nil, err
+		}
+		mm.Notes = append(mm.Notes, fmt.Sprintf("the target serves both eras and has tasks in neither (no %s in server/discover, no capabilities.tasks.requests.tools.call in initialize at %s): spoken in %s",
+			mcp.ExtTasks, m.ProtocolVersion, ProtocolModern))
+		return mm, nil
 	case era.Modern():
 		m.EraFallback = fmt.Sprintf("the target serves both eras, and has tasks only in %s: its server/discover does not advertise %s", ProtocolLegacy, mcp.ExtTasks)
 	}
