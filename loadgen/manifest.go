@@ -249,7 +249,9 @@ func ProbeWith(ctx context.Context, t *Target, o ProbeOptions) (*Manifest, error
 
 // RunEra returns the era a run speaks with the target, as ProbeWith describes it:
 // ProtocolModern or ProtocolLegacy (Target.Era finds the target's, or Target.Protocol pins
-// it). The contract gate holds the target to the contract of that era.
+// it), without opening a session: a target of both eras without the Tasks extension is
+// taken for 2025-11-25, although ProbeWith speaks 2026-07-28 to one that has no tasks in
+// 2025-11-25 either. The contract gate holds the target to the contract of that era.
 func (t *Target) RunEra(ctx context.Context) (string, error) {
 	era, err := t.Era(ctx)
 	if err != nil {
