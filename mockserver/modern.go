@@ -59,6 +59,7 @@ type modernState struct {
 	versions []string        // the versions served statelessly (E9)
 	listed   []string        // server/discover's supportedVersions: the modern ones, then the legacy ones
 	info     json.RawMessage // the result _meta naming the server (E6)
+	impl     json.RawMessage // the Implementation info names, compact
 	// owners stand in for the session a legacy task belongs to: [1] for a creating request
 	// that declared form elicitation, [0] for one that did not. They are in no session
 	// table, never have a GET stream, so nothing is ever queued for them.
@@ -102,7 +103,9 @@ func (s *Server) initModern() {
 			}
 		}
 	}
-	m.info = mcp.ServerInfoMeta(mcp.Implementation{Name: s.cfg.ServerName, Version: s.cfg.ServerVersion})
+	impl := mcp.Implementation{Name: s.cfg.ServerName, Version: s.cfg.ServerVersion}
+	m.info = mcp.ServerInfoMeta(impl)
+	m.impl, _ = json.Marshal(impl) // two strings: never fails
 	for i := range m.owners {
 		m.owners[i] = &session{id: "modern", version: mcp.Version20260728, tasks: true, elicitForm: i == 1}
 	}
@@ -171,7 +174,7 @@ func (s *Server) routeModern(w http.ResponseWriter, r *http.Request, tenant stri
 // the era has no server-to-client requests (E28).
 func (s *Server) modernMessage(w http.ResponseWriter, r *http.Request, msg *mcp.Message) {
 	if msg.Kind != mcp.KindNotification {
-		s.rejected(r, mcp.OpUnknown, http.StatusBadRequest)
+		s.rejectedIn(eraModern, r, mcp.OpUnknown, http.StatusBadRequest)
 		writeJSONError(w, http.StatusBadRequest, msg.ID, mcp.Errorf(mcp.CodeInvalidRequest,
 			"protocol %s has no server-to-client requests to answer (E28)", mcp.Version20260728))
 		return
@@ -193,7 +196,7 @@ func (s *Server) modernHeaders(r *http.Request, version string) mcp.RequestHeade
 func (s *Server) modernRefuse(w http.ResponseWriter, r *http.Request, msg *mcp.Message, e *mcp.Error) {
 	status := mcp.HTTPStatus(e.Code)
 	if status != http.StatusOK {
-		s.rejected(r, mcp.V20260728{}.Op(msg.Method), status)
+		s.rejectedIn(eraModern, r, mcp.V20260728{}.Op(msg.Method), status)
 	}
 	writeJSONError(w, status, msg.ID, e)
 }
@@ -238,6 +241,8 @@ func (s *Server) dispatchModern(c *call) {
 		c.reply(s.toolsListModern())
 	case mcp.MethodToolsCall:
 		s.toolsCallModern(c)
+	case mcp.MethodSubscriptionsListen:
+		s.subscriptionsListen(c) // listen.go
 	case mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel:
 		if !s.tasksOn() {
 			c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "method %q is not available: the server does not offer the Tasks extension", c.msg.Method))
@@ -271,14 +276,14 @@ func (c *call) replyModern(result []byte, e *mcp.Error) {
 	if e != nil {
 		status := mcp.HTTPStatus(e.Code)
 		if status == http.StatusOK {
-			c.srv.requests.answered(c.op, true)
+			c.srv.requests.answered(eraModern, c.op, true)
 		} else {
-			c.srv.rejected(c.r, c.op, status)
+			c.srv.rejectedIn(eraModern, c.r, c.op, status)
 		}
 		writeJSONError(c.w, status, c.msg.ID, e)
 		return
 	}
-	c.srv.requests.answered(c.op, false)
+	c.srv.requests.answered(eraModern, c.op, false)
 	bp := getBuf()
 	b := mcp.AppendResult(*bp, c.msg.ID, c.srv.modernResult(result))
 	writeJSON(c.w, b)
