@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/tasksim/tasksim/internal/mcp"
@@ -32,8 +33,9 @@ import (
 // synchronously; work_sync never. A server with Config.NoTasks (or a Config.Protocol without
 // Tasks) does not advertise the extension and runs every call synchronously.
 //
-// The known-bad and insecure modes of the legacy era are not translated: the modern front
-// end writes its replies with the strict writers of internal/mcp.
+// The insecure modes, revocations and the faults that act on sessions and streams are
+// translated in modernfaults.go. The known-bad modes of the legacy era are not: the modern
+// front end writes its replies with the strict writers of internal/mcp.
 
 // Protocols says which eras the endpoint answers (Config.Protocols). The zero value is
 // ProtocolsLegacy, so that a Config written before the modern era keeps its server (and
@@ -65,8 +67,12 @@ type modernState struct {
 	// table, never have a GET stream, so nothing is ever queued for them.
 	owners [2]*session
 	// fullOnly turns the fast scan off (mcp.ScanModernRequest): every request goes through
-	// the full readers. Tests set it to compare the two.
+	// the full readers. Tests set it to compare the two; session_bound sets it, since it
+	// reads clientInfo, which the fast scan does not.
 	fullOnly bool
+	// byClient are the owners of session_bound, by clientInfo (modernfaults.go).
+	byClientMu sync.Mutex
+	byClient   map[string]*session
 }
 
 // modernReq is what a modern request carries besides its message: what its _meta envelope
@@ -75,6 +81,8 @@ type modernReq struct {
 	on    bool // the request is of the modern era
 	tasks bool // it declares the Tasks extension (E39)
 	form  bool // it declares form elicitation
+	// client is its clientInfo as session_bound reads it (modernfaults.go); "" otherwise.
+	client string
 	// taskID is params.taskId of a tasks/* request the fast scan read, a span of the
 	// params; nil otherwise (taskParam reads it).
 	taskID []byte
@@ -106,6 +114,7 @@ func (s *Server) initModern() {
 	impl := mcp.Implementation{Name: s.cfg.ServerName, Version: s.cfg.ServerVersion}
 	m.info = mcp.ServerInfoMeta(impl)
 	m.impl, _ = json.Marshal(impl) // two strings: never fails
+	m.fullOnly = s.cfg.Insecure.SessionBound
 	for i := range m.owners {
 		m.owners[i] = &session{id: "modern", version: mcp.Version20260728, tasks: true, elicitForm: i == 1}
 	}
@@ -215,6 +224,9 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, tenant stri
 		return
 	}
 	mr := modernReq{on: true, tasks: meta.ClientCapabilities.DeclaresTasks(), form: meta.ClientCapabilities.Elicitation.SupportsForm()}
+	if s.cfg.Insecure.SessionBound {
+		mr.client = clientName(&meta)
+	}
 	s.dispatchModernReq(w, r, tenant, msg, &mr)
 }
 
@@ -225,7 +237,11 @@ func (s *Server) dispatchModernReq(w http.ResponseWriter, r *http.Request, tenan
 	if mr.form {
 		form = 1
 	}
-	c := call{srv: s, w: w, r: r, sess: s.modern.owners[form], tenant: tenant, msg: *msg, modern: *mr}
+	owner := s.modern.owners[form]
+	if s.cfg.Insecure.SessionBound {
+		owner = s.modern.clientOwner(mr.client, form) // modernfaults.go
+	}
+	c := call{srv: s, w: w, r: r, sess: owner, tenant: tenant, msg: *msg, modern: *mr}
 	s.dispatchModern(&c)
 }
 
@@ -491,13 +507,28 @@ func (s *Server) tasksGetModern(c *call) {
 	}
 	putBuf(bp, *bp)
 	d := t.detailedLocked(true) // a payload to inline: the strict writer
-	if d.Result != nil || d.Error != nil {
-		t.fetched = true
-	}
 	t.mu.Unlock()
 	b, err := mcp.AppendGetTaskResult(nil, &d, s.modern.info)
 	if err != nil {
 		c.reply(nil, mcp.Errorf(mcp.CodeInternalError, "encoding task %s: %v", t.id, err))
+		return
+	}
+	if d.Result == nil && d.Error == nil {
+		c.reply(b, nil) // input requests
+		return
+	}
+	// The reply carries the task's outcome, as tasks/result does in the legacy era: the
+	// revocation of the results scope, and the faults of the result stream, act on it
+	// (modernfaults.go).
+	if s.resultDenied(c) {
+		return
+	}
+	s.cutReply(t)
+	t.mu.Lock()
+	t.fetched = true
+	t.mu.Unlock()
+	if s.duplicates() {
+		c.replyTwice(b, t)
 		return
 	}
 	c.reply(b, nil)
@@ -581,6 +612,7 @@ func (s *Server) tasksUpdateModern(c *call) {
 			s.applyAnswer(el, false, answer)
 		}
 	}
+	s.cutReply(t) // the answers are applied, the acknowledgement is lost (modernfaults.go)
 	c.reply(mcp.AppendEmptyResult(nil, s.modern.info), nil)
 }
 

@@ -24,8 +24,9 @@ import (
 type modernClient struct {
 	h      *harness
 	token  string
-	tasks  bool // declare the Tasks extension on every request
-	form   bool // declare form elicitation
+	tasks  bool   // declare the Tasks extension on every request
+	form   bool   // declare form elicitation
+	info   string // clientInfo.name; "" = "modern-harness"
 	nextID int
 	// edit, when set, changes each request before it is sent (headers under test).
 	edit func(*http.Request)
@@ -47,7 +48,11 @@ func modernToken(tok string) func(*modernClient) {
 
 // envelope is the request's _meta (E1, E2).
 func (mc *modernClient) envelope() json.RawMessage {
-	m := mcp.RequestMeta{ProtocolVersion: mcp.Version20260728, ClientInfo: &mcp.Implementation{Name: "modern-harness", Version: "1"}}
+	name := mc.info
+	if name == "" {
+		name = "modern-harness"
+	}
+	m := mcp.RequestMeta{ProtocolVersion: mcp.Version20260728, ClientInfo: &mcp.Implementation{Name: name, Version: "1"}}
 	if mc.tasks {
 		m.ClientCapabilities.DeclareTasks()
 	}
