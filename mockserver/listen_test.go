@@ -299,6 +299,7 @@ func TestListenDisconnectFreesEverything(t *testing.T) {
 		}
 		ls.eof() // dropped, no result
 		time.Sleep(5 * time.Second)
+		synctest.Wait()
 		if got := mc.get(tk.TaskID); got.Status != mcp.StatusCompleted {
 			t.Fatalf("the task after its listener left: %+v", got)
 		}
