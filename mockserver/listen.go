@@ -340,14 +340,9 @@ func (es *eventStream) start() error {
 
 // event sends one message.
 func (es *eventStream) event(msg []byte) error {
-	b := append(es.buf[:0], "data: "...)
-	b = append(b, msg...) // JSON from our encoders never holds a raw newline
-	b = append(b, "\n\n"...)
-	es.buf = b
-	if _, err := es.w.Write(b); err != nil {
-		return err
-	}
-	return es.rc.Flush()
+	var err error
+	es.buf, err = writeEvent(es.w, es.rc, es.buf[:0], msg) // http.go
+	return err
 }
 
 // noteKind is a notification the server sends, counted by era (Stats.Notifications).
