@@ -127,7 +127,7 @@ func (c *call) tooMany(retry time.Duration, e *mcp.Error) {
 	if !c.replyLatency() {
 		return
 	}
-	c.srv.rejected(c.r, c.op, http.StatusTooManyRequests) // requests.go
+	c.srv.rejectedIn(c.era(), c.r, c.op, http.StatusTooManyRequests) // requests.go
 	c.w.Header().Set("Retry-After", strconv.FormatInt(retryAfterSeconds(retry), 10))
 	writeJSONError(c.w, http.StatusTooManyRequests, c.msg.ID, e)
 }

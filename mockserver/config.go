@@ -52,9 +52,16 @@ type Config struct {
 	// MaxBodyBytes limits a POST body; larger bodies get 413. Default 4 MiB.
 	MaxBodyBytes int64
 
-	// StatusNotifications turns on notifications/tasks/status, sent on the owning session's
-	// GET stream only (R20 says clients must not depend on them). Default off.
+	// StatusNotifications turns on task status notifications: in the legacy era
+	// notifications/tasks/status, sent on the owning session's GET stream only (R20 says
+	// clients must not depend on them); in the modern era notifications/tasks on the
+	// subscriptions/listen streams that ask for the task (listen.go; off, a listen is
+	// acknowledged with no taskIds). Default off.
 	StatusNotifications bool
+
+	// MaxSubscriptions bounds the subscriptions/listen streams open at once (the modern era's
+	// push channel, listen.go); one more is answered 429. Default 1024.
+	MaxSubscriptions int
 
 	// SSERetry is sent as the retry field of every SSE stream's priming event: how long a
 	// client should wait before it reconnects after the stream is cut (H5). Default 0: none.
@@ -165,6 +172,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = 4 << 20
 	}
+	if c.MaxSubscriptions == 0 {
+		c.MaxSubscriptions = 1024
+	}
 	if c.ServerName == "" {
 		c.ServerName = "tasksim-mock"
 	}
@@ -199,6 +209,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBodyBytes < 0 {
 		errs = append(errs, fmt.Errorf("max body bytes must not be negative, got %d", c.MaxBodyBytes))
+	}
+	if c.MaxSubscriptions < 0 {
+		errs = append(errs, fmt.Errorf("max subscriptions must not be negative, got %d", c.MaxSubscriptions))
 	}
 	for tok, tenant := range c.Tokens {
 		if tok == "" {

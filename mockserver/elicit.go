@@ -96,19 +96,29 @@ func (s *Server) statusNotification(t *task) []byte {
 	return mcp.AppendRequest(nil, mcp.ID{}, mcp.MethodTaskStatus, t.appendLocked(nil))
 }
 
-// notifyOwner queues a notification for the owning session's GET stream only (never
-// broadcast); a full queue drops it, since notifications are optional (R20).
+// notifyOwner queues a status notification for the owning session's GET stream only (never
+// broadcast); a full queue drops it, since notifications are optional (R20). A queued one is
+// counted sent (Stats.Notifications).
 func (s *Server) notifyOwner(sess *session, msg []byte) {
+	if s.enqueue(sess, msg) {
+		s.notes.count(eraLegacy, noteTaskStatus)
+	}
+}
+
+// enqueue queues msg for sess's GET stream and reports whether it did.
+func (s *Server) enqueue(sess *session, msg []byte) bool {
 	if msg == nil {
-		return
+		return false
 	}
 	q := sess.getQ.Load()
 	if q == nil {
-		return // no GET stream was ever opened: nobody could read it
+		return false // no GET stream was ever opened: nobody could read it
 	}
 	select {
 	case *q <- msg:
+		return true
 	default:
+		return false
 	}
 }
 
@@ -118,5 +128,5 @@ func (s *Server) sendOwner(sess *session, msg []byte) {
 	if sess.getReaders.Load() == 0 {
 		return
 	}
-	s.notifyOwner(sess, msg)
+	s.enqueue(sess, msg)
 }

@@ -390,14 +390,22 @@ func (s *sse) write(msg []byte) error {
 	}
 	b = append(b, "id: "...)
 	b = s.sess.eventID(b, s.stream)
-	b = append(b, "\ndata: "...)
+	b = append(b, '\n')
+	var err error
+	s.buf, err = writeEvent(s.w, s.rc, b, msg)
+	return err
+}
+
+// writeEvent appends msg to b, an SSE event's fields so far, as its data field and the
+// event's end, writes the event and flushes it; it returns b as it grew, for reuse.
+func writeEvent(w http.ResponseWriter, rc *http.ResponseController, b, msg []byte) ([]byte, error) {
+	b = append(b, "data: "...)
 	b = append(b, msg...) // JSON from our encoders never holds a raw newline
 	b = append(b, "\n\n"...)
-	s.buf = b
-	if _, err := s.w.Write(b); err != nil {
-		return err
+	if _, err := w.Write(b); err != nil {
+		return b, err
 	}
-	return s.rc.Flush()
+	return b, rc.Flush()
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

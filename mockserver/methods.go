@@ -35,7 +35,7 @@ func (c *call) reply(result []byte, e *mcp.Error) {
 	if e != nil && c.srv.cfg.KnownBad.WrongErrorCodes {
 		e = wrongCode(c.op, e) // knownbad.go
 	}
-	c.srv.requests.answered(c.op, e != nil)
+	c.srv.requests.answered(eraLegacy, c.op, e != nil)
 	bp := getBuf()
 	b := *bp
 	if e != nil {

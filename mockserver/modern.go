@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/tasksim/tasksim/internal/mcp"
@@ -32,9 +33,10 @@ import (
 // synchronously; work_sync never. A server with Config.NoTasks (or a Config.Protocol without
 // Tasks) does not advertise the extension and runs every call synchronously.
 //
-// The known-bad modes of the legacy era are not translated (but wrong_error_codes, and the
-// insecure and task-core modes that act on the shared store): the modern era has its own,
-// in knownbad2026.go, hooked in here where a reply is built.
+// The insecure modes, revocations and the faults that act on sessions and streams are
+// translated in modernfaults.go. The known-bad modes of the legacy era are not translated
+// (but wrong_error_codes, and the task-core modes that act on the shared store): the modern
+// era has its own, in knownbad2026.go, hooked in here where a reply is built.
 
 // Protocols says which eras the endpoint answers (Config.Protocols). The zero value is
 // ProtocolsLegacy, so that a Config written before the modern era keeps its server (and
@@ -60,13 +62,18 @@ type modernState struct {
 	versions []string        // the versions served statelessly (E9)
 	listed   []string        // server/discover's supportedVersions: the modern ones, then the legacy ones
 	info     json.RawMessage // the result _meta naming the server (E6)
+	impl     json.RawMessage // the Implementation info names, compact
 	// owners stand in for the session a legacy task belongs to: [1] for a creating request
 	// that declared form elicitation, [0] for one that did not. They are in no session
 	// table, never have a GET stream, so nothing is ever queued for them.
 	owners [2]*session
 	// fullOnly turns the fast scan off (mcp.ScanModernRequest): every request goes through
-	// the full readers. Tests set it to compare the two.
+	// the full readers. Tests set it to compare the two; session_bound sets it, since it
+	// reads clientInfo, which the fast scan does not.
 	fullOnly bool
+	// byClient are the owners of session_bound, by clientInfo (modernfaults.go).
+	byClientMu sync.Mutex
+	byClient   map[string]*session
 }
 
 // modernReq is what a modern request carries besides its message: what its _meta envelope
@@ -75,6 +82,8 @@ type modernReq struct {
 	on    bool // the request is of the modern era
 	tasks bool // it declares the Tasks extension (E39)
 	form  bool // it declares form elicitation
+	// client is its clientInfo as session_bound reads it (modernfaults.go); "" otherwise.
+	client string
 	// taskID is params.taskId of a tasks/* request the fast scan read, a span of the
 	// params; nil otherwise (taskParam reads it).
 	taskID []byte
@@ -103,7 +112,10 @@ func (s *Server) initModern() {
 			}
 		}
 	}
-	m.info = mcp.ServerInfoMeta(mcp.Implementation{Name: s.cfg.ServerName, Version: s.cfg.ServerVersion})
+	impl := mcp.Implementation{Name: s.cfg.ServerName, Version: s.cfg.ServerVersion}
+	m.info = mcp.ServerInfoMeta(impl)
+	m.impl, _ = json.Marshal(impl) // two strings: never fails
+	m.fullOnly = s.cfg.Insecure.SessionBound
 	for i := range m.owners {
 		m.owners[i] = &session{id: "modern", version: mcp.Version20260728, tasks: true, elicitForm: i == 1}
 	}
@@ -174,7 +186,7 @@ func (s *Server) routeModern(w http.ResponseWriter, r *http.Request, tenant stri
 // the era has no server-to-client requests (E28).
 func (s *Server) modernMessage(w http.ResponseWriter, r *http.Request, msg *mcp.Message) {
 	if msg.Kind != mcp.KindNotification {
-		s.rejected(r, mcp.OpUnknown, http.StatusBadRequest)
+		s.rejectedIn(eraModern, r, mcp.OpUnknown, http.StatusBadRequest)
 		writeJSONError(w, http.StatusBadRequest, msg.ID, mcp.Errorf(mcp.CodeInvalidRequest,
 			"protocol %s has no server-to-client requests to answer (E28)", mcp.Version20260728))
 		return
@@ -200,7 +212,7 @@ func (s *Server) modernHeaders(r *http.Request, version string, msg *mcp.Message
 func (s *Server) modernRefuse(w http.ResponseWriter, r *http.Request, msg *mcp.Message, e *mcp.Error) {
 	status := s.modernStatus(e.Code)
 	if status != http.StatusOK {
-		s.rejected(r, mcp.V20260728{}.Op(msg.Method), status)
+		s.rejectedIn(eraModern, r, mcp.V20260728{}.Op(msg.Method), status)
 	}
 	writeJSONError(w, status, msg.ID, e)
 }
@@ -221,6 +233,9 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, tenant stri
 		return
 	}
 	mr := modernReq{on: true, tasks: meta.ClientCapabilities.DeclaresTasks(), form: meta.ClientCapabilities.Elicitation.SupportsForm()}
+	if s.cfg.Insecure.SessionBound {
+		mr.client = clientName(&meta)
+	}
 	s.dispatchModernReq(w, r, tenant, msg, &mr)
 }
 
@@ -231,7 +246,11 @@ func (s *Server) dispatchModernReq(w http.ResponseWriter, r *http.Request, tenan
 	if mr.form {
 		form = 1
 	}
-	c := call{srv: s, w: w, r: r, sess: s.modern.owners[form], tenant: tenant, msg: *msg, modern: *mr}
+	owner := s.modern.owners[form]
+	if s.cfg.Insecure.SessionBound {
+		owner = s.modern.clientOwner(mr.client, form) // modernfaults.go
+	}
+	c := call{srv: s, w: w, r: r, sess: owner, tenant: tenant, msg: *msg, modern: *mr}
 	s.dispatchModern(&c)
 }
 
@@ -247,6 +266,8 @@ func (s *Server) dispatchModern(c *call) {
 		c.reply(s.toolsListModern())
 	case mcp.MethodToolsCall:
 		s.toolsCallModern(c)
+	case mcp.MethodSubscriptionsListen:
+		s.subscriptionsListen(c) // listen.go
 	case mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel:
 		if !s.tasksOn() {
 			c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "method %q is not available: the server does not offer the Tasks extension", c.msg.Method))
@@ -287,14 +308,14 @@ func (c *call) replyModern(result []byte, e *mcp.Error) {
 		}
 		status := c.srv.modernStatus(e.Code)
 		if status == http.StatusOK {
-			c.srv.requests.answered(c.op, true)
+			c.srv.requests.answered(eraModern, c.op, true)
 		} else {
-			c.srv.rejected(c.r, c.op, status)
+			c.srv.rejectedIn(eraModern, c.r, c.op, status)
 		}
 		writeJSONError(c.w, status, c.msg.ID, e)
 		return
 	}
-	c.srv.requests.answered(c.op, false)
+	c.srv.requests.answered(eraModern, c.op, false)
 	result = c.srv.modernResult(result)
 	if c.srv.badModern {
 		result = c.srv.badModernResult(c, result) // knownbad2026.go
@@ -513,13 +534,28 @@ func (s *Server) tasksGetModern(c *call) {
 	}
 	putBuf(bp, *bp)
 	d := t.detailedLocked(true) // a payload to inline: the strict writer
-	if d.Result != nil || d.Error != nil {
-		t.fetched = true
-	}
 	t.mu.Unlock()
 	b, err := mcp.AppendGetTaskResult(nil, &d, s.modern.info)
 	if err != nil {
 		c.reply(nil, mcp.Errorf(mcp.CodeInternalError, "encoding task %s: %v", t.id, err))
+		return
+	}
+	if d.Result == nil && d.Error == nil {
+		c.reply(b, nil) // input requests
+		return
+	}
+	// The reply carries the task's outcome, as tasks/result does in the legacy era: the
+	// revocation of the results scope, and the faults of the result stream, act on it
+	// (modernfaults.go).
+	if s.resultDenied(c) {
+		return
+	}
+	s.cutReply(t)
+	t.mu.Lock()
+	t.fetched = true
+	t.mu.Unlock()
+	if s.duplicates() {
+		c.replyTwice(b, t)
 		return
 	}
 	c.reply(b, nil)
@@ -603,6 +639,7 @@ func (s *Server) tasksUpdateModern(c *call) {
 			s.applyAnswer(el, false, answer)
 		}
 	}
+	s.cutReply(t) // the answers are applied, the acknowledgement is lost (modernfaults.go)
 	c.reply(s.modernAck(t), nil)
 }
 

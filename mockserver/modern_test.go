@@ -6,6 +6,7 @@ package mockserver_test
 // of a rule of docs/RULES.md are named after it.
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -23,8 +24,9 @@ import (
 type modernClient struct {
 	h      *harness
 	token  string
-	tasks  bool // declare the Tasks extension on every request
-	form   bool // declare form elicitation
+	tasks  bool   // declare the Tasks extension on every request
+	form   bool   // declare form elicitation
+	info   string // clientInfo.name; "" = "modern-harness"
 	nextID int
 	// edit, when set, changes each request before it is sent (headers under test).
 	edit func(*http.Request)
@@ -46,7 +48,11 @@ func modernToken(tok string) func(*modernClient) {
 
 // envelope is the request's _meta (E1, E2).
 func (mc *modernClient) envelope() json.RawMessage {
-	m := mcp.RequestMeta{ProtocolVersion: mcp.Version20260728, ClientInfo: &mcp.Implementation{Name: "modern-harness", Version: "1"}}
+	name := mc.info
+	if name == "" {
+		name = "modern-harness"
+	}
+	m := mcp.RequestMeta{ProtocolVersion: mcp.Version20260728, ClientInfo: &mcp.Implementation{Name: name, Version: "1"}}
 	if mc.tasks {
 		m.ClientCapabilities.DeclareTasks()
 	}
@@ -82,8 +88,15 @@ func (mc *modernClient) body(method string, params map[string]any) []byte {
 // postRaw POSTs body with the headers of method/params (E24) and returns status and body.
 func (mc *modernClient) postRaw(body []byte) (int, http.Header, []byte) {
 	mc.h.t.Helper()
+	resp := mc.h.do(mc.request(context.Background(), body))
+	return resp.Status, resp.Header, resp.all()
+}
+
+// request builds the POST of body with the headers of its method and params (E24), ctx its
+// context: cancelling it plays a client that closes the connection.
+func (mc *modernClient) request(ctx context.Context, body []byte) *http.Request {
 	msg, perr := mcp.Decode(body)
-	req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(string(body)))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(string(body)))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if perr == nil {
@@ -101,8 +114,7 @@ func (mc *modernClient) postRaw(body []byte) (int, http.Header, []byte) {
 	if mc.edit != nil {
 		mc.edit(req)
 	}
-	resp := mc.h.do(req)
-	return resp.Status, resp.Header, resp.all()
+	return req
 }
 
 // modernReply is a decoded reply to a modern request.

@@ -29,9 +29,18 @@ import (
 //
 // Families, all prefixed tasksim_mock_ (names are stable):
 //
-//	requests_total{method,outcome}  counter  JSON-RPC requests by method (the op's metric name,
-//	                                         e.g. tasks_get) and outcome (ok, rpc_error,
+//	requests_total{era,method,outcome}  counter  JSON-RPC requests by protocol era (legacy:
+//	                                         2025-11-25 and older; modern: 2026-07-28), method
+//	                                         (the op's metric name, e.g. tasks_get,
+//	                                         server_discover, tasks_update,
+//	                                         subscriptions_listen) and outcome (ok, rpc_error,
 //	                                         http_error); see requests.go
+//	notifications_sent_total{era,method}  counter  notifications sent: tasks_status (legacy
+//	                                         notifications/tasks/status queued for a GET
+//	                                         stream, modern notifications/tasks on a listen
+//	                                         stream) and subscriptions_acknowledged (modern)
+//	subscriptions                   gauge    open subscriptions/listen streams (listen.go)
+//	subscriptions_refused_total     counter  listens answered 429: max_subscriptions were open
 //	http_rejections_total{code}     counter  HTTP rejections of /mcp by status ("other" for
 //	                                         a status without its own slot)
 //	tasks_created_total             counter  tasks ever created
@@ -79,7 +88,8 @@ type exporter struct {
 	lagMax, sessions, effects, duplicates, afterCancel,
 	execQueue, refusals, rateLimited,
 	downInFlight, downQueue, downRejections, downFailures,
-	faults, lost, replays *prometheus.Desc
+	faults, lost, replays,
+	notes, subs, subsRefused *prometheus.Desc
 }
 
 var _ http.Handler = (*exporter)(nil)
@@ -97,7 +107,7 @@ func newExporter(s *Server) *exporter {
 			Help:    "Delay from a task's expiry (createdAt + ttl) to the deletion of its record, observed at each purge.",
 			Buckets: cleanupLagBuckets,
 		}),
-		requests:   desc("requests_total", "JSON-RPC requests answered by the MCP endpoint, by method and outcome (ok, rpc_error, http_error).", "method", "outcome"),
+		requests:   desc("requests_total", "JSON-RPC requests answered by the MCP endpoint, by protocol era (legacy, modern), method and outcome (ok, rpc_error, http_error).", "era", "method", "outcome"),
 		rejections: desc("http_rejections_total", "HTTP rejections of the MCP endpoint, by status code.", "code"),
 		created:    desc("tasks_created_total", "Tasks ever created."),
 		retained:   desc("retained_tasks", "Task records held by the server."),
@@ -118,6 +128,9 @@ func newExporter(s *Server) *exporter {
 		downFailures:   desc("downstream_failures_total", "Downstream operations that failed."),
 		faults:         desc("faults_total", "Injected server faults that took effect, by kind.", "kind"),
 		lost:           desc("lost_tasks_total", "Tasks forgotten by an injected restart that loses tasks."),
+		notes:          desc("notifications_sent_total", "Notifications sent, by protocol era and method (tasks_status, subscriptions_acknowledged).", "era", "method"),
+		subs:           desc("subscriptions", "Open subscriptions/listen streams."),
+		subsRefused:    desc("subscriptions_refused_total", "subscriptions/listen requests answered 429 because max_subscriptions streams were open."),
 		replays:        desc("idempotent_replays_total", "Task creates repeating an idempotency key, by outcome: task (answered with the key's task) or expired (refused: that task no longer exists).", "outcome"),
 		downstreamWait: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    promPrefix + "downstream_wait_seconds",
@@ -169,21 +182,33 @@ func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.requests, c.rejections, c.created, c.retained,
 		c.expired, c.orphaned, c.lagMax, c.sessions, c.effects, c.duplicates, c.afterCancel,
 		c.execQueue, c.refusals, c.rateLimited, c.downInFlight, c.downQueue, c.downRejections,
-		c.downFailures, c.faults, c.lost, c.replays} {
+		c.downFailures, c.faults, c.lost, c.replays, c.notes, c.subs, c.subsRefused} {
 		ch <- d
 	}
 }
 
-// servedOps are the ops the MCP endpoint answers as requests: requests_total always has
-// their series (zero included), so that rate() sees the first request. Other ops appear
-// once counted (a POSTed notification rejected with an HTTP status).
-func servedOp(op mcp.Op) bool {
+// servedOp reports whether the MCP endpoint answers op as a request in era e:
+// requests_total always has their series (zero included) for the eras the server answers,
+// so that rate() sees the first request. Other ops appear once counted (a POSTed
+// notification rejected with an HTTP status).
+func servedOp(e era, op mcp.Op) bool {
 	switch op {
-	case mcp.OpUnknown, mcp.OpInitialize, mcp.OpPing, mcp.OpToolsList, mcp.OpToolsCall,
-		mcp.OpTasksGet, mcp.OpTasksResult, mcp.OpTasksList, mcp.OpTasksCancel:
+	case mcp.OpUnknown, mcp.OpToolsList, mcp.OpToolsCall, mcp.OpTasksGet, mcp.OpTasksCancel:
 		return true
+	case mcp.OpInitialize, mcp.OpPing, mcp.OpTasksResult, mcp.OpTasksList:
+		return e == eraLegacy
+	case mcp.OpServerDiscover, mcp.OpTasksUpdate, mcp.OpSubscriptionsListen:
+		return e == eraModern
 	}
 	return false
+}
+
+// answers reports whether the server answers requests of era e (Config.Protocols).
+func (s *Server) answers(e era) bool {
+	if e == eraModern {
+		return s.modern.on
+	}
+	return !s.modern.only
 }
 
 // Collect implements prometheus.Collector: one Stats snapshot per scrape.
@@ -195,13 +220,23 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
 	}
-	for op := mcp.Op(0); op < mcp.NumOps; op++ {
-		for o := Outcome(0); o < NumOutcomes; o++ {
-			if n := st.Requests[op][o]; n > 0 || servedOp(op) {
-				counter(c.requests, n, op.MetricName(), o.String())
+	for e := era(0); e < numEras; e++ {
+		zeros := c.srv.answers(e)
+		for op := mcp.Op(0); op < mcp.NumOps; op++ {
+			for o := Outcome(0); o < NumOutcomes; o++ {
+				n := st.ModernRequests[op][o]
+				if e == eraLegacy {
+					n = st.Requests[op][o] - n
+				}
+				if n > 0 || (zeros && servedOp(e, op)) {
+					counter(c.requests, n, e.String(), op.MetricName(), o.String())
+				}
 			}
 		}
 	}
+	st.Notifications.Each(func(era, method string, n uint64) { counter(c.notes, n, era, method) })
+	gauge(c.subs, float64(st.Subscriptions))
+	counter(c.subsRefused, st.SubscriptionsRefused)
 	st.Rejections.Each(func(code int, n uint64) {
 		label := "other"
 		if code != 0 {

@@ -161,25 +161,25 @@ func TestMetricsExposition(t *testing.T) {
 		fams := scrape(t, h.srv.Handler())
 		got := series(fams)
 		want := map[string]float64{
-			"tasksim_mock_requests_total{method=initialize,outcome=ok}":        1,
-			"tasksim_mock_requests_total{method=tools_call,outcome=ok}":        3,
-			"tasksim_mock_requests_total{method=tasks_get,outcome=ok}":         1,
-			"tasksim_mock_requests_total{method=tasks_get,outcome=rpc_error}":  1,
-			"tasksim_mock_requests_total{method=tasks_get,outcome=http_error}": 2,
-			"tasksim_mock_requests_total{method=tasks_result,outcome=ok}":      2,
-			"tasksim_mock_requests_total{method=unknown,outcome=http_error}":   2,
-			"tasksim_mock_http_rejections_total{code=400}":                     2,
-			"tasksim_mock_http_rejections_total{code=403}":                     1,
-			"tasksim_mock_http_rejections_total{code=404}":                     1,
-			"tasksim_mock_http_rejections_total{code=415}":                     1,
-			"tasksim_mock_tasks_created_total":                                 3,
-			"tasksim_mock_retained_tasks":                                      2,
-			"tasksim_mock_expired_tasks_total":                                 1,
-			"tasksim_mock_orphaned_tasks_total":                                1,
-			"tasksim_mock_cleanup_lag_max_seconds":                             0.5,
-			"tasksim_mock_sessions":                                            1,
-			"tasksim_mock_domain_effects_total":                                3,
-			"tasksim_mock_duplicate_effects_total":                             1,
+			"tasksim_mock_requests_total{era=legacy,method=initialize,outcome=ok}":        1,
+			"tasksim_mock_requests_total{era=legacy,method=tools_call,outcome=ok}":        3,
+			"tasksim_mock_requests_total{era=legacy,method=tasks_get,outcome=ok}":         1,
+			"tasksim_mock_requests_total{era=legacy,method=tasks_get,outcome=rpc_error}":  1,
+			"tasksim_mock_requests_total{era=legacy,method=tasks_get,outcome=http_error}": 2,
+			"tasksim_mock_requests_total{era=legacy,method=tasks_result,outcome=ok}":      2,
+			"tasksim_mock_requests_total{era=legacy,method=unknown,outcome=http_error}":   2,
+			"tasksim_mock_http_rejections_total{code=400}":                                2,
+			"tasksim_mock_http_rejections_total{code=403}":                                1,
+			"tasksim_mock_http_rejections_total{code=404}":                                1,
+			"tasksim_mock_http_rejections_total{code=415}":                                1,
+			"tasksim_mock_tasks_created_total":                                            3,
+			"tasksim_mock_retained_tasks":                                                 2,
+			"tasksim_mock_expired_tasks_total":                                            1,
+			"tasksim_mock_orphaned_tasks_total":                                           1,
+			"tasksim_mock_cleanup_lag_max_seconds":                                        0.5,
+			"tasksim_mock_sessions":                                                       1,
+			"tasksim_mock_domain_effects_total":                                           3,
+			"tasksim_mock_duplicate_effects_total":                                        1,
 			// Backpressure and downstream are off: their families are there, at zero.
 			"tasksim_mock_effects_after_cancel_total":                 0,
 			"tasksim_mock_executor_queue_depth":                       0,
@@ -214,8 +214,8 @@ func TestMetricsExposition(t *testing.T) {
 		}
 		for _, m := range []string{"unknown", "initialize", "ping", "tools_list", "tools_call", "tasks_get", "tasks_result", "tasks_list", "tasks_cancel"} {
 			for _, o := range []string{"ok", "rpc_error", "http_error"} {
-				if _, ok := got["tasksim_mock_requests_total{method="+m+",outcome="+o+"}"]; !ok {
-					t.Errorf("requests_total{method=%s,outcome=%s} is missing", m, o)
+				if _, ok := got["tasksim_mock_requests_total{era=legacy,method="+m+",outcome="+o+"}"]; !ok {
+					t.Errorf("requests_total{era=legacy,method=%s,outcome=%s} is missing", m, o)
 				}
 			}
 		}
@@ -290,7 +290,7 @@ func TestMetricsTwoServers(t *testing.T) {
 		if g := got["tasksim_mock_http_rejections_total{code=415}"]; g != want {
 			t.Errorf("server %d: http_rejections_total{code=415} = %v, want %v", i, g, want)
 		}
-		if g := got["tasksim_mock_requests_total{method=unknown,outcome=http_error}"]; g != want {
+		if g := got["tasksim_mock_requests_total{era=legacy,method=unknown,outcome=http_error}"]; g != want {
 			t.Errorf("server %d: requests_total{unknown,http_error} = %v, want %v", i, g, want)
 		}
 	}
@@ -381,15 +381,15 @@ func TestMetricsBackpressure(t *testing.T) {
 		synctest.Wait()
 		got := series(scrape(t, h.srv.Handler()))
 		for k, v := range map[string]float64{
-			"tasksim_mock_requests_total{method=tools_call,outcome=ok}":         2,
-			"tasksim_mock_requests_total{method=tools_call,outcome=http_error}": 1,
-			"tasksim_mock_requests_total{method=tasks_get,outcome=ok}":          1,
-			"tasksim_mock_requests_total{method=tasks_get,outcome=http_error}":  1,
-			"tasksim_mock_http_rejections_total{code=429}":                      2,
-			"tasksim_mock_refusals_total{cause=executor}":                       1,
-			"tasksim_mock_rate_limited_total":                                   1,
-			"tasksim_mock_downstream_in_flight":                                 1,
-			"tasksim_mock_downstream_queue_depth":                               1,
+			"tasksim_mock_requests_total{era=legacy,method=tools_call,outcome=ok}":         2,
+			"tasksim_mock_requests_total{era=legacy,method=tools_call,outcome=http_error}": 1,
+			"tasksim_mock_requests_total{era=legacy,method=tasks_get,outcome=ok}":          1,
+			"tasksim_mock_requests_total{era=legacy,method=tasks_get,outcome=http_error}":  1,
+			"tasksim_mock_http_rejections_total{code=429}":                                 2,
+			"tasksim_mock_refusals_total{cause=executor}":                                  1,
+			"tasksim_mock_rate_limited_total":                                              1,
+			"tasksim_mock_downstream_in_flight":                                            1,
+			"tasksim_mock_downstream_queue_depth":                                          1,
 		} {
 			if g, ok := got[k]; !ok || g != v {
 				t.Errorf("at 0.5 s: %s = %v (present %v), want %v", k, g, ok, v)
@@ -417,5 +417,49 @@ func TestMetricsBackpressure(t *testing.T) {
 		if hm.GetSampleCount() != 2 || hm.GetSampleSum() != 1 {
 			t.Errorf("downstream_wait_seconds count %d sum %v, want 2 and 1 (0 s and 1 s)", hm.GetSampleCount(), hm.GetSampleSum())
 		}
+	})
+}
+
+// TestMetricsModern: the modern era's requests are series of their own era, under the ops
+// of its methods (server_discover, tasks_update, subscriptions_listen); notifications sent
+// and open listens have their families; each era has zero series only for its own methods.
+func TestMetricsModern(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := listenServer(t, mockserver.Config{})
+		mc := h.modern()
+		mc.ok("server/discover", nil)
+		tk := mc.create("work", map[string]any{"duration_ms": 1000})
+		mc.ok("tasks/update", map[string]any{"taskId": tk.TaskID, "inputResponses": map[string]any{}})
+		mc.wantError("tasks/result", map[string]any{"taskId": tk.TaskID}, mcp.CodeMethodNotFound)
+		ls := mc.listenTasks(tk.TaskID)
+		ls.ack()
+		ls.task()
+		h.connect().get(tk.TaskID)
+		got := series(scrape(t, h.srv.Handler()))
+		for k, v := range map[string]float64{
+			"tasksim_mock_requests_total{era=modern,method=server_discover,outcome=ok}":           1,
+			"tasksim_mock_requests_total{era=modern,method=tools_call,outcome=ok}":                1,
+			"tasksim_mock_requests_total{era=modern,method=tasks_update,outcome=ok}":              1,
+			"tasksim_mock_requests_total{era=modern,method=unknown,outcome=http_error}":           1, // tasks/result: 404
+			"tasksim_mock_requests_total{era=modern,method=subscriptions_listen,outcome=ok}":      0, // still open
+			"tasksim_mock_requests_total{era=modern,method=tasks_get,outcome=ok}":                 1, // E62: ls.task compares with a tasks/get
+			"tasksim_mock_requests_total{era=legacy,method=tasks_get,outcome=ok}":                 1,
+			"tasksim_mock_requests_total{era=legacy,method=initialize,outcome=ok}":                1,
+			"tasksim_mock_notifications_sent_total{era=modern,method=tasks_status}":               1,
+			"tasksim_mock_notifications_sent_total{era=modern,method=subscriptions_acknowledged}": 1,
+			"tasksim_mock_notifications_sent_total{era=legacy,method=tasks_status}":               0,
+			"tasksim_mock_subscriptions":               1,
+			"tasksim_mock_subscriptions_refused_total": 0,
+		} {
+			if g, ok := got[k]; !ok || g != v {
+				t.Errorf("%s = %v (present %v), want %v", k, g, ok, v)
+			}
+		}
+		for _, absent := range []string{"era=legacy,method=server_discover", "era=modern,method=initialize", "era=modern,method=tasks_result"} {
+			if _, ok := got["tasksim_mock_requests_total{"+absent+",outcome=ok}"]; ok {
+				t.Errorf("requests_total{%s} exists: that era has no such method", absent)
+			}
+		}
+		ls.cancel()
 	})
 }

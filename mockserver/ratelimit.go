@@ -13,8 +13,10 @@ import (
 
 // Rate limits (Backpressure.*Rate*): token buckets of golang.org/x/time/rate, refilled at
 // the configured rate per second and holding Burst tokens (0 = 1), one bucket per client
-// (MCP session) and one per tenant, separately for tasks/get and for creates (task-augmented
-// tools/call). Buckets are made on first use. A request takes one token from its client's
+// (MCP session; in the modern era, which has no sessions, its bearer token, and one client
+// for all without tokens: modernfaults.go) and one per tenant, separately for tasks/get and
+// for creates (task-augmented tools/call, or a tools/call the modern era makes a task).
+// Buckets are made on first use. A request takes one token from its client's
 // bucket and one from its tenant's; when either is empty it is answered HTTP 429 with
 //
 //	Retry-After = max(1, ceil(delay / 1s)), delay = when the emptier bucket holds a token again
@@ -47,6 +49,7 @@ type limits struct {
 
 	mu      sync.Mutex
 	tenants map[string]*[numLimitKinds]*rate.Limiter
+	tokens  map[string]*[numLimitKinds]*rate.Limiter // per-client buckets of the modern era
 
 	limited atomic.Uint64 // requests answered 429 by a rate limit
 }
@@ -58,7 +61,8 @@ func newLimits(b Backpressure) *limits {
 	if b.GetRatePerClient == 0 && b.GetRatePerTenant == 0 && b.CreateRatePerClient == 0 && b.CreateRatePerTenant == 0 {
 		return nil
 	}
-	l := &limits{burst: max(b.Burst, 1), tenants: make(map[string]*[numLimitKinds]*rate.Limiter)}
+	l := &limits{burst: max(b.Burst, 1), tenants: make(map[string]*[numLimitKinds]*rate.Limiter),
+		tokens: make(map[string]*[numLimitKinds]*rate.Limiter)}
 	l.perClient[limitGet], l.perTenant[limitGet] = rate.Limit(b.GetRatePerClient), rate.Limit(b.GetRatePerTenant)
 	l.perClient[limitCreate], l.perTenant[limitCreate] = rate.Limit(b.CreateRatePerClient), rate.Limit(b.CreateRatePerTenant)
 	return l
@@ -79,18 +83,38 @@ func (l *limits) clientLimiter(sess *session, k limitKind) *rate.Limiter {
 
 // tenantLimiter returns tenant's limiter of kind k, or nil when k has no per-tenant rate.
 func (l *limits) tenantLimiter(tenant string, k limitKind) *rate.Limiter {
-	if l.perTenant[k] == 0 {
+	return l.keyed(l.tenants, tenant, l.perTenant[k], k)
+}
+
+// callerLimiter returns the per-client limiter of kind k of c: its session's, or in the
+// modern era its bearer token's (every modern caller's one without tokens: an unchecked
+// header must not grow the table); nil when k has no per-client rate.
+func (l *limits) callerLimiter(c *call, k limitKind) *rate.Limiter {
+	if !c.modern.on {
+		return l.clientLimiter(c.sess, k)
+	}
+	key := ""
+	if c.srv.bound() { // authenticate checked the token: the table holds at most the configured ones
+		key = c.r.Header.Get("Authorization")
+	}
+	return l.keyed(l.tokens, key, l.perClient[k], k)
+}
+
+// keyed returns the limiter of kind k with rate r kept in m under key, made on first use;
+// nil when r is 0.
+func (l *limits) keyed(m map[string]*[numLimitKinds]*rate.Limiter, key string, r rate.Limit, k limitKind) *rate.Limiter {
+	if r == 0 {
 		return nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ls := l.tenants[tenant]
+	ls := m[key]
 	if ls == nil {
 		ls = new([numLimitKinds]*rate.Limiter)
-		l.tenants[tenant] = ls
+		m[key] = ls
 	}
 	if ls[k] == nil {
-		ls[k] = rate.NewLimiter(l.perTenant[k], l.burst)
+		ls[k] = rate.NewLimiter(r, l.burst)
 	}
 	return ls[k]
 }
@@ -102,7 +126,7 @@ func (s *Server) allow(c *call, k limitKind) bool {
 	now := time.Now()
 	var delay time.Duration
 	var rs [2]*rate.Reservation
-	for i, lim := range [2]*rate.Limiter{l.clientLimiter(c.sess, k), l.tenantLimiter(c.tenant, k)} {
+	for i, lim := range [2]*rate.Limiter{l.callerLimiter(c, k), l.tenantLimiter(c.tenant, k)} {
 		if lim == nil {
 			continue
 		}

@@ -22,6 +22,11 @@ import (
 //	               not decoded (403, 401, 415, 413, unreadable body).
 //	Rejections     every rejection of the MCP endpoint by status, POST, GET and DELETE alike.
 //
+// Each request is counted in the era whose front end answered it (modern.go): Stats.Requests
+// holds both eras, Stats.ModernRequests the modern era's part. A rejection before the era is
+// known (403, 401, 415, 413, an unreadable body) counts as modern when its
+// MCP-Protocol-Version header names a modern version.
+//
 // Not counted: notifications and JSON-RPC responses a client POSTs (202 Accepted, no reply),
 // requests never answered because the client went away or the server closed first, and
 // requests answered by an injected fault (http_5xx, reset, session_expiry: Stats.Faults,
@@ -133,42 +138,84 @@ func (r *Rejections) Each(f func(code int, n uint64)) {
 	}
 }
 
+// era is the protocol era of a request: which front end answered it. It indexes the request
+// counters.
+type era uint8
+
+const (
+	eraLegacy era = iota // 2025-11-25 and older, with sessions
+	eraModern            // 2026-07-28, stateless (modern.go)
+	numEras
+)
+
+// String returns the era's stable name, the era label of /metrics: "legacy" or "modern".
+func (e era) String() string {
+	if e == eraModern {
+		return "modern"
+	}
+	return "legacy"
+}
+
+// era is the era of c.
+func (c *call) era() era {
+	if c.modern.on {
+		return eraModern
+	}
+	return eraLegacy
+}
+
 // requestCounters is the live form of RequestCounts and Rejections.
 type requestCounters struct {
-	byOp     [mcp.NumOps][NumOutcomes]atomic.Uint64
+	byOp     [numEras][mcp.NumOps][NumOutcomes]atomic.Uint64
 	byStatus [numRejectSlots]atomic.Uint64
 }
 
-// answered counts a reply to a request of op: a result, or a JSON-RPC error when rpcErr.
-func (rc *requestCounters) answered(op mcp.Op, rpcErr bool) {
+// answered counts a reply to a request of op in era e: a result, or a JSON-RPC error when
+// rpcErr.
+func (rc *requestCounters) answered(e era, op mcp.Op, rpcErr bool) {
 	o := OutcomeOK
 	if rpcErr {
 		o = OutcomeRPCError
 	}
-	rc.byOp[op%mcp.NumOps][o].Add(1)
+	rc.byOp[e%numEras][op%mcp.NumOps][o].Add(1)
 }
 
-// snapshot copies the counters.
-func (rc *requestCounters) snapshot() (RequestCounts, Rejections) {
-	var req RequestCounts
-	var rej Rejections
-	for op := range rc.byOp {
-		for o := range rc.byOp[op] {
-			req[op][o] = rc.byOp[op][o].Load()
+// snapshot copies the counters: the requests of both eras, those of the modern era, and the
+// rejections.
+func (rc *requestCounters) snapshot() (all, modern RequestCounts, rej Rejections) {
+	for e := range rc.byOp {
+		for op := range rc.byOp[e] {
+			for o := range rc.byOp[e][op] {
+				n := rc.byOp[e][op][o].Load()
+				all[op][o] += n
+				if era(e) == eraModern {
+					modern[op][o] = n
+				}
+			}
 		}
 	}
 	for i := range rc.byStatus {
 		rej[i] = rc.byStatus[i].Load()
 	}
-	return req, rej
+	return all, modern, rej
 }
 
 // rejected counts a transport-level rejection of r with status: by status, and for a POST
-// (one JSON-RPC message) as an http_error of op, mcp.OpUnknown when the body was not decoded.
-// Call it next to the httpError that writes the rejection.
+// (one JSON-RPC message) as an http_error of op, mcp.OpUnknown when the body was not decoded,
+// in the era its MCP-Protocol-Version header names. Call it next to the httpError that
+// writes the rejection.
 func (s *Server) rejected(r *http.Request, op mcp.Op, status int) {
+	e := eraLegacy
+	if mcp.IsModern(r.Header.Get(headerProtocolVersion)) {
+		e = eraModern
+	}
+	s.rejectedIn(e, r, op, status)
+}
+
+// rejectedIn is rejected in era e, for a request whose era is known.
+func (s *Server) rejectedIn(e era, r *http.Request, op mcp.Op, status int) {
 	s.requests.byStatus[rejectSlot(status)].Add(1)
 	if r.Method == http.MethodPost {
-		s.requests.byOp[op%mcp.NumOps][OutcomeHTTPError].Add(1)
+		s.requests.byOp[e%numEras][op%mcp.NumOps][OutcomeHTTPError].Add(1)
 	}
 }

@@ -185,7 +185,7 @@ func (s *Server) finalReply(c *call, sw *sse, taskID string, result []byte, e *m
 	if e != nil && s.cfg.KnownBad.WrongErrorCodes {
 		e = wrongCode(c.op, e) // knownbad.go
 	}
-	s.requests.answered(c.op, e != nil)
+	s.requests.answered(eraLegacy, c.op, e != nil)
 	var b []byte
 	if e != nil {
 		b = mcp.AppendError(nil, c.msg.ID, e)

@@ -49,6 +49,8 @@ type Server struct {
 	replayExpired atomic.Uint64 // creates refused: their key's task no longer exists
 
 	requests requestCounters // requests.go
+	notes    noteCounters    // notifications sent (listen.go)
+	listens  listens         // open subscriptions/listen streams (listen.go)
 	compat   compatCounters  // compat.go
 	prom     *exporter       // prom.go: /metrics
 
@@ -215,6 +217,16 @@ type Stats struct {
 	// Rejections its HTTP rejections by status (requests.go).
 	Requests   RequestCounts
 	Rejections Rejections
+	// ModernRequests is the part of Requests that the modern front end answered (2026-07-28,
+	// modern.go); the legacy era's part is the difference.
+	ModernRequests RequestCounts
+
+	// Subscriptions is the number of open subscriptions/listen streams, and
+	// SubscriptionsRefused the listens answered 429 because Config.MaxSubscriptions were open
+	// (listen.go). Notifications counts the notifications sent, by era and kind.
+	Subscriptions        int64
+	SubscriptionsRefused uint64
+	Notifications        Notifications
 
 	BackpressureStats // executor, rate limits, downstream, ledger outcomes (backpressure.go)
 }
@@ -222,7 +234,7 @@ type Stats struct {
 // Stats returns the current counters.
 func (s *Server) Stats() Stats {
 	lc := s.ledger.counts()
-	req, rej := s.requests.snapshot()
+	req, modernReq, rej := s.requests.snapshot()
 	return Stats{
 		Sessions:         s.sessions.count(),
 		TasksLive:        s.store.live.Load(),
@@ -235,6 +247,11 @@ func (s *Server) Stats() Stats {
 		TasksLost:        s.lost.Load(),
 		Requests:         req,
 		Rejections:       rej,
+		ModernRequests:   modernReq,
+
+		Subscriptions:        s.listens.open.Load(),
+		SubscriptionsRefused: s.listens.refused.Load(),
+		Notifications:        s.notes.snapshot(),
 
 		IdempotentReplays: s.replays.Load(),
 		IdempotentExpired: s.replayExpired.Load(),

@@ -52,16 +52,17 @@ type task struct {
 	timer         *time.Timer   // the current phase of work
 	changed       chan struct{} // closed and cleared on every change; nil until awaited
 	pending       []*elicitation
-	waiters       int   // open tasks/result SSE streams on this task (they can carry elicitations)
-	fetched       bool  // a terminal payload was delivered
-	inFlight      bool  // counted in Server.inFlight: not yet terminal or expired (pollpolicy.go)
-	gone          bool  // deleted from the store (expired)
-	xstate        uint8 // executor state, guarded by Server.exec.mu (executor.go)
-	xq            bool  // waiting for a worker: the wire statusMessage says where (executor.go)
-	fx            uint8 // effect_first: fxNone, fxSent (with the downstream), fxApplied
-	awaitFx       bool  // effect_first: the work ended, the task completes when fx settles
-	overrule      bool  // cancel_not_final: the work goes on under a cancelled status (knownbad.go)
-	readOnce      bool  // get_not_ready: a modern tasks/get was refused once (knownbad2026.go)
+	waiters       int             // open tasks/result SSE streams on this task (they can carry elicitations)
+	subs          []chan struct{} // wake channels of the subscriptions/listen streams reporting it (listen.go)
+	fetched       bool            // a terminal payload was delivered
+	inFlight      bool            // counted in Server.inFlight: not yet terminal or expired (pollpolicy.go)
+	gone          bool            // deleted from the store (expired)
+	xstate        uint8           // executor state, guarded by Server.exec.mu (executor.go)
+	xq            bool            // waiting for a worker: the wire statusMessage says where (executor.go)
+	fx            uint8           // effect_first: fxNone, fxSent (with the downstream), fxApplied
+	awaitFx       bool            // effect_first: the work ended, the task completes when fx settles
+	overrule      bool            // cancel_not_final: the work goes on under a cancelled status (knownbad.go)
+	readOnce      bool            // get_not_ready: a modern tasks/get was refused once (knownbad2026.go)
 
 	echo string // echo_secrets: arguments and answers copied into statusMessage (insecure.go)
 }
@@ -140,11 +141,18 @@ func (o optMs) appendJSON(dst []byte) []byte {
 	return strconv.AppendInt(dst, int64(o.ms), 10)
 }
 
-// signalLocked wakes everyone waiting for a change of t.
+// signalLocked wakes everyone waiting for a change of t: its tasks/result streams and its
+// subscriptions/listen streams (listen.go).
 func (t *task) signalLocked() {
 	if t.changed != nil {
 		close(t.changed)
 		t.changed = nil
+	}
+	for _, w := range t.subs {
+		select {
+		case w <- struct{}{}:
+		default: // a wake is pending: the stream reads every task when it wakes
+		}
 	}
 }
 

@@ -124,7 +124,8 @@ value replaces that default):
 	fs.StringArrayVar(&tokens, "token", nil, "bearer token of a tenant, as `TENANT=TOKEN` (repeatable); binds tasks to tenants (server.tokens)")
 	fs.StringArrayVar(&cfg.AllowedOrigins, "allow-origin", nil, "extra allowed `ORIGIN`, e.g. https://app.example (repeatable); loopback origins are always allowed")
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body", 4<<20, "largest accepted POST body, in `BYTES`; larger ones get 413")
-	fs.BoolVar(&notify, "status-notifications", def.StatusNotifications, "send notifications/tasks/status on the owning session's GET stream (server.status_notifications)")
+	fs.IntVar(&cfg.MaxSubscriptions, "max-subscriptions", 1024, "open subscriptions/listen streams (2026-07-28) at most, in `STREAMS`; one more gets 429")
+	fs.BoolVar(&notify, "status-notifications", def.StatusNotifications, "send task status notifications: notifications/tasks/status on the owning session's GET stream (2025-11-25), notifications/tasks on subscriptions/listen streams (2026-07-28) (server.status_notifications)")
 	fs.StringVar(&protocols, "protocols", "both", "protocol eras answered: `both` (each request in its era), modern (2026-07-28 with the Tasks extension only) or legacy (2025-11-25 and older only) (server.protocols)")
 	fs.StringArrayVar(&sets, "set", nil, "override a scenario field, `path=value` (repeatable), e.g. server.backpressure.workers=4")
 	if err := parseFlags(fs, args); err != nil {
@@ -190,6 +191,7 @@ value replaces that default):
 	}
 	scfg.Addr, scfg.DefaultDuration = cfg.Addr, cfg.DefaultDuration
 	scfg.AllowedOrigins, scfg.MaxBodyBytes = cfg.AllowedOrigins, cfg.MaxBodyBytes
+	scfg.MaxSubscriptions = cfg.MaxSubscriptions
 	if err := scfg.Validate(); err != nil {
 		return scfg, usageError{err}
 	}

@@ -26,6 +26,11 @@ const (
 	OpTaskStatus
 	OpElicit
 	OpCancelled
+	// The ops below exist only in 2026-07-28 (dialect2026.go): V20251125 has no method for
+	// them.
+	OpServerDiscover
+	OpTasksUpdate
+	OpSubscriptionsListen
 	NumOps
 )
 
@@ -33,6 +38,7 @@ const (
 var metricNames = [NumOps]string{
 	"unknown", "initialize", "initialized", "ping", "tools_list", "tools_call", "tasks_get",
 	"tasks_result", "tasks_list", "tasks_cancel", "tasks_status", "elicitation_create", "cancelled",
+	"server_discover", "tasks_update", "subscriptions_listen",
 }
 
 // MetricName returns the op's stable metric name, e.g. "tasks_get".
@@ -181,6 +187,9 @@ func (V20251125) Method(op Op) string {
 
 // Op implements Dialect.
 func (V20251125) Op(method string) Op {
+	if method == "" {
+		return OpUnknown // the modern-only ops have no method here
+	}
 	for op := OpInitialize; op < NumOps; op++ {
 		if methods20251125[op] == method {
 			return op

@@ -17,10 +17,9 @@ import (
 //   - OpTasksResult and OpTasksList: tasks/result and tasks/list are gone (E37: a modern
 //     server answers them -32601, HTTP 404). tasks/get inlines the result, the error or the
 //     input requests instead (AppendGetTaskResult, E50).
-//   - tasks/update (MethodTasksUpdate), server/discover (MethodServerDiscover) and
-//     subscriptions/listen (MethodSubscriptionsListen) are new and have no Op yet: Op returns
-//     OpUnknown for them. (An Op indexes per-method counters and summary.json's request
-//     table, so adding one is the change of whoever first serves or sends them.)
+//   - server/discover (OpServerDiscover), tasks/update (OpTasksUpdate) and
+//     subscriptions/listen (OpSubscriptionsListen) are new: only this dialect has a method
+//     for them.
 //   - OpElicit is elicitation/create, which in this era is never a JSON-RPC request of its
 //     own (E28): it appears only as the method of an input request (InputRequest).
 //   - OpCancelled is notifications/cancelled, sent by a client over stdio only; over HTTP,
@@ -45,6 +44,10 @@ var methods20260728 = [NumOps]string{
 	OpTaskStatus:  MethodTaskNotification,
 	OpElicit:      MethodElicit,
 	OpCancelled:   MethodCancelled,
+
+	OpServerDiscover:      MethodServerDiscover,
+	OpTasksUpdate:         MethodTasksUpdate,
+	OpSubscriptionsListen: MethodSubscriptionsListen,
 }
 
 // Version implements Dialect.

@@ -32,6 +32,10 @@ func TestV20260728Methods(t *testing.T) {
 		mcp.OpTaskStatus:  "notifications/tasks",
 		mcp.OpElicit:      "elicitation/create",
 		mcp.OpCancelled:   "notifications/cancelled",
+
+		mcp.OpServerDiscover:      "server/discover",
+		mcp.OpTasksUpdate:         "tasks/update",
+		mcp.OpSubscriptionsListen: "subscriptions/listen",
 	}
 	if len(want) != int(mcp.NumOps)-1 {
 		t.Fatalf("the test knows %d ops, the package has %d: say here what the new one is in 2026-07-28", len(want), mcp.NumOps-1)
@@ -54,8 +58,8 @@ func TestV20260728Methods(t *testing.T) {
 	if op := d.Op("notifications/tasks/status"); op != mcp.OpTaskStatus {
 		t.Errorf("Op(notifications/tasks/status) = %d", op)
 	}
-	// The new methods have no Op yet; the removed ones none any more (E37).
-	for _, m := range []string{"tasks/update", "server/discover", "subscriptions/listen", "tasks/result", "tasks/list", "initialize", "ping", "", "Tasks/Get"} {
+	// The removed methods have no Op any more (E37).
+	for _, m := range []string{"tasks/result", "tasks/list", "initialize", "ping", "", "Tasks/Get"} {
 		if op := d.Op(m); op != mcp.OpUnknown {
 			t.Errorf("Op(%q) = %d, want OpUnknown", m, op)
 		}
