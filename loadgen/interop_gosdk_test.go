@@ -23,8 +23,8 @@ package loadgen_test
 //     tasksim reads it as the -32022 it should have been and falls back to initialize.
 //   - A tool whose handler returns an error answers a CallToolResult with isError
 //     (ToolHandlerFor, tool.go), not a JSON-RPC error: counted failed by the sync path.
-//   - A tool may answer input_required (MRTR, mrtr.go); tasksim's load generator does not
-//     answer MRTR rounds on tools/call (docs/RULES.md#e16), so no tool here asks for input.
+//   - A tool may answer input_required (MRTR, mrtr.go): the tool "deploy" does, and
+//     TestGoSDKInputRounds holds tasksim's answers to E15 and E16.
 
 import (
 	"bufio"
@@ -206,6 +206,29 @@ func startGoSDK(t *testing.T, stateless bool) (string, *gosdkTap) {
 				return nil, nil, errors.New("tool broke")
 			}
 			return &gosdk.CallToolResult{Content: []gosdk.Content{&gosdk.TextContent{Text: "done"}}}, nil, nil
+		})
+	// deploy asks for a confirmation first (MRTR): done once it comes back accepted, with
+	// the requestState it was given; an isError result otherwise, saying what was missing.
+	gosdk.AddTool(s, &gosdk.Tool{Name: "deploy", Description: "asks for a confirmation, then deploys"},
+		func(_ context.Context, req *gosdk.CallToolRequest, _ struct{}) (*gosdk.CallToolResult, any, error) {
+			p := req.Params
+			if len(p.InputResponses) == 0 {
+				return &gosdk.CallToolResult{
+					InputRequests: gosdk.InputRequestMap{"confirm": &gosdk.ElicitParams{Message: "Deploy?",
+						RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}}},
+					RequestState: "deploy-state-1",
+				}, nil, nil
+			}
+			answer, _ := p.InputResponses["confirm"].(*gosdk.ElicitResult)
+			switch {
+			case p.RequestState != "deploy-state-1":
+				return gosdkError("requestState %q, want it echoed", p.RequestState), nil, nil
+			case answer == nil:
+				return gosdkError("no answer to confirm in %v", p.InputResponses), nil, nil
+			case answer.Action != "accept":
+				return gosdkError("not confirmed: %s", answer.Action), nil, nil
+			}
+			return &gosdk.CallToolResult{Content: []gosdk.Content{&gosdk.TextContent{Text: "deployed"}}}, nil, nil
 		})
 	h := gosdk.NewStreamableHTTPHandler(func(*http.Request) *gosdk.Server { return s },
 		&gosdk.StreamableHTTPOptions{Stateless: stateless})
@@ -409,3 +432,46 @@ func TestGoSDKStatefulDiscover(t *testing.T) {
 	}
 	noProtocolTrouble(t, snap, nil)
 }
+
+// gosdkError is an isError result saying what went wrong.
+func gosdkError(format string, args ...any) *gosdk.CallToolResult {
+	return &gosdk.CallToolResult{IsError: true, Content: []gosdk.Content{&gosdk.TextContent{Text: fmt.Sprintf(format, args...)}}}
+}
+
+// TestGoSDKInputRounds: a go-sdk tool that asks for input before it runs (MRTR,
+// docs/RULES.md#e15): tasksim answers each round by the input policy and retries the call
+// with inputResponses and the requestState echoed (E16), every request and reply valid
+// against the schemas. Accepted, every call completes in two tools/call; declined, the tool
+// says so with an isError result, counted failed.
+func TestGoSDKInputRounds(t *testing.T) {
+	url, tap := startGoSDK(t, true)
+	for _, tc := range []struct {
+		name  string
+		input loadgen.InputPolicy
+		want  metrics.Counter
+	}{
+		{"accepted", loadgen.InputPolicy{Accept: 1}, metrics.TasksCompleted},
+		{"declined", loadgen.InputPolicy{Decline: 1}, metrics.TasksFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			target, m := probeGoSDK(t, url)
+			m.Tool = "deploy"
+			if err := m.Decide(loadgen.FallbackSync); err != nil {
+				t.Fatal(err)
+			}
+			cfg := gosdkConfig(nil)
+			cfg.Tool, cfg.Input = "deploy", tc.input
+			snap := runGoSDK(t, target, m, cfg)
+			done := snap.Counters[tc.want]
+			if done == 0 || snap.RequestCount(metrics.MethodToolsCall) != 2*done || snap.Counters[metrics.Elicitations] != done {
+				t.Errorf("%s %d, tools/call %d, input requests answered %d: want two calls and one answer per call",
+					tc.want, done, snap.RequestCount(metrics.MethodToolsCall), snap.Counters[metrics.Elicitations])
+			}
+			if n := snap.Counters[metrics.TasksUnknown] + snap.ErrorCount(metrics.MethodToolsCall); n != 0 {
+				t.Errorf("%d unknown outcomes or failed requests, want none", n)
+			}
+			tap.check(t)
+		})
+	}
+}
+

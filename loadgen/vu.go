@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -659,7 +660,8 @@ func (v *vu) endTask(ctx context.Context) {
 func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 	e := v.e
 	v.resumed = false
-	params := e.createParams(v.ten, t.key)
+	call := e.createParams(v.ten, t.key)
+	params, rounds := call, 0
 	for attempt := 1; ; attempt++ {
 		cut := v.cut(e.cfg.Faults.CreateReply, "create_reply", CutReply) // fault point 1
 		sentAt := time.Now()
@@ -669,6 +671,18 @@ func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 		}
 		if err == nil && rep.Err == nil {
 			task, plain, perr := e.dialect.ParseCallReply(rep.Result)
+			if errors.Is(perr, mcp.ErrInputRequired) { // 2026-07-28: an MRTR round (vu2026.go)
+				retry, why := v.inputRound(rep.Result, call)
+				if rounds++; why == "" && rounds <= maxInputRounds {
+					params = retry
+					attempt-- // a round is no new attempt: the call goes on
+					continue
+				}
+				if why == "" {
+					why = fmt.Sprintf("the server still asked for input after %d rounds", maxInputRounds)
+				}
+				perr = errors.New(why)
+			}
 			if perr != nil {
 				v.malformed(metrics.MethodToolsCall, "tools/call result: "+perr.Error())
 				v.unknown(t, ReasonProtocol)

@@ -1,10 +1,12 @@
 package loadgen
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"time"
@@ -21,7 +23,9 @@ import (
 //	                                                  envelope (Target.stateless)
 //	create        tools/call with params.task         tools/call declaring the extension in
 //	                                                  _meta; the server decides (E40): a
-//	                                                  task (resultType task) or a result
+//	                                                  task (resultType task), a result, or
+//	                                                  an input round (MRTR: answered, and
+//	                                                  the call retried, inputRound)
 //	poll          tasks/get: the task                 tasks/get: the task with its payload
 //	                                                  inline (E50), Mcp-Name: the task (E64)
 //	result        tasks/result, a stream              none: the poll that shows completed or
@@ -143,25 +147,13 @@ func (v *vu) answerInputs(ctx context.Context, t *taskState) {
 	}
 	responses := make(mcp.InputResponses, len(keys))
 	for _, k := range keys {
-		r := reqs[k]
-		if v.e.det != nil {
-			v.e.det.scan(r.Params, v.ten.idx, r.Method, partServerRequest) // secrets.go
-		}
-		if r.Method != mcp.MethodElicit {
+		if b, ok := v.answerInput(reqs[k]); ok {
+			responses[k] = b
+		} else {
 			v.e.errors.note(errorKey{metrics.MethodTasksGet, metrics.OutcomeProtocol, 0, 0}, func() string {
-				return fmt.Sprintf("tasks/get asked for input of method %s, which the client did not declare (E15): left unanswered", r.Method)
+				return fmt.Sprintf("tasks/get asked for input of method %s, which the client did not declare (E15): left unanswered", reqs[k].Method)
 			})
-			continue
 		}
-		action := v.e.cfg.Input.pick(v.rng)
-		v.shard.Add(metrics.Elicitations, 1)
-		v.shard.Add(elicitCounter(action), 1)
-		b := []byte(`{"action":"` + action + `"`)
-		if action == mcp.ElicitAccept {
-			b = append(b, `,"content":`...)
-			b = append(b, answerContent(v.ten.answer)...)
-		}
-		responses[k] = append(b, '}')
 	}
 	if len(responses) == 0 {
 		return
@@ -182,6 +174,68 @@ func (v *vu) answerInputs(ctx context.Context, t *taskState) {
 		v.injected(CutAfterAnswer)
 		v.dropSession()
 	}
+}
+
+// answerInput answers one input request, of a task (E56) or of an MRTR round (E15), as the
+// standalone request it names would be answered: an elicitation/create by the configured
+// ratios, with the tenant's canary when one is planted. ok is false for another method,
+// which the client's capabilities do not let the server send.
+func (v *vu) answerInput(r mcp.InputRequest) (answer json.RawMessage, ok bool) {
+	if v.e.det != nil {
+		v.e.det.scan(r.Params, v.ten.idx, r.Method, partServerRequest) // secrets.go
+	}
+	if r.Method != mcp.MethodElicit {
+		return nil, false
+	}
+	action := v.e.cfg.Input.pick(v.rng)
+	v.shard.Add(metrics.Elicitations, 1)
+	v.shard.Add(elicitCounter(action), 1)
+	b := []byte(`{"action":"` + action + `"`)
+	if action == mcp.ElicitAccept {
+		b = append(b, `,"content":`...)
+		b = append(b, answerContent(v.ten.answer)...)
+	}
+	return append(b, '}'), true
+}
+
+// maxInputRounds bounds the MRTR rounds of one create: a server that keeps asking has a
+// problem the run reports, rather than one it loops on (the go-sdk's own client stops at 10).
+const maxInputRounds = 10
+
+// inputRound answers an InputRequiredResult (raw) to the tools/call with params call (MRTR,
+// docs/RULES.md#e15, E16) and returns the params of the retry: call's, with the answers as
+// inputResponses (same keys) and requestState echoed unread, only when one came. The
+// session gives the retry a new id. why says why there is no retry: the reply does not
+// read, or asks for input the client did not declare (E15).
+func (v *vu) inputRound(raw, call []byte) (retry []byte, why string) {
+	r, _, err := mcp.ParseCallToolReply(raw, true)
+	if err != nil || r.Input == nil {
+		return nil, fmt.Sprintf("tools/call InputRequiredResult: %v", err)
+	}
+	responses := make(mcp.InputResponses, len(r.Input.InputRequests))
+	for _, k := range slices.Sorted(maps.Keys(r.Input.InputRequests)) { // a fixed order of draws
+		b, ok := v.answerInput(r.Input.InputRequests[k])
+		if !ok {
+			return nil, fmt.Sprintf("tools/call asked for input of method %s, which the client did not declare (E15)", r.Input.InputRequests[k].Method)
+		}
+		responses[k] = b
+	}
+	extra, err := json.Marshal(struct {
+		InputResponses mcp.InputResponses `json:"inputResponses"`
+		RequestState   string             `json:"requestState,omitempty"`
+	}{responses, r.Input.RequestState})
+	if err != nil {
+		return nil, err.Error()
+	}
+	// One object: call's members, then extra's (call is the tenant's, shared: never written).
+	obj := bytes.TrimSpace(call)
+	inner := bytes.TrimSpace(obj[1 : len(obj)-1])
+	retry = make([]byte, 0, len(inner)+len(extra)+1)
+	retry = append(append(retry, '{'), inner...)
+	if len(inner) > 0 {
+		retry = append(retry, ',')
+	}
+	return append(retry, extra[1:]...), ""
 }
 
 // losePayload decides whether the reply that brings a task's payload is lost: fault point 3,
