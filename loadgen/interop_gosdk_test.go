@@ -474,4 +474,3 @@ func TestGoSDKInputRounds(t *testing.T) {
 		})
 	}
 }
-
