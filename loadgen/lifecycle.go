@@ -218,6 +218,15 @@ func (l *Lifecycle) ResultReceived(now time.Time, failed bool) {
 	}
 }
 
+// ToolFailed records that the payload of a completed task is a tool's failure (an isError
+// result, which 2026-07-28 carries in a completed task, E49): the outcome is failed, as the
+// same tool's result makes it in 2025-11-25.
+func (l *Lifecycle) ToolFailed() {
+	if l.Outcome == OutcomeCompleted {
+		l.Outcome = OutcomeFailed
+	}
+}
+
 // ResultFailed records a tasks/result call that ended without a payload (stream cut,
 // timeout, abandoned for a cancel): the client goes back to polling (R16, R62).
 func (l *Lifecycle) ResultFailed(now time.Time) {

@@ -28,6 +28,10 @@ func probeModern(ctx context.Context, t *Target, o ProbeOptions, era Era) (*Mani
 			if errors.As(err, new(*TransportError)) {
 				return nil, t.connectError(err)
 			}
+			if era.Pinned { // pinned to an era the target may not serve: say which
+				return nil, fmt.Errorf("target %s does not answer %s (server/discover: %w); the protocol was pinned: leave it to detection, or pin %s",
+					t.URL, ProtocolModern, err, ProtocolLegacy)
+			}
 			return nil, fmt.Errorf("target %s: server/discover: %w", t.URL, err)
 		}
 		d, err := readDiscover(rep.Result)

@@ -111,7 +111,13 @@ func (v *vu) observeModern(rep Reply, t *taskState) {
 	}
 	switch {
 	case r.Status == mcp.StatusCompleted && !lc.payload:
-		lc.ResultReceived(now, isErrorResult(r.Result))
+		failed := isErrorResult(r.Result)
+		lc.ResultReceived(now, failed)
+		if failed {
+			// The tool failed: in this era its isError result makes a completed task (E49),
+			// where 2025-11-25 makes a failed one (R51). The outcome is the tool's, in both.
+			lc.ToolFailed()
+		}
 		v.shard.RecordDuration(metrics.ResultLag, 0) // inline: in hand with the status
 	case r.Status == mcp.StatusFailed && !lc.payload:
 		lc.ResultReceived(now, true)

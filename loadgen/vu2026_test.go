@@ -157,19 +157,18 @@ func TestModernLifecycle(t *testing.T) {
 }
 
 // TestModernOutcomes: a tool that ends in a JSON-RPC error makes a failed task, its error
-// inline; one whose result has isError (the mock's outcome "failed") a completed one (E49).
+// inline; one whose result has isError (the mock's outcome "failed") a completed task (E49)
+// whose outcome is failed, as the same tool's is in 2025-11-25: tasks_failed counts the
+// tool's failures in both eras.
 func TestModernOutcomes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cfg := faultConfig(scenarios.ClientFaults{})
-		cfg.Args = map[string]any{"duration_ms": 1000, "outcome": "error"}
-		r, _ := runModern(t, modernServer, cfg)
-		if created, failed := r.c(metrics.TasksCreated), r.c(metrics.TasksFailed); created == 0 || failed != created {
-			t.Errorf("failed %d of %d tasks", failed, created)
-		}
-		cfg.Args = map[string]any{"duration_ms": 1000, "outcome": "failed"}
-		r, _ = runModern(t, modernServer, cfg)
-		if created, done := r.c(metrics.TasksCreated), r.c(metrics.TasksCompleted); created == 0 || done != created {
-			t.Errorf("completed %d of %d isError tasks (E49: completed)", done, created)
+		for _, outcome := range []string{"error", "failed"} {
+			cfg := faultConfig(scenarios.ClientFaults{})
+			cfg.Args = map[string]any{"duration_ms": 1000, "outcome": outcome}
+			r, _ := runModern(t, modernServer, cfg)
+			if created, failed := r.c(metrics.TasksCreated), r.c(metrics.TasksFailed); created == 0 || failed != created || r.c(metrics.TasksCompleted) != 0 {
+				t.Errorf("outcome %s: failed %d of %d tasks, completed %d", outcome, failed, created, r.c(metrics.TasksCompleted))
+			}
 		}
 	})
 }

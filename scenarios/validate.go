@@ -135,6 +135,14 @@ func (v *validator) top() {
 	if s.Protocol != "" {
 		oneOf(v, "protocol", s.Protocol, ClientProtocols...)
 	}
+	// On the embedded server, an era pinned that the server is told not to serve.
+	switch {
+	case s.Target != "":
+	case s.Protocol == "2026-07-28" && s.Server.Protocols == "legacy":
+		v.add("protocol", "2026-07-28 pinned, but the embedded server serves 2025-11-25 only (server.protocols legacy): leave one out")
+	case s.Protocol == "2025-11-25" && s.Server.Protocols == "modern":
+		v.add("protocol", "2025-11-25 pinned, but the embedded server serves 2026-07-28 only (server.protocols modern): leave one out")
+	}
 }
 
 func (v *validator) workload() {

@@ -276,10 +276,7 @@ func (r *runRequest) runContract(ctx context.Context) error {
 	}
 	// The suite of the era the run will speak (probeRun): pinned, found, or 2025-11-25 on
 	// the embedded server.
-	t.Protocol = sc.Protocol
-	if srv != nil && t.Protocol == loadgen.ProtocolAuto {
-		t.Protocol = loadgen.ProtocolLegacy
-	}
+	t.Protocol = runProtocol(sc, srv != nil)
 	era, err := t.RunEra(ctx)
 	if err != nil {
 		return err

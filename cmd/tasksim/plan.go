@@ -32,11 +32,11 @@ func rateText(sc *scenarios.Scenario) string {
 
 // planProtocol says which era the run will speak, before it asks the target.
 func planProtocol(sc *scenarios.Scenario) string {
-	switch {
+	switch p := runProtocol(sc, sc.Target == ""); {
 	case sc.Protocol != "":
 		return sc.Protocol + " (pinned)"
-	case sc.Target == "":
-		return loadgen.ProtocolLegacy + " (the embedded server's, unless pinned: --protocol 2026-07-28)"
+	case p != "":
+		return p + " (the embedded server's; --protocol pins the other where it serves both)"
 	}
 	return "found by asking the target (server/discover first, E32): 2026-07-28 where it serves the Tasks extension, else 2025-11-25"
 }

@@ -358,29 +358,29 @@ func (r *runRequest) reach(ctx context.Context, rec *metrics.Recorder, events *m
 // scenario pins (protocol), else the one the target answers first by E32 (server/discover,
 // docs/RULES.md#e32): 2026-07-28 where it is served, 2025-11-25 otherwise, the fallback said
 // in the manifest (era_detection). The embedded server is spoken to without detection, in
-// 2025-11-25 unless pinned. A target that does not serve the era pinned is told plainly: a
-// modern-only one pinned to 2025-11-25 is a loadgen.ModernOnlyError (exit 2), a legacy-only
-// one pinned to 2026-07-28 a usage error naming what it answered.
+// 2025-11-25 unless pinned. A target that does not serve the era pinned is told plainly, as
+// the runtime error it is (exit 1): a modern-only one pinned to 2025-11-25 is a
+// loadgen.ModernOnlyError, a legacy-only one pinned to 2026-07-28 an error naming what its
+// server/discover answered.
 func probeRun(ctx context.Context, target *loadgen.Target, embedded bool, sc *scenarios.Scenario) (*loadgen.Manifest, error) {
-	target.Protocol = sc.Protocol
-	if embedded && target.Protocol == loadgen.ProtocolAuto {
-		target.Protocol = loadgen.ProtocolLegacy
-	}
+	target.Protocol = runProtocol(sc, embedded)
 	if target.Protocol == loadgen.ProtocolLegacy {
-		if err := target.RequireLegacy(ctx); err != nil {
-			var me *loadgen.ModernOnlyError
-			if errors.As(err, &me) && me.Pinned {
-				return nil, usageError{err}
-			}
-			return nil, err
-		}
-		return loadgen.Probe(ctx, target, sc.Tool)
+		return loadgen.Probe(ctx, target, sc.Tool) // a modern-only target: a *loadgen.ModernOnlyError
 	}
-	m, err := loadgen.ProbeWith(ctx, target, loadgen.ProbeOptions{Tool: sc.Tool})
-	if err != nil && target.Protocol == loadgen.ProtocolModern && !embedded {
-		return nil, usageError{fmt.Errorf("%w (protocol is pinned to %s: leave it out to let the era be found)", err, loadgen.ProtocolModern)}
+	return loadgen.ProbeWith(ctx, target, loadgen.ProbeOptions{Tool: sc.Tool})
+}
+
+// runProtocol is the era a run pins before it asks (loadgen.Target.Protocol): the scenario's
+// protocol; on the embedded server, when that is auto, the era it serves alone
+// (server.protocols modern), else 2025-11-25, spoken without detection.
+func runProtocol(sc *scenarios.Scenario, embedded bool) string {
+	switch {
+	case sc.Protocol != loadgen.ProtocolAuto || !embedded:
+		return sc.Protocol
+	case mockserver.Protocols(sc.Server.Protocols) == mockserver.ProtocolsModern:
+		return loadgen.ProtocolModern
 	}
-	return m, err
+	return loadgen.ProtocolLegacy
 }
 
 // onSignals has the first signal stop the load (in-flight tasks drain) and the second stop

@@ -16,7 +16,6 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
-	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/results"
 )
@@ -282,16 +281,14 @@ func runCells(f *sweepFlags, name, dir string, r *sweepResult, bars *sweepBars, 
 		stopped := c.ExitCode == exitSignal // Ctrl-C or SIGTERM stopped the cell: it stops the sweep too
 		var ue usageError
 		switch {
-		case errors.As(runErr, &ue):
+		case errors.As(runErr, &ue) && !slices.ContainsFunc(r.Vary, func(v sweepVary) bool { return v.Name == "protocol" }):
 			// Every cell's scenario was checked before the sweep began: what is left is the
 			// target refusing the scenario (it lacks the Tasks capability the tool needs),
 			// which no other cell would get past. The cell's directory says so
-			// (summary.json, verdict error); the sweep stops with exit 2.
+			// (summary.json, verdict error); the sweep stops with exit 2. Cells of another
+			// era may get past it (a target with tasks in one era only): with --vary
+			// protocol, the cell fails and the sweep goes on, as below.
 			return usagef("cell %s: %v", r.label(c), ue.err)
-		case errors.As(runErr, new(*loadgen.ModernOnlyError)):
-			// The target speaks only 2026-07-28 and the cells are pinned to 2025-11-25: no
-			// cell would get further. Exit 1, with the reason.
-			return fmt.Errorf("cell %s: %w", r.label(c), runErr)
 		case c.ExitCode != exitOK && c.ExitCode != exitGate && !stopped:
 			c.Error = redactKnown(runErr.Error()) // the cell's own error, never a token
 			fmt.Fprintf(stderr, "tasksim sweep: cell %s failed: %s\n", r.label(c), c.Error)
@@ -313,6 +310,7 @@ func runCells(f *sweepFlags, name, dir string, r *sweepResult, bars *sweepBars, 
 // measureCell records what the cell's run measured, and which SLOs it missed.
 func measureCell(c *sweepCell, s *results.Summary, slos []results.Threshold) {
 	c.Verdict, c.Interrupted, c.Trustworthy, c.TrustNote = s.Verdict, s.Interrupted, s.Trustworthy, s.TrustNote
+	c.Protocol = s.Protocol
 	c.Failed = failedChecks(s)
 	for _, th := range slos {
 		if res := th.Eval(s, nil); !res.Pass || res.NoData {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // The renderings of a sweepResult: the printed answer, sweep.csv and sweep.html. Each is a
@@ -21,6 +22,9 @@ import (
 // before each cell's directory ("" gives paths relative to the sweep directory).
 func writeSweepText(w io.Writer, r *sweepResult, dir string) {
 	grouped := r.clientsVar() >= 0
+	if eras := r.Protocols(); eras != "" {
+		fmt.Fprintf(w, "protocol    %s\n", eras)
+	}
 	lost := func(c *sweepCell) { fmt.Fprintf(w, "lost        %s: %s\n", r.label(c), c.Why) }
 	if r.Interrupted {
 		fmt.Fprintf(w, "recommended none: %s\n", r.NoRecommendation)
@@ -125,7 +129,8 @@ var figures = []figure{
 
 // writeSweepCSV writes one row per cell: the varied values, then every figure, the cell's
 // verdict ("error" without a result), whether it met every SLO, whether it was trustworthy,
-// and its run directory under dir ("" for a cell not run).
+// the protocol version its run spoke, and its run directory under dir ("" for a cell not
+// run).
 func writeSweepCSV(path, dir string, r *sweepResult) error {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
@@ -136,7 +141,7 @@ func writeSweepCSV(path, dir string, r *sweepResult) error {
 	for _, f := range figures {
 		head = append(head, f.name)
 	}
-	head = append(head, "verdict", "meets_slo", "trustworthy", "dir")
+	head = append(head, "verdict", "meets_slo", "trustworthy", "protocol", "dir")
 	_ = w.Write(head)
 	for _, c := range r.Cells {
 		row := []string{strconv.Itoa(c.Index)}
@@ -157,13 +162,25 @@ func writeSweepCSV(path, dir string, r *sweepResult) error {
 		if c.Run {
 			cellDir = filepath.Join(dir, c.Cell)
 		}
-		_ = w.Write(append(row, verdict, meets, trusted, cellDir))
+		_ = w.Write(append(row, verdict, meets, trusted, c.Protocol, cellDir))
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
 		return err
 	}
 	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// Protocols says which protocol versions the cells' runs spoke, in the order first met
+// ("" when no cell has a result): the era is a figure of every sweep, varied or not.
+func (r *sweepResult) Protocols() string {
+	var seen []string
+	for _, c := range r.Cells {
+		if c.Protocol != "" && !slices.Contains(seen, c.Protocol) {
+			seen = append(seen, c.Protocol)
+		}
+	}
+	return strings.Join(seen, ", ")
 }
 
 // heatmap is one figure over the grid: rows are the first variable's values, columns the
@@ -309,7 +326,8 @@ pre{background:#f6f6f6;padding:1em}
 @media print{body{margin:0}section{break-inside:avoid}}
 </style></head><body>
 <h1>tasksim sweep: {{.R.Scenario}}</h1>
-{{if .R.Interrupted}}<p class="warn" id="interrupted">Interrupted in {{.R.InterruptedIn}}: a partial sweep recommends nothing and reports no capacity.</p>
+{{with .R.Protocols}}<p id="protocol">Protocol: {{.}} (what each figure measures in each era: docs/METRICS.md#eras)</p>
+{{end}}{{if .R.Interrupted}}<p class="warn" id="interrupted">Interrupted in {{.R.InterruptedIn}}: a partial sweep recommends nothing and reports no capacity.</p>
 {{end}}<section id="recommendation"><h2>Recommendation</h2>
 <p>SLOs: {{range $i, $s := .R.SLOs}}{{if $i}}, {{end}}<code>{{$s}}</code>{{else}}none{{end}}</p>
 {{if .Picks}}<table class="picks"><tr><th>clients</th><th>recommended</th><th>cell</th><th>request_rate (req/s)</th><th>detection_lag p99 (ms)</th><th>task_e2e p99 (ms)</th><th>runner-up</th><th>warning</th></tr>

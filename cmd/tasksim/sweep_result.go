@@ -101,6 +101,7 @@ type sweepCell struct {
 	// Error says why the cell has no figures; "" when it has.
 	Error       string   `json:"error,omitempty"`
 	Verdict     string   `json:"verdict"`     // its run's verdict; "" without figures
+	Protocol    string   `json:"protocol"`    // the protocol version its run spoke; "" without figures
 	Failed      []string `json:"failed"`      // the gates and thresholds of the run that failed
 	Interrupted bool     `json:"interrupted"` // its run stopped before its end
 	Trustworthy bool     `json:"trustworthy"`
