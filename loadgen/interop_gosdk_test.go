@@ -320,7 +320,7 @@ func TestGoSDKModernWithoutExtension(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before := tap.check(t)
 			snap := runGoSDK(t, target, m, gosdkConfig(tc.args))
-			calls := snap.RequestCount(metrics.MethodToolsCall)
+			calls := snap.RequestCount(mcp.OpToolsCall)
 			if calls == 0 || snap.Counters[tc.want] != calls {
 				t.Errorf("%d tools/call, %s %d: want every call counted so", calls, tc.want, snap.Counters[tc.want])
 			}
@@ -400,11 +400,11 @@ func TestGoSDKStatefulDiscover(t *testing.T) {
 		t.Fatalf("decide sync: %v, as_task %v", err, m.AsTask)
 	}
 	snap := runGoSDK(t, target, m, gosdkConfig(map[string]any{"duration_ms": 100}))
-	calls := snap.RequestCount(metrics.MethodToolsCall)
+	calls := snap.RequestCount(mcp.OpToolsCall)
 	if calls == 0 || snap.Counters[metrics.TasksCompleted] != calls || snap.Counters[metrics.TasksCreated] != 0 {
 		t.Errorf("%d tools/call, %d completed, %d tasks: want plain calls, all completed", calls, snap.Counters[metrics.TasksCompleted], snap.Counters[metrics.TasksCreated])
 	}
-	if snap.RequestCount(metrics.MethodInitialize) == 0 {
+	if snap.RequestCount(mcp.OpInitialize) == 0 {
 		t.Error("no initialize counted: the run did not speak 2025-11-25")
 	}
 	noProtocolTrouble(t, snap, nil)

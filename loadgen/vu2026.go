@@ -78,7 +78,7 @@ func (v *vu) observeModern(rep Reply, t *taskState) {
 		err = errors.New("no valid task status")
 	}
 	if err != nil {
-		v.malformed(metrics.MethodTasksGet, "tasks/get result: "+err.Error())
+		v.malformed(mcp.OpTasksGet, "tasks/get result: "+err.Error())
 		lc.Replied(now)
 		return
 	}
@@ -86,7 +86,7 @@ func (v *vu) observeModern(rep Reply, t *taskState) {
 		// The reply carrying the payload is lost with its connection: the next poll must
 		// bring it again (fault point 3, in this era).
 		t.streamCut = true
-		v.shard.Reclassify(metrics.MethodTasksGet, metrics.OutcomeOK, metrics.OutcomeInjected)
+		v.shard.Reclassify(mcp.OpTasksGet, metrics.OutcomeOK, metrics.OutcomeInjected)
 		v.dropSession()
 		lc.Replied(now.Add(v.retryDelay(1)))
 		return
@@ -148,7 +148,7 @@ func (v *vu) answerInputs(ctx context.Context, t *taskState) {
 			v.e.det.scan(r.Params, v.ten.idx, r.Method, partServerRequest) // secrets.go
 		}
 		if r.Method != mcp.MethodElicit {
-			v.e.errors.note(errorKey{metrics.MethodTasksGet, metrics.OutcomeProtocol, 0, 0}, func() string {
+			v.e.errors.note(errorKey{mcp.OpTasksGet, metrics.OutcomeProtocol, 0, 0}, func() string {
 				return fmt.Sprintf("tasks/get asked for input of method %s, which the client did not declare (E15): left unanswered", r.Method)
 			})
 			continue
@@ -177,7 +177,7 @@ func (v *vu) answerInputs(ctx context.Context, t *taskState) {
 	if !t.streamCut && v.draw(v.e.cfg.Faults.InputAfterAnswer) {
 		t.streamCut, cut = true, CutReply
 	}
-	_, err = v.call(ctx, metrics.MethodTasksUpdate, mcp.MethodTasksUpdate, params, time.Time{}, nil, cut)
+	_, err = v.call(ctx, mcp.OpTasksUpdate, mcp.MethodTasksUpdate, params, time.Time{}, nil, cut)
 	if errors.Is(err, ErrCut) {
 		v.injected(CutAfterAnswer)
 		v.dropSession()
@@ -204,16 +204,16 @@ func (v *vu) losePayload() bool {
 func (v *vu) cancelModern(ctx context.Context, t *taskState) {
 	lc := &v.lc
 	cut := v.cut(v.e.cfg.Faults.CancelReply, "cancel_reply", CutReply) // fault point 5
-	rep, err := v.call(ctx, metrics.MethodTasksCancel, mcp.MethodTasksCancel, t.params, time.Time{}, nil, cut)
+	rep, err := v.call(ctx, mcp.OpTasksCancel, mcp.MethodTasksCancel, t.params, time.Time{}, nil, cut)
 	switch {
 	case err != nil:
-		v.observe(metrics.MethodTasksCancel, rep, err, t) // the status budget, the backoff
+		v.observe(mcp.OpTasksCancel, rep, err, t) // the status budget, the backoff
 	case rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams:
 		v.shard.Add(metrics.CancelsLate, 1)
 		t.lateCancel = true
 		lc.Replied(time.Now())
 	case rep.Err != nil:
-		v.observe(metrics.MethodTasksCancel, rep, err, t)
+		v.observe(mcp.OpTasksCancel, rep, err, t)
 	default:
 		t.ackPending = true
 		lc.Replied(time.Now())
