@@ -163,13 +163,14 @@ func (v *vu) close(ctx context.Context) {
 // call sends one request with the per-request timeout (limit, when non-zero, bounds it
 // earlier), re-initializing once if the session is gone, and records its latency and outcome.
 // Every request but tasks/result first takes a request slot (Config.MaxConns); v.sent is
-// when the first attempt got it, or when the call gave up waiting.
-func (v *vu) call(ctx context.Context, m mcp.Op, method string, params []byte, limit time.Time, sh ServerHandler, cut Cut) (Reply, error) {
+// when the first attempt got it, or when the call gave up waiting. The engine's dialect
+// spells op.
+func (v *vu) call(ctx context.Context, op mcp.Op, params []byte, limit time.Time, sh ServerHandler, cut Cut) (Reply, error) {
 	v.sent = time.Time{}
 	for attempt := 0; ; attempt++ {
-		rep, err := v.attempt(ctx, m, method, params, limit, sh, cut)
+		rep, err := v.attempt(ctx, op, params, limit, sh, cut)
 		if v.e.det != nil {
-			v.e.det.inspect(v.ten.idx, method, rep, err) // secrets.go
+			v.e.det.inspect(v.ten.idx, op, rep, err) // secrets.go
 		}
 		if errors.Is(err, ErrSessionGone) && attempt == 0 {
 			v.dropSession()
@@ -187,8 +188,9 @@ func (e *notSentError) Error() string { return e.err.Error() }
 func (e *notSentError) Unwrap() error { return e.err }
 
 // attempt is one try of call: take a slot, connect if there is no session, send.
-func (v *vu) attempt(ctx context.Context, m mcp.Op, method string, params []byte, limit time.Time, sh ServerHandler, cut Cut) (Reply, error) {
-	stream := method == mcp.MethodTasksResult
+func (v *vu) attempt(ctx context.Context, m mcp.Op, params []byte, limit time.Time, sh ServerHandler, cut Cut) (Reply, error) {
+	method := v.e.dialect.Method(m)
+	stream := m == mcp.OpTasksResult
 	if !stream {
 		if !v.e.acquire(ctx) {
 			err := &TransportError{Op: method, Err: ctx.Err()}
@@ -537,7 +539,7 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 			}
 			lc.PollSent()
 			v.shard.Add(metrics.Polls, 1)
-			rep, err := v.call(ctx, mcp.OpTasksGet, mcp.MethodTasksGet, t.params, time.Time{}, nil, CutNone)
+			rep, err := v.call(ctx, mcp.OpTasksGet, t.params, time.Time{}, nil, CutNone)
 			// Sent when it got its request slot: a wait for one is the load generator's own.
 			v.shard.RecordDuration(metrics.ScheduleLag, max(0, v.sent.Sub(st.At)))
 			v.observe(mcp.OpTasksGet, rep, err, t)
@@ -552,7 +554,7 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 				break
 			}
 			cut := v.cut(e.cfg.Faults.CancelReply, "cancel_reply", CutReply) // fault point 5
-			rep, err := v.call(ctx, mcp.OpTasksCancel, mcp.MethodTasksCancel, t.params, time.Time{}, nil, cut)
+			rep, err := v.call(ctx, mcp.OpTasksCancel, t.params, time.Time{}, nil, cut)
 			if err == nil && rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams {
 				// R26: the task was terminal by the time the cancel arrived (or is gone): not
 				// an outcome. The next tasks/get says which.
@@ -584,7 +586,7 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 					cut = CutStream
 				}
 			}
-			rep, err := v.call(ctx, mcp.OpTasksResult, mcp.MethodTasksResult, t.params, st.At, v, cut)
+			rep, err := v.call(ctx, mcp.OpTasksResult, t.params, st.At, v, cut)
 			switch {
 			case v.revokedDenial(err): // the token lost the right to fetch it: no retry
 				t.reason = ReasonRevoked
@@ -663,7 +665,7 @@ func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 	for attempt := 1; ; attempt++ {
 		cut := v.cut(e.cfg.Faults.CreateReply, "create_reply", CutReply) // fault point 1
 		sentAt := time.Now()
-		rep, err := v.call(ctx, mcp.OpToolsCall, mcp.MethodToolsCall, params, time.Time{}, nil, cut)
+		rep, err := v.call(ctx, mcp.OpToolsCall, params, time.Time{}, nil, cut)
 		if errors.Is(err, ErrCut) {
 			v.dropSession()
 		}
@@ -746,7 +748,7 @@ func (v *vu) reconcile(ctx context.Context, t *taskState, sentAt time.Time) (*mc
 			id, found, err = e.cfg.Reconciler.Find(ctx, t.key)
 		} else {
 			id, found, err = e.list.find(func(params []byte) (Reply, error) {
-				return v.call(ctx, mcp.OpTasksList, mcp.MethodTasksList, params, time.Time{}, nil, CutNone)
+				return v.call(ctx, mcp.OpTasksList, params, time.Time{}, nil, CutNone)
 			}, sentAt, failedAt)
 		}
 		if err == nil && !found {
@@ -757,7 +759,7 @@ func (v *vu) reconcile(ctx context.Context, t *taskState, sentAt time.Time) (*mc
 		}
 		if err == nil {
 			params := taskIDParams(id)
-			rep, err := v.call(ctx, mcp.OpTasksGet, mcp.MethodTasksGet, params, time.Time{}, nil, CutNone)
+			rep, err := v.call(ctx, mcp.OpTasksGet, params, time.Time{}, nil, CutNone)
 			if err == nil && rep.Err == nil {
 				task, perr := mcp.ParseTask(rep.Result)
 				if perr == nil && task.Status.Valid() {
@@ -791,7 +793,7 @@ func (v *vu) unknown(t *taskState, reason string) {
 func (v *vu) confirmCancelled(ctx context.Context, t *taskState) {
 	v.lc.PollSent()
 	v.shard.Add(metrics.Polls, 1)
-	rep, err := v.call(ctx, mcp.OpTasksGet, mcp.MethodTasksGet, t.params, time.Time{}, nil, CutNone)
+	rep, err := v.call(ctx, mcp.OpTasksGet, t.params, time.Time{}, nil, CutNone)
 	if err != nil || rep.Err != nil {
 		return // no evidence either way (a purge after a cancel is allowed)
 	}
@@ -820,7 +822,7 @@ func (v *vu) resultErrorExpected(code int) bool {
 // JSON-RPC error (rpcErr), counted expected (resultErrorExpected), is moved back to the
 // errors unless the task is failed or cancelled.
 func (v *vu) checkFailure(ctx context.Context, t *taskState, rpcErr *mcp.Error) mcp.Status {
-	rep, err := v.call(ctx, mcp.OpTasksGet, mcp.MethodTasksGet, t.params, time.Time{}, nil, CutNone)
+	rep, err := v.call(ctx, mcp.OpTasksGet, t.params, time.Time{}, nil, CutNone)
 	v.observe(mcp.OpTasksGet, rep, err, t)
 	st := v.lc.Status
 	if rpcErr != nil && rpcErr.Code != mcp.CodeInvalidParams && st != mcp.StatusFailed && st != mcp.StatusCancelled {
@@ -1052,7 +1054,7 @@ func (v *vu) finish(ctx context.Context, t *taskState) {
 // Request answers elicitation/create on a tasks/result stream (docs/RULES.md#input-required-flow):
 // accept, decline or cancel by the configured ratios, with related-task _meta (R31).
 func (v *vu) Request(msg *mcp.Message) ([]byte, *mcp.Error) {
-	if msg.Method != mcp.MethodElicit {
+	if v.e.dialect.Op(msg.Method) != mcp.OpElicit {
 		return nil, mcp.Errorf(mcp.CodeMethodNotFound, "tasksim client does not handle %s", msg.Method)
 	}
 	if v.e.det != nil {

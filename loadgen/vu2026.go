@@ -147,7 +147,7 @@ func (v *vu) answerInputs(ctx context.Context, t *taskState) {
 		if v.e.det != nil {
 			v.e.det.scan(r.Params, v.ten.idx, r.Method, partServerRequest) // secrets.go
 		}
-		if r.Method != mcp.MethodElicit {
+		if v.e.dialect.Op(r.Method) != mcp.OpElicit {
 			v.e.errors.note(errorKey{mcp.OpTasksGet, metrics.OutcomeProtocol, 0, 0}, func() string {
 				return fmt.Sprintf("tasks/get asked for input of method %s, which the client did not declare (E15): left unanswered", r.Method)
 			})
@@ -177,7 +177,7 @@ func (v *vu) answerInputs(ctx context.Context, t *taskState) {
 	if !t.streamCut && v.draw(v.e.cfg.Faults.InputAfterAnswer) {
 		t.streamCut, cut = true, CutReply
 	}
-	_, err = v.call(ctx, mcp.OpTasksUpdate, mcp.MethodTasksUpdate, params, time.Time{}, nil, cut)
+	_, err = v.call(ctx, mcp.OpTasksUpdate, params, time.Time{}, nil, cut)
 	if errors.Is(err, ErrCut) {
 		v.injected(CutAfterAnswer)
 		v.dropSession()
@@ -204,7 +204,7 @@ func (v *vu) losePayload() bool {
 func (v *vu) cancelModern(ctx context.Context, t *taskState) {
 	lc := &v.lc
 	cut := v.cut(v.e.cfg.Faults.CancelReply, "cancel_reply", CutReply) // fault point 5
-	rep, err := v.call(ctx, mcp.OpTasksCancel, mcp.MethodTasksCancel, t.params, time.Time{}, nil, cut)
+	rep, err := v.call(ctx, mcp.OpTasksCancel, t.params, time.Time{}, nil, cut)
 	switch {
 	case err != nil:
 		v.observe(mcp.OpTasksCancel, rep, err, t) // the status budget, the backoff
@@ -234,19 +234,20 @@ func (v *vu) probeModern(ctx context.Context, sess *Session, foreign string) {
 		return b
 	}
 	for _, c := range [...]struct {
-		kind, method string
-		params       func(string) []byte
-	}{{ProbeCancel, mcp.MethodTasksCancel, taskIDParams}, {ProbeResult, mcp.MethodTasksUpdate, update}} {
-		rep, err := v.probeCall(ctx, sess, c.kind, c.method, c.params(foreign), CutNone)
+		kind   string
+		op     mcp.Op
+		params func(string) []byte
+	}{{ProbeCancel, mcp.OpTasksCancel, taskIDParams}, {ProbeResult, mcp.OpTasksUpdate, update}} {
+		rep, err := v.probeCall(ctx, sess, c.kind, c.op, c.params(foreign), CutNone)
 		if err != nil || rep.Err != nil {
 			v.judge(c.kind, foreign, rep, err)
 			continue
 		}
-		ctl, cerr := v.probeCall(ctx, sess, c.kind, c.method, c.params(randomHex(v.prng, len(foreign))), CutNone)
+		ctl, cerr := v.probeCall(ctx, sess, c.kind, c.op, c.params(randomHex(v.prng, len(foreign))), CutNone)
 		p := v.e.probes
 		switch {
 		case cerr == nil && ctl.Err != nil:
-			p.leak(c.kind, foreign, c.method+" acknowledged another tenant's task but refused an unknown id: the server tells them apart (E67)")
+			p.leak(c.kind, foreign, c.op.Name()+" acknowledged another tenant's task but refused an unknown id: the server tells them apart (E67)")
 		default:
 			p.count(p.inconclusive, c.kind) // acknowledged like any id (ext-gap-7)
 		}
@@ -260,7 +261,7 @@ func (v *vu) probeModern(ctx context.Context, sess *Session, foreign string) {
 func (v *vu) probeRevokedModern(ctx context.Context, t *tenant, id string) {
 	p := v.e.probes
 	sess := t.target.stateless(v.e.env)
-	rep, err := v.probeCall(ctx, sess, ProbeRevoked, mcp.MethodTasksGet, taskIDParams(id), CutNone)
+	rep, err := v.probeCall(ctx, sess, ProbeRevoked, mcp.OpTasksGet, taskIDParams(id), CutNone)
 	var he *HTTPError
 	switch {
 	case err == nil && rep.Err == nil:
