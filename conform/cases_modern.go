@@ -37,7 +37,7 @@ var modernCases = []caseDef{
 }
 
 func caseDiscover(r *run) {
-	p := r.mcall("", loadgen.ModernRequest{Method: mcp.MethodServerDiscover})
+	p := r.mcall("", loadgen.ModernRequest{Method: mcp.V20260728{}.Method(mcp.OpServerDiscover)})
 	if p.err != nil || p.rpc != nil {
 		r.fatal("E8", "server/discover should answer a DiscoverResult; got %s", p)
 	}
@@ -94,7 +94,7 @@ func (r *run) relabel(method string) { r.ex[len(r.ex)-1].Method = method }
 
 func caseEnvelopeMeta(r *run) {
 	meta := json.RawMessage(`{"` + mcp.MetaClientCapabilities + `":{}}`)
-	p := r.mcall("", loadgen.ModernRequest{Method: mcp.MethodToolsList, Meta: meta})
+	p := r.mcall("", loadgen.ModernRequest{Method: mcp.V20260728{}.Method(mcp.OpToolsList), Meta: meta})
 	r.relabel("tools/list, _meta without protocolVersion")
 	if r.refusedWith(p, "E3", mcp.CodeInvalidParams, http.StatusBadRequest, "a request whose _meta lacks "+mcp.MetaProtocolVersion) {
 		r.pass("-32602, HTTP 400")
@@ -105,7 +105,7 @@ func caseEnvelopeMeta(r *run) {
 const futureModern = "2099-01-01"
 
 func caseEnvelopeVersion(r *run) {
-	p := r.mcall("", loadgen.ModernRequest{Method: mcp.MethodToolsList, Version: futureModern})
+	p := r.mcall("", loadgen.ModernRequest{Method: mcp.V20260728{}.Method(mcp.OpToolsList), Version: futureModern})
 	r.relabel("tools/list, protocolVersion " + futureModern)
 	if !r.refusedWith(p, "E9", mcp.CodeUnsupportedProtocolVersion, http.StatusBadRequest, "a request of protocolVersion "+futureModern) {
 		return
@@ -127,9 +127,9 @@ func caseEnvelopeHeaders(r *run) {
 	ok := 0
 	for _, h := range []struct{ value, label string }{
 		{"", "tools/list without Mcp-Method"},
-		{mcp.MethodToolsCall, "tools/list with Mcp-Method: tools/call"},
+		{mcp.V20260728{}.Method(mcp.OpToolsCall), "tools/list with Mcp-Method: tools/call"},
 	} {
-		p := r.mcall("", loadgen.ModernRequest{Method: mcp.MethodToolsList, Header: map[string]string{mcp.HeaderMethod: h.value}})
+		p := r.mcall("", loadgen.ModernRequest{Method: mcp.V20260728{}.Method(mcp.OpToolsList), Header: map[string]string{mcp.HeaderMethod: h.value}})
 		r.relabel(h.label)
 		if r.refusedWith(p, "E26", mcp.CodeHeaderMismatch, http.StatusBadRequest, "a "+h.label) {
 			ok++
@@ -152,10 +152,12 @@ func caseUnknownMethod(r *run) {
 
 func caseRemoved(r *run) {
 	gone := 0
-	for _, m := range []string{mcp.MethodTasksResult, mcp.MethodTasksList, mcp.MethodPing} {
+	for _, op := range []mcp.Op{mcp.OpTasksResult, mcp.OpTasksList, mcp.OpPing} {
+		m := mcp.V20251125{}.Method(op) // V20260728 has no method for them
 		req := loadgen.ModernRequest{Method: m, Tasks: true}
-		if m == mcp.MethodTasksResult {
-			req = taskReq(m, unknownID)
+		if op == mcp.OpTasksResult { // as taskReq builds it
+			req.Params, _ = json.Marshal(mcp.TaskIDParams{TaskID: unknownID})
+			req.Form = true
 		}
 		if r.refusedWith(r.mcall("", req), "E37", mcp.CodeMethodNotFound, http.StatusNotFound, m+" (gone from 2026-07-28)") {
 			gone++

@@ -80,7 +80,7 @@ func caseModernIDs(r *run) {
 func caseModernGetFields(r *run) {
 	p := r.needPlan()
 	k := r.mcreate(p.long)
-	g := r.mcall("", taskReq(mcp.MethodTasksGet, k.id)) // at once: no settling (E46)
+	g := r.mcall("", taskReq(mcp.OpTasksGet, k.id)) // at once: no settling (E46)
 	if g.err != nil || g.rpc != nil {
 		r.fatal("E46", "tasks/get of task %s right after its CreateTaskResult should answer it; got %s", short(k.id), g)
 	}
@@ -93,7 +93,7 @@ func caseModernGetFields(r *run) {
 		r.fail("E51", "tasks/get should answer resultType \"complete\"; it answered %s", orAbsent(json.RawMessage(quoteOrEmpty(rt))))
 	}
 	f := readModernFields(g.result)
-	r.checkModernFields(f, "E50", "tasks/get")
+	r.checkModernFields(f, "E50", mcp.OpTasksGet.Name())
 	if f.id != k.id {
 		r.fail("E50", "tasks/get of %s answered task %q", short(k.id), short(f.id))
 	}
@@ -242,7 +242,7 @@ func caseModernInput(r *run) {
 	if updates == 0 {
 		r.fatal("E50", "task %s, asked to need input, never showed input_required: %s", short(k.id), statusNames(r.s.statusesOf(k)))
 	}
-	r.pass("%s answered by %s, each acknowledged empty, no key asked again; completed", plural(len(asked), "input request"), plural(updates, "tasks/update"))
+	r.pass("%s answered by %s, each acknowledged empty, no key asked again; completed", plural(len(asked), "input request"), plural(updates, mcp.OpTasksUpdate.Name()))
 }
 
 func caseModernCancel(r *run) {
@@ -250,9 +250,9 @@ func caseModernCancel(r *run) {
 	w := p.medium
 	k := r.mcreate(w)
 	k.cancel = true
-	c := r.mcall("", taskReq(mcp.MethodTasksCancel, k.id))
+	c := r.mcall("", taskReq(mcp.OpTasksCancel, k.id))
 	for c.code() == mcp.CodeInvalidParams && !k.read && time.Since(k.created) < settleWindow && sleep(r.ctx, 250*time.Millisecond) {
-		c = r.mcall("", taskReq(mcp.MethodTasksCancel, k.id)) // not yet readable: modern.get.fields judges E46
+		c = r.mcall("", taskReq(mcp.OpTasksCancel, k.id)) // not yet readable: modern.get.fields judges E46
 	}
 	if c.err != nil || c.rpc != nil {
 		r.fatal("E60", "tasks/cancel of task %s should be acknowledged with an empty result; got %s", short(k.id), c)
@@ -288,7 +288,7 @@ func caseModernCancel(r *run) {
 
 func caseModernUnknown(r *run) {
 	r.needExt()
-	g := r.mcall("", taskReq(mcp.MethodTasksGet, unknownID))
+	g := r.mcall("", taskReq(mcp.OpTasksGet, unknownID))
 	switch {
 	case g.code() == mcp.CodeInvalidParams:
 	case g.rpc != nil:
@@ -296,22 +296,23 @@ func caseModernUnknown(r *run) {
 	default:
 		r.fail("E65", "tasks/get of an unknown task id should get JSON-RPC error -32602; got %s", g)
 	}
-	upd := taskReq(mcp.MethodTasksUpdate, unknownID)
+	upd := taskReq(mcp.OpTasksUpdate, unknownID)
 	upd.Params, _ = json.Marshal(mcp.UpdateTaskParams{TaskID: unknownID, InputResponses: mcp.InputResponses{"tasksim-conform-key": json.RawMessage(`{"action":"decline"}`)}})
 	var notes []string
 	for _, c := range []struct {
-		rule, method string
-		rep          reply
-	}{{"E58", mcp.MethodTasksUpdate, r.mcall("", upd)}, {"E60", mcp.MethodTasksCancel, r.mcall("", taskReq(mcp.MethodTasksCancel, unknownID))}} {
+		rule string
+		op   mcp.Op
+		rep  reply
+	}{{"E58", mcp.OpTasksUpdate, r.mcall("", upd)}, {"E60", mcp.OpTasksCancel, r.mcall("", taskReq(mcp.OpTasksCancel, unknownID))}} {
 		switch {
 		case c.rep.code() == mcp.CodeInvalidParams:
-			notes = append(notes, c.method+" -32602")
+			notes = append(notes, c.op.Name()+" -32602")
 		case c.rep.rpc != nil:
-			notes = append(notes, fmt.Sprintf("%s %d (E65 advises -32602)", c.method, c.rep.rpc.Code))
+			notes = append(notes, fmt.Sprintf("%s %d (E65 advises -32602)", c.op, c.rep.rpc.Code))
 		case c.rep.err != nil:
-			notes = append(notes, fmt.Sprintf("%s: %s", c.method, c.rep))
+			notes = append(notes, fmt.Sprintf("%s: %s", c.op, c.rep))
 		default: // a SHOULD (docs/RULES.md#ext-gap-7): reported, not failed
-			notes = append(notes, fmt.Sprintf("%s acknowledged an unknown task, where %s says it SHOULD be an error (reported, not failed: docs/RULES.md#ext-gap-7)", c.method, c.rule))
+			notes = append(notes, fmt.Sprintf("%s acknowledged an unknown task, where %s says it SHOULD be an error (reported, not failed: docs/RULES.md#ext-gap-7)", c.op, c.rule))
 		}
 	}
 	r.pass("tasks/get -32602; %s", strings.Join(notes, "; "))
@@ -328,7 +329,7 @@ func caseRouting(r *run) {
 		{unknownID, "tasks/get with Mcp-Name naming another task"},
 		{"", "tasks/get without Mcp-Name"},
 	} {
-		req := taskReq(mcp.MethodTasksGet, k.id)
+		req := taskReq(mcp.OpTasksGet, k.id)
 		req.Header = map[string]string{mcp.HeaderName: h.value}
 		c := r.mcall("", req)
 		r.relabel(h.label)
@@ -348,22 +349,22 @@ func caseModernIsolation(r *run) {
 	if g, _ := r.mread(k); g.err != nil || g.rpc != nil {
 		r.fatal("E65", "tasks/get of task %s by its creator should answer it; got %s", short(k.id), g)
 	}
-	upd := taskReq(mcp.MethodTasksUpdate, k.id)
+	upd := taskReq(mcp.OpTasksUpdate, k.id)
 	upd.Params, _ = json.Marshal(mcp.UpdateTaskParams{TaskID: k.id, InputResponses: mcp.InputResponses{"tasksim-conform-key": json.RawMessage(`{"action":"decline"}`)}})
 	for _, req := range []struct {
-		method string
-		rep    func() reply
+		op  mcp.Op
+		rep func() reply
 	}{
-		{mcp.MethodTasksGet, func() reply { return r.mcall("second", taskReq(mcp.MethodTasksGet, k.id)) }},
-		{mcp.MethodTasksUpdate, func() reply { return r.mcall("second", upd) }},
-		{mcp.MethodTasksCancel, func() reply { return r.mcall("second", taskReq(mcp.MethodTasksCancel, k.id)) }},
+		{mcp.OpTasksGet, func() reply { return r.mcall("second", taskReq(mcp.OpTasksGet, k.id)) }},
+		{mcp.OpTasksUpdate, func() reply { return r.mcall("second", upd) }},
+		{mcp.OpTasksCancel, func() reply { return r.mcall("second", taskReq(mcp.OpTasksCancel, k.id)) }},
 	} {
 		c := req.rep()
-		if ok, _ := emptyAck(c.result); ok && c.err == nil && c.rpc == nil && req.method != mcp.MethodTasksGet {
-			r.pass("%s acknowledged, which proves nothing (docs/RULES.md#ext-gap-7): its effect is checked", req.method)
+		if ok, _ := emptyAck(c.result); ok && c.err == nil && c.rpc == nil && req.op != mcp.OpTasksGet {
+			r.pass("%s acknowledged, which proves nothing (docs/RULES.md#ext-gap-7): its effect is checked", req.op)
 			continue
 		}
-		r.isolationVerdict(c, "E67", req.method, k.id)
+		r.isolationVerdict(c, "E67", req.op.Name(), k.id)
 	}
 	if _, f := r.mread(k); f.status == mcp.StatusCancelled {
 		r.fail("E67", "task %s is cancelled after the second identity's tasks/cancel", short(k.id))

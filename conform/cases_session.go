@@ -74,7 +74,7 @@ func caseVersion(r *run) {
 	body, _ := json.Marshal(params)
 	ctx, cancel := context.WithTimeout(r.ctx, requestTimeout)
 	defer cancel()
-	rep, hdr, err := s.t.Attach("", "").CallHeader(ctx, mcp.MethodInitialize, body, nil)
+	rep, hdr, err := s.t.Attach("", "").CallHeader(ctx, mcp.V20251125{}.Method(mcp.OpInitialize), body, nil)
 	p := reply{result: rep.Result, rpc: rep.Err, err: err}
 	r.record(results.Exchange{Method: "initialize (a future version)", Request: excerpt(body, 300), Reply: p.String()})
 	if id := hdr.Get("Mcp-Session-Id"); id != "" {
@@ -98,7 +98,7 @@ func caseVersion(r *run) {
 func caseCapabilities(r *run) {
 	s := r.s
 	caps := s.tasksCaps()
-	r.record(results.Exchange{Method: "initialize", Reply: "result " + excerpt(s.raw, 600)})
+	r.record(results.Exchange{Method: mcp.OpInitialize.Name(), Reply: "result " + excerpt(s.raw, 600)})
 	if len(caps) == 0 {
 		for _, t := range s.tools {
 			if ts := t.TaskSupport(); ts != mcp.TaskForbidden {
@@ -165,7 +165,7 @@ func caseSessionRequired(r *run) {
 	if s.sess.ID() == "" {
 		r.skip("the server issued no Mcp-Session-Id: it keeps no sessions, so there is no session rule to check", "")
 	}
-	p := r.call(s.t.Attach("", s.sess.Version()), "", mcp.MethodToolsList, nil, nil, 0)
+	p := r.call(s.t.Attach("", s.sess.Version()), "", mcp.OpToolsList, nil, nil, 0)
 	r.ex[len(r.ex)-1].Method = "tools/list without Mcp-Session-Id"
 	switch {
 	case p.status == http.StatusBadRequest:
@@ -201,7 +201,7 @@ func caseSessionDeleted(r *run) {
 	case status/100 != 2:
 		r.fatal("H9", "DELETE of a live session should be accepted (2xx) or refused with 405; got HTTP %d", status)
 	}
-	p := r.call(sess, "", mcp.MethodToolsList, nil, nil, 0)
+	p := r.call(sess, "", mcp.OpToolsList, nil, nil, 0)
 	r.ex[len(r.ex)-1].Method = "tools/list on the ended session"
 	if p.status != http.StatusNotFound {
 		r.fail("H8", "a request carrying a session id the server ended gets HTTP 404, so that the client knows to initialize again; got %s", describeStatus(p))
@@ -268,7 +268,7 @@ func caseIgnored(r *run) {
 	if err != nil {
 		r.skip(err.Error(), fmt.Sprintf("give --tool-args %s=JSON", tool.Name))
 	}
-	p := r.call(s.sess, "", mcp.MethodToolsCall, callParams(work{tool: tool.Name, args: args}, &mcp.TaskMetadata{}), nil, s.o.Budget)
+	p := r.call(s.sess, "", mcp.OpToolsCall, callParams(work{tool: tool.Name, args: args}, &mcp.TaskMetadata{}), nil, s.o.Budget)
 	if p.err != nil {
 		r.fatal("R4", "a tools/call with a task parameter should run as a plain call on a server without tasks; got %s", p)
 	}

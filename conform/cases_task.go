@@ -182,7 +182,7 @@ func caseGetFields(r *run) {
 	if rep.err != nil || rep.rpc != nil {
 		r.fatal("R46", "tasks/get of task %s, which the suite created and which has not expired, should answer the task; got %s", short(k.id), rep)
 	}
-	r.checkFields(f, "tasks/get")
+	r.checkFields(f, mcp.OpTasksGet.Name())
 	if f.id != k.id {
 		r.fail("R46", "tasks/get of %s answered task %q", short(k.id), short(f.id))
 	}
@@ -218,7 +218,7 @@ func caseNonBlocking(r *run) {
 	var took time.Duration
 	for {
 		start := time.Now()
-		rep = r.call(k.sess, "", mcp.MethodTasksGet, mcp.TaskIDParams{TaskID: k.id}, nil, getBound)
+		rep = r.call(k.sess, "", mcp.OpTasksGet, mcp.TaskIDParams{TaskID: k.id}, nil, getBound)
 		took = time.Since(start)
 		if rep.code() != mcp.CodeInvalidParams || time.Since(k.created) >= settleWindow || !sleep(r.ctx, 250*time.Millisecond) {
 			break // not yet readable just after its creation: docs/RULES.md#gap-3
@@ -282,7 +282,7 @@ func caseResultWaits(r *run) {
 	if _, f := r.read(k); f.status.Terminal() || f.status == 0 {
 		r.skip(fmt.Sprintf("task %s had ended (or could not be read) before tasks/result could be sent while it worked", short(k.id)), "give --tool a tool whose tasks last longer than a second")
 	}
-	rep := r.call(k.sess, "", mcp.MethodTasksResult, mcp.TaskIDParams{TaskID: k.id}, &inputHandler{r: r, task: k.id}, r.s.o.Budget)
+	rep := r.call(k.sess, "", mcp.OpTasksResult, mcp.TaskIDParams{TaskID: k.id}, &inputHandler{r: r, task: k.id}, r.s.o.Budget)
 	if rep.err != nil && rep.status == 0 {
 		r.skip(fmt.Sprintf("tasks/result of task %s ended without an answer (%s): a proxy may cut long requests (docs/RULES.md#gap-12)", short(k.id), rep), "give --budget more time, or --tool a shorter task")
 	}
@@ -301,7 +301,7 @@ func caseResultPayload(r *run) {
 	if f.status == mcp.StatusCancelled {
 		r.skip(fmt.Sprintf("task %s ended cancelled without a cancel (see task.lifecycle): there is no result to check", short(k.id)), "")
 	}
-	a := r.call(k.sess, "", mcp.MethodTasksResult, mcp.TaskIDParams{TaskID: k.id}, nil, 0)
+	a := r.call(k.sess, "", mcp.OpTasksResult, mcp.TaskIDParams{TaskID: k.id}, nil, 0)
 	if a.err != nil {
 		r.fatal("R17", "tasks/result of terminal task %s should answer at once; got %s", short(k.id), a)
 	}
@@ -322,7 +322,7 @@ func caseResultPayload(r *run) {
 	if res.IsError && f.status == mcp.StatusCompleted {
 		r.fail("R51", "task %s ended completed, but its tool result has isError: true; such a task ends failed", short(k.id))
 	}
-	b := r.call(k.sess, "", mcp.MethodTasksResult, mcp.TaskIDParams{TaskID: k.id}, nil, 0)
+	b := r.call(k.sess, "", mcp.OpTasksResult, mcp.TaskIDParams{TaskID: k.id}, nil, 0)
 	if b.err == nil && b.rpc == nil && !sameJSON(withoutMeta(a.result), withoutMeta(b.result)) {
 		r.fail("R17", "two tasks/result calls of terminal task %s returned different results: %s and %s", short(k.id), excerpt(a.result, 120), excerpt(b.result, 120))
 	}
@@ -376,7 +376,7 @@ func caseResultFailed(r *run) {
 	k := r.create(*p.failed, nil)
 	f := r.waitEnd(k)
 	r.notSelfCancelled(k, f)
-	a := r.call(k.sess, "", mcp.MethodTasksResult, mcp.TaskIDParams{TaskID: k.id}, nil, 0)
+	a := r.call(k.sess, "", mcp.OpTasksResult, mcp.TaskIDParams{TaskID: k.id}, nil, 0)
 	var res mcp.CallToolResult
 	_ = json.Unmarshal(a.result, &res)
 	switch {
@@ -390,7 +390,7 @@ func caseResultFailed(r *run) {
 	}
 	k = r.create(*p.errors, nil)
 	f = r.waitEnd(k)
-	a = r.call(k.sess, "", mcp.MethodTasksResult, mcp.TaskIDParams{TaskID: k.id}, nil, 0)
+	a = r.call(k.sess, "", mcp.OpTasksResult, mcp.TaskIDParams{TaskID: k.id}, nil, 0)
 	if a.rpc == nil {
 		r.fail("R17", "tasks/result of task %s, whose call ended in a JSON-RPC error, should return that error; got %s", short(k.id), a)
 	}
@@ -413,9 +413,9 @@ func caseCancelWorking(r *run) {
 	w := p.medium
 	k := r.create(w, nil)
 	k.cancel = true
-	c := r.call(k.sess, "", mcp.MethodTasksCancel, mcp.TaskIDParams{TaskID: k.id}, nil, 0)
+	c := r.call(k.sess, "", mcp.OpTasksCancel, mcp.TaskIDParams{TaskID: k.id}, nil, 0)
 	for c.code() == mcp.CodeInvalidParams && !k.read && time.Since(k.created) < settleWindow && sleep(r.ctx, 250*time.Millisecond) {
-		c = r.call(k.sess, "", mcp.MethodTasksCancel, mcp.TaskIDParams{TaskID: k.id}, nil, 0) // gap-3
+		c = r.call(k.sess, "", mcp.OpTasksCancel, mcp.TaskIDParams{TaskID: k.id}, nil, 0) // gap-3
 	}
 	if c.code() == mcp.CodeInvalidParams {
 		if _, f := r.get(k.sess, "", k.id); f.status.Terminal() {
@@ -455,7 +455,7 @@ func caseCancelTerminal(r *run) {
 	r.needPlan()
 	r.needCancel()
 	k, f := r.doneTask()
-	c := r.call(k.sess, "", mcp.MethodTasksCancel, mcp.TaskIDParams{TaskID: k.id}, nil, 0)
+	c := r.call(k.sess, "", mcp.OpTasksCancel, mcp.TaskIDParams{TaskID: k.id}, nil, 0)
 	switch {
 	case c.code() == mcp.CodeInvalidParams:
 		if g, _ := r.get(k.sess, "", k.id); g.code() == mcp.CodeInvalidParams {
@@ -479,21 +479,23 @@ func caseUnknown(r *run) {
 	if r.s.init.Capabilities.Tasks == nil {
 		r.skip("the server declares no capabilities.tasks", "")
 	}
-	methods := []string{mcp.MethodTasksGet, mcp.MethodTasksResult}
+	ops := []mcp.Op{mcp.OpTasksGet, mcp.OpTasksResult}
 	if r.s.cancelDeclared() {
-		methods = append(methods, mcp.MethodTasksCancel)
+		ops = append(ops, mcp.OpTasksCancel)
 	}
-	for _, m := range methods {
-		c := r.call(r.s.sess, "", m, mcp.TaskIDParams{TaskID: unknownID}, nil, 0)
+	names := make([]string, len(ops))
+	for i, op := range ops {
+		names[i] = op.Name()
+		c := r.call(r.s.sess, "", op, mcp.TaskIDParams{TaskID: unknownID}, nil, 0)
 		switch {
 		case c.code() == mcp.CodeInvalidParams:
 		case c.rpc != nil:
-			r.fail("R46", "%s of an unknown task id should get -32602 (Invalid params); got %d (%s)", m, c.rpc.Code, oneLine(c.rpc.Message, 120))
+			r.fail("R46", "%s of an unknown task id should get -32602 (Invalid params); got %d (%s)", names[i], c.rpc.Code, oneLine(c.rpc.Message, 120))
 		default:
-			r.fail("R46", "%s of an unknown task id should get JSON-RPC error -32602; got %s", m, c)
+			r.fail("R46", "%s of an unknown task id should get JSON-RPC error -32602; got %s", names[i], c)
 		}
 	}
-	r.pass("-32602 from %s", strings.Join(methods, ", "))
+	r.pass("-32602 from %s", strings.Join(names, ", "))
 }
 
 // needList skips the case when the server does not declare tasks/list.
@@ -514,7 +516,7 @@ func (r *run) listAll(sess *loadgen.Session, identity string) (map[string]bool, 
 	pages := 0
 	for {
 		pages++
-		c := r.call(sess, identity, mcp.MethodTasksList, mcp.ListTasksParams{Cursor: cursor}, nil, 0)
+		c := r.call(sess, identity, mcp.OpTasksList, mcp.ListTasksParams{Cursor: cursor}, nil, 0)
 		if c.err != nil || c.rpc != nil {
 			r.fatal("R22", "tasks/list (page %d) should answer a page of tasks; got %s", pages, c)
 		}
@@ -571,7 +573,7 @@ func caseListPages(r *run) {
 func caseListBadCursor(r *run) {
 	r.needList()
 	bogus := "tasksim-conform-not-a-cursor"
-	c := r.call(r.s.sess, "", mcp.MethodTasksList, mcp.ListTasksParams{Cursor: &bogus}, nil, 0)
+	c := r.call(r.s.sess, "", mcp.OpTasksList, mcp.ListTasksParams{Cursor: &bogus}, nil, 0)
 	switch {
 	case c.code() == mcp.CodeInvalidParams:
 		r.pass("-32602")
@@ -742,7 +744,7 @@ func (r *run) isolationVerdict(c reply, rule, what, id string) {
 func (r *run) ownTask() *known {
 	k := r.create(r.s.plan.long, nil)
 	for {
-		p := r.call(k.sess, "", mcp.MethodTasksGet, mcp.TaskIDParams{TaskID: k.id}, nil, getBound)
+		p := r.call(k.sess, "", mcp.OpTasksGet, mcp.TaskIDParams{TaskID: k.id}, nil, getBound)
 		switch {
 		case p.err == nil && p.rpc == nil:
 			k.read = true
@@ -759,7 +761,7 @@ func (r *run) ownTask() *known {
 func caseIsoGet(r *run) {
 	o := r.needOther()
 	k := r.ownTask()
-	r.isolationVerdict(r.call(o, "second", mcp.MethodTasksGet, mcp.TaskIDParams{TaskID: k.id}, nil, 0), "R53", "tasks/get", k.id)
+	r.isolationVerdict(r.call(o, "second", mcp.OpTasksGet, mcp.TaskIDParams{TaskID: k.id}, nil, 0), "R53", mcp.OpTasksGet.Name(), k.id)
 }
 
 func caseIsoSession(r *run) {
@@ -772,7 +774,7 @@ func caseIsoSession(r *run) {
 	}
 	k := r.ownTask()
 	borrowed := r.s.other.Attach(r.s.sess.ID(), r.s.sess.Version())
-	c := r.call(borrowed, "second", mcp.MethodTasksGet, mcp.TaskIDParams{TaskID: k.id}, nil, 0)
+	c := r.call(borrowed, "second", mcp.OpTasksGet, mcp.TaskIDParams{TaskID: k.id}, nil, 0)
 	r.ex[len(r.ex)-1].Method = "tasks/get on the first identity's session id"
 	if c.err == nil && c.rpc == nil {
 		r.fatal("R52", "the second identity's credentials on the first identity's session id read its task %s: the task is not bound to the first identity's credentials, so a leaked session id is a key (H2)", short(k.id))
@@ -783,14 +785,14 @@ func caseIsoSession(r *run) {
 func caseIsoResult(r *run) {
 	o := r.needOther()
 	k, _ := r.doneTask()
-	r.isolationVerdict(r.call(o, "second", mcp.MethodTasksResult, mcp.TaskIDParams{TaskID: k.id}, nil, 0), "R53", "tasks/result", k.id)
+	r.isolationVerdict(r.call(o, "second", mcp.OpTasksResult, mcp.TaskIDParams{TaskID: k.id}, nil, 0), "R53", mcp.OpTasksResult.Name(), k.id)
 }
 
 func caseIsoCancel(r *run) {
 	o := r.needOther()
 	r.needCancel()
 	k := r.ownTask()
-	r.isolationVerdict(r.call(o, "second", mcp.MethodTasksCancel, mcp.TaskIDParams{TaskID: k.id}, nil, 0), "R53", "tasks/cancel", k.id)
+	r.isolationVerdict(r.call(o, "second", mcp.OpTasksCancel, mcp.TaskIDParams{TaskID: k.id}, nil, 0), "R53", mcp.OpTasksCancel.Name(), k.id)
 	if _, f := r.get(k.sess, "", k.id); f.status == mcp.StatusCancelled {
 		r.fail("R53", "task %s is cancelled after the second identity's tasks/cancel", short(k.id))
 	}

@@ -65,7 +65,7 @@ func caseForbidden(r *run) {
 	r.needToolTasks()
 	tools, _ := r.toolsOf(mcp.TaskForbidden)
 	for _, w := range tools {
-		p := r.call(r.s.sess, "", mcp.MethodToolsCall, callParams(w, &mcp.TaskMetadata{}), nil, r.s.o.Budget)
+		p := r.call(r.s.sess, "", mcp.OpToolsCall, callParams(w, &mcp.TaskMetadata{}), nil, r.s.o.Budget)
 		r.refused(p, w, "R8", "(taskSupport forbidden) called with a task parameter", false)
 	}
 }
@@ -74,7 +74,7 @@ func caseRequired(r *run) {
 	r.needToolTasks()
 	tools, _ := r.toolsOf(mcp.TaskRequired)
 	for _, w := range tools {
-		p := r.call(r.s.sess, "", mcp.MethodToolsCall, callParams(w, nil), nil, r.s.o.Budget)
+		p := r.call(r.s.sess, "", mcp.OpToolsCall, callParams(w, nil), nil, r.s.o.Budget)
 		r.refused(p, w, "R10", "(taskSupport required) called without a task parameter", true)
 	}
 }
@@ -100,7 +100,7 @@ func caseOptional(r *run) {
 	r.needToolTasks()
 	tools, _ := r.toolsOf(mcp.TaskOptional)
 	for _, w := range tools {
-		p := r.call(r.s.sess, "", mcp.MethodToolsCall, callParams(w, &mcp.TaskMetadata{}), nil, 0)
+		p := r.call(r.s.sess, "", mcp.OpToolsCall, callParams(w, &mcp.TaskMetadata{}), nil, 0)
 		k, why := (*known)(nil), ""
 		if p.err == nil && p.rpc == nil {
 			k, why = r.s.adopt(p.result, r.s.sess, w)
@@ -113,7 +113,7 @@ func caseOptional(r *run) {
 			}
 			r.fail("R11", "tool %q (taskSupport optional) called with a task parameter should be answered with a CreateTaskResult; %s", w.tool, why)
 		}
-		p = r.call(r.s.sess, "", mcp.MethodToolsCall, callParams(w, nil), nil, r.s.o.Budget)
+		p = r.call(r.s.sess, "", mcp.OpToolsCall, callParams(w, nil), nil, r.s.o.Budget)
 		switch {
 		case p.err != nil || p.rpc != nil:
 			r.fail("R11", "tool %q (taskSupport optional) called without a task parameter should run as a plain call; got %s", w.tool, p)

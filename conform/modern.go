@@ -37,7 +37,7 @@ func (s *suite) runModern(ctx context.Context, res *results.Contract, sel select
 	}
 	dctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	rep, _, err := m.c.Send(dctx, loadgen.ModernRequest{Method: mcp.MethodServerDiscover})
+	rep, _, err := m.c.Send(dctx, loadgen.ModernRequest{Method: mcp.V20260728{}.Method(mcp.OpServerDiscover)})
 	if err != nil {
 		return s.t.ExplainConnect(err)
 	}
@@ -118,9 +118,9 @@ func (r *run) mcall(identity string, req loadgen.ModernRequest) reply {
 
 // taskReq is a request of a task method for id, declaring the extension as every task
 // request must (E65), and form elicitation, as tools/call does (docs/RULES.md#ext-gap-6).
-func taskReq(method, id string) loadgen.ModernRequest {
+func taskReq(op mcp.Op, id string) loadgen.ModernRequest {
 	p, _ := json.Marshal(mcp.TaskIDParams{TaskID: id})
-	return loadgen.ModernRequest{Method: method, Params: p, Tasks: true, Form: true}
+	return loadgen.ModernRequest{Method: mcp.V20260728{}.Method(op), Params: p, Tasks: true, Form: true}
 }
 
 // observeModern counts a result and its resultType (E11), and records the status a
@@ -135,7 +135,7 @@ func (s *suite) observeModern(method string, p reply) {
 		s.m.noType = append(s.m.noType, method)
 	}
 	s.mu.Unlock()
-	if method == mcp.MethodTasksGet {
+	if (mcp.V20260728{}).Op(method) == mcp.OpTasksGet {
 		s.saw(readModernFields(p.result))
 	}
 }
@@ -162,7 +162,7 @@ func containsString(list []string, s string) bool {
 // callReq is a tools/call of w; tasks declares the extension.
 func callReq(w work, tasks bool) loadgen.ModernRequest {
 	p, _ := json.Marshal(mcp.CallToolRequestParams{Name: w.tool, Arguments: w.args, Meta: nil})
-	return loadgen.ModernRequest{Method: mcp.MethodToolsCall, Params: withoutMeta(p), Tasks: tasks, Form: true}
+	return loadgen.ModernRequest{Method: mcp.V20260728{}.Method(mcp.OpToolsCall), Params: withoutMeta(p), Tasks: tasks, Form: true}
 }
 
 // mcreate calls w declaring the extension and returns the task created; a call the
@@ -213,7 +213,7 @@ func resultType(result json.RawMessage) string {
 // judge their own rules.
 func (r *run) mread(k *known) (reply, fields) {
 	for {
-		p := r.mcall("", taskReq(mcp.MethodTasksGet, k.id))
+		p := r.mcall("", taskReq(mcp.OpTasksGet, k.id))
 		if p.code() == mcp.CodeInvalidParams && !k.read && time.Since(k.created) < settleWindow {
 			if !sleep(r.ctx, 250*time.Millisecond) {
 				return p, fields{}
@@ -288,7 +288,7 @@ func (r *run) answerAll(k *known, result json.RawMessage) (reply, []string) {
 	answers := mcp.InputResponses{}
 	var keys []string
 	for key, q := range reqs {
-		if q.Method != mcp.MethodElicit {
+		if (mcp.V20260728{}).Op(q.Method) != mcp.OpElicit {
 			r.skip(fmt.Sprintf("task %s asks for %s, which the suite does not answer", short(k.id), q.Method), "give --tool a tool whose input requests are form elicitations")
 		}
 		var p mcp.ElicitRequestParams
@@ -305,7 +305,7 @@ func (r *run) answerAll(k *known, result json.RawMessage) (reply, []string) {
 		r.fatal("E50", "task %s is input_required, but its tasks/get carries no inputRequests: %s", short(k.id), excerpt(result, 200))
 	}
 	params, _ := json.Marshal(mcp.UpdateTaskParams{TaskID: k.id, InputResponses: answers})
-	req := taskReq(mcp.MethodTasksUpdate, k.id)
+	req := taskReq(mcp.OpTasksUpdate, k.id)
 	req.Params = params
 	return r.mcall("", req), keys
 }
@@ -320,8 +320,8 @@ func (s *suite) cleanupModern(ctx context.Context) {
 		if k.sess != nil || k.final != 0 || k.gone {
 			continue // a legacy task, or one that ended
 		}
-		for _, method := range []string{mcp.MethodTasksGet, mcp.MethodTasksCancel, mcp.MethodTasksGet} {
-			p := r.mcall("", taskReq(method, id))
+		for _, op := range []mcp.Op{mcp.OpTasksGet, mcp.OpTasksCancel, mcp.OpTasksGet} {
+			p := r.mcall("", taskReq(op, id))
 			if p.code() == mcp.CodeInvalidParams {
 				k.gone = true
 			}

@@ -363,7 +363,7 @@ func openSession(ctx context.Context, t *loadgen.Target) (*loadgen.Session, *mcp
 	defer cancel()
 	params, _ := json.Marshal(mcp.InitializeParams{ProtocolVersion: mcp.Version20251125,
 		Capabilities: loadgen.ClientCapabilities(), ClientInfo: t.ClientInfo})
-	rep, hdr, err := t.Attach("", "").CallHeader(ctx, mcp.MethodInitialize, params, nil)
+	rep, hdr, err := t.Attach("", "").CallHeader(ctx, mcp.V20251125{}.Method(mcp.OpInitialize), params, nil)
 	if err == nil && rep.Err != nil {
 		err = fmt.Errorf("initialize: %w", rep.Err)
 	}
@@ -379,7 +379,7 @@ func openSession(ctx context.Context, t *loadgen.Target) (*loadgen.Session, *mcp
 		return nil, nil, nil, t.ExplainConnect(err)
 	}
 	sess := t.Attach(hdr.Get("Mcp-Session-Id"), mcp.InternVersion(init.ProtocolVersion))
-	if err := sess.Notify(ctx, mcp.MethodInitialized, nil); err != nil {
+	if err := sess.Notify(ctx, mcp.V20251125{}.Method(mcp.OpInitialized), nil); err != nil {
 		return nil, nil, nil, fmt.Errorf("target %s: notifications/initialized: %w", t.URL, err)
 	}
 	return sess, init, rep.Result, nil
@@ -550,7 +550,8 @@ func (p reply) String() string {
 
 // call sends method with params on sess and records the exchange. identity names the
 // identity in the evidence ("" = the first). timeout 0 = requestTimeout.
-func (r *run) call(sess *loadgen.Session, identity, method string, params any, h loadgen.ServerHandler, timeout time.Duration) reply {
+func (r *run) call(sess *loadgen.Session, identity string, op mcp.Op, params any, h loadgen.ServerHandler, timeout time.Duration) reply {
+	method := mcp.V20251125{}.Method(op)
 	if timeout == 0 {
 		timeout = requestTimeout
 	}
@@ -584,7 +585,7 @@ func (r *run) call(sess *loadgen.Session, identity, method string, params any, h
 		}
 	}
 	r.record(results.Exchange{Method: method, Identity: identity, Request: excerpt(body, 300), HTTPStatus: p.status, Reply: p.String()})
-	r.s.observeReply(method, p)
+	r.s.observeReply(op, p)
 	return p
 }
 

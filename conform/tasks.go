@@ -182,7 +182,7 @@ func callParams(w work, task *mcp.TaskMetadata) mcp.CallToolParams {
 // create calls w as a task and returns the task; a reply that is not a CreateTaskResult
 // fails the case under R11.
 func (r *run) create(w work, ttl *mcp.Ms) *known {
-	p := r.call(r.s.sess, "", mcp.MethodToolsCall, callParams(w, &mcp.TaskMetadata{TTL: ttl}), nil, 0)
+	p := r.call(r.s.sess, "", mcp.OpToolsCall, callParams(w, &mcp.TaskMetadata{TTL: ttl}), nil, 0)
 	built := r.s.o.Args == nil && !r.s.mock
 	if p.code() == mcp.CodeInvalidParams && built {
 		r.skip(fmt.Sprintf("the server refused the arguments the suite built for %q from its inputSchema: %s", w.tool, p), fmt.Sprintf("give --tool %s --args JSON", w.tool))
@@ -264,14 +264,14 @@ func readTaskFields(b json.RawMessage, ttl, poll string) fields {
 
 // observeReply records the statuses a reply shows: a tasks/get or tasks/cancel result,
 // every task of a tasks/list page.
-func (s *suite) observeReply(method string, p reply) {
+func (s *suite) observeReply(op mcp.Op, p reply) {
 	if p.err != nil || p.rpc != nil {
 		return
 	}
-	switch method {
-	case mcp.MethodTasksGet, mcp.MethodTasksCancel:
+	switch op {
+	case mcp.OpTasksGet, mcp.OpTasksCancel:
 		s.saw(readFields(p.result))
-	case mcp.MethodTasksList:
+	case mcp.OpTasksList:
 		var page struct {
 			Tasks []json.RawMessage `json:"tasks"`
 		}
@@ -306,7 +306,7 @@ func (s *suite) sawLocked(k *known, st mcp.Status) {
 
 // get reads a task with tasks/get.
 func (r *run) get(sess *loadgen.Session, identity, id string) (reply, fields) {
-	p := r.call(sess, identity, mcp.MethodTasksGet, mcp.TaskIDParams{TaskID: id}, nil, 0)
+	p := r.call(sess, identity, mcp.OpTasksGet, mcp.TaskIDParams{TaskID: id}, nil, 0)
 	if p.err != nil || p.rpc != nil {
 		return p, fields{}
 	}
@@ -408,7 +408,7 @@ func (r *run) doneTask() (*known, fields) {
 // read): the case is skipped.
 func (r *run) answerInput(k *known, left time.Duration) {
 	h := &inputHandler{r: r, task: k.id}
-	p := r.call(k.sess, "", mcp.MethodTasksResult, mcp.TaskIDParams{TaskID: k.id}, h, max(left, time.Second))
+	p := r.call(k.sess, "", mcp.OpTasksResult, mcp.TaskIDParams{TaskID: k.id}, h, max(left, time.Second))
 	if h.noMeta > 0 {
 		r.fail("R36", "%d request(s) for input of task %s came without related-task _meta naming the task", h.noMeta, short(k.id))
 	}
@@ -444,7 +444,7 @@ type inputHandler struct {
 
 func (h *inputHandler) Request(msg *mcp.Message) ([]byte, *mcp.Error) {
 	h.r.record(results.Exchange{Method: msg.Method + " (from the server)", Request: excerpt(msg.Params, 300)})
-	if msg.Method != mcp.MethodElicit {
+	if (mcp.V20251125{}).Op(msg.Method) != mcp.OpElicit {
 		return nil, mcp.Errorf(mcp.CodeMethodNotFound, "tasksim conform answers only elicitation/create")
 	}
 	var p mcp.ElicitRequestParams
@@ -484,7 +484,7 @@ func (s *suite) cleanup(ctx context.Context) {
 		if f.status.Terminal() || !s.cancelDeclared() {
 			continue
 		}
-		r.call(k.sess, "", mcp.MethodTasksCancel, mcp.TaskIDParams{TaskID: id}, nil, 0)
+		r.call(k.sess, "", mcp.OpTasksCancel, mcp.TaskIDParams{TaskID: id}, nil, 0)
 	}
 }
 

@@ -335,7 +335,7 @@ func TestFailedTaskResultIsNotARequestError(t *testing.T) {
 			if failed == 0 || failed != snap.Counters[metrics.TasksCreated] {
 				t.Fatalf("strategy %d: %d failed of %d created, want every one", strategy, failed, snap.Counters[metrics.TasksCreated])
 			}
-			if got, errs := snap.Requests[metrics.MethodTasksResult][metrics.OutcomeExpected], snap.ErrorCount(metrics.MethodTasksResult); got != failed || errs != 0 {
+			if got, errs := snap.Requests[mcp.OpTasksResult][metrics.OutcomeExpected], snap.ErrorCount(mcp.OpTasksResult); got != failed || errs != 0 {
 				t.Errorf("strategy %d: tasks/result: %d expected, %d errors; want %d and 0", strategy, got, errs, failed)
 			}
 			if strategy == loadgen.ResultBlock && snap.Counters[metrics.Polls] != 0 {

@@ -69,13 +69,13 @@ func TestCreateRefusals(t *testing.T) {
 				if got := snap.Counters[metrics.TasksUnknown]; got != 0 {
 					t.Errorf("tasks_unknown %d, want 0: a refused create is not unknown", got)
 				}
-				if got, errs := snap.Requests[metrics.MethodToolsCall][metrics.OutcomeBackpressure], snap.ErrorCount(metrics.MethodToolsCall); got != want || errs != 0 {
+				if got, errs := snap.Requests[mcp.OpToolsCall][metrics.OutcomeBackpressure], snap.ErrorCount(mcp.OpToolsCall); got != want || errs != 0 {
 					t.Errorf("tools/call: %d backpressure, %d errors; want %d and 0", got, errs, want)
 				}
 				if c, d := snap.Counters[metrics.TasksCreated], snap.Counters[metrics.TasksCompleted]; c != workers+queue || d != c {
 					t.Errorf("created %d, completed %d, want %d each", c, d, workers+queue)
 				}
-				if got := snap.RequestCount(metrics.MethodToolsCall); got != want+workers+queue {
+				if got := snap.RequestCount(mcp.OpToolsCall); got != want+workers+queue {
 					t.Errorf("%d tools/call sent, want %d", got, want+workers+queue)
 				}
 			})
@@ -183,7 +183,7 @@ func TestPollRateLimitHonoured(t *testing.T) {
 		if got := snap.Counters[metrics.Polls]; got != 9 {
 			t.Errorf("polls %d, want 9", got)
 		}
-		if got, errs := snap.Requests[metrics.MethodTasksGet][metrics.OutcomeBackpressure], snap.ErrorCount(metrics.MethodTasksGet); got != 4 || errs != 0 {
+		if got, errs := snap.Requests[mcp.OpTasksGet][metrics.OutcomeBackpressure], snap.ErrorCount(mcp.OpTasksGet); got != 4 || errs != 0 {
 			t.Errorf("tasks/get: %d backpressure, %d errors; want 4 (the 429s) and 0", got, errs)
 		}
 		if got := snap.Counters[metrics.BackpressureSignals]; got != 4 {
@@ -208,9 +208,9 @@ func TestBrokenWorkloadSendsATrickle(t *testing.T) {
 		if took := time.Since(start); took != 10*time.Second {
 			t.Errorf("the run took %v, want the load phase, 10 s: a backoff must not hold the drain", took)
 		}
-		calls := snap.RequestCount(metrics.MethodToolsCall)
-		if calls != 21 || snap.ErrorCount(metrics.MethodToolsCall) != 21 {
-			t.Errorf("%d tools/call sent, %d errors; want 21 and 21 (7 per client)", calls, snap.ErrorCount(metrics.MethodToolsCall))
+		calls := snap.RequestCount(mcp.OpToolsCall)
+		if calls != 21 || snap.ErrorCount(mcp.OpToolsCall) != 21 {
+			t.Errorf("%d tools/call sent, %d errors; want 21 and 21 (7 per client)", calls, snap.ErrorCount(mcp.OpToolsCall))
 		}
 		if got := eng.Refusals()[mcp.CodeInvalidParams]; got != 21 {
 			t.Errorf("refusals %v, want {-32602: 21}", eng.Refusals())
@@ -271,7 +271,7 @@ func TestUnreachableTargetSendsATrickle(t *testing.T) {
 		if n := snap.Counters[metrics.TasksUnknown]; n != 0 {
 			t.Errorf("%d tasks unknown, want 0: no create left the client", n)
 		}
-		if got := snap.ErrorCount(metrics.MethodInitialize); got != 21 {
+		if got := snap.ErrorCount(mcp.OpInitialize); got != 21 {
 			t.Errorf("%d initialize errors, want 21", got)
 		}
 	})

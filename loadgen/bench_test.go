@@ -77,7 +77,7 @@ func restoreGC(p gcpolicy.Policy) {
 // windowFigures is one second of the run for the log: requests, schedule_lag p99 and max.
 func windowFigures(w *metrics.Window) string {
 	var n int64
-	for m := range metrics.NumMethods {
+	for m := range mcp.NumOps {
 		n += w.RequestCount(m)
 	}
 	lag := w.Summary(metrics.ScheduleLag)
@@ -87,7 +87,7 @@ func windowFigures(w *metrics.Window) string {
 // errors counts every request that did not end OutcomeOK, all methods together.
 func (r *loopbackResult) errors() int64 {
 	var n int64
-	for m := range metrics.NumMethods {
+	for m := range mcp.NumOps {
 		n += r.snap.ErrorCount(m)
 	}
 	return n
@@ -96,7 +96,7 @@ func (r *loopbackResult) errors() int64 {
 // requests counts every request sent, all methods together.
 func (r *loopbackResult) requests() int64 {
 	var n int64
-	for m := range metrics.NumMethods {
+	for m := range mcp.NumOps {
 		n += r.snap.RequestCount(m)
 	}
 	return n
@@ -349,7 +349,7 @@ func reportLoopback(b *testing.B, lr loopbackRun, res *loopbackResult) {
 // errorBreakdown lists the non-ok outcomes by method, for the log.
 func errorBreakdown(s *metrics.Snapshot) string {
 	var sb strings.Builder
-	for m := range metrics.NumMethods {
+	for m := range mcp.NumOps {
 		for o := metrics.OutcomeRPCError; o < metrics.NumOutcomes; o++ {
 			if n := s.Requests[m][o]; n > 0 {
 				fmt.Fprintf(&sb, "[%s %s: %d]", m, o, n)

@@ -148,7 +148,7 @@ func (p *cleanupProber) probe(ctx context.Context, taskID string, run *probeRun)
 			return
 		}
 		rctx, cancel := context.WithTimeout(ctx, p.e.cfg.timeout())
-		rep, err := s.Call(rctx, mcp.MethodTasksGet, params, nil)
+		rep, err := s.CallOp(rctx, mcp.OpTasksGet, params, nil)
 		cancel()
 		now := time.Now()
 		switch {
@@ -173,7 +173,7 @@ func (p *cleanupProber) sees(ctx context.Context, params []byte, run *probeRun) 
 	if err == nil {
 		rctx, cancel := context.WithTimeout(ctx, p.e.cfg.timeout())
 		var rep Reply
-		rep, err = s.Call(rctx, mcp.MethodTasksGet, params, nil)
+		rep, err = s.CallOp(rctx, mcp.OpTasksGet, params, nil)
 		cancel()
 		switch {
 		case err == nil && rep.Err == nil:

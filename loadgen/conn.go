@@ -264,7 +264,7 @@ func (t *Target) connect(ctx context.Context, caps mcp.ClientCapabilities, keepI
 	if err != nil {
 		return nil, err
 	}
-	rep, hdr, err := s.do(ctx, mcp.MethodInitialize, params, nil, CutNone)
+	rep, hdr, err := s.do(ctx, t.dialect().Method(mcp.OpInitialize), params, nil, CutNone)
 	if err != nil {
 		return nil, err
 	}
@@ -284,7 +284,7 @@ func (t *Target) connect(ctx context.Context, caps mcp.ClientCapabilities, keepI
 		s.init = init
 	}
 	s.postHdr = s.postHeader()
-	if err := s.post(ctx, mcp.AppendRequest(nil, mcp.ID{}, mcp.MethodInitialized, nil)); err != nil {
+	if err := s.post(ctx, mcp.AppendRequest(nil, mcp.ID{}, t.dialect().Method(mcp.OpInitialized), nil)); err != nil {
 		return nil, fmt.Errorf("notifications/initialized: %w", err)
 	}
 	return s, nil
@@ -295,6 +295,32 @@ func (t *Target) connect(ctx context.Context, caps mcp.ClientCapabilities, keepI
 func (s *Session) Call(ctx context.Context, method string, params []byte, h ServerHandler) (Reply, error) {
 	rep, _, err := s.do(ctx, method, params, h, CutNone)
 	return rep, err
+}
+
+// CallOp is Call of op, spelled by the session's dialect: V20260728 for the requester of
+// 2026-07-28, the Target's (V20251125 by default) for a session. An op the era does not have
+// is an error, and nothing is sent.
+func (s *Session) CallOp(ctx context.Context, op mcp.Op, params []byte, h ServerHandler) (Reply, error) {
+	return s.CallOpCut(ctx, op, params, h, CutNone)
+}
+
+// CallOpCut is CallOp with a fault injected at the point cut names (CallCut).
+func (s *Session) CallOpCut(ctx context.Context, op mcp.Op, params []byte, h ServerHandler, cut Cut) (Reply, error) {
+	method := s.dialect().Method(op)
+	if method == "" {
+		return Reply{}, fmt.Errorf("loadgen: %s has no method in protocol %s", op, s.dialect().Version())
+	}
+	rep, _, err := s.do(ctx, method, params, h, cut)
+	return rep, err
+}
+
+// dialect is the dialect of s's requests: V20260728 for a requester of 2026-07-28
+// (stateless), else its Target's.
+func (s *Session) dialect() mcp.Dialect {
+	if s.env != nil {
+		return mcp.V20260728{}
+	}
+	return s.t.dialect()
 }
 
 // CallCut is Call with a fault injected at the point cut names. It returns an error
@@ -461,7 +487,7 @@ func (s *Session) do(ctx context.Context, method string, params []byte, h Server
 func (s *Session) readReply(ctx context.Context, resp *http.Response, id mcp.ID, method string, h ServerHandler, cut Cut) (Reply, http.Header, error) {
 	if resp.StatusCode != http.StatusOK {
 		defer drain(resp.Body)
-		err := statusError(resp, s.id != "" && method != mcp.MethodInitialize)
+		err := statusError(resp, s.id != "" && s.dialect().Op(method) != mcp.OpInitialize)
 		if s.env != nil {
 			if rep, ok := modernRefusal(err); ok {
 				return rep, resp.Header, nil

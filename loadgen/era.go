@@ -159,7 +159,7 @@ func (t *Target) detectEra(ctx context.Context) (Era, error) {
 	}
 	retried := false
 	for {
-		rep, err := s.call(ctx, mcp.MethodServerDiscover, nil, mcp.ModernClientCapabilities{})
+		rep, err := s.call(ctx, mcp.OpServerDiscover, nil, mcp.ModernClientCapabilities{})
 		if err == nil && rep.Err != nil {
 			return legacy("server/discover answered HTTP 200 with JSON-RPC error %d (a modern error has its own status, E27)", rep.Err.Code)
 		}

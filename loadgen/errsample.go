@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 )
 
@@ -40,7 +41,7 @@ const maxSampleMessage = 200
 
 // errorKey is what sets one kind of error apart.
 type errorKey struct {
-	m            metrics.Method
+	m            mcp.Op
 	o            metrics.Outcome
 	code, status int
 }

@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/mockserver"
@@ -122,10 +123,10 @@ func TestGraceEndCutsARequestWithoutAnError(t *testing.T) {
 			Clients: 2, Duration: 2 * time.Second, Grace: 3 * time.Second,
 			Poll: loadgen.PollPolicy{Kind: loadgen.PollFixed, Interval: time.Second},
 		}, nil)
-		got := snap.Requests[metrics.MethodTasksGet]
-		if got[metrics.OutcomeStopped] != 2 || snap.ErrorCount(metrics.MethodTasksGet) != 0 {
+		got := snap.Requests[mcp.OpTasksGet]
+		if got[metrics.OutcomeStopped] != 2 || snap.ErrorCount(mcp.OpTasksGet) != 0 {
 			t.Errorf("tasks/get outcomes %v, %d errors: want the 2 cut polls stopped, no error",
-				got, snap.ErrorCount(metrics.MethodTasksGet))
+				got, snap.ErrorCount(mcp.OpTasksGet))
 		}
 	})
 }

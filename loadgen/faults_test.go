@@ -121,7 +121,7 @@ func TestFaultCreateReplyReconciled(t *testing.T) {
 			t.Errorf("%d creates retried, want 0", got)
 		}
 		// The replies tasksim dropped itself are its own doing, not the target's errors.
-		if got, errs := r.snap.Requests[metrics.MethodToolsCall][metrics.OutcomeInjected], r.snap.ErrorCount(metrics.MethodToolsCall); got != created || errs != 0 {
+		if got, errs := r.snap.Requests[mcp.OpToolsCall][metrics.OutcomeInjected], r.snap.ErrorCount(mcp.OpToolsCall); got != created || errs != 0 {
 			t.Errorf("tools/call: %d injected, %d errors; want %d and 0", got, errs, created)
 		}
 	})
@@ -363,7 +363,7 @@ func TestLateCancelIsNotExpiry(t *testing.T) {
 			t.Errorf("%d tasks expired or cancelled: a late cancel changed the outcome", n)
 		}
 		// The task was terminal: the -32602 is the reply R26 prescribes, not a refusal.
-		if got, refused := r.snap.Requests[metrics.MethodTasksCancel][metrics.OutcomeExpected], r.c(metrics.CancelsRefused); got != created || refused != 0 {
+		if got, refused := r.snap.Requests[mcp.OpTasksCancel][metrics.OutcomeExpected], r.c(metrics.CancelsRefused); got != created || refused != 0 {
 			t.Errorf("tasks/cancel: %d expected, %d refused while working; want %d and 0", got, refused, created)
 		}
 	})
@@ -448,7 +448,7 @@ func TestCancelRefusedWhileWorking(t *testing.T) {
 		if sent == 0 || r.c(metrics.CancelsRefused) != sent {
 			t.Errorf("%d cancels sent, %d refused while working; want every one", sent, r.c(metrics.CancelsRefused))
 		}
-		if got := r.snap.Requests[metrics.MethodTasksCancel][metrics.OutcomeRPCError]; got != sent {
+		if got := r.snap.Requests[mcp.OpTasksCancel][metrics.OutcomeRPCError]; got != sent {
 			t.Errorf("%d tasks/cancel errors, want %d: the refusals were not the expected reply", got, sent)
 		}
 		if r.c(metrics.TasksCompleted) != r.c(metrics.TasksCreated) {

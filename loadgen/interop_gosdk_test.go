@@ -343,7 +343,7 @@ func TestGoSDKModernWithoutExtension(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before := tap.check(t)
 			snap := runGoSDK(t, target, m, gosdkConfig(tc.args))
-			calls := snap.RequestCount(metrics.MethodToolsCall)
+			calls := snap.RequestCount(mcp.OpToolsCall)
 			if calls == 0 || snap.Counters[tc.want] != calls {
 				t.Errorf("%d tools/call, %s %d: want every call counted so", calls, tc.want, snap.Counters[tc.want])
 			}
@@ -423,11 +423,11 @@ func TestGoSDKStatefulDiscover(t *testing.T) {
 		t.Fatalf("decide sync: %v, as_task %v", err, m.AsTask)
 	}
 	snap := runGoSDK(t, target, m, gosdkConfig(map[string]any{"duration_ms": 100}))
-	calls := snap.RequestCount(metrics.MethodToolsCall)
+	calls := snap.RequestCount(mcp.OpToolsCall)
 	if calls == 0 || snap.Counters[metrics.TasksCompleted] != calls || snap.Counters[metrics.TasksCreated] != 0 {
 		t.Errorf("%d tools/call, %d completed, %d tasks: want plain calls, all completed", calls, snap.Counters[metrics.TasksCompleted], snap.Counters[metrics.TasksCreated])
 	}
-	if snap.RequestCount(metrics.MethodInitialize) == 0 {
+	if snap.RequestCount(mcp.OpInitialize) == 0 {
 		t.Error("no initialize counted: the run did not speak 2025-11-25")
 	}
 	noProtocolTrouble(t, snap, nil)
@@ -463,11 +463,11 @@ func TestGoSDKInputRounds(t *testing.T) {
 			cfg.Tool, cfg.Input = "deploy", tc.input
 			snap := runGoSDK(t, target, m, cfg)
 			done := snap.Counters[tc.want]
-			if done == 0 || snap.RequestCount(metrics.MethodToolsCall) != 2*done || snap.Counters[metrics.Elicitations] != done {
+			if done == 0 || snap.RequestCount(mcp.OpToolsCall) != 2*done || snap.Counters[metrics.Elicitations] != done {
 				t.Errorf("%s %d, tools/call %d, input requests answered %d: want two calls and one answer per call",
-					tc.want, done, snap.RequestCount(metrics.MethodToolsCall), snap.Counters[metrics.Elicitations])
+					tc.want, done, snap.RequestCount(mcp.OpToolsCall), snap.Counters[metrics.Elicitations])
 			}
-			if n := snap.Counters[metrics.TasksUnknown] + snap.ErrorCount(metrics.MethodToolsCall); n != 0 {
+			if n := snap.Counters[metrics.TasksUnknown] + snap.ErrorCount(mcp.OpToolsCall); n != 0 {
 				t.Errorf("%d unknown outcomes or failed requests, want none", n)
 			}
 			tap.check(t)

@@ -286,9 +286,9 @@ func work(d time.Duration, honourCtx bool, fail error) mcpgoserver.ToolHandlerFu
 
 // noProtocolTrouble fails the test on any transport, protocol or HTTP error, and on any
 // JSON-RPC error outside allowed (method -> code).
-func noProtocolTrouble(t *testing.T, snap *metrics.Snapshot, allowed map[metrics.Method]int) {
+func noProtocolTrouble(t *testing.T, snap *metrics.Snapshot, allowed map[mcp.Op]int) {
 	t.Helper()
-	for m := range metrics.NumMethods {
+	for m := range mcp.NumOps {
 		for _, o := range []metrics.Outcome{metrics.OutcomeHTTPError, metrics.OutcomeTransport, metrics.OutcomeProtocol} {
 			if n := snap.Requests[m][o]; n != 0 {
 				t.Errorf("%s: %d requests ended %s, want 0", m, n, o)
@@ -358,7 +358,7 @@ func TestMCPGoInterop(t *testing.T) {
 		t.Errorf("creates refused %v, want none", r)
 	}
 	noProtocolTrouble(t, snap, nil)
-	if n := snap.RequestCount(metrics.MethodTasksResult); n != completed {
+	if n := snap.RequestCount(mcp.OpTasksResult); n != completed {
 		t.Errorf("%d tasks/result calls for %d completed tasks, want one each", n, completed)
 	}
 	hooks.mu.Lock()
@@ -393,7 +393,7 @@ func TestMCPGoSelfTermination(t *testing.T) {
 		handler mcpgoserver.ToolHandlerFunc
 		ttl     time.Duration
 		want    metrics.Counter
-		allowed map[metrics.Method]int // JSON-RPC errors that the outcome implies
+		allowed map[mcp.Op]int // JSON-RPC errors that the outcome implies
 		check   func(t *testing.T, h *mcpgoHooks, n int64)
 	}{
 		{
@@ -411,7 +411,7 @@ func TestMCPGoSelfTermination(t *testing.T) {
 			name:    "failed by the handler",
 			handler: work(mcpgoShort, false, errors.New("tool broke")),
 			want:    metrics.TasksFailed,
-			allowed: map[metrics.Method]int{metrics.MethodTasksResult: mcp.CodeInternalError},
+			allowed: map[mcp.Op]int{mcp.OpTasksResult: mcp.CodeInternalError},
 			check: func(t *testing.T, h *mcpgoHooks, n int64) {
 				if h.failed < int(n) || h.canceled != 0 {
 					t.Errorf("mcp-go failed %d and cancelled %d tasks; want >= %d and 0", h.failed, h.canceled, n)
@@ -424,7 +424,7 @@ func TestMCPGoSelfTermination(t *testing.T) {
 			handler: work(mcpgoWork, false, nil),
 			ttl:     100 * time.Millisecond,
 			want:    metrics.TasksExpired,
-			allowed: map[metrics.Method]int{metrics.MethodTasksGet: mcp.CodeInvalidParams},
+			allowed: map[mcp.Op]int{mcp.OpTasksGet: mcp.CodeInvalidParams},
 		},
 	}
 	for _, tc := range cases {
@@ -458,7 +458,7 @@ func TestMCPGoSelfTermination(t *testing.T) {
 			if n := snap.Counters[metrics.InvalidTransitions]; n != 0 {
 				t.Errorf("%d invalid transitions, want 0", n)
 			}
-			if n := snap.RequestCount(metrics.MethodTasksCancel); n != 0 {
+			if n := snap.RequestCount(mcp.OpTasksCancel); n != 0 {
 				t.Errorf("%d tasks/cancel sent, want 0: mcp-go ended these tasks itself", n)
 			}
 			noProtocolTrouble(t, snap, tc.allowed)

@@ -424,8 +424,8 @@ func notMCPStatus(status int) bool {
 // a loop of cursors or more than maxPages pages is an error).
 func (s *Session) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 	var tools []mcp.Tool
-	err := eachPage(mcp.MethodToolsList, func(params []byte) (Reply, error) {
-		return s.Call(ctx, mcp.MethodToolsList, params, nil)
+	err := eachPage(mcp.OpToolsList, func(params []byte) (Reply, error) {
+		return s.CallOp(ctx, mcp.OpToolsList, params, nil)
 	}, func(result json.RawMessage) (bool, error) {
 		var res mcp.ListToolsResult
 		if err := json.Unmarshal(result, &res); err != nil {
@@ -516,7 +516,7 @@ func (m *Manifest) observeTask(ctx context.Context, s *Session, o ProbeOptions) 
 		note("no task created: arguments for %q: %v", tool.Name, err)
 		return
 	}
-	rep, err := s.Call(ctx, mcp.MethodToolsCall, params, nil)
+	rep, err := s.CallOp(ctx, mcp.OpToolsCall, params, nil)
 	switch {
 	case err != nil:
 		note("task-augmented tools/call of %q failed: %v", tool.Name, err)
@@ -540,7 +540,7 @@ func (m *Manifest) observeTask(ctx context.Context, s *Session, o ProbeOptions) 
 		note("the task was left to run: the target does not declare tasks.cancel")
 		return
 	}
-	crep, err := s.Call(ctx, mcp.MethodTasksCancel, taskIDParams(task.TaskID), nil)
+	crep, err := s.CallOp(ctx, mcp.OpTasksCancel, taskIDParams(task.TaskID), nil)
 	m.noteCancel(err, crep.Err, "the task was cancelled (a cancel is a request, not a rollback)")
 }
 

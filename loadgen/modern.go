@@ -197,10 +197,10 @@ type modernSession struct {
 	nextID  int64
 }
 
-// call sends one request of the modern era and reads its reply.
-func (s *modernSession) call(ctx context.Context, method string, params []byte, caps mcp.ModernClientCapabilities) (Reply, error) {
+// call sends one request of the modern era, op spelled by V20260728, and reads its reply.
+func (s *modernSession) call(ctx context.Context, op mcp.Op, params []byte, caps mcp.ModernClientCapabilities) (Reply, error) {
 	s.nextID++
-	r, err := s.t.newModernRequest(mcp.IntID(s.nextID), s.version, method, params, caps)
+	r, err := s.t.newModernRequest(mcp.IntID(s.nextID), s.version, mcp.V20260728{}.Method(op), params, caps)
 	if err != nil {
 		return Reply{}, err
 	}

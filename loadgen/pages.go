@@ -15,7 +15,8 @@ const maxPages = 1000
 // page, following nextCursor, and hands each page's result to page, which reports whether
 // to go on. It fails on a transport or JSON-RPC error, a result that does not decode, a
 // cursor the server already sent (the pages loop), or more than maxPages pages.
-func eachPage(method string, call func(params []byte) (Reply, error), page func(result json.RawMessage) (more bool, err error)) error {
+func eachPage(op mcp.Op, call func(params []byte) (Reply, error), page func(result json.RawMessage) (more bool, err error)) error {
+	method := op.Name()
 	seen := map[string]bool{}
 	params := []byte(`{}`)
 	for n := 1; ; n++ {

@@ -20,7 +20,7 @@ const statelessNote = "protocol 2026-07-28 has no sessions: no session id is iss
 func probeModern(ctx context.Context, t *Target, o ProbeOptions, era Era) (*Manifest, error) {
 	s := &modernSession{t: t, version: era.Version}
 	if era.Discover == nil {
-		rep, err := s.call(ctx, mcp.MethodServerDiscover, nil, mcp.ModernClientCapabilities{})
+		rep, err := s.call(ctx, mcp.OpServerDiscover, nil, mcp.ModernClientCapabilities{})
 		if err == nil && rep.Err != nil {
 			err = rep.Err
 		}
@@ -75,8 +75,8 @@ func probeModern(ctx context.Context, t *Target, o ProbeOptions, era Era) (*Mani
 // 2025-11-25 (eachPage). Each page must be a complete result (E11-E13).
 func (s *modernSession) listTools(ctx context.Context) ([]mcp.Tool, error) {
 	var tools []mcp.Tool
-	err := eachPage(mcp.MethodToolsList, func(params []byte) (Reply, error) {
-		return s.call(ctx, mcp.MethodToolsList, params, mcp.ModernClientCapabilities{})
+	err := eachPage(mcp.OpToolsList, func(params []byte) (Reply, error) {
+		return s.call(ctx, mcp.OpToolsList, params, mcp.ModernClientCapabilities{})
 	}, func(result json.RawMessage) (bool, error) {
 		rt, _, err := mcp.ReadResultType(result)
 		switch {
@@ -138,7 +138,7 @@ func (m *Manifest) observeModernTask(ctx context.Context, s *modernSession, o Pr
 	}
 	var caps mcp.ModernClientCapabilities
 	caps.DeclareTasks()
-	rep, err := s.call(ctx, mcp.MethodToolsCall, params, caps)
+	rep, err := s.call(ctx, mcp.OpToolsCall, params, caps)
 	switch {
 	case err != nil:
 		note("tools/call of %q declaring %s failed: %v", tool.Name, mcp.ExtTasks, err)
@@ -167,6 +167,6 @@ func (m *Manifest) observeModernTask(ctx context.Context, s *modernSession, o Pr
 	m.sawTask(&task)
 	note("one task of %q was created to observe pollIntervalMs and ttlMs (task %s)", tool.Name, task.TaskID)
 	cparams, _ := json.Marshal(map[string]string{"taskId": task.TaskID})
-	crep, err := s.call(ctx, mcp.MethodTasksCancel, cparams, caps)
+	crep, err := s.call(ctx, mcp.OpTasksCancel, cparams, caps)
 	m.noteCancel(err, crep.Err, "the task was cancelled (tasks/cancel is acknowledged, not a rollback: E60)")
 }

@@ -362,20 +362,20 @@ func (e *Engine) Security() SecurityReport {
 
 // probeCall sends one probe request on sess with a request slot and the request timeout,
 // and lets the detector see the reply (a foreign secret in it is a leak of its own).
-func (v *vu) probeCall(ctx context.Context, sess *Session, kind, method string, params []byte, cut Cut) (Reply, error) {
+func (v *vu) probeCall(ctx context.Context, sess *Session, kind string, op mcp.Op, params []byte, cut Cut) (Reply, error) {
 	e := v.e
 	e.probes.count(e.probes.sent, kind)
-	if method != mcp.MethodTasksResult {
+	if op != mcp.OpTasksResult {
 		if !e.acquire(ctx) {
-			return Reply{}, &TransportError{Op: method, Err: ctx.Err()}
+			return Reply{}, &TransportError{Op: op.Name(), Err: ctx.Err()}
 		}
 		defer e.release()
 	}
 	rctx, cancel := context.WithTimeout(ctx, e.cfg.timeout())
 	defer cancel()
-	rep, err := sess.CallCut(rctx, method, params, nil, cut)
+	rep, err := sess.CallOpCut(rctx, op, params, nil, cut)
 	if e.det != nil {
-		e.det.inspect(v.ten.idx, method, rep, err)
+		e.det.inspect(v.ten.idx, op, rep, err)
 	}
 	return rep, err
 }
@@ -415,14 +415,14 @@ func (v *vu) probeRound(ctx context.Context) {
 	e.probesRan.Store(true)
 	sess := v.sess
 	params := taskIDParams(f.id)
-	rep, err := v.probeCall(ctx, sess, ProbeGet, mcp.MethodTasksGet, params, CutNone)
+	rep, err := v.probeCall(ctx, sess, ProbeGet, mcp.OpTasksGet, params, CutNone)
 	v.judge(ProbeGet, f.id, rep, err)
 
 	if e.env != nil {
 		v.probeModern(ctx, sess, f.id) // vu2026.go
 		return
 	}
-	rep, err = v.probeCall(ctx, sess, ProbeCancel, mcp.MethodTasksCancel, params, CutNone)
+	rep, err = v.probeCall(ctx, sess, ProbeCancel, mcp.OpTasksCancel, params, CutNone)
 	v.judge(ProbeCancel, f.id, rep, err)
 	if err == nil && rep.Err == nil {
 		p.mu.Lock()
@@ -432,7 +432,7 @@ func (v *vu) probeRound(ctx context.Context) {
 		p.mu.Unlock()
 	}
 
-	rep, err = v.probeCall(ctx, sess, ProbeResult, mcp.MethodTasksResult, params, CutBeforeAnswer)
+	rep, err = v.probeCall(ctx, sess, ProbeResult, mcp.OpTasksResult, params, CutBeforeAnswer)
 	if errors.Is(err, ErrCut) {
 		p.leak(ProbeResult, f.id, "another tenant's elicitation/create reached the probe on its tasks/result stream (R53)")
 	} else {
@@ -448,7 +448,7 @@ func (v *vu) probeRound(ctx context.Context) {
 	}
 	if f.session != "" && f.session != sess.id {
 		hijacked := &Session{t: v.ten.target, id: f.session, version: sess.version}
-		rep, err := v.probeCall(ctx, hijacked, ProbeSession, mcp.MethodTasksGet, params, CutNone)
+		rep, err := v.probeCall(ctx, hijacked, ProbeSession, mcp.OpTasksGet, params, CutNone)
 		v.judge(ProbeSession, f.id, rep, err)
 	}
 }
@@ -456,7 +456,7 @@ func (v *vu) probeRound(ctx context.Context) {
 // probeList looks for other tenants' tasks on the first page of tasks/list (R53, R54).
 func (v *vu) probeList(ctx context.Context, sess *Session) {
 	p := v.e.probes
-	rep, err := v.probeCall(ctx, sess, ProbeList, mcp.MethodTasksList, []byte(`{}`), CutNone)
+	rep, err := v.probeCall(ctx, sess, ProbeList, mcp.OpTasksList, []byte(`{}`), CutNone)
 	if err != nil || rep.Err != nil {
 		p.count(p.inconclusive, ProbeList)
 		return
@@ -492,7 +492,7 @@ func (v *vu) probeGuesses(ctx context.Context, sess *Session, foreign string) {
 		if g == "" || g == foreign {
 			continue
 		}
-		rep, err := v.probeCall(ctx, sess, ProbeGuess, mcp.MethodTasksGet, taskIDParams(g), CutNone)
+		rep, err := v.probeCall(ctx, sess, ProbeGuess, mcp.OpTasksGet, taskIDParams(g), CutNone)
 		owner, known := p.reg.tenantOf(g)
 		switch {
 		case known && owner != v.ten.idx:
@@ -515,8 +515,9 @@ func (v *vu) probeMeta(ctx context.Context, sess *Session, foreign string) {
 	plain := taskIDParams(own)
 	withMeta := append(append(plain[:len(plain)-1:len(plain)-1], `,"_meta":`...), mcp.RelatedTaskMeta(foreign)...)
 	withMeta = append(withMeta, '}')
-	for _, method := range [...]string{mcp.MethodTasksGet, mcp.MethodTasksResult} {
-		rep, err := v.probeCall(ctx, sess, ProbeMeta, method, withMeta, CutBeforeAnswer)
+	for _, op := range [...]mcp.Op{mcp.OpTasksGet, mcp.OpTasksResult} {
+		method := op.Name()
+		rep, err := v.probeCall(ctx, sess, ProbeMeta, op, withMeta, CutBeforeAnswer)
 		var res struct {
 			TaskID string          `json:"taskId"`
 			Meta   json.RawMessage `json:"_meta"`
@@ -525,15 +526,15 @@ func (v *vu) probeMeta(ctx context.Context, sess *Session, foreign string) {
 		case err != nil || rep.Err == nil && json.Unmarshal(rep.Result, &res) != nil:
 			p.count(p.inconclusive, ProbeMeta)
 		case rep.Err != nil:
-			ctl, cerr := v.probeCall(ctx, sess, ProbeMeta, method, plain, CutBeforeAnswer)
+			ctl, cerr := v.probeCall(ctx, sess, ProbeMeta, op, plain, CutBeforeAnswer)
 			switch {
 			case cerr != nil:
 				p.count(p.inconclusive, ProbeMeta)
 			case ctl.Err == nil:
 				p.leak(ProbeMeta, foreign, method+" with related-task _meta naming another task failed where the same request without it was answered: the server used the _meta (R32)")
 			}
-		case method == mcp.MethodTasksGet && res.TaskID != own,
-			method == mcp.MethodTasksResult && mcp.RelatedTaskID(res.Meta) == foreign:
+		case op == mcp.OpTasksGet && res.TaskID != own,
+			op == mcp.OpTasksResult && mcp.RelatedTaskID(res.Meta) == foreign:
 			p.leak(ProbeMeta, foreign, method+" answered about the task named in related-task _meta instead of params.taskId (R32)")
 		}
 	}
@@ -592,7 +593,7 @@ func (v *vu) probeRevoked(ctx context.Context) {
 		defer cancel()
 		_ = sess.Close(cctx)
 	}()
-	rep, err := v.probeCall(ctx, sess, ProbeRevoked, mcp.MethodTasksResult, taskIDParams(f.id), CutBeforeAnswer)
+	rep, err := v.probeCall(ctx, sess, ProbeRevoked, mcp.OpTasksResult, taskIDParams(f.id), CutBeforeAnswer)
 	switch {
 	case err == nil && rep.Err == nil:
 		p.leak(ProbeRevoked, f.id, "a token whose scope was revoked fetched a task result")

@@ -218,7 +218,7 @@ func (l *listReconciler) learn(id string) {
 func (l *listReconciler) find(call func(params []byte) (Reply, error), from, to time.Time) (string, bool, error) {
 	from, to = from.Add(-time.Second), to.Add(time.Second)
 	var claimed string
-	err := eachPage(mcp.MethodTasksList, call, func(result json.RawMessage) (bool, error) {
+	err := eachPage(mcp.OpTasksList, call, func(result json.RawMessage) (bool, error) {
 		var res struct {
 			Tasks []mcp.Task `json:"tasks"`
 		}

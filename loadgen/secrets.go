@@ -111,7 +111,7 @@ func (p part) where(method string) string {
 	case partResult:
 		return "result of " + method
 	case partTask:
-		if method == mcp.MethodTasksList {
+		if method == mcp.OpTasksList.Name() {
 			return "statusMessage in tasks/list"
 		}
 		return "statusMessage of " + method
@@ -187,8 +187,9 @@ func (d *detector) record(where, plantedIn string, tenant int) {
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' }
 
-// inspect scans one reply (or failure) a client of tenant viewer got for method.
-func (d *detector) inspect(viewer int, method string, rep Reply, err error) {
+// inspect scans one reply (or failure) a client of tenant viewer got for a request of op.
+func (d *detector) inspect(viewer int, op mcp.Op, rep Reply, err error) {
+	method := op.Name()
 	if err != nil {
 		var he *HTTPError
 		if errors.As(err, &he) && he.Body != "" {
@@ -204,7 +205,7 @@ func (d *detector) inspect(viewer int, method string, rep Reply, err error) {
 		return
 	}
 	p := partTask
-	if method == mcp.MethodTasksResult || method == mcp.MethodToolsCall && !bytes.Contains(rep.Result, []byte(`"task"`)) {
+	if op == mcp.OpTasksResult || op == mcp.OpToolsCall && !bytes.Contains(rep.Result, []byte(`"task"`)) {
 		p = partResult
 	}
 	d.scan(rep.Result, viewer, method, p)

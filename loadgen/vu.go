@@ -127,7 +127,7 @@ func (v *vu) connect(ctx context.Context) error {
 	defer cancel()
 	start := time.Now()
 	s, err := v.ten.target.connect(ctx, clientCaps, false) // with the tenant's token
-	v.count(metrics.MethodInitialize, start, Reply{}, err)
+	v.count(mcp.OpInitialize, start, Reply{}, err)
 	if err != nil {
 		return err
 	}
@@ -157,20 +157,21 @@ func (v *vu) close(ctx context.Context) {
 	} else {
 		err = &TransportError{Op: "DELETE", Err: ctx.Err()}
 	}
-	v.count(metrics.MethodDelete, time.Now(), Reply{}, err)
+	v.count(mcp.OpDelete, time.Now(), Reply{}, err)
 	v.sess = nil
 }
 
 // call sends one request with the per-request timeout (limit, when non-zero, bounds it
 // earlier), re-initializing once if the session is gone, and records its latency and outcome.
 // Every request but tasks/result first takes a request slot (Config.MaxConns); v.sent is
-// when the first attempt got it, or when the call gave up waiting.
-func (v *vu) call(ctx context.Context, m metrics.Method, method string, params []byte, limit time.Time, sh ServerHandler, cut Cut) (Reply, error) {
+// when the first attempt got it, or when the call gave up waiting. The engine's dialect
+// spells op.
+func (v *vu) call(ctx context.Context, op mcp.Op, params []byte, limit time.Time, sh ServerHandler, cut Cut) (Reply, error) {
 	v.sent = time.Time{}
 	for attempt := 0; ; attempt++ {
-		rep, err := v.attempt(ctx, m, method, params, limit, sh, cut)
+		rep, err := v.attempt(ctx, op, params, limit, sh, cut)
 		if v.e.det != nil {
-			v.e.det.inspect(v.ten.idx, method, rep, err) // secrets.go
+			v.e.det.inspect(v.ten.idx, op, rep, err) // secrets.go
 		}
 		if errors.Is(err, ErrSessionGone) && attempt == 0 {
 			v.dropSession()
@@ -188,8 +189,9 @@ func (e *notSentError) Error() string { return e.err.Error() }
 func (e *notSentError) Unwrap() error { return e.err }
 
 // attempt is one try of call: take a slot, connect if there is no session, send.
-func (v *vu) attempt(ctx context.Context, m metrics.Method, method string, params []byte, limit time.Time, sh ServerHandler, cut Cut) (Reply, error) {
-	stream := method == mcp.MethodTasksResult
+func (v *vu) attempt(ctx context.Context, m mcp.Op, params []byte, limit time.Time, sh ServerHandler, cut Cut) (Reply, error) {
+	method := v.e.dialect.Method(m)
+	stream := m == mcp.OpTasksResult
 	if !stream {
 		if !v.e.acquire(ctx) {
 			err := &TransportError{Op: method, Err: ctx.Err()}
@@ -224,9 +226,9 @@ func (v *vu) attempt(ctx context.Context, m metrics.Method, method string, param
 
 // count records one request's latency (for methods that have a latency metric) and outcome,
 // and samples it when it is an error (errsample.go).
-func (v *vu) count(m metrics.Method, start time.Time, rep Reply, err error) {
+func (v *vu) count(m mcp.Op, start time.Time, rep Reply, err error) {
 	o, code, status := classify(m, rep, err)
-	if o == metrics.OutcomeRPCError && m == metrics.MethodTasksResult && v.resultErrorExpected(code) {
+	if o == metrics.OutcomeRPCError && m == mcp.OpTasksResult && v.resultErrorExpected(code) {
 		o = metrics.OutcomeExpected // the failed call's own error, as R17 has it delivered
 	}
 	if (o == metrics.OutcomeTransport || o == metrics.OutcomeProtocol) && v.stopped() {
@@ -348,7 +350,7 @@ func (v *vu) holdOff(retryAfter time.Duration) {
 
 // classify returns how a request of method m ended, with its JSON-RPC code and HTTP
 // status (0 when there is none).
-func classify(m metrics.Method, rep Reply, err error) (o metrics.Outcome, code, status int) {
+func classify(m mcp.Op, rep Reply, err error) (o metrics.Outcome, code, status int) {
 	switch {
 	case err != nil:
 		return classifyFailure(err) // apart: its errors.As targets escape, and cost an allocation each
@@ -357,9 +359,9 @@ func classify(m metrics.Method, rep Reply, err error) (o metrics.Outcome, code, 
 	}
 	status = cmp.Or(rep.Status, 200) // 2026-07-28 refuses some errors with 400 or 404 (E27)
 	switch {
-	case m == metrics.MethodTasksCancel && rep.Err.Code == mcp.CodeInvalidParams:
+	case m == mcp.OpTasksCancel && rep.Err.Code == mcp.CodeInvalidParams:
 		return metrics.OutcomeExpected, rep.Err.Code, status // R26: already terminal, or gone
-	case m == metrics.MethodToolsCall && capacityError(rep.Err):
+	case m == mcp.OpToolsCall && capacityError(rep.Err):
 		return metrics.OutcomeBackpressure, rep.Err.Code, status
 	}
 	return metrics.OutcomeRPCError, rep.Err.Code, status
@@ -538,10 +540,10 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 			}
 			lc.PollSent()
 			v.shard.Add(metrics.Polls, 1)
-			rep, err := v.call(ctx, metrics.MethodTasksGet, mcp.MethodTasksGet, t.params, time.Time{}, nil, CutNone)
+			rep, err := v.call(ctx, mcp.OpTasksGet, t.params, time.Time{}, nil, CutNone)
 			// Sent when it got its request slot: a wait for one is the load generator's own.
 			v.shard.RecordDuration(metrics.ScheduleLag, max(0, v.sent.Sub(st.At)))
-			v.observe(metrics.MethodTasksGet, rep, err, t)
+			v.observe(mcp.OpTasksGet, rep, err, t)
 			if len(t.inputs) > 0 {
 				v.answerInputs(ctx, t) // 2026-07-28: input is answered between polls (E55)
 			}
@@ -553,7 +555,7 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 				break
 			}
 			cut := v.cut(e.cfg.Faults.CancelReply, "cancel_reply", CutReply) // fault point 5
-			rep, err := v.call(ctx, metrics.MethodTasksCancel, mcp.MethodTasksCancel, t.params, time.Time{}, nil, cut)
+			rep, err := v.call(ctx, mcp.OpTasksCancel, t.params, time.Time{}, nil, cut)
 			if err == nil && rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams {
 				// R26: the task was terminal by the time the cancel arrived (or is gone): not
 				// an outcome. The next tasks/get says which.
@@ -562,7 +564,7 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 				lc.Replied(time.Now())
 				break
 			}
-			v.observe(metrics.MethodTasksCancel, rep, err, t)
+			v.observe(mcp.OpTasksCancel, rep, err, t)
 			if err == nil && rep.Err == nil && lc.Status == mcp.StatusCancelled {
 				t.cancelAcked = true
 				v.shard.Add(metrics.CancelsAcked, 1)
@@ -585,7 +587,7 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 					cut = CutStream
 				}
 			}
-			rep, err := v.call(ctx, metrics.MethodTasksResult, mcp.MethodTasksResult, t.params, st.At, v, cut)
+			rep, err := v.call(ctx, mcp.OpTasksResult, t.params, st.At, v, cut)
 			switch {
 			case v.revokedDenial(err): // the token lost the right to fetch it: no retry
 				t.reason = ReasonRevoked
@@ -665,7 +667,7 @@ func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 	for attempt := 1; ; attempt++ {
 		cut := v.cut(e.cfg.Faults.CreateReply, "create_reply", CutReply) // fault point 1
 		sentAt := time.Now()
-		rep, err := v.call(ctx, metrics.MethodToolsCall, mcp.MethodToolsCall, params, time.Time{}, nil, cut)
+		rep, err := v.call(ctx, mcp.OpToolsCall, params, time.Time{}, nil, cut)
 		if errors.Is(err, ErrCut) {
 			v.dropSession()
 		}
@@ -684,7 +686,7 @@ func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 				perr = errors.New(why)
 			}
 			if perr != nil {
-				v.malformed(metrics.MethodToolsCall, "tools/call result: "+perr.Error())
+				v.malformed(mcp.OpToolsCall, "tools/call result: "+perr.Error())
 				v.unknown(t, ReasonProtocol)
 				v.holdOff(0) // a target that answers garbage is not hammered either
 				return nil, false
@@ -760,7 +762,7 @@ func (v *vu) reconcile(ctx context.Context, t *taskState, sentAt time.Time) (*mc
 			id, found, err = e.cfg.Reconciler.Find(ctx, t.key)
 		} else {
 			id, found, err = e.list.find(func(params []byte) (Reply, error) {
-				return v.call(ctx, metrics.MethodTasksList, mcp.MethodTasksList, params, time.Time{}, nil, CutNone)
+				return v.call(ctx, mcp.OpTasksList, params, time.Time{}, nil, CutNone)
 			}, sentAt, failedAt)
 		}
 		if err == nil && !found {
@@ -771,7 +773,7 @@ func (v *vu) reconcile(ctx context.Context, t *taskState, sentAt time.Time) (*mc
 		}
 		if err == nil {
 			params := taskIDParams(id)
-			rep, err := v.call(ctx, metrics.MethodTasksGet, mcp.MethodTasksGet, params, time.Time{}, nil, CutNone)
+			rep, err := v.call(ctx, mcp.OpTasksGet, params, time.Time{}, nil, CutNone)
 			if err == nil && rep.Err == nil {
 				task, perr := mcp.ParseTask(rep.Result)
 				if perr == nil && task.Status.Valid() {
@@ -780,7 +782,7 @@ func (v *vu) reconcile(ctx context.Context, t *taskState, sentAt time.Time) (*mc
 					}
 					return &task, ""
 				}
-				v.malformed(metrics.MethodTasksGet, "tasks/get result: no valid task")
+				v.malformed(mcp.OpTasksGet, "tasks/get result: no valid task")
 			}
 			if err == nil && rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams {
 				return nil, ReasonCreateLost // created, then gone before anyone saw it
@@ -805,16 +807,16 @@ func (v *vu) unknown(t *taskState, reason string) {
 func (v *vu) confirmCancelled(ctx context.Context, t *taskState) {
 	v.lc.PollSent()
 	v.shard.Add(metrics.Polls, 1)
-	rep, err := v.call(ctx, metrics.MethodTasksGet, mcp.MethodTasksGet, t.params, time.Time{}, nil, CutNone)
+	rep, err := v.call(ctx, mcp.OpTasksGet, t.params, time.Time{}, nil, CutNone)
 	if err != nil || rep.Err != nil {
 		return // no evidence either way (a purge after a cancel is allowed)
 	}
 	switch task, perr := mcp.ParseTask(rep.Result); {
 	case perr != nil || !task.Status.Valid():
-		v.observe(metrics.MethodTasksGet, rep, nil, t) // a malformed reply, counted as such
+		v.observe(mcp.OpTasksGet, rep, nil, t) // a malformed reply, counted as such
 	case task.Status != mcp.StatusCancelled:
 		v.shard.Add(metrics.CancelsBroken, 1)
-		v.observe(metrics.MethodTasksGet, rep, nil, t) // and the R14 violation it is
+		v.observe(mcp.OpTasksGet, rep, nil, t) // and the R14 violation it is
 	}
 }
 
@@ -834,12 +836,12 @@ func (v *vu) resultErrorExpected(code int) bool {
 // JSON-RPC error (rpcErr), counted expected (resultErrorExpected), is moved back to the
 // errors unless the task is failed or cancelled.
 func (v *vu) checkFailure(ctx context.Context, t *taskState, rpcErr *mcp.Error) mcp.Status {
-	rep, err := v.call(ctx, metrics.MethodTasksGet, mcp.MethodTasksGet, t.params, time.Time{}, nil, CutNone)
-	v.observe(metrics.MethodTasksGet, rep, err, t)
+	rep, err := v.call(ctx, mcp.OpTasksGet, t.params, time.Time{}, nil, CutNone)
+	v.observe(mcp.OpTasksGet, rep, err, t)
 	st := v.lc.Status
 	if rpcErr != nil && rpcErr.Code != mcp.CodeInvalidParams && st != mcp.StatusFailed && st != mcp.StatusCancelled {
-		v.shard.Reclassify(metrics.MethodTasksResult, metrics.OutcomeExpected, metrics.OutcomeRPCError)
-		v.e.errors.note(errorKey{metrics.MethodTasksResult, metrics.OutcomeRPCError, rpcErr.Code, 200},
+		v.shard.Reclassify(mcp.OpTasksResult, metrics.OutcomeExpected, metrics.OutcomeRPCError)
+		v.e.errors.note(errorKey{mcp.OpTasksResult, metrics.OutcomeRPCError, rpcErr.Code, 200},
 			func() string { return rpcErr.Message })
 	}
 	return st
@@ -907,13 +909,13 @@ type serverTimes struct {
 
 // malformed recounts the latest request of m, counted ok when its reply arrived, as a
 // protocol error: its result did not decode as what m returns.
-func (v *vu) malformed(m metrics.Method, msg string) {
+func (v *vu) malformed(m mcp.Op, msg string) {
 	v.shard.Reclassify(m, metrics.OutcomeOK, metrics.OutcomeProtocol)
 	v.e.errors.note(errorKey{m, metrics.OutcomeProtocol, 0, 0}, func() string { return msg })
 }
 
 // observe applies the reply to a tasks/get or tasks/cancel (m) to the lifecycle.
-func (v *vu) observe(m metrics.Method, rep Reply, err error, t *taskState) {
+func (v *vu) observe(m mcp.Op, rep Reply, err error, t *taskState) {
 	lc := &v.lc
 	now := time.Now()
 	switch {
@@ -979,8 +981,8 @@ func (v *vu) apply(now time.Time, tk *mcp.Task, t *taskState) {
 			// R26 allows -32602 only for a terminal task, and R27 wants a valid cancel
 			// carried out. The refusal was an error, not the expected reply.
 			v.shard.Add(metrics.CancelsRefused, 1)
-			v.shard.Reclassify(metrics.MethodTasksCancel, metrics.OutcomeExpected, metrics.OutcomeRPCError)
-			v.e.errors.note(errorKey{metrics.MethodTasksCancel, metrics.OutcomeRPCError, mcp.CodeInvalidParams, 200},
+			v.shard.Reclassify(mcp.OpTasksCancel, metrics.OutcomeExpected, metrics.OutcomeRPCError)
+			v.e.errors.note(errorKey{mcp.OpTasksCancel, metrics.OutcomeRPCError, mcp.CodeInvalidParams, 200},
 				func() string { return "tasks/cancel refused -32602 while the task was " + tk.Status.String() })
 		}
 	}
@@ -1066,7 +1068,7 @@ func (v *vu) finish(ctx context.Context, t *taskState) {
 // Request answers elicitation/create on a tasks/result stream (docs/RULES.md#input-required-flow):
 // accept, decline or cancel by the configured ratios, with related-task _meta (R31).
 func (v *vu) Request(msg *mcp.Message) ([]byte, *mcp.Error) {
-	if msg.Method != mcp.MethodElicit {
+	if v.e.dialect.Op(msg.Method) != mcp.OpElicit {
 		return nil, mcp.Errorf(mcp.CodeMethodNotFound, "tasksim client does not handle %s", msg.Method)
 	}
 	if v.e.det != nil {

@@ -82,7 +82,7 @@ func (v *vu) observeModern(rep Reply, t *taskState) {
 		err = errors.New("no valid task status")
 	}
 	if err != nil {
-		v.malformed(metrics.MethodTasksGet, "tasks/get result: "+err.Error())
+		v.malformed(mcp.OpTasksGet, "tasks/get result: "+err.Error())
 		lc.Replied(now)
 		return
 	}
@@ -90,7 +90,7 @@ func (v *vu) observeModern(rep Reply, t *taskState) {
 		// The reply carrying the payload is lost with its connection: the next poll must
 		// bring it again (fault point 3, in this era).
 		t.streamCut = true
-		v.shard.Reclassify(metrics.MethodTasksGet, metrics.OutcomeOK, metrics.OutcomeInjected)
+		v.shard.Reclassify(mcp.OpTasksGet, metrics.OutcomeOK, metrics.OutcomeInjected)
 		v.dropSession()
 		lc.Replied(now.Add(v.retryDelay(1)))
 		return
@@ -156,7 +156,7 @@ func (v *vu) answerInputs(ctx context.Context, t *taskState) {
 		if b, ok := v.answerInput(reqs[k]); ok {
 			responses[k] = b
 		} else {
-			v.e.errors.note(errorKey{metrics.MethodTasksGet, metrics.OutcomeProtocol, 0, 0}, func() string {
+			v.e.errors.note(errorKey{mcp.OpTasksGet, metrics.OutcomeProtocol, 0, 0}, func() string {
 				return fmt.Sprintf("tasks/get asked for input of method %s, which the client did not declare (E15): left unanswered", reqs[k].Method)
 			})
 		}
@@ -175,7 +175,7 @@ func (v *vu) answerInputs(ctx context.Context, t *taskState) {
 	if !t.streamCut && v.draw(v.e.cfg.Faults.InputAfterAnswer) {
 		t.streamCut, cut = true, CutReply
 	}
-	_, err = v.call(ctx, metrics.MethodTasksUpdate, mcp.MethodTasksUpdate, params, time.Time{}, nil, cut)
+	_, err = v.call(ctx, mcp.OpTasksUpdate, params, time.Time{}, nil, cut)
 	if errors.Is(err, ErrCut) {
 		v.injected(CutAfterAnswer)
 		v.dropSession()
@@ -190,7 +190,7 @@ func (v *vu) answerInput(r mcp.InputRequest) (answer json.RawMessage, ok bool) {
 	if v.e.det != nil {
 		v.e.det.scan(r.Params, v.ten.idx, r.Method, partServerRequest) // secrets.go
 	}
-	if r.Method != mcp.MethodElicit {
+	if v.e.dialect.Op(r.Method) != mcp.OpElicit {
 		return nil, false
 	}
 	action := v.e.cfg.Input.pick(v.rng)
@@ -264,16 +264,16 @@ func (v *vu) losePayload() bool {
 func (v *vu) cancelModern(ctx context.Context, t *taskState) {
 	lc := &v.lc
 	cut := v.cut(v.e.cfg.Faults.CancelReply, "cancel_reply", CutReply) // fault point 5
-	rep, err := v.call(ctx, metrics.MethodTasksCancel, mcp.MethodTasksCancel, t.params, time.Time{}, nil, cut)
+	rep, err := v.call(ctx, mcp.OpTasksCancel, t.params, time.Time{}, nil, cut)
 	switch {
 	case err != nil:
-		v.observe(metrics.MethodTasksCancel, rep, err, t) // the status budget, the backoff
+		v.observe(mcp.OpTasksCancel, rep, err, t) // the status budget, the backoff
 	case rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams:
 		v.shard.Add(metrics.CancelsLate, 1)
 		t.lateCancel = true
 		lc.Replied(time.Now())
 	case rep.Err != nil:
-		v.observe(metrics.MethodTasksCancel, rep, err, t)
+		v.observe(mcp.OpTasksCancel, rep, err, t)
 	default:
 		t.ackPending = true
 		lc.Replied(time.Now())
@@ -294,19 +294,20 @@ func (v *vu) probeModern(ctx context.Context, sess *Session, foreign string) {
 		return b
 	}
 	for _, c := range [...]struct {
-		kind, method string
-		params       func(string) []byte
-	}{{ProbeCancel, mcp.MethodTasksCancel, taskIDParams}, {ProbeResult, mcp.MethodTasksUpdate, update}} {
-		rep, err := v.probeCall(ctx, sess, c.kind, c.method, c.params(foreign), CutNone)
+		kind   string
+		op     mcp.Op
+		params func(string) []byte
+	}{{ProbeCancel, mcp.OpTasksCancel, taskIDParams}, {ProbeResult, mcp.OpTasksUpdate, update}} {
+		rep, err := v.probeCall(ctx, sess, c.kind, c.op, c.params(foreign), CutNone)
 		if err != nil || rep.Err != nil {
 			v.judge(c.kind, foreign, rep, err)
 			continue
 		}
-		ctl, cerr := v.probeCall(ctx, sess, c.kind, c.method, c.params(randomHex(v.prng, len(foreign))), CutNone)
+		ctl, cerr := v.probeCall(ctx, sess, c.kind, c.op, c.params(randomHex(v.prng, len(foreign))), CutNone)
 		p := v.e.probes
 		switch {
 		case cerr == nil && ctl.Err != nil:
-			p.leak(c.kind, foreign, c.method+" acknowledged another tenant's task but refused an unknown id: the server tells them apart (E67)")
+			p.leak(c.kind, foreign, c.op.Name()+" acknowledged another tenant's task but refused an unknown id: the server tells them apart (E67)")
 		default:
 			p.count(p.inconclusive, c.kind) // acknowledged like any id (ext-gap-7)
 		}
@@ -320,7 +321,7 @@ func (v *vu) probeModern(ctx context.Context, sess *Session, foreign string) {
 func (v *vu) probeRevokedModern(ctx context.Context, t *tenant, id string) {
 	p := v.e.probes
 	sess := t.target.stateless(v.e.env)
-	rep, err := v.probeCall(ctx, sess, ProbeRevoked, mcp.MethodTasksGet, taskIDParams(id), CutNone)
+	rep, err := v.probeCall(ctx, sess, ProbeRevoked, mcp.OpTasksGet, taskIDParams(id), CutNone)
 	var he *HTTPError
 	switch {
 	case err == nil && rep.Err == nil:

@@ -138,8 +138,8 @@ func TestModernLifecycle(t *testing.T) {
 				t.Errorf("%d requests of %s, which a run of 2026-07-28 never sends", n, m)
 			}
 		}
-		if got := r.snap.RequestCount(metrics.MethodTasksResult) + r.snap.RequestCount(metrics.MethodInitialize) +
-			r.snap.RequestCount(metrics.MethodDelete); got != 0 {
+		if got := r.snap.RequestCount(mcp.OpTasksResult) + r.snap.RequestCount(mcp.OpInitialize) +
+			r.snap.RequestCount(mcp.OpDelete); got != 0 {
 			t.Errorf("%d tasks/result, initialize or DELETE counted", got)
 		}
 		lag := r.snap.Summary(metrics.ResultLag)
@@ -150,7 +150,7 @@ func TestModernLifecycle(t *testing.T) {
 		if ppt := r.snap.Summary(metrics.PollsPerTask); ppt.Min < 4 || ppt.Max > 5 {
 			t.Errorf("polls per task %v..%v, want 4..5", ppt.Min, ppt.Max)
 		}
-		if n := r.snap.ErrorCount(metrics.MethodTasksGet) + r.snap.ErrorCount(metrics.MethodToolsCall); n != 0 {
+		if n := r.snap.ErrorCount(mcp.OpTasksGet) + r.snap.ErrorCount(mcp.OpToolsCall); n != 0 {
 			t.Errorf("%d errors", n)
 		}
 	})
@@ -185,7 +185,7 @@ func TestModernInput(t *testing.T) {
 		if got := r.c(metrics.Elicitations); got != 2*created {
 			t.Errorf("%d input requests answered, want 2 per task (%d)", got, 2*created)
 		}
-		if got := r.snap.RequestCount(metrics.MethodTasksUpdate); got != 2*created || int64(log.methods[mcp.MethodTasksUpdate]) != got {
+		if got := r.snap.RequestCount(mcp.OpTasksUpdate); got != 2*created || int64(log.methods[mcp.MethodTasksUpdate]) != got {
 			t.Errorf("%d tasks/update counted, %d seen by the server; want one per round (%d)", got, log.methods[mcp.MethodTasksUpdate], 2*created)
 		}
 		if got := r.c(metrics.InputRequired); got != 2*created {
@@ -250,12 +250,12 @@ func TestModernFaults(t *testing.T) {
 			}
 		}},
 		{name: "input_before_answer", faults: scenarios.ClientFaults{InputBeforeAnswer: always}, args: inputArgs, check: func(t *testing.T, r *faultRun) {
-			if got, want := r.snap.RequestCount(metrics.MethodTasksUpdate), r.c(metrics.TasksCreated); got != want {
+			if got, want := r.snap.RequestCount(mcp.OpTasksUpdate), r.c(metrics.TasksCreated); got != want {
 				t.Errorf("%d tasks/update, want one per task (%d): the dropped answer is given at the next poll", got, want)
 			}
 		}},
 		{name: "input_after_answer", faults: scenarios.ClientFaults{InputAfterAnswer: always}, args: inputArgs, check: func(t *testing.T, r *faultRun) {
-			if got, want := r.snap.RequestCount(metrics.MethodTasksUpdate), r.c(metrics.TasksCreated); got != want {
+			if got, want := r.snap.RequestCount(mcp.OpTasksUpdate), r.c(metrics.TasksCreated); got != want {
 				t.Errorf("%d tasks/update, want one per task (%d): an answered key is never answered again", got, want)
 			}
 		}},

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 )
 
@@ -45,7 +46,7 @@ func BenchmarkReply(b *testing.B) {
 		d := time.Duration(0)
 		for pb.Next() {
 			d = (d*7 + 13*time.Microsecond) % time.Second
-			s.Reply(metrics.MethodTasksGet, metrics.OutcomeOK, 0, 200, d)
+			s.Reply(mcp.OpTasksGet, metrics.OutcomeOK, 0, 200, d)
 		}
 	})
 }

@@ -3,7 +3,7 @@ package metrics
 import "strconv"
 
 // Counter identifies a monotonically increasing count, summed over shards. Names (Name)
-// are stable; requests per method and outcome are counted apart, by Shard.Request.
+// are stable; requests per mcp.Op and outcome are counted apart, by Shard.Request.
 type Counter uint16
 
 // The counters. The task outcome counts are those of docs/METRICS.md#task-outcomes.

@@ -1,8 +1,9 @@
 // Package metrics owns tasksim's measurements: the sharded HDR recorder, counters,
 // per-second windows, HdrHistogram interval logs and merging.
 //
-// It imports only the standard library and its own third-party dependencies; no other
-// tasksim package.
+// It imports the standard library, its own third-party dependencies and, of tasksim, only
+// internal/mcp, for mcp.Op: requests are counted per protocol operation, the one enum the
+// engines and the mock server share, and keyed by mcp.Op.Name in outputs.
 //
 // # What is measured
 //
@@ -11,7 +12,7 @@
 // histogram of one Hist has the same geometry (NewHistogram: 0 .. 1 h or 0 .. 1e6 at 3
 // significant digits), so shards, windows and runs merge exactly; values outside are
 // clamped and counted. Counters (Counter) count task outcomes and events; requests are
-// counted per Method and Outcome, with bounded tables of JSON-RPC error codes and HTTP
+// counted per mcp.Op and Outcome, with bounded tables of JSON-RPC error codes and HTTP
 // statuses. Gauges (Gauge) are sampled levels. Everything is indexed by small enums: no
 // string keys, no maps, no fmt on the recording path.
 //
@@ -21,7 +22,7 @@
 //	sh := rec.Shard(i)                     // worker i; many goroutines may share it
 //	sh.RecordDuration(metrics.LatencyTasksGet, d)
 //	sh.Add(metrics.Polls, 1)
-//	sh.Request(metrics.MethodTasksGet, metrics.OutcomeOK, 0, 200)
+//	sh.Request(mcp.OpTasksGet, metrics.OutcomeOK, 0, 200)
 //	rec.SetGauge(metrics.RetainedTasks, n)
 //
 //	// the collector goroutine, once per second

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 )
 
@@ -92,25 +93,19 @@ func TestCounterGaugeNames(t *testing.T) {
 	}
 }
 
-func TestMethodOutcomeNames(t *testing.T) {
-	methods := [metrics.NumMethods]string{
-		"initialize", "tools/list", "tools/call", "tasks/get", "tasks/result", "tasks/list",
-		"tasks/cancel", "DELETE", "tasks/update",
-	}
-	for m := range metrics.NumMethods {
-		if got := m.Name(); got != methods[m] {
-			t.Errorf("Method(%d).Name() = %q, want %q", m, got, methods[m])
-		}
-		h, ok := m.Latency()
-		if ok != (m != metrics.MethodToolsList && m != metrics.MethodDelete) {
-			t.Errorf("%s.Latency() ok = %v", m, ok)
-		}
-		if ok && h.Name() != "latency_"+map[string]string{
-			"initialize": "initialize", "tools/call": "tools_call", "tasks/get": "tasks_get",
-			"tasks/result": "tasks_result", "tasks/list": "tasks_list", "tasks/cancel": "tasks_cancel",
-			"tasks/update": "tasks_update",
-		}[m.Name()] {
-			t.Errorf("%s.Latency() = %s", m, h)
+func TestLatencyOfOutcomeNames(t *testing.T) {
+	for op := range mcp.NumOps {
+		h, ok := metrics.LatencyOf(op)
+		switch op {
+		case mcp.OpInitialize, mcp.OpToolsCall, mcp.OpTasksGet, mcp.OpTasksResult, mcp.OpTasksList,
+			mcp.OpTasksCancel, mcp.OpTasksUpdate:
+			if !ok || h.Name() != "latency_"+op.MetricName() {
+				t.Errorf("LatencyOf(%s) = %s, %v", op, h, ok)
+			}
+		default: // tools/list, DELETE, notifications and server-to-client requests
+			if ok {
+				t.Errorf("LatencyOf(%s) = %s, want none", op, h)
+			}
 		}
 	}
 	outcomes := [metrics.NumOutcomes]string{"ok", "rpc_error", "http_error", "transport", "protocol", "stopped",

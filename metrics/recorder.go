@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tasksim/tasksim/internal/mcp"
 )
 
 // Recorder is the sharded recorder of one run. Workers record into their own Shard; one
@@ -49,9 +51,9 @@ type tally struct {
 	hists        [NumHists]*hdrhistogram.Histogram
 	clamped      [NumHists]int64
 	counters     [NumCounters]int64
-	requests     [NumMethods][NumOutcomes]int64
-	rpcCodes     [NumMethods][NumRPCCodes]int64
-	httpStatuses [NumMethods][NumHTTPStatuses]int64
+	requests     [mcp.NumOps][NumOutcomes]int64
+	rpcCodes     [mcp.NumOps][NumRPCCodes]int64
+	httpStatuses [mcp.NumOps][NumHTTPStatuses]int64
 }
 
 func newTally() *tally {
@@ -64,7 +66,7 @@ func newTally() *tally {
 
 // ShardBytes is the memory one shard holds: two tallies, each NumHists histograms (14
 // durations of 184 KiB, 2 counts of 88 KiB) and the counter tables, about 5.4 MiB
-// (5,641,440 bytes, histogram headers aside). The run totals hold one tally more per
+// (5,645,760 bytes, histogram headers aside). The run totals hold one tally more per
 // Recorder.
 func ShardBytes() int {
 	n := int(unsafe.Sizeof(tally{}))
@@ -139,42 +141,42 @@ func (s *Shard) Add(c Counter, n int64) {
 	s.mu.Unlock()
 }
 
-// Request counts one request of method m that ended with outcome o. A non-zero rpcCode
+// Request counts one request of op that ended with outcome o. A non-zero rpcCode
 // (an error object arrived: OutcomeRPCError, or a refusal counted OutcomeBackpressure or
 // OutcomeExpected) is counted in the RPCCodes table; an httpStatus of 400 or more (or any
 // status with OutcomeHTTPError) in the HTTPStatuses table. Pass 0 for what is unknown.
-func (s *Shard) Request(m Method, o Outcome, rpcCode int, httpStatus int) {
-	if m >= NumMethods || o >= NumOutcomes {
-		panic("metrics: Request with an unknown Method or Outcome")
+func (s *Shard) Request(op mcp.Op, o Outcome, rpcCode int, httpStatus int) {
+	if op >= mcp.NumOps || o >= NumOutcomes {
+		panic("metrics: Request with an unknown Op or Outcome")
 	}
 	s.mu.Lock()
-	s.cur.request(m, o, rpcCode, httpStatus)
+	s.cur.request(op, o, rpcCode, httpStatus)
 	s.mu.Unlock()
 }
 
-// Reclassify moves one request of method m counted with outcome from to outcome to: a reply
+// Reclassify moves one request of op counted with outcome from to outcome to: a reply
 // counted OutcomeOK when it arrived whose result then proved malformed is OutcomeProtocol.
 // Its latency stays recorded: a reply did arrive.
-func (s *Shard) Reclassify(m Method, from, to Outcome) {
-	if m >= NumMethods || from >= NumOutcomes || to >= NumOutcomes {
-		panic("metrics: Reclassify with an unknown Method or Outcome")
+func (s *Shard) Reclassify(op mcp.Op, from, to Outcome) {
+	if op >= mcp.NumOps || from >= NumOutcomes || to >= NumOutcomes {
+		panic("metrics: Reclassify with an unknown Op or Outcome")
 	}
 	s.mu.Lock()
-	s.cur.requests[m][from]--
-	s.cur.requests[m][to]++
+	s.cur.requests[op][from]--
+	s.cur.requests[op][to]++
 	s.mu.Unlock()
 }
 
-// Reply is Request and, when m has a latency histogram (Method.Latency), RecordDuration of
-// its send -> reply time d, under one lock.
-func (s *Shard) Reply(m Method, o Outcome, rpcCode int, httpStatus int, d time.Duration) {
-	if m >= NumMethods || o >= NumOutcomes {
-		panic("metrics: Reply with an unknown Method or Outcome")
+// Reply is Request and, when op has a latency histogram (LatencyOf), RecordDuration of its
+// send -> reply time d, under one lock.
+func (s *Shard) Reply(op mcp.Op, o Outcome, rpcCode int, httpStatus int, d time.Duration) {
+	if op >= mcp.NumOps || o >= NumOutcomes {
+		panic("metrics: Reply with an unknown Op or Outcome")
 	}
-	h, timed := m.Latency()
+	h, timed := LatencyOf(op)
 	s.mu.Lock()
 	t := s.cur
-	t.request(m, o, rpcCode, httpStatus)
+	t.request(op, o, rpcCode, httpStatus)
 	if timed {
 		t.record(h, micros(d))
 	}
@@ -191,13 +193,13 @@ func (t *tally) record(h Hist, v int64) {
 }
 
 // request counts one request into t; the caller holds the shard's mutex.
-func (t *tally) request(m Method, o Outcome, rpcCode, httpStatus int) {
-	t.requests[m][o]++
+func (t *tally) request(op mcp.Op, o Outcome, rpcCode, httpStatus int) {
+	t.requests[op][o]++
 	if o == OutcomeRPCError || rpcCode != 0 {
-		t.rpcCodes[m][RPCCodeSlot(rpcCode)]++
+		t.rpcCodes[op][RPCCodeSlot(rpcCode)]++
 	}
 	if httpStatus >= 400 || o == OutcomeHTTPError {
-		t.httpStatuses[m][HTTPStatusSlot(httpStatus)]++
+		t.httpStatuses[op][HTTPStatusSlot(httpStatus)]++
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 )
 
@@ -29,9 +30,9 @@ func TestRecordingAllocatesNothing(t *testing.T) {
 			s.RecordPollAmplification(7, 3)
 		},
 		"Add":     func() { s.Add(metrics.Polls, 1) },
-		"Request": func() { s.Request(metrics.MethodTasksGet, metrics.OutcomeRPCError, -32602, 200) },
+		"Request": func() { s.Request(mcp.OpTasksGet, metrics.OutcomeRPCError, -32602, 200) },
 		"Reply": func() {
-			s.Reply(metrics.MethodToolsCall, metrics.OutcomeHTTPError, 0, 503, 3*time.Millisecond)
+			s.Reply(mcp.OpToolsCall, metrics.OutcomeHTTPError, 0, 503, 3*time.Millisecond)
 		},
 		"SetGauge": func() { r.SetGauge(metrics.RetainedTasks, 42) },
 		"AddGauge": func() { r.AddGauge(metrics.InFlight, 1) },
@@ -46,17 +47,17 @@ func TestRecordingAllocatesNothing(t *testing.T) {
 func TestClamping(t *testing.T) {
 	r := metrics.NewRecorder(1, t0)
 	s := r.Shard(0)
-	s.Record(metrics.TaskE2E, -5)                                           // clamped to 0
-	s.Record(metrics.TaskE2E, 0)                                            // in range
-	s.Record(metrics.TaskE2E, metrics.HourUS)                               // in range: the highest
-	s.Record(metrics.TaskE2E, metrics.HourUS+1)                             // clamped
-	s.RecordDuration(metrics.TaskE2E, math.MaxInt64)                        // clamped
-	s.RecordDuration(metrics.TaskE2E, -time.Second)                         // clamped
-	s.Record(metrics.PollsPerTask, metrics.CountMax*10)                     // clamped
-	s.RecordPollAmplification(math.MaxInt64, 1)                             // clamped
-	s.RecordPollAmplification(2000, 1)                                      // 2000.0 > 1000.0: clamped
-	s.RecordPollAmplification(3, 2)                                         // 1.5: in range
-	s.Reply(metrics.MethodTasksGet, metrics.OutcomeOK, 0, 200, 2*time.Hour) // clamped
+	s.Record(metrics.TaskE2E, -5)                                   // clamped to 0
+	s.Record(metrics.TaskE2E, 0)                                    // in range
+	s.Record(metrics.TaskE2E, metrics.HourUS)                       // in range: the highest
+	s.Record(metrics.TaskE2E, metrics.HourUS+1)                     // clamped
+	s.RecordDuration(metrics.TaskE2E, math.MaxInt64)                // clamped
+	s.RecordDuration(metrics.TaskE2E, -time.Second)                 // clamped
+	s.Record(metrics.PollsPerTask, metrics.CountMax*10)             // clamped
+	s.RecordPollAmplification(math.MaxInt64, 1)                     // clamped
+	s.RecordPollAmplification(2000, 1)                              // 2000.0 > 1000.0: clamped
+	s.RecordPollAmplification(3, 2)                                 // 1.5: in range
+	s.Reply(mcp.OpTasksGet, metrics.OutcomeOK, 0, 200, 2*time.Hour) // clamped
 
 	w := r.Flush(sec(1))
 	want := map[metrics.Hist]struct{ count, clamped int64 }{
@@ -111,19 +112,19 @@ func TestPollAmplification(t *testing.T) {
 func TestRequestTables(t *testing.T) {
 	r := metrics.NewRecorder(2, t0)
 	a, b := r.Shard(0), r.Shard(1)
-	a.Request(metrics.MethodTasksGet, metrics.OutcomeOK, 0, 200)
-	a.Request(metrics.MethodTasksGet, metrics.OutcomeRPCError, -32602, 200)
-	b.Request(metrics.MethodTasksGet, metrics.OutcomeRPCError, -32099, 0)   // other code
-	b.Request(metrics.MethodTasksGet, metrics.OutcomeHTTPError, 0, 429)     // status counted
-	b.Request(metrics.MethodTasksGet, metrics.OutcomeRPCError, -32600, 400) // both counted
-	b.Request(metrics.MethodTasksList, metrics.OutcomeHTTPError, 0, 302)    // unexpected: other
-	b.Request(metrics.MethodDelete, metrics.OutcomeTransport, 0, 0)
-	b.Reply(metrics.MethodToolsList, metrics.OutcomeProtocol, 0, 200, time.Millisecond) // no latency hist
-	b.Reply(metrics.MethodTasksCancel, metrics.OutcomeOK, 0, 200, 1500*time.Microsecond)
+	a.Request(mcp.OpTasksGet, metrics.OutcomeOK, 0, 200)
+	a.Request(mcp.OpTasksGet, metrics.OutcomeRPCError, -32602, 200)
+	b.Request(mcp.OpTasksGet, metrics.OutcomeRPCError, -32099, 0)   // other code
+	b.Request(mcp.OpTasksGet, metrics.OutcomeHTTPError, 0, 429)     // status counted
+	b.Request(mcp.OpTasksGet, metrics.OutcomeRPCError, -32600, 400) // both counted
+	b.Request(mcp.OpTasksList, metrics.OutcomeHTTPError, 0, 302)    // unexpected: other
+	b.Request(mcp.OpDelete, metrics.OutcomeTransport, 0, 0)
+	b.Reply(mcp.OpToolsList, metrics.OutcomeProtocol, 0, 200, time.Millisecond) // no latency hist
+	b.Reply(mcp.OpTasksCancel, metrics.OutcomeOK, 0, 200, 1500*time.Microsecond)
 	a.Add(metrics.TasksCreated, 2)
 
 	w := r.Flush(sec(1))
-	get := metrics.MethodTasksGet
+	get := mcp.OpTasksGet
 	if got := w.Requests[get]; got != [metrics.NumOutcomes]int64{1, 3, 1, 0, 0} {
 		t.Errorf("tasks/get outcomes %v", got)
 	}
@@ -143,11 +144,11 @@ func TestRequestTables(t *testing.T) {
 	if w.HTTPStatuses[get] != statuses {
 		t.Errorf("tasks/get statuses %v, want %v", w.HTTPStatuses[get], statuses)
 	}
-	if got := w.HTTPStatuses[metrics.MethodTasksList][metrics.NumHTTPStatuses-1]; got != 1 {
+	if got := w.HTTPStatuses[mcp.OpTasksList][metrics.NumHTTPStatuses-1]; got != 1 {
 		t.Errorf("tasks/list other statuses = %d, want 1", got)
 	}
-	if w.Requests[metrics.MethodDelete][metrics.OutcomeTransport] != 1 || w.Requests[metrics.MethodToolsList][metrics.OutcomeProtocol] != 1 {
-		t.Errorf("DELETE %v, tools/list %v", w.Requests[metrics.MethodDelete], w.Requests[metrics.MethodToolsList])
+	if w.Requests[mcp.OpDelete][metrics.OutcomeTransport] != 1 || w.Requests[mcp.OpToolsList][metrics.OutcomeProtocol] != 1 {
+		t.Errorf("DELETE %v, tools/list %v", w.Requests[mcp.OpDelete], w.Requests[mcp.OpToolsList])
 	}
 	if st := w.Summary(metrics.LatencyTasksCancel); st.Count != 1 || !near(st.Max, 1.5) {
 		t.Errorf("latency_tasks_cancel %+v", st)
@@ -217,7 +218,7 @@ func TestConcurrentRecording(t *testing.T) {
 				s.Record(metrics.LatencyTasksGet, int64(i+1))
 				s.RecordDuration(metrics.TaskE2E, time.Duration(i)*time.Millisecond)
 				s.Add(metrics.Polls, 1)
-				s.Request(metrics.MethodTasksGet, metrics.OutcomeOK, 0, 200)
+				s.Request(mcp.OpTasksGet, metrics.OutcomeOK, 0, 200)
 				r.AddGauge(metrics.InFlight, 1)
 				r.AddGauge(metrics.InFlight, -1)
 			}
@@ -244,7 +245,7 @@ func TestConcurrentRecording(t *testing.T) {
 					hists += h.TotalCount()
 				}
 				polls += w.Counters[metrics.Polls]
-				reqs += w.RequestCount(metrics.MethodTasksGet)
+				reqs += w.RequestCount(mcp.OpTasksGet)
 			}
 			const want = goroutines * perG
 			if hists != want || polls != want || reqs != want {

@@ -1,71 +1,32 @@
 package metrics
 
-import "strconv"
+import (
+	"strconv"
 
-// Method identifies what a request was, for the per-method request tables. It indexes
-// arrays: counting a request needs no string.
-type Method uint8
-
-// The methods. MethodDelete is the HTTP DELETE that ends a Streamable HTTP session.
-const (
-	MethodInitialize Method = iota
-	MethodToolsList
-	MethodToolsCall
-	MethodTasksGet
-	MethodTasksResult
-	MethodTasksList
-	MethodTasksCancel
-	MethodDelete
-	MethodTasksUpdate // 2026-07-28: answers a task's inputRequests
-	NumMethods        // number of methods; not a method
+	"github.com/tasksim/tasksim/internal/mcp"
 )
 
-// Name returns the JSON-RPC method name ("initialize", "tools/list", "tools/call",
-// "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"), or "DELETE".
-func (m Method) Name() string {
-	switch m {
-	case MethodInitialize:
-		return "initialize"
-	case MethodToolsList:
-		return "tools/list"
-	case MethodToolsCall:
-		return "tools/call"
-	case MethodTasksGet:
-		return "tasks/get"
-	case MethodTasksResult:
-		return "tasks/result"
-	case MethodTasksList:
-		return "tasks/list"
-	case MethodTasksCancel:
-		return "tasks/cancel"
-	case MethodDelete:
-		return "DELETE"
-	case MethodTasksUpdate:
-		return "tasks/update"
-	}
-	return "method(" + strconv.Itoa(int(m)) + ")"
-}
+// Requests are counted per mcp.Op: the operation indexes the request tables, so counting
+// a request needs no string; mcp.Op.Name keys them in outputs. mcp.OpDelete is the HTTP
+// DELETE that ends a Streamable HTTP session.
 
-// String returns Name.
-func (m Method) String() string { return m.Name() }
-
-// Latency returns the histogram of m's send -> reply latency; ok is false for the methods
-// that have none (tools/list, DELETE).
-func (m Method) Latency() (h Hist, ok bool) {
-	switch m {
-	case MethodInitialize:
+// LatencyOf returns the histogram of op's send -> reply latency; ok is false for the ops
+// that have none (tools/list, DELETE, notifications).
+func LatencyOf(op mcp.Op) (h Hist, ok bool) {
+	switch op {
+	case mcp.OpInitialize:
 		return LatencyInitialize, true
-	case MethodToolsCall:
+	case mcp.OpToolsCall:
 		return LatencyToolsCall, true
-	case MethodTasksGet:
+	case mcp.OpTasksGet:
 		return LatencyTasksGet, true
-	case MethodTasksResult:
+	case mcp.OpTasksResult:
 		return LatencyTasksResult, true
-	case MethodTasksList:
+	case mcp.OpTasksList:
 		return LatencyTasksList, true
-	case MethodTasksCancel:
+	case mcp.OpTasksCancel:
 		return LatencyTasksCancel, true
-	case MethodTasksUpdate:
+	case mcp.OpTasksUpdate:
 		return LatencyTasksUpdate, true
 	}
 	return 0, false

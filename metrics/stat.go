@@ -1,6 +1,10 @@
 package metrics
 
-import hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+import (
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+)
 
 // Stat summarizes one histogram in its reported unit (Hist.Unit: ms, count or ratio), as
 // summary.json and summary.csv show it. Percentiles are HDR's: the highest value
@@ -42,23 +46,23 @@ func (s *Snapshot) Summary(h Hist) Stat { return Summarize(h, s.Hists[h]) }
 // Summary returns the Stat of h over the window.
 func (w *Window) Summary(h Hist) Stat { return Summarize(h, w.Hists[h]) }
 
-// RequestCount returns the number of requests of method m, whatever their outcome.
-func (s *Snapshot) RequestCount(m Method) int64 { return requestCount(&s.Requests, m) }
+// RequestCount returns the number of requests of op, whatever their outcome.
+func (s *Snapshot) RequestCount(op mcp.Op) int64 { return requestCount(&s.Requests, op) }
 
-// ErrorCount returns the number of requests of method m that ended in error
+// ErrorCount returns the number of requests of op that ended in error
 // (Outcome.IsError).
-func (s *Snapshot) ErrorCount(m Method) int64 { return errorCount(&s.Requests, m) }
+func (s *Snapshot) ErrorCount(op mcp.Op) int64 { return errorCount(&s.Requests, op) }
 
-// RequestCount returns the number of requests of method m in the window.
-func (w *Window) RequestCount(m Method) int64 { return requestCount(&w.Requests, m) }
+// RequestCount returns the number of requests of op in the window.
+func (w *Window) RequestCount(op mcp.Op) int64 { return requestCount(&w.Requests, op) }
 
-// ErrorCount returns the number of requests of method m in the window that ended in error
+// ErrorCount returns the number of requests of op in the window that ended in error
 // (Outcome.IsError).
-func (w *Window) ErrorCount(m Method) int64 { return errorCount(&w.Requests, m) }
+func (w *Window) ErrorCount(op mcp.Op) int64 { return errorCount(&w.Requests, op) }
 
-func errorCount(t *[NumMethods][NumOutcomes]int64, m Method) int64 {
+func errorCount(t *[mcp.NumOps][NumOutcomes]int64, op mcp.Op) int64 {
 	var n int64
-	for o, c := range t[m] {
+	for o, c := range t[op] {
 		if Outcome(o).IsError() {
 			n += c
 		}
@@ -66,9 +70,9 @@ func errorCount(t *[NumMethods][NumOutcomes]int64, m Method) int64 {
 	return n
 }
 
-func requestCount(t *[NumMethods][NumOutcomes]int64, m Method) int64 {
+func requestCount(t *[mcp.NumOps][NumOutcomes]int64, op mcp.Op) int64 {
 	var n int64
-	for _, c := range t[m] {
+	for _, c := range t[op] {
 		n += c
 	}
 	return n
@@ -90,6 +94,6 @@ func (s *Snapshot) StatusReadsPerTask() float64 {
 	if s.Counters[TasksCreated] == 0 {
 		return 0
 	}
-	reads := s.RequestCount(MethodTasksGet) + s.RequestCount(MethodTasksList)
+	reads := s.RequestCount(mcp.OpTasksGet) + s.RequestCount(mcp.OpTasksList)
 	return float64(reads) / float64(s.Counters[TasksCreated])
 }

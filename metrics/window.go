@@ -5,6 +5,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tasksim/tasksim/internal/mcp"
 )
 
 // Window is what every shard recorded during one interval [Start, End), merged. Windows
@@ -23,12 +25,12 @@ type Window struct {
 	// Gauges holds the levels at End; GaugeMax the highest level held during the window.
 	Gauges   [NumGauges]int64
 	GaugeMax [NumGauges]int64
-	// Requests counts requests per method and outcome; RPCCodes the JSON-RPC error codes
+	// Requests counts requests per mcp.Op and outcome; RPCCodes the JSON-RPC error codes
 	// of OutcomeRPCError replies, by RPCCodeSlot; HTTPStatuses the HTTP error statuses,
 	// by HTTPStatusSlot.
-	Requests     [NumMethods][NumOutcomes]int64
-	RPCCodes     [NumMethods][NumRPCCodes]int64
-	HTTPStatuses [NumMethods][NumHTTPStatuses]int64
+	Requests     [mcp.NumOps][NumOutcomes]int64
+	RPCCodes     [mcp.NumOps][NumRPCCodes]int64
+	HTTPStatuses [mcp.NumOps][NumHTTPStatuses]int64
 }
 
 // Snapshot is the run so far: every flushed window merged.
@@ -43,9 +45,9 @@ type Snapshot struct {
 	Counters     [NumCounters]int64
 	Gauges       [NumGauges]int64 // levels at End
 	GaugeMax     [NumGauges]int64 // highest levels over the run
-	Requests     [NumMethods][NumOutcomes]int64
-	RPCCodes     [NumMethods][NumRPCCodes]int64
-	HTTPStatuses [NumMethods][NumHTTPStatuses]int64
+	Requests     [mcp.NumOps][NumOutcomes]int64
+	RPCCodes     [mcp.NumOps][NumRPCCodes]int64
+	HTTPStatuses [mcp.NumOps][NumHTTPStatuses]int64
 }
 
 func newSnapshot(start time.Time) *Snapshot {
@@ -106,7 +108,7 @@ func (w *Window) drain(t *tally) {
 	}
 	move(w.Clamped[:], t.clamped[:])
 	move(w.Counters[:], t.counters[:])
-	for m := range NumMethods {
+	for m := range mcp.NumOps {
 		move(w.Requests[m][:], t.requests[m][:])
 		move(w.RPCCodes[m][:], t.rpcCodes[m][:])
 		move(w.HTTPStatuses[m][:], t.httpStatuses[m][:])
@@ -139,7 +141,7 @@ func (s *Snapshot) add(w *Window) {
 	}
 	sum(s.Clamped[:], w.Clamped[:])
 	sum(s.Counters[:], w.Counters[:])
-	for m := range NumMethods {
+	for m := range mcp.NumOps {
 		sum(s.Requests[m][:], w.Requests[m][:])
 		sum(s.RPCCodes[m][:], w.RPCCodes[m][:])
 		sum(s.HTTPStatuses[m][:], w.HTTPStatuses[m][:])

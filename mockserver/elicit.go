@@ -36,7 +36,7 @@ func (s *Server) newElicitation(t *task, round int) *elicitation {
 		params = append(params, mcp.RelatedTaskMeta(t.id)...)
 	}
 	params = append(params, '}')
-	e := &elicitation{id: id.String(), t: t, round: round, msg: mcp.AppendRequest(nil, id, mcp.MethodElicit, params)}
+	e := &elicitation{id: id.String(), t: t, round: round, msg: mcp.AppendRequest(nil, id, s.dialect.Method(mcp.OpElicit), params)}
 	s.elicitMu.Lock()
 	s.elicits[e.id] = e
 	s.elicitMu.Unlock()
@@ -93,7 +93,7 @@ func (s *Server) statusNotification(t *task) []byte {
 	if !s.cfg.StatusNotifications || t.owner.getReaders.Load() == 0 {
 		return nil
 	}
-	return mcp.AppendRequest(nil, mcp.ID{}, mcp.MethodTaskStatus, t.appendLocked(nil))
+	return mcp.AppendRequest(nil, mcp.ID{}, s.dialect.Method(mcp.OpTaskStatus), t.appendLocked(nil))
 }
 
 // notifyOwner queues a status notification for the owning session's GET stream only (never

@@ -120,19 +120,20 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request, tenant string
 	if s.modern.on && s.routeModern(w, r, tenant, &msg) {
 		return // a request of protocol 2026-07-28, or refused by its era's rules (modern.go)
 	}
-	if msg.Kind == mcp.KindRequest && msg.Method == mcp.MethodInitialize {
+	op := s.dialect.Op(msg.Method)
+	if msg.Kind == mcp.KindRequest && op == mcp.OpInitialize {
 		s.initialize(w, r, &msg)
 		return
 	}
 	sess, status, reason := s.sessionOf(r)
 	if sess == nil {
-		s.rejected(r, s.dialect.Op(msg.Method), status)
+		s.rejected(r, op, status)
 		httpErrorID(w, status, msg.ID, reason)
 		return
 	}
 	switch msg.Kind {
 	case mcp.KindNotification:
-		if msg.Method == mcp.MethodInitialized {
+		if op == mcp.OpInitialized {
 			sess.initialized.Store(true)
 		}
 		w.WriteHeader(http.StatusAccepted)
@@ -140,7 +141,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request, tenant string
 		s.answerElicitation(&msg, tenant)
 		w.WriteHeader(http.StatusAccepted)
 	case mcp.KindRequest:
-		c := call{srv: s, w: w, r: r, sess: sess, tenant: tenant, msg: msg}
+		c := call{srv: s, w: w, r: r, sess: sess, tenant: tenant, msg: msg, op: op}
 		s.dispatch(&c)
 	}
 }

@@ -72,12 +72,12 @@ const reusedInputKey = "input"
 func (s *Server) badModernResult(c *call, b []byte) []byte {
 	kb := &s.cfg.KnownBad
 	var drop []string
-	switch c.msg.Method {
-	case mcp.MethodServerDiscover, mcp.MethodToolsList:
+	switch c.op {
+	case mcp.OpServerDiscover, mcp.OpToolsList:
 		if kb.NoResultType {
 			drop = append(drop, "resultType")
 		}
-	case mcp.MethodToolsCall:
+	case mcp.OpToolsCall:
 		task := bytes.HasPrefix(b, []byte(`{"resultType":"task"`))
 		if kb.NoResultType && !task {
 			drop = append(drop, "resultType")
@@ -85,7 +85,7 @@ func (s *Server) badModernResult(c *call, b []byte) []byte {
 		if kb.ModernMissingFields && task {
 			drop = append(drop, "ttlMs", "lastUpdatedAt")
 		}
-	case mcp.MethodTasksGet:
+	case mcp.OpTasksGet:
 		if kb.ModernMissingFields {
 			drop = append(drop, "ttlMs", "lastUpdatedAt")
 		}
@@ -144,10 +144,10 @@ func trustedHeaders(h mcp.RequestHeaders, msg *mcp.Message) mcp.RequestHeaders {
 // legacyMethod answers a method 2026-07-28 removed, as legacy_methods does; ok is false for
 // any other method.
 func legacyMethod(method string) (result []byte, ok bool) {
-	switch method {
-	case mcp.MethodTasksList:
+	switch (mcp.V20251125{}).Op(method) {
+	case mcp.OpTasksList:
 		return []byte(`{"tasks":[]}`), true
-	case mcp.MethodTasksResult, mcp.MethodPing:
+	case mcp.OpTasksResult, mcp.OpPing:
 		return []byte(`{}`), true
 	}
 	return nil, false

@@ -264,7 +264,7 @@ func (l *listened) change(sub mcp.ID) ([]byte, listenState) {
 // acknowledgement is the first message of a listen (E17): the taskIds agreed, only when
 // taskIds were asked for (E19).
 func (s *Server) acknowledgement(sub mcp.ID, tasks []*listened, askedTasks bool) []byte {
-	b := []byte(`{"jsonrpc":"2.0","method":"` + mcp.MethodSubscriptionsAcknowledged + `","params":{"notifications":{`)
+	b := []byte(`{"jsonrpc":"2.0","method":"` + mcp.V20260728{}.Method(mcp.OpSubscriptionsAcknowledged) + `","params":{"notifications":{`)
 	if askedTasks {
 		b = append(b, `"taskIds":[`...)
 		for i, l := range tasks {
@@ -354,11 +354,11 @@ const (
 	numNoteKinds
 )
 
-// metricName is the kind's method label on /metrics: the op's metric name where it has an
-// op (tasks_status for the task notification of either era).
+// metricName is the kind's method label on /metrics: its op's metric name (tasks_status for
+// the task notification of either era).
 func (k noteKind) metricName() string {
 	if k == noteAcknowledged {
-		return "subscriptions_acknowledged"
+		return mcp.OpSubscriptionsAcknowledged.MetricName()
 	}
 	return mcp.OpTaskStatus.MetricName()
 }

@@ -47,11 +47,11 @@ func (c *call) reply(result []byte, e *mcp.Error) {
 	putBuf(bp, b)
 }
 
-// dispatch routes a request by method. Tasks methods exist only on sessions that negotiated
-// Tasks; elsewhere they are unknown methods (-32601).
+// dispatch routes a request by its op (c.op, the legacy dialect's reading of its method).
+// Tasks methods exist only on sessions that negotiated Tasks; elsewhere they are unknown
+// methods (-32601).
 func (s *Server) dispatch(c *call) {
-	op := s.dialect.Op(c.msg.Method)
-	c.op = op
+	op := c.op
 	switch op {
 	case mcp.OpPing:
 		c.reply([]byte(`{}`), nil)

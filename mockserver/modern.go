@@ -169,7 +169,7 @@ func (s *Server) routeModern(w http.ResponseWriter, r *http.Request, tenant stri
 		s.serveModern(w, r, tenant, msg, hdr)
 	case !s.modern.only:
 		return false
-	case msg.Method == mcp.MethodInitialize: // E35: say which versions are served
+	case s.dialect.Op(msg.Method) == mcp.OpInitialize: // E35: say which versions are served
 		var p struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		}
@@ -259,16 +259,16 @@ func (s *Server) dispatchModernReq(w http.ResponseWriter, r *http.Request, tenan
 // (E27).
 func (s *Server) dispatchModern(c *call) {
 	c.op = mcp.V20260728{}.Op(c.msg.Method)
-	switch c.msg.Method {
-	case mcp.MethodServerDiscover:
+	switch c.op {
+	case mcp.OpServerDiscover:
 		c.reply(s.discover())
-	case mcp.MethodToolsList:
+	case mcp.OpToolsList:
 		c.reply(s.toolsListModern())
-	case mcp.MethodToolsCall:
+	case mcp.OpToolsCall:
 		s.toolsCallModern(c)
-	case mcp.MethodSubscriptionsListen:
+	case mcp.OpSubscriptionsListen:
 		s.subscriptionsListen(c) // listen.go
-	case mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel:
+	case mcp.OpTasksGet, mcp.OpTasksUpdate, mcp.OpTasksCancel:
 		if !s.tasksOn() {
 			c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "method %q is not available: the server does not offer the Tasks extension", c.msg.Method))
 			return
@@ -277,10 +277,10 @@ func (s *Server) dispatchModern(c *call) {
 			c.reply(nil, e)
 			return
 		}
-		switch c.msg.Method {
-		case mcp.MethodTasksGet:
+		switch c.op {
+		case mcp.OpTasksGet:
 			s.tasksGetModern(c)
-		case mcp.MethodTasksUpdate:
+		case mcp.OpTasksUpdate:
 			s.tasksUpdateModern(c)
 		default:
 			s.tasksCancelModern(c)
@@ -491,7 +491,7 @@ func (t *task) inputRequestsLocked() mcp.InputRequests {
 		params := []byte(`{"mode":"form","message":`)
 		params = mcp.AppendString(params, "tasksim needs input for task "+t.id+" (round "+strconv.Itoa(e.round)+" of "+strconv.Itoa(t.work.rounds)+")")
 		params = append(params, `,"requestedSchema":`+elicitationSchema+`}`...)
-		reqs[t.srv.inputKeyOf(e)] = mcp.InputRequest{Method: mcp.MethodElicit, Params: params}
+		reqs[t.srv.inputKeyOf(e)] = mcp.InputRequest{Method: mcp.V20260728{}.Method(mcp.OpElicit), Params: params}
 	}
 	return reqs
 }

@@ -36,7 +36,7 @@ const (
 
 func (k limitKind) String() string {
 	if k == limitGet {
-		return "tasks/get"
+		return mcp.OpTasksGet.Name()
 	}
 	return "task creation"
 }

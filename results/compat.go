@@ -1,5 +1,7 @@
 package results
 
+import "github.com/tasksim/tasksim/internal/mcp"
+
 // Compat is what the compatibility gate compares: what the
 // target declared for the run's tool, what the client decided, and what the embedded
 // server saw. The caller fills it from the capability manifest.
@@ -76,7 +78,7 @@ func compatibilityGate(info RunInfo, s *Summary) Gate {
 		}
 		return Gate{Pass: true, Evaluated: c.EraFallback != "", Evidence: ev}
 	}
-	calls := s.Requests["tools/call"].Count
+	calls := s.Requests[mcp.OpToolsCall.Name()].Count
 	var sent int64
 	if c.AsTask {
 		sent = calls

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 )
 
@@ -15,7 +16,7 @@ func TestCompatibilityGate(t *testing.T) {
 	// Ten synchronous calls: 9 completed, 1 failed, no task created.
 	syncRun := run(func(sh *metrics.Shard) {
 		for range 10 {
-			sh.Request(metrics.MethodToolsCall, metrics.OutcomeOK, 0, 200)
+			sh.Request(mcp.OpToolsCall, metrics.OutcomeOK, 0, 200)
 		}
 		sh.Add(metrics.TasksCompleted, 9)
 		sh.Add(metrics.TasksFailed, 1)
@@ -23,7 +24,7 @@ func TestCompatibilityGate(t *testing.T) {
 	// Ten task-augmented calls, each creating a task.
 	taskRun := run(func(sh *metrics.Shard) {
 		for range 10 {
-			sh.Request(metrics.MethodToolsCall, metrics.OutcomeOK, 0, 200)
+			sh.Request(mcp.OpToolsCall, metrics.OutcomeOK, 0, 200)
 		}
 		sh.Add(metrics.TasksCreated, 10)
 		sh.Add(metrics.TasksCompleted, 10)

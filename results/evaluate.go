@@ -3,6 +3,7 @@ package results
 import (
 	"math"
 
+	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/scenarios"
 )
@@ -282,7 +283,7 @@ func (t Threshold) windowValue(w *metrics.Window) (v float64, ok bool) {
 		return rate(c(src.counter), windowRateBase(src.counter, c))
 	case kindErrorsRate:
 		var n, errs int64
-		for m := range metrics.NumMethods {
+		for m := range mcp.NumOps {
 			n += w.RequestCount(m)
 			errs += w.ErrorCount(m)
 		}
@@ -293,7 +294,7 @@ func (t Threshold) windowValue(w *metrics.Window) (v float64, ok bool) {
 		}
 	case kindStatusReads:
 		if n := c(metrics.TasksCreated); n > 0 {
-			reads := w.RequestCount(metrics.MethodTasksGet) + w.RequestCount(metrics.MethodTasksList)
+			reads := w.RequestCount(mcp.OpTasksGet) + w.RequestCount(mcp.OpTasksList)
 			return float64(reads) / float64(n), true
 		}
 	case kindPollsPerSecond:

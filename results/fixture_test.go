@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/scenarios"
 )
@@ -33,11 +34,11 @@ func fixture() (RunInfo, *metrics.Snapshot, []metrics.Window) {
 
 	// [0s, 1s): 4 tasks created, the first polls.
 	for i := range int64(4) {
-		a.Reply(metrics.MethodToolsCall, metrics.OutcomeOK, 0, 200, ms(20+i))
+		a.Reply(mcp.OpToolsCall, metrics.OutcomeOK, 0, 200, ms(20+i))
 		a.Add(metrics.TasksCreated, 1)
 	}
 	for i := range int64(6) {
-		b.Reply(metrics.MethodTasksGet, metrics.OutcomeOK, 0, 200, ms(10+i))
+		b.Reply(mcp.OpTasksGet, metrics.OutcomeOK, 0, 200, ms(10+i))
 		b.RecordDuration(metrics.ScheduleLag, ms(1+i%2))
 	}
 	b.Add(metrics.Polls, 6)
@@ -49,19 +50,19 @@ func fixture() (RunInfo, *metrics.Snapshot, []metrics.Window) {
 
 	// [1s, 2s): 4 more created, 3 completed, 1 failed; errors and backpressure.
 	for i := range int64(4) {
-		a.Reply(metrics.MethodToolsCall, metrics.OutcomeOK, 0, 200, ms(30+i))
+		a.Reply(mcp.OpToolsCall, metrics.OutcomeOK, 0, 200, ms(30+i))
 		a.Add(metrics.TasksCreated, 1)
 	}
 	for i := range int64(10) {
-		b.Reply(metrics.MethodTasksGet, metrics.OutcomeOK, 0, 200, ms(40+2*i))
+		b.Reply(mcp.OpTasksGet, metrics.OutcomeOK, 0, 200, ms(40+2*i))
 		b.RecordDuration(metrics.ScheduleLag, ms(2+i%3))
 	}
-	b.Reply(metrics.MethodTasksGet, metrics.OutcomeRPCError, -32602, 200, ms(5))
-	b.Reply(metrics.MethodTasksGet, metrics.OutcomeBackpressure, 0, 429, ms(3))
+	b.Reply(mcp.OpTasksGet, metrics.OutcomeRPCError, -32602, 200, ms(5))
+	b.Reply(mcp.OpTasksGet, metrics.OutcomeBackpressure, 0, 429, ms(3))
 	b.Add(metrics.Polls, 12)
 	b.Add(metrics.BackpressureSignals, 1)
 	for i := range int64(4) {
-		a.Reply(metrics.MethodTasksResult, metrics.OutcomeOK, 0, 200, ms(8+i))
+		a.Reply(mcp.OpTasksResult, metrics.OutcomeOK, 0, 200, ms(8+i))
 		a.RecordDuration(metrics.TaskE2E, ms(1200+100*i))
 		a.RecordDuration(metrics.DetectionLag, ms(5+i))
 		a.RecordDuration(metrics.ResultLag, ms(9+i))
@@ -81,14 +82,14 @@ func fixture() (RunInfo, *metrics.Snapshot, []metrics.Window) {
 	windows = append(windows, rec.Flush(sec(2)))
 
 	// [2s, 3s): 1 completed, 1 cancelled, a transport failure, a reconnect, 2 dropped.
-	a.Reply(metrics.MethodTasksCancel, metrics.OutcomeOK, 0, 200, ms(4))
+	a.Reply(mcp.OpTasksCancel, metrics.OutcomeOK, 0, 200, ms(4))
 	a.RecordDuration(metrics.CancelLatency, ms(30))
-	a.Reply(metrics.MethodTasksCancel, metrics.OutcomeExpected, -32602, 200, ms(3))
+	a.Reply(mcp.OpTasksCancel, metrics.OutcomeExpected, -32602, 200, ms(3))
 	a.Add(metrics.CancelsSent, 2)
 	a.Add(metrics.CancelsAcked, 1)
 	a.Add(metrics.CancelsLate, 1)
-	a.Reply(metrics.MethodTasksResult, metrics.OutcomeTransport, 0, 0, ms(2500))
-	a.Reply(metrics.MethodTasksResult, metrics.OutcomeOK, 0, 200, ms(12))
+	a.Reply(mcp.OpTasksResult, metrics.OutcomeTransport, 0, 0, ms(2500))
+	a.Reply(mcp.OpTasksResult, metrics.OutcomeOK, 0, 200, ms(12))
 	a.RecordDuration(metrics.TaskE2E, ms(2100))
 	a.RecordDuration(metrics.TaskE2E, ms(1500))
 	a.Add(metrics.TasksCompleted, 1)
@@ -97,7 +98,7 @@ func fixture() (RunInfo, *metrics.Snapshot, []metrics.Window) {
 	a.Add(metrics.TasksDropped, 2)
 	a.Add(metrics.Reconnects, 1)
 	a.Add(metrics.OrphanedTasks, 1)
-	b.Reply(metrics.MethodTasksGet, metrics.OutcomeOK, 0, 200, ms(11))
+	b.Reply(mcp.OpTasksGet, metrics.OutcomeOK, 0, 200, ms(11))
 	b.RecordDuration(metrics.ScheduleLag, ms(1))
 	b.Add(metrics.Polls, 1)
 	rec.SetGauge(metrics.InFlight, 0)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 )
 
@@ -427,12 +428,12 @@ func longRun(n int) (RunInfo, *metrics.Snapshot, []metrics.Window, []metrics.Eve
 	var events []metrics.Event
 	for s := range n {
 		for range 200 {
-			sh.Reply(metrics.MethodTasksGet, metrics.OutcomeOK, 0, 200, time.Duration(rng.ExpFloat64()*float64(20*time.Millisecond)))
-			sh.Reply(metrics.MethodToolsCall, metrics.OutcomeOK, 0, 200, time.Duration(rng.ExpFloat64()*float64(30*time.Millisecond)))
+			sh.Reply(mcp.OpTasksGet, metrics.OutcomeOK, 0, 200, time.Duration(rng.ExpFloat64()*float64(20*time.Millisecond)))
+			sh.Reply(mcp.OpToolsCall, metrics.OutcomeOK, 0, 200, time.Duration(rng.ExpFloat64()*float64(30*time.Millisecond)))
 			sh.RecordDuration(metrics.ScheduleLag, time.Duration(rng.IntN(2000))*time.Microsecond)
 		}
 		for range 50 {
-			sh.Reply(metrics.MethodTasksResult, metrics.OutcomeOK, 0, 200, time.Duration(rng.IntN(50))*time.Millisecond)
+			sh.Reply(mcp.OpTasksResult, metrics.OutcomeOK, 0, 200, time.Duration(rng.IntN(50))*time.Millisecond)
 			sh.RecordDuration(metrics.TaskE2E, time.Duration(1000+rng.IntN(5000))*time.Millisecond)
 			sh.RecordDuration(metrics.DetectionLag, time.Duration(rng.IntN(1000))*time.Millisecond)
 			sh.RecordDuration(metrics.ResultLag, time.Duration(rng.IntN(100))*time.Millisecond)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 )
 
@@ -295,7 +296,7 @@ func inputOf(c *[metrics.NumCounters]int64) Input {
 
 func requestsOf(t *metrics.Snapshot) map[string]RequestStats {
 	out := map[string]RequestStats{}
-	for m := range metrics.NumMethods {
+	for m := range mcp.NumOps {
 		n := t.RequestCount(m)
 		if n == 0 {
 			continue

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 )
 
@@ -18,8 +19,8 @@ var textLatencies = []struct {
 	label string
 	h     metrics.Hist
 }{
-	{"tools/call", metrics.LatencyToolsCall},
-	{"tasks/get", metrics.LatencyTasksGet},
+	{mcp.OpToolsCall.Name(), metrics.LatencyToolsCall},
+	{mcp.OpTasksGet.Name(), metrics.LatencyTasksGet},
 	{"task_e2e", metrics.TaskE2E},
 	{"detection_lag", metrics.DetectionLag},
 	{"schedule_lag", metrics.ScheduleLag},

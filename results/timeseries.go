@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 )
 
@@ -113,7 +114,7 @@ func (ts *Timeseries) Close() error {
 // appendRow appends w's row of timeseries.csv, columns as timeseriesColumns.
 func appendRow(b []byte, start time.Time, w *metrics.Window) []byte {
 	var requests, errs int64
-	for m := range metrics.NumMethods {
+	for m := range mcp.NumOps {
 		requests += w.RequestCount(m)
 		errs += w.ErrorCount(m)
 	}

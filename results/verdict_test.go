@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/scenarios"
 )
@@ -91,16 +92,16 @@ func TestErrorBudget(t *testing.T) {
 				sh.Add(metrics.TasksCompleted, 1) // the ok replies brought one task to its end
 			}
 			for range ok {
-				sh.Reply(metrics.MethodTasksGet, metrics.OutcomeOK, 0, 200, ms(1))
+				sh.Reply(mcp.OpTasksGet, metrics.OutcomeOK, 0, 200, ms(1))
 			}
 			for range errs {
-				sh.Reply(metrics.MethodToolsCall, metrics.OutcomeRPCError, -32602, 200, ms(1))
+				sh.Reply(mcp.OpToolsCall, metrics.OutcomeRPCError, -32602, 200, ms(1))
 			}
 			for range backpressure {
-				sh.Reply(metrics.MethodToolsCall, metrics.OutcomeBackpressure, 0, 429, ms(1))
+				sh.Reply(mcp.OpToolsCall, metrics.OutcomeBackpressure, 0, 429, ms(1))
 			}
 			for range expected {
-				sh.Reply(metrics.MethodTasksCancel, metrics.OutcomeExpected, -32602, 200, ms(1))
+				sh.Reply(mcp.OpTasksCancel, metrics.OutcomeExpected, -32602, 200, ms(1))
 			}
 		})
 	}
@@ -155,7 +156,7 @@ func TestTopErrors(t *testing.T) {
 	}
 	kinds[1] = ErrorKind{Method: "tasks/get", Outcome: "http_error", Status: 500, Count: 99, Message: "500 Internal Server Error"}
 	total := run(func(sh *metrics.Shard) {
-		sh.Reply(metrics.MethodToolsCall, metrics.OutcomeRPCError, -32000, 200, ms(1))
+		sh.Reply(mcp.OpToolsCall, metrics.OutcomeRPCError, -32000, 200, ms(1))
 		sh.Add(metrics.BackpressureSignals, 7)
 	})
 	s := Build(RunInfo{Errors: kinds}, total, nil)
@@ -373,7 +374,7 @@ func TestEvidenceAgreesWithCounts(t *testing.T) {
 	}
 
 	sync := run(func(sh *metrics.Shard) {
-		sh.Reply(metrics.MethodToolsCall, metrics.OutcomeOK, 0, 200, ms(1))
+		sh.Reply(mcp.OpToolsCall, metrics.OutcomeOK, 0, 200, ms(1))
 		sh.Add(metrics.TasksCompleted, 1)
 	})
 	s := Build(RunInfo{Compat: &Compat{Fallback: "sync", Taken: "sync: no tasks capability", TaskSupport: "forbidden"}}, sync, nil)
@@ -419,7 +420,7 @@ func TestEvidenceIsATaskThatDidNotFail(t *testing.T) {
 		{"cut short before any task ended", func(sh *metrics.Shard) {}, true, ExitInterrupted},
 	} {
 		total := run(func(sh *metrics.Shard) {
-			sh.Reply(metrics.MethodToolsCall, metrics.OutcomeOK, 0, 200, ms(1))
+			sh.Reply(mcp.OpToolsCall, metrics.OutcomeOK, 0, 200, ms(1))
 			tc.add(sh)
 		})
 		s := Build(RunInfo{ErrorBudget: &five, Interrupted: tc.interrupted}, total, nil)

@@ -6,6 +6,6 @@
 // override, then Validate, which reports every problem at once as SOURCE:LINE:COL: PATH: MSG.
 // A Scenario is plain data; Where locates any of its fields for other packages' messages.
 //
-// It imports only the standard library and its own third-party dependencies; no other
-// tasksim package.
+// It imports the standard library, its own third-party dependencies and, of tasksim, only
+// internal/mcp: the keys of server.latency are the names of protocol operations (mcp.Op).
 package scenarios

@@ -5,16 +5,28 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/tasksim/tasksim/internal/mcp"
 )
 
 // The server knobs: each plays one kind of server an SRE wants to rehearse
 // against (slower, failing, full, throttling, with a struggling downstream). They map one to
 // one onto mockserver.Config (cmd/tasksim serverConfig); every zero value is "off".
 
-// mcpMethods are the JSON-RPC methods a client sends: the keys of Server.Latency, besides "*".
-var mcpMethods = []string{
-	"initialize", "tools/list", "tools/call", "tasks/get", "tasks/result", "tasks/list",
-	"tasks/cancel", "ping",
+// latencyOps are the requests a client of 2025-11-25 sends: their names (mcp.Op.Name) are
+// the keys of Server.Latency, besides "*".
+var latencyOps = [...]mcp.Op{
+	mcp.OpInitialize, mcp.OpToolsList, mcp.OpToolsCall, mcp.OpTasksGet, mcp.OpTasksResult,
+	mcp.OpTasksList, mcp.OpTasksCancel, mcp.OpPing,
+}
+
+// latencyKeys returns the names of latencyOps, in their order.
+func latencyKeys() []string {
+	keys := make([]string, len(latencyOps))
+	for i, op := range latencyOps {
+		keys[i] = op.Name()
+	}
+	return keys
 }
 
 // Limits that catch typos in server knobs.
@@ -212,10 +224,11 @@ func (v *validator) count(path string, n int) {
 // serverKnobs checks the knobs of server.go.
 func (v *validator) serverKnobs() {
 	sv := v.s.Server
+	keys := latencyKeys()
 	for _, m := range sortedKeys(sv.Latency) {
 		path := "server.latency." + m
-		if m != "*" && !slices.Contains(mcpMethods, m) {
-			v.add(path, "unknown method%s (valid: \"*\", %s)", suggest(m, mcpMethods), strings.Join(mcpMethods, ", "))
+		if m != "*" && !slices.Contains(keys, m) {
+			v.add(path, "unknown method%s (valid: \"*\", %s)", suggest(m, keys), strings.Join(keys, ", "))
 			continue
 		}
 		sv.Latency[m].problems(v, path)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/mockserver"
@@ -104,7 +105,7 @@ func (c *collector) flush(now time.Time) {
 	if c.progress != nil {
 		tot := c.rec.Total()
 		var errs int64
-		for m := range metrics.NumMethods {
+		for m := range mcp.NumOps {
 			errs += tot.ErrorCount(m)
 		}
 		secs := max(w.End.Sub(w.Start).Seconds(), 1e-9)

@@ -873,8 +873,9 @@ func serverStats(srv *mockserver.Server) any {
 	requests := map[string]map[string]uint64{}
 	for op := range mcp.NumOps {
 		switch op {
-		case mcp.OpInitialized, mcp.OpTaskStatus, mcp.OpElicit, mcp.OpCancelled:
-			continue // notifications and server-to-client requests: never answered here
+		case mcp.OpInitialized, mcp.OpTaskStatus, mcp.OpElicit, mcp.OpCancelled,
+			mcp.OpSubscriptionsAcknowledged, mcp.OpDelete:
+			continue // notifications, server-to-client requests, DELETE: never counted here
 		case mcp.OpUnknown:
 			if st.Requests.Total(op) == 0 {
 				continue

@@ -16,6 +16,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
+	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/results"
 )
@@ -335,7 +336,7 @@ func measureCell(c *sweepCell, s *results.Summary, slos []results.Threshold) {
 		TaskE2EP99:          stat(s, "task_e2e").P99,
 		Errors:              errs,
 		BackpressureSignals: s.Counters[metrics.BackpressureSignals.Name()],
-		CreatesPushedBack:   s.Requests["tools/call"].ByOutcome[metrics.OutcomeBackpressure.Name()],
+		CreatesPushedBack:   s.Requests[mcp.OpToolsCall.Name()].ByOutcome[metrics.OutcomeBackpressure.Name()],
 		TasksCompleted:      s.Tasks.Completed,
 	}
 }

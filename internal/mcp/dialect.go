@@ -31,6 +31,10 @@ const (
 	OpServerDiscover
 	OpTasksUpdate
 	OpSubscriptionsListen
+	OpSubscriptionsAcknowledged
+	// OpDelete is the HTTP DELETE that ends a Streamable HTTP session (docs/RULES.md#h9):
+	// no JSON-RPC method in either era, counted beside the requests.
+	OpDelete
 	NumOps
 )
 
@@ -38,7 +42,7 @@ const (
 var metricNames = [NumOps]string{
 	"unknown", "initialize", "initialized", "ping", "tools_list", "tools_call", "tasks_get",
 	"tasks_result", "tasks_list", "tasks_cancel", "tasks_status", "elicitation_create", "cancelled",
-	"server_discover", "tasks_update", "subscriptions_listen",
+	"server_discover", "tasks_update", "subscriptions_listen", "subscriptions_acknowledged", "delete",
 }
 
 // MetricName returns the op's stable metric name, e.g. "tasks_get".
@@ -48,6 +52,28 @@ func (o Op) MetricName() string {
 	}
 	return "unknown"
 }
+
+// Name returns the op's wire method name, for outputs keyed by it (summary.json's requests,
+// the text summary): V20251125's spelling, else V20260728's (the eras spell every op both
+// have alike but OpTaskStatus, which is "notifications/tasks/status" here); "DELETE" for
+// OpDelete; "unknown" for OpUnknown and any op out of range. A request on the wire takes its
+// method from the Dialect of its era instead.
+func (o Op) Name() string {
+	switch {
+	case o == OpDelete:
+		return "DELETE"
+	case o >= NumOps:
+		return "unknown"
+	case methods20251125[o] != "":
+		return methods20251125[o]
+	case methods20260728[o] != "":
+		return methods20260728[o]
+	}
+	return "unknown"
+}
+
+// String returns Name.
+func (o Op) String() string { return o.Name() }
 
 // Dialect is the seam between tasksim's engines and one protocol revision: method names,
 // field names and result shapes. The engines speak in Ops and Tasks; a Dialect turns them into

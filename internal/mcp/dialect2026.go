@@ -17,9 +17,10 @@ import (
 //   - OpTasksResult and OpTasksList: tasks/result and tasks/list are gone (E37: a modern
 //     server answers them -32601, HTTP 404). tasks/get inlines the result, the error or the
 //     input requests instead (AppendGetTaskResult, E50).
-//   - server/discover (OpServerDiscover), tasks/update (OpTasksUpdate) and
-//     subscriptions/listen (OpSubscriptionsListen) are new: only this dialect has a method
-//     for them.
+//   - server/discover (OpServerDiscover), tasks/update (OpTasksUpdate),
+//     subscriptions/listen (OpSubscriptionsListen) and its first notification,
+//     notifications/subscriptions/acknowledged (OpSubscriptionsAcknowledged), are new: only
+//     this dialect has a method for them.
 //   - OpElicit is elicitation/create, which in this era is never a JSON-RPC request of its
 //     own (E28): it appears only as the method of an input request (InputRequest).
 //   - OpCancelled is notifications/cancelled, sent by a client over stdio only; over HTTP,
@@ -48,6 +49,8 @@ var methods20260728 = [NumOps]string{
 	OpServerDiscover:      MethodServerDiscover,
 	OpTasksUpdate:         MethodTasksUpdate,
 	OpSubscriptionsListen: MethodSubscriptionsListen,
+
+	OpSubscriptionsAcknowledged: MethodSubscriptionsAcknowledged,
 }
 
 // Version implements Dialect.

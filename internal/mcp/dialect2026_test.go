@@ -36,6 +36,9 @@ func TestV20260728Methods(t *testing.T) {
 		mcp.OpServerDiscover:      "server/discover",
 		mcp.OpTasksUpdate:         "tasks/update",
 		mcp.OpSubscriptionsListen: "subscriptions/listen",
+
+		mcp.OpSubscriptionsAcknowledged: "notifications/subscriptions/acknowledged",
+		mcp.OpDelete:                    "", // HTTP DELETE, no method
 	}
 	if len(want) != int(mcp.NumOps)-1 {
 		t.Fatalf("the test knows %d ops, the package has %d: say here what the new one is in 2026-07-28", len(want), mcp.NumOps-1)

@@ -174,9 +174,11 @@ func TestMethodOpRoundTrip(t *testing.T) {
 		mcp.OpElicit:      "elicitation/create",
 		mcp.OpCancelled:   "notifications/cancelled",
 
-		mcp.OpServerDiscover:      "", // 2026-07-28 only
-		mcp.OpTasksUpdate:         "",
-		mcp.OpSubscriptionsListen: "",
+		mcp.OpServerDiscover:            "", // 2026-07-28 only
+		mcp.OpTasksUpdate:               "",
+		mcp.OpSubscriptionsListen:       "",
+		mcp.OpSubscriptionsAcknowledged: "",
+		mcp.OpDelete:                    "", // HTTP DELETE, no method
 	}
 	if len(want) != int(mcp.NumOps)-1 {
 		t.Fatalf("the test knows %d ops, the package has %d: add the new one here", len(want), mcp.NumOps-1)
@@ -207,7 +209,7 @@ func TestMethodOpRoundTrip(t *testing.T) {
 	if got := mcp.Op(255).MetricName(); got != "unknown" {
 		t.Errorf("Op(255).MetricName() = %q", got)
 	}
-	for _, m := range []string{"", "resources/list", "tasks/delete", "server/discover", "tasks/update", "subscriptions/listen", "notifications/tasks/created", "Tasks/Get", "tasks/get "} {
+	for _, m := range []string{"", "resources/list", "tasks/delete", "server/discover", "tasks/update", "subscriptions/listen", "notifications/tasks/created", "Tasks/Get", "tasks/get ", "DELETE"} {
 		if op := d.Op(m); op != mcp.OpUnknown {
 			t.Errorf("Op(%q) = %d, want OpUnknown", m, op)
 		}
@@ -284,6 +286,52 @@ func TestSessionVersion(t *testing.T) {
 	} {
 		if got := mcp.SessionVersion(v); got != want {
 			t.Errorf("SessionVersion(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+// Op.Name keys outputs that are a contract (summary.json's requests, the text summary): the
+// names are written out here, not taken from the tables under test.
+func TestOpName(t *testing.T) {
+	want := map[mcp.Op]string{
+		mcp.OpUnknown:     "unknown",
+		mcp.OpInitialize:  "initialize",
+		mcp.OpInitialized: "notifications/initialized",
+		mcp.OpPing:        "ping",
+		mcp.OpToolsList:   "tools/list",
+		mcp.OpToolsCall:   "tools/call",
+		mcp.OpTasksGet:    "tasks/get",
+		mcp.OpTasksResult: "tasks/result",
+		mcp.OpTasksList:   "tasks/list",
+		mcp.OpTasksCancel: "tasks/cancel",
+		mcp.OpTaskStatus:  "notifications/tasks/status", // 2025-11-25's where the eras differ
+		mcp.OpElicit:      "elicitation/create",
+		mcp.OpCancelled:   "notifications/cancelled",
+
+		mcp.OpServerDiscover:            "server/discover",
+		mcp.OpTasksUpdate:               "tasks/update",
+		mcp.OpSubscriptionsListen:       "subscriptions/listen",
+		mcp.OpSubscriptionsAcknowledged: "notifications/subscriptions/acknowledged",
+		mcp.OpDelete:                    "DELETE",
+	}
+	if len(want) != int(mcp.NumOps) {
+		t.Fatalf("the test knows %d ops, the package has %d: add the new one here", len(want), mcp.NumOps)
+	}
+	for op := range mcp.NumOps {
+		if got := op.Name(); got != want[op] {
+			t.Errorf("Op(%d).Name() = %q, want %q", op, got, want[op])
+		}
+		if got := op.String(); got != want[op] {
+			t.Errorf("Op(%d).String() = %q, want %q", op, got, want[op])
+		}
+		// Where both eras have the op, one of them spells it as Name does.
+		if m, n := (mcp.V20251125{}).Method(op), (mcp.V20260728{}).Method(op); m != "" && n != "" && m != n && op != mcp.OpTaskStatus {
+			t.Errorf("%s: the eras spell it %q and %q", op, m, n)
+		}
+	}
+	for _, op := range []mcp.Op{mcp.NumOps, 255} {
+		if got := op.Name(); got != "unknown" {
+			t.Errorf("Op(%d).Name() = %q, want unknown", op, got)
 		}
 	}
 }

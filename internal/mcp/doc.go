@@ -17,7 +17,9 @@
 // tokenizer of the JSON v2 prototype, github.com/go-json-experiment/json), with which
 // Decode, ParseTask and EachMember read plain messages in one pass. Everything that differs
 // between protocol revisions (method names, field names, result shapes) is reached through a
-// Dialect, so that the engines speak Ops and Tasks whatever the era; one exception: the mock
-// server writes a task's wire form itself, for speed, pinned to V20251125.AppendTask by a
-// test (mockserver TestTaskWireMatchesDialect).
+// Dialect, so that the engines speak Ops and Tasks whatever the era; Op.Name is an op's one
+// name for outputs keyed by it, and TestDialectSeam (at the module root) fails on any method
+// name spelled outside this package. One exception: the mock server writes a task's wire
+// form itself, for speed, pinned to V20251125.AppendTask by a test (mockserver
+// TestTaskWireMatchesDialect).
 package mcp
