@@ -54,9 +54,8 @@ type Options struct {
 	OtherHint string
 	// Protocol is the era whose suite runs: ProtocolLegacy (2025-11-25: initialize,
 	// sessions, rules R and H), ProtocolModern (2026-07-28 with the Tasks extension, rules
-	// E), ProtocolBoth (the one, then the other), or "" to let the target's era decide
-	// (docs/RULES.md#e32): the legacy suite when the target serves 2025-11-25, the modern one
-	// when it speaks only 2026-07-28.
+	// E), ProtocolBoth (the one, then the other), or "" for every era the target serves
+	// (found by docs/RULES.md#e32): both suites for a target of both eras.
 	Protocol string
 }
 
@@ -146,12 +145,18 @@ func Run(ctx context.Context, o Options) (*results.Contract, error) {
 		return nil, err
 	}
 	sel := selection{only: o.Only, skip: o.Skip}
+	if err := sel.inEras(legacy, modern); err != nil {
+		return nil, &OptionError{Msg: err.Error()}
+	}
 	if legacy {
 		if err := s.runLegacy(ctx, res, sel); err != nil {
 			return nil, err
 		}
 	}
-	if modern {
+	switch {
+	case modern && ctx.Err() != nil: // interrupted in the legacy suite: what ran is the result
+		s.notes = append(s.notes, "the "+ProtocolModern+" suite did not start: the suite was interrupted")
+	case modern:
 		if err := s.runModern(ctx, res, sel); err != nil {
 			return nil, err
 		}
@@ -171,7 +176,8 @@ func Run(ctx context.Context, o Options) (*results.Contract, error) {
 	return res, nil
 }
 
-// eras says which suites run: Options.Protocol, or the target's era (Target.Era, E32).
+// eras says which suites run: Options.Protocol, or every era the target serves (Target.Era,
+// E32).
 // Its error says, in an operator's terms, that the target cannot be reached or does not
 // speak the era asked for.
 func (s *suite) eras(ctx context.Context) (legacy, modern bool, err error) {
@@ -190,7 +196,10 @@ func (s *suite) eras(ctx context.Context) (legacy, modern bool, err error) {
 	wantModern := s.o.Protocol == ProtocolModern || s.o.Protocol == ProtocolBoth
 	switch {
 	case s.o.Protocol == ProtocolAuto:
-		return era.ServesLegacy(), !era.ServesLegacy(), nil
+		// Every era the target serves: both are in use at once. A modern target whose
+		// server/discover did not list its versions is not assumed to serve 2025-11-25.
+		modern := era.Modern()
+		return era.ServesLegacy() && (!modern || era.Supported != nil), modern, nil
 	case wantLegacy && !era.ServesLegacy():
 		return false, false, fmt.Errorf("target %s speaks only %s (%s): its suite runs with --protocol %s, or with no --protocol",
 			s.t.URL, ProtocolModern, era.How, ProtocolModern)
@@ -696,6 +705,26 @@ func CheckSelection(only, skip []string) error {
 		return fmt.Errorf("--only and --skip leave no case to run")
 	}
 	return nil
+}
+
+// inEras reports a selection that leaves no case in the suites that run: its cases belong to
+// an era the target is not tested in.
+func (sel selection) inEras(legacy, modern bool) error {
+	var run []caseDef
+	if legacy {
+		run = append(run, suiteCases...)
+	}
+	if modern {
+		run = append(run, modernCases...)
+	}
+	if slices.ContainsFunc(run, func(c caseDef) bool { return sel.wants(c.id) }) {
+		return nil
+	}
+	tested, other := ProtocolLegacy, ProtocolModern
+	if !legacy {
+		tested, other = ProtocolModern, ProtocolLegacy
+	}
+	return fmt.Errorf("--only and --skip leave no case of the %s suite, the one the target is tested in: the cases selected are of the %s suite (--protocol %s, where the target serves it)", tested, other, other)
 }
 
 // Case describes one case of the suite.

@@ -247,22 +247,6 @@ func ProbeWith(ctx context.Context, t *Target, o ProbeOptions) (*Manifest, error
 	return m, nil
 }
 
-// RunEra returns the era a run speaks with the target, as ProbeWith describes it:
-// ProtocolModern or ProtocolLegacy (Target.Era finds the target's, or Target.Protocol pins
-// it), without opening a session: a target of both eras without the Tasks extension is
-// taken for 2025-11-25, although ProbeWith speaks 2026-07-28 to one that has no tasks in
-// 2025-11-25 either. The contract gate holds the target to the contract of that era.
-func (t *Target) RunEra(ctx context.Context) (string, error) {
-	era, err := t.Era(ctx)
-	if err != nil {
-		return "", err
-	}
-	if speakModern(era) {
-		return ProtocolModern, nil
-	}
-	return ProtocolLegacy, nil
-}
-
 // speakModern reports whether a target of era is spoken to in 2026-07-28: pinned to it, or
 // found modern and not also serving 2025-11-25 with tasks that the modern era lacks.
 func speakModern(era Era) bool {

@@ -119,7 +119,9 @@ func (p *reportPage) timeCharts(ts *timeseries, ev *faultLog, embedded bool) {
 	lat := newChart("chart-ts-latency", "Latency p99 per second", "request ms", "task ms")
 	lat.add("tasks/get p99", "y", points(ts.col("latency_tasks_get_p99_ms")))
 	lat.add("tools/call p99", "y", points(ts.col("latency_tools_call_p99_ms")))
-	lat.add("tasks/result p99", "y", points(ts.col("latency_tasks_result_p99_ms")))
+	if res := ts.col("latency_tasks_result_p99_ms"); slices.ContainsFunc(res, func(v float64) bool { return v > 0 }) {
+		lat.add("tasks/result p99", "y", points(res)) // none in 2026-07-28: the result comes inline
+	}
 	lat.add("task e2e p99", "y2", points(ts.col("task_e2e_p99_ms")))
 	lat.add("detection lag p99", "y2", points(ts.col("detection_lag_p99_ms")))
 	p.addChart(lat.drawn())

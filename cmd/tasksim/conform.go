@@ -48,10 +48,9 @@ redacted). Prints a table, writes conform.json and report.html into --out, and, 
 
 Two suites, one per protocol era: 2025-11-25 (initialize, sessions; rules R1-R62, H1-H11)
 and 2026-07-28 with the Tasks extension (stateless; rules E1-E68, cases "modern."). The
-target's era chooses (server/discover first, docs/RULES.md#e32): a server that serves
-2025-11-25 gets its suite, one that speaks only 2026-07-28 the modern one; --protocol
-chooses for a server that serves both (both: the one, then the other). The output says
-which protocol was tested.
+eras the target serves choose (server/discover first, docs/RULES.md#e32): each era's suite
+runs, a server of both eras getting both, one after the other; --protocol chooses one (or
+both). The output says which protocol was tested.
 
 THE SUITE CREATES TASKS, AND TASKS HAVE EFFECTS ON A REAL SERVER. It calls --tool (default:
 the first tool that supports tasks) with --args (default: the minimal arguments its
@@ -86,7 +85,7 @@ Flags:
 	fs.StringVar(&target, "target", "", "`URL` of the MCP endpoint (required)")
 	fs.StringArrayVar(&headers, "header", nil, "HTTP header of every request, `'K: V'` (repeatable; values are never printed)")
 	fs.StringArrayVar(&others, "other-header", nil, "header of a second identity, `'K: V'`, replacing the same-named --header (repeatable): enables the isolation cases")
-	fs.StringVar(&protocol, "protocol", "", "the suite to run: `2025-11-25`, 2026-07-28 or both (default: the target's era; 2025-11-25 when it serves both)")
+	fs.StringVar(&protocol, "protocol", "", "the suite to run, `ERA`: 2025-11-25, 2026-07-28 or both (default: every era the target serves)")
 	fs.StringVar(&tool, "tool", "", "`NAME` of the task tool of the lifecycle cases (default: the first tool that supports tasks)")
 	fs.StringVar(&toolArgs, "args", "", "--tool's arguments as a `JSON` object (default: the minimal ones its inputSchema requires)")
 	fs.StringArrayVar(&perTool, "tool-args", nil, "arguments of one tool in the taskSupport cases, `NAME=JSON` (repeatable)")
@@ -274,14 +273,9 @@ func (r *runRequest) runContract(ctx context.Context) error {
 	if srv != nil {
 		defer srv.Close()
 	}
-	// The suite of the era the run will speak (probeRun): pinned, found, or 2025-11-25 on
-	// the embedded server.
-	t.Protocol = runProtocol(sc, srv != nil)
-	era, err := t.RunEra(ctx)
-	if err != nil {
-		return err
-	}
-	o := conform.Options{Target: t, Version: version, Protocol: era,
+	// The suite of the era the run pins (on the embedded server, the one it serves), else of
+	// every era the target serves, as `tasksim conform` runs it.
+	o := conform.Options{Target: t, Version: version, Protocol: runProtocol(sc, srv != nil),
 		OtherHint: "give the scenario two tenants or more (server.tokens; security.tenants for a target)"}
 	if tenants := runTenants(sc); len(tenants) > 0 {
 		t.Header.Set("Authorization", "Bearer "+tenants[0].Token.Reveal())

@@ -151,3 +151,13 @@ func TestRunContractInTheRunsEra(t *testing.T) {
 		t.Errorf("known-bad ack_with_task: exit %d, stderr %q; want 99 with a failed case", code, stderr)
 	}
 }
+
+// TestConformSelectionOfTheOtherEra: --only naming a case of the era the target is not
+// tested in is a usage error that says so, not a suite that ran nothing.
+func TestConformSelectionOfTheOtherEra(t *testing.T) {
+	url := startServe(t, "--protocols", "modern")
+	_, stderr, code := tasksim(t, "conform", "--target", url, "--only", "init.version", "--out", t.TempDir(), "--no-progress")
+	if code != 2 || !strings.Contains(stderr, "of the 2025-11-25 suite") {
+		t.Errorf("exit %d, stderr %q; want 2 naming the other era's suite", code, stderr)
+	}
+}

@@ -64,7 +64,11 @@ func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config) {
 		args.WriteString("{}")
 	}
 	fmt.Fprintf(w, "tool         %s %s\n", sc.Tool, strings.TrimSpace(args.String()))
-	fmt.Fprintf(w, "result       %s, poll interval %v, deadline %v\n", sc.Client.Result, cfg.Poll.Interval, cfg.Poll.Deadline)
+	result := string(sc.Client.Result)
+	if runProtocol(sc, sc.Target == "") == loadgen.ProtocolModern {
+		result = "inline with the terminal status (2026-07-28: no tasks/result)"
+	}
+	fmt.Fprintf(w, "result       %s, poll interval %v, deadline %v\n", result, cfg.Poll.Interval, cfg.Poll.Deadline)
 	if cfg.Model == loadgen.Closed && cfg.Ramp > 0 {
 		fmt.Fprintf(w, "ramp         the clients start evenly over %v\n", cfg.Ramp)
 	}

@@ -51,8 +51,9 @@ The era is found first (docs/RULES.md#e32): server/discover is sent with the 202
 envelope and headers; a DiscoverResult or a modern error means 2026-07-28, anything else
 falls back to initialize (2025-11-25). A target that speaks only 2026-07-28 is described in
 it (era "2026-07-28": server/discover's versions, the Tasks extension as tasks.extension, no
-session); a target of both eras is described in 2025-11-25, as run and conform speak to it,
-with "eras" listing both. --protocol pins the era and skips the detection.
+session); a target of both eras is described in the era run speaks to it (2026-07-28 when it
+advertises the Tasks extension, else 2025-11-25, era_fallback saying why), with "eras"
+listing both. --protocol pins the era and skips the detection.
 
 --create-task runs real work on the target: it calls --tool (default: the first tool that
 supports tasks) with --args (default: the minimal arguments its inputSchema requires, when

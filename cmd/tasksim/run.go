@@ -113,7 +113,12 @@ func (f *runFlags) scenario(name string) (*scenarios.Scenario, error) {
 		sc.Tool = f.tool
 	}
 	if changed("protocol") {
-		set("protocol", "protocol", strings.TrimPrefix(f.protocol, "auto"))
+		switch f.protocol {
+		case "auto", loadgen.ProtocolLegacy, loadgen.ProtocolModern:
+			set("protocol", "protocol", strings.TrimPrefix(f.protocol, "auto"))
+		default:
+			errs = append(errs, fmt.Errorf("--protocol %q: want auto, %s or %s", f.protocol, loadgen.ProtocolLegacy, loadgen.ProtocolModern))
+		}
 	}
 	if changed("args") {
 		var a map[string]any

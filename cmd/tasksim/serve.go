@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/mockserver"
 	"github.com/tasksim/tasksim/scenarios"
 )
@@ -44,11 +46,15 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	default:
 		fmt.Fprintln(stderr, "tasksim serve: no --token given: tasks are not bound to a tenant and tasks/list is off (R54)")
 	}
+	modern := "stateless, the Tasks extension"
+	if cfg.NoTasks || !mcp.HasTasks(cmp.Or(cfg.Protocol, mcp.Version20251125)) {
+		modern = "stateless, without the Tasks extension (server.tasks false, or a server.protocol without Tasks)"
+	}
 	switch cfg.Protocols {
 	case mockserver.ProtocolsModern:
-		fmt.Fprintln(stderr, "tasksim serve: eras: 2026-07-28 only (stateless, the Tasks extension); initialize gets -32022")
+		fmt.Fprintf(stderr, "tasksim serve: eras: 2026-07-28 only (%s); initialize gets -32022\n", modern)
 	case mockserver.ProtocolsBoth:
-		fmt.Fprintln(stderr, "tasksim serve: eras: 2026-07-28 (stateless, the Tasks extension) and 2025-11-25 (sessions), each request in its own")
+		fmt.Fprintf(stderr, "tasksim serve: eras: 2026-07-28 (%s) and 2025-11-25 (sessions), each request in its own\n", modern)
 	default:
 		fmt.Fprintln(stderr, "tasksim serve: eras: 2025-11-25 and older only (sessions)")
 	}
@@ -126,7 +132,7 @@ value replaces that default):
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body", 4<<20, "largest accepted POST body, in `BYTES`; larger ones get 413")
 	fs.IntVar(&cfg.MaxSubscriptions, "max-subscriptions", 1024, "open subscriptions/listen streams (2026-07-28) at most, in `STREAMS`; one more gets 429")
 	fs.BoolVar(&notify, "status-notifications", def.StatusNotifications, "send task status notifications: notifications/tasks/status on the owning session's GET stream (2025-11-25), notifications/tasks on subscriptions/listen streams (2026-07-28) (server.status_notifications)")
-	fs.StringVar(&protocols, "protocols", "both", "protocol eras answered: `both` (each request in its era), modern (2026-07-28 with the Tasks extension only) or legacy (2025-11-25 and older only) (server.protocols)")
+	fs.StringVar(&protocols, "protocols", "both", "protocol eras answered, `ERAS`: both (each request in its era), modern (2026-07-28 with the Tasks extension only) or legacy (2025-11-25 and older only) (server.protocols)")
 	fs.StringArrayVar(&sets, "set", nil, "override a scenario field, `path=value` (repeatable), e.g. server.backpressure.workers=4")
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
