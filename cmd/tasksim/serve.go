@@ -58,6 +58,9 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	default:
 		fmt.Fprintln(stderr, "tasksim serve: eras: 2025-11-25 and older only (sessions)")
 	}
+	if cfg.Faults.On() {
+		fmt.Fprintln(stderr, "tasksim serve: server faults on (the scenario's faults.server): the server fails requests and tasks on purpose")
+	}
 	if cfg.KnownBad.On() {
 		fmt.Fprintln(stderr, "tasksim serve: known-bad modes on (server.known_bad): the server breaks rules of docs/RULES.md on purpose")
 	}

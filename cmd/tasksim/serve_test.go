@@ -222,8 +222,12 @@ func TestServeKnownBad(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
 	}
-	if stderr := serveAndStop(t); strings.Contains(stderr, "known-bad") {
-		t.Errorf("serve without known-bad modes mentions them:\n%s", stderr)
+	if stderr := serveAndStop(t); strings.Contains(stderr, "known-bad") || strings.Contains(stderr, "server faults") {
+		t.Errorf("serve without known-bad modes or faults mentions them:\n%s", stderr)
+	}
+	// A scenario's server faults are served too, and said.
+	if stderr := serveAndStop(t, "reconnect-storm"); !strings.Contains(stderr, "server faults on (the scenario's faults.server)") {
+		t.Errorf("serve reconnect-storm does not say its server faults are on:\n%s", stderr)
 	}
 }
 
