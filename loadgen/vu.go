@@ -1082,18 +1082,26 @@ func (v *vu) Request(msg *mcp.Message) ([]byte, *mcp.Error) {
 	if taskID == "" {
 		taskID = v.cur
 	}
+	b := v.elicitAnswer()
+	b = append(b, `,"_meta":`...)
+	b = append(b, mcp.RelatedTaskMeta(taskID)...)
+	b = append(b, '}')
+	return b, nil
+}
+
+// elicitAnswer draws the answer to one elicitation by the configured ratios, counts it, and
+// returns its ElicitResult still open: the action and, when accepted, the content (with the
+// tenant's canary, if planted); the caller adds what its era adds, and the closing brace.
+func (v *vu) elicitAnswer() []byte {
 	action := v.e.cfg.Input.pick(v.rng)
 	v.shard.Add(metrics.Elicitations, 1)
 	v.shard.Add(elicitCounter(action), 1)
 	b := []byte(`{"action":"` + action + `"`)
 	if action == mcp.ElicitAccept {
 		b = append(b, `,"content":`...)
-		b = append(b, answerContent(v.ten.answer)...) // the tenant's canary, if planted
+		b = append(b, answerContent(v.ten.answer)...)
 	}
-	b = append(b, `,"_meta":`...)
-	b = append(b, mcp.RelatedTaskMeta(taskID)...)
-	b = append(b, '}')
-	return b, nil
+	return b
 }
 
 // Notify implements ServerHandler; status notifications are not relied on (R20), only

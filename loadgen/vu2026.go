@@ -193,15 +193,7 @@ func (v *vu) answerInput(r mcp.InputRequest) (answer json.RawMessage, ok bool) {
 	if v.e.dialect.Op(r.Method) != mcp.OpElicit {
 		return nil, false
 	}
-	action := v.e.cfg.Input.pick(v.rng)
-	v.shard.Add(metrics.Elicitations, 1)
-	v.shard.Add(elicitCounter(action), 1)
-	b := []byte(`{"action":"` + action + `"`)
-	if action == mcp.ElicitAccept {
-		b = append(b, `,"content":`...)
-		b = append(b, answerContent(v.ten.answer)...)
-	}
-	return append(b, '}'), true
+	return append(v.elicitAnswer(), '}'), true
 }
 
 // maxInputRounds bounds the MRTR rounds of one create: a server that keeps asking has a
