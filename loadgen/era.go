@@ -279,43 +279,16 @@ func (e *UnsupportedError) Error() string {
 }
 
 // ModernOnlyError is a target that speaks only 2026-07-28, met by a command asked to speak
-// 2025-11-25 with it (a pin), or one that speaks only 2025-11-25 (Pinned: asked for
-// 2026-07-28).
+// 2025-11-25 with it (Target.Protocol pins it): its initialize was refused (E35).
 type ModernOnlyError struct {
 	URL string
-	// Evidence says how it was told: "server/discover answered", "initialize was refused
-	// with -32022", "pinned".
+	// Evidence says how it was told: "initialize was refused with -32022, supported ...".
 	Evidence string
-	// Pinned: Target.Protocol asked for 2026-07-28, which the command does not speak.
-	Pinned bool
 }
 
 func (e *ModernOnlyError) Error() string {
-	if e.Pinned {
-		return fmt.Sprintf("protocol %s was asked for target %s, and this command speaks only %s: leave the protocol to detection or pin %s",
-			ProtocolModern, e.URL, ProtocolLegacy, ProtocolLegacy)
-	}
 	return fmt.Sprintf("target %s speaks only %s (%s), and %s was asked for: leave the protocol to detection, or pin %s",
 		e.URL, ProtocolModern, e.Evidence, ProtocolLegacy, ProtocolModern)
-}
-
-// RequireLegacy returns nil when the target can be spoken to in 2025-11-25, as far as Era
-// tells, and otherwise a *ModernOnlyError: the target's server/discover lists no session
-// version, or Target.Protocol pins 2026-07-28. It is the gate of the commands that speak
-// only 2025-11-25 (run, sweep), before their initialize, which a modern-only
-// server would refuse with a -32022 that says less. An error of the detection (the target
-// cannot be reached) is returned as it is.
-func (t *Target) RequireLegacy(ctx context.Context) error {
-	era, err := t.Era(ctx)
-	switch {
-	case err != nil:
-		return err
-	case era.Pinned && era.Modern():
-		return &ModernOnlyError{URL: t.URL, Evidence: era.How, Pinned: true}
-	case !era.ServesLegacy():
-		return &ModernOnlyError{URL: t.URL, Evidence: era.How}
-	}
-	return nil
 }
 
 // quoteList writes versions as ["a","b"].

@@ -88,7 +88,7 @@ func TestE32EraOfMock(t *testing.T) {
 		eras      []string // Manifest.Eras
 		describes string   // Manifest.Era
 		extension bool
-		legacyOK  bool // RequireLegacy passes
+		legacyOK  bool // Era().ServesLegacy()
 	}{
 		{mockserver.ProtocolsBoth, "", ProtocolModern, []string{ProtocolModern, ProtocolLegacy}, ProtocolModern, true, true},
 		{mockserver.ProtocolsBoth, ProtocolModern, ProtocolModern, []string{ProtocolModern, ProtocolLegacy}, ProtocolModern, true, false},
@@ -136,37 +136,25 @@ func TestE32EraOfMock(t *testing.T) {
 			case !modern && (m.ProtocolVersion != ProtocolLegacy || !m.SessionID || m.Session.Stateless || !m.Tasks.ToolsCall):
 				t.Errorf("legacy manifest: protocol %q session_id %v session %+v tasks %+v", m.ProtocolVersion, m.SessionID, m.Session, m.Tasks)
 			}
-			err = target.RequireLegacy(ctx)
-			var me *ModernOnlyError
-			if gotOK := err == nil; gotOK != tc.legacyOK || (err != nil && !errors.As(err, &me)) {
-				t.Errorf("RequireLegacy() = %v, want ok=%v (or a *ModernOnlyError)", err, tc.legacyOK)
+			if got := era.ServesLegacy(); got != tc.legacyOK {
+				t.Errorf("ServesLegacy() = %v, want %v", got, tc.legacyOK)
 			}
 		})
 	}
 }
 
 // TestModernOnlyMessages: a command asked for 2025-11-25 is told plainly that a modern-only
-// target speaks only 2026-07-28, whether server/discover said so or the initialize of a
-// pinned 2025-11-25 was refused with -32022 (E35).
+// target speaks only 2026-07-28: the initialize of a pinned 2025-11-25 was refused with
+// -32022 (E35).
 func TestModernOnlyMessages(t *testing.T) {
 	target, _ := inprocTarget(t, mockserver.Config{Protocols: mockserver.ProtocolsModern})
 	ctx := context.Background()
-	err := target.RequireLegacy(ctx)
-	var me *ModernOnlyError
-	if !errors.As(err, &me) || me.Pinned || !strings.Contains(err.Error(), "speaks only 2026-07-28 (server/discover answered)") ||
-		!strings.Contains(err.Error(), "leave the protocol to detection, or pin 2026-07-28") {
-		t.Errorf("RequireLegacy() = %v", err)
-	}
-
 	target.Protocol = ProtocolLegacy // no detection: initialize is refused (E35)
-	_, err = ProbeWith(ctx, target, ProbeOptions{})
-	if !errors.As(err, &me) || !strings.Contains(err.Error(), "initialize was refused with -32022") {
+	_, err := ProbeWith(ctx, target, ProbeOptions{})
+	var me *ModernOnlyError
+	if !errors.As(err, &me) || !strings.Contains(err.Error(), "initialize was refused with -32022") ||
+		!strings.Contains(err.Error(), "leave the protocol to detection, or pin 2026-07-28") {
 		t.Errorf("ProbeWith pinned to 2025-11-25 = %v, want a *ModernOnlyError from initialize", err)
-	}
-
-	target.Protocol = ProtocolModern
-	if err := target.RequireLegacy(ctx); !errors.As(err, &me) || !me.Pinned {
-		t.Errorf("RequireLegacy() pinned to 2026-07-28 = %v, want a pinned *ModernOnlyError", err)
 	}
 	target.Protocol = "2025-06-18"
 	if _, err := target.Era(ctx); err == nil {

@@ -182,9 +182,8 @@ type ProbeOptions struct {
 	// NoGetStream skips the GET stream check (H6). Default false: checked.
 	NoGetStream bool
 	// Legacy describes the target in 2025-11-25 whatever era it was found to speak (the
-	// era found is still recorded: Eras, EraDetection): what a run needs, whose virtual
-	// clients speak only 2025-11-25. Default false: a modern-only target is described in
-	// 2026-07-28.
+	// era found is still recorded: Eras, EraDetection): what a run pinned to 2025-11-25
+	// needs. Default false: the era found is described (ProbeWith).
 	Legacy bool
 }
 
@@ -194,7 +193,7 @@ const sessionCheckTimeout = 5 * time.Second
 
 // Probe reads the target's capability manifest for tool, the tool a run calls, in
 // 2025-11-25, the era a run speaks (ProbeOptions.Legacy): see ProbeWith. Against a
-// modern-only target it fails as initialize does; RequireLegacy says why more plainly.
+// modern-only target it fails as initialize does, with a *ModernOnlyError that says why.
 func Probe(ctx context.Context, t *Target, tool string) (*Manifest, error) {
 	return ProbeWith(ctx, t, ProbeOptions{Tool: tool, Legacy: true})
 }

@@ -324,8 +324,8 @@ type Server struct {
 	// Protocols are the protocol eras the endpoint answers, each request classified by
 	// itself (docs/RULES.md#era-detection): "both", "modern" (2026-07-28 with the Tasks
 	// extension only) or "legacy" (2025-11-25 and older, with sessions, only). Default "":
-	// both for tasksim serve; legacy for the embedded server of tasksim run, whose load
-	// generator speaks only 2025-11-25.
+	// both for tasksim serve; for the embedded server of tasksim run, legacy, or both when
+	// the run is pinned to 2026-07-28 (protocol).
 	Protocols string `yaml:"protocols"`
 
 	// KnownBad turns on deliberately broken modes of the embedded server, each breaking one
