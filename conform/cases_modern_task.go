@@ -224,16 +224,16 @@ func caseModernInput(r *run) {
 			}
 			asked[key] = string(q.Params)
 		}
-		u, keys := r.answerAll(k, g.result)
+		u, _, sent := r.answerAll(k, g.result, answered)
+		if !sent {
+			return // only keys answered already: the answer has not shown yet (E58)
+		}
 		updates++
 		if u.err != nil || u.rpc != nil {
 			r.fatal("E58", "tasks/update of task %s should be acknowledged; got %s", short(k.id), u)
 		}
 		if ok, why := emptyAck(u.result); !ok {
 			r.fatal("E58", "tasks/update of task %s should be acknowledged with an empty result; %s: %s", short(k.id), why, excerpt(u.result, 160))
-		}
-		for _, key := range keys {
-			answered[key] = true
 		}
 	})
 	if f.status != mcp.StatusCompleted {
@@ -361,12 +361,20 @@ func caseModernIsolation(r *run) {
 	} {
 		c := req.rep()
 		if ok, _ := emptyAck(c.result); ok && c.err == nil && c.rpc == nil && req.op != mcp.OpTasksGet {
-			r.pass("%s acknowledged, which proves nothing (docs/RULES.md#ext-gap-7): its effect is checked", req.op)
+			what := "the task is read again below"
+			if req.op == mcp.OpTasksUpdate {
+				what = "the task asks for no input, so an answer has nothing to change"
+			}
+			r.pass("%s acknowledged, which proves nothing (docs/RULES.md#ext-gap-7): %s", req.op, what)
 			continue
 		}
 		r.isolationVerdict(c, "E67", req.op.Name(), k.id)
 	}
-	if _, f := r.mread(k); f.status == mcp.StatusCancelled {
+	g, f := r.mread(k)
+	switch {
+	case g.err != nil || g.rpc != nil:
+		r.fatal("E65", "tasks/get of task %s by its creator, after the second identity's requests, should answer it; got %s", short(k.id), g)
+	case f.status == mcp.StatusCancelled:
 		r.fail("E67", "task %s is cancelled after the second identity's tasks/cancel", short(k.id))
 	}
 }

@@ -231,7 +231,8 @@ func (r *run) mread(k *known) (reply, fields) {
 // mwait polls k until it is terminal, answering its input requests on the way (E55), for
 // at most the budget; it returns the last tasks/get reply.
 func (r *run) mwait(k *known) (reply, fields) {
-	return r.mwaitInput(k, func(g reply) { r.answerAll(k, g.result) })
+	answered := map[string]bool{}
+	return r.mwaitInput(k, func(g reply) { r.answerAll(k, g.result, answered) })
 }
 
 // mwaitInput is mwait, with input handling each input_required tasks/get reply.
@@ -283,11 +284,16 @@ func inputRequests(result json.RawMessage) map[string]mcp.InputRequest {
 // tasks/update (E55, E56): a form elicitation accepted with the minimal content its schema
 // asks for. A request the suite cannot answer skips the case. It returns the update's
 // reply and the keys answered.
-func (r *run) answerAll(k *known, result json.RawMessage) (reply, []string) {
+func (r *run) answerAll(k *known, result json.RawMessage, answered map[string]bool) (u reply, keys []string, sent bool) {
 	reqs := inputRequests(result)
+	if len(reqs) == 0 {
+		r.fatal("E50", "task %s is input_required, but its tasks/get carries no inputRequests: %s", short(k.id), excerpt(result, 200))
+	}
 	answers := mcp.InputResponses{}
-	var keys []string
 	for key, q := range reqs {
+		if answered[key] {
+			continue // answered already, and shown again before the answer took (E58): never twice (E56)
+		}
 		if (mcp.V20260728{}).Op(q.Method) != mcp.OpElicit {
 			r.skip(fmt.Sprintf("task %s asks for %s, which the suite does not answer", short(k.id), q.Method), "give --tool a tool whose input requests are form elicitations")
 		}
@@ -302,12 +308,15 @@ func (r *run) answerAll(k *known, result json.RawMessage) (reply, []string) {
 		keys = append(keys, key)
 	}
 	if len(answers) == 0 {
-		r.fatal("E50", "task %s is input_required, but its tasks/get carries no inputRequests: %s", short(k.id), excerpt(result, 200))
+		return reply{}, nil, false
 	}
 	params, _ := json.Marshal(mcp.UpdateTaskParams{TaskID: k.id, InputResponses: answers})
 	req := taskReq(mcp.OpTasksUpdate, k.id)
 	req.Params = params
-	return r.mcall("", req), keys
+	for _, key := range keys {
+		answered[key] = true
+	}
+	return r.mcall("", req), keys, true
 }
 
 // cleanupModern brings the modern tasks the suite created and did not see end to an end:

@@ -25,6 +25,7 @@ type Engine struct {
 	// env is the envelope of the clients' requests when the run speaks 2026-07-28
 	// (Manifest.Era; vu2026.go); nil in 2025-11-25.
 	env      *modernEnv
+	quirks   atomic.Uint32 // mcp.Quirks of the replies read leniently (2026-07-28), noted in the manifest
 	rec      *metrics.Recorder
 	shards   int
 	manifest *Manifest
@@ -356,6 +357,11 @@ func (e *Engine) Run(ctx context.Context) error {
 	e.probe.cut(end)
 	e.probe.wait(context.WithoutCancel(workCtx)) // probes end with workCtx at the latest
 	e.exec.close()
+	if q := mcp.Quirks(e.quirks.Load()); q != 0 {
+		e.manifest.mu.Lock()
+		e.manifest.Notes = append(e.manifest.Notes, "the target's replies were read leniently, as the rules allow: "+q.String()+" (docs/RULES.md#ext-gaps)")
+		e.manifest.mu.Unlock()
+	}
 	return nil
 }
 

@@ -374,3 +374,43 @@ func TestWithMeta(t *testing.T) {
 		}
 	}
 }
+
+// TestModernWithoutDiscover: a modern server that answers server/discover with -32601 (404:
+// it has no such method, against E8) is modern by E32, and is probed without asking again:
+// the manifest says the Tasks extension is not known, so a run takes plain calls with the
+// sync fallback, and is refused naming the extension without it.
+func TestModernWithoutDiscover(t *testing.T) {
+	srv, err := mockserver.NewHandlerServer(mockserver.Config{Protocols: mockserver.ProtocolsModern})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	discovers := 0
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(mcp.HeaderMethod) == (mcp.V20260728{}).Method(mcp.OpServerDiscover) {
+			discovers++
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			w.Write(mcp.AppendError(nil, mcp.IntID(1), mcp.Errorf(mcp.CodeMethodNotFound, "method not found")))
+			return
+		}
+		srv.Handler().ServeHTTP(w, r)
+	})
+	target := &Target{URL: "http://embedded.test/mcp", Header: http.Header{}, Client: &http.Client{Transport: HandlerTransport(h)},
+		ClientInfo: mcp.Implementation{Name: "tasksim-test", Version: "1"}}
+	m, err := ProbeWith(context.Background(), target, ProbeOptions{Tool: "work"})
+	if err != nil {
+		t.Fatalf("probe: %v", err)
+	}
+	if m.Era != ProtocolModern || m.Tasks.Extension || len(m.Tools) != 3 || discovers != 1 ||
+		!strings.Contains(strings.Join(m.Notes, "; "), "gave no DiscoverResult") {
+		t.Errorf("era %q extension %v tools %d, %d server/discover, notes %q: want 2026-07-28, the extension unknown, the tools, one ask, a note",
+			m.Era, m.Tasks.Extension, len(m.Tools), discovers, m.Notes)
+	}
+	if err := m.Decide(FallbackRefuse); err == nil || !strings.Contains(err.Error(), mcp.ExtTasks) {
+		t.Errorf("fallback refuse: %v, want the extension named", err)
+	}
+	if err := m.Decide(FallbackSync); err != nil || m.AsTask {
+		t.Errorf("fallback sync: %v, as_task %v", err, m.AsTask)
+	}
+}

@@ -192,8 +192,9 @@ type ProbeOptions struct {
 const sessionCheckTimeout = 5 * time.Second
 
 // Probe reads the target's capability manifest for tool, the tool a run calls, in
-// 2025-11-25, the era a run speaks (ProbeOptions.Legacy): see ProbeWith. Against a
-// modern-only target it fails as initialize does, with a *ModernOnlyError that says why.
+// 2025-11-25 (ProbeOptions.Legacy), as a run pinned to that era needs: see ProbeWith.
+// Against a modern-only target it fails as initialize does, with a *ModernOnlyError that
+// says why.
 func Probe(ctx context.Context, t *Target, tool string) (*Manifest, error) {
 	return ProbeWith(ctx, t, ProbeOptions{Tool: tool, Legacy: true})
 }

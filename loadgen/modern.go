@@ -69,6 +69,7 @@ func (t *Target) requestMeta(version string, caps mcp.ModernClientCapabilities) 
 type modernEnv struct {
 	version string
 	meta    []byte // the params._meta object
+	tasks   bool   // it declares the Tasks extension: a task is a valid answer (E13, E39)
 }
 
 // newModernEnv encodes the envelope of t's requests of version with caps.
@@ -77,7 +78,7 @@ func (t *Target) newModernEnv(version string, caps mcp.ModernClientCapabilities)
 	if err != nil {
 		return nil, err
 	}
-	return &modernEnv{version: version, meta: meta}, nil
+	return &modernEnv{version: version, meta: meta, tasks: caps.DeclaresTasks()}, nil
 }
 
 // stateless returns the requester of 2026-07-28 on t with env: a Session that is none (no

@@ -19,6 +19,13 @@ const statelessNote = "protocol 2026-07-28 has no sessions: no session id is iss
 // is opened: each request carries its own envelope (E1, E4).
 func probeModern(ctx context.Context, t *Target, o ProbeOptions, era Era) (*Manifest, error) {
 	s := &modernSession{t: t, version: era.Version}
+	var notes []string
+	if era.Discover == nil && !era.Pinned {
+		// Found modern by a modern error to server/discover (E32): asking again would get
+		// the same. The extension is then unknown, and taken as not advertised.
+		era.Discover = &mcp.DiscoverResult{}
+		notes = append(notes, fmt.Sprintf("server/discover gave no DiscoverResult (%s): the Tasks extension %s is not known to be served (E8, E39)", era.How, mcp.ExtTasks))
+	}
 	if era.Discover == nil {
 		rep, err := s.call(ctx, mcp.OpServerDiscover, nil, mcp.ModernClientCapabilities{})
 		if err == nil && rep.Err != nil {
@@ -53,6 +60,7 @@ func probeModern(ctx context.Context, t *Target, o ProbeOptions, era Era) (*Mani
 		Tool:              o.Tool,
 		Tasks:             TasksManifest{Extension: era.Discover.Capabilities.DeclaresTasks()},
 		Session:           SessionManifest{Stateless: true, Note: statelessNote},
+		Notes:             notes,
 	}
 	tools, err := s.listTools(ctx)
 	if err != nil {

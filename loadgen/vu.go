@@ -672,7 +672,7 @@ func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 			v.dropSession()
 		}
 		if err == nil && rep.Err == nil {
-			task, plain, perr := e.dialect.ParseCallReply(rep.Result)
+			task, plain, perr := e.parseCall(rep.Result)
 			if errors.Is(perr, mcp.ErrInputRequired) { // 2026-07-28: an MRTR round (vu2026.go)
 				retry, why := v.inputRound(rep.Result, call)
 				if rounds++; why == "" && rounds <= maxInputRounds {
@@ -775,7 +775,7 @@ func (v *vu) reconcile(ctx context.Context, t *taskState, sentAt time.Time) (*mc
 			params := taskIDParams(id)
 			rep, err := v.call(ctx, mcp.OpTasksGet, params, time.Time{}, nil, CutNone)
 			if err == nil && rep.Err == nil {
-				task, perr := mcp.ParseTask(rep.Result)
+				task, perr := v.e.readTask(rep.Result)
 				if perr == nil && task.Status.Valid() {
 					if task.TaskID == "" {
 						task.TaskID = id

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tasksim/tasksim/internal/mcp"
@@ -77,7 +78,10 @@ func (e *Engine) speakModern(t *Target, m *Manifest) error {
 func (v *vu) observeModern(rep Reply, t *taskState) {
 	lc := &v.lc
 	now := time.Now()
-	r, _, err := mcp.ParseGetTaskResult(rep.Result)
+	r, q, err := mcp.ParseGetTaskResult(rep.Result)
+	if q != 0 {
+		v.e.quirks.Or(uint32(q)) // ext-gaps: accepted, and flagged in the manifest
+	}
 	if err == nil && !r.Status.Valid() {
 		err = errors.New("no valid task status")
 	}
@@ -127,6 +131,36 @@ func (v *vu) observeModern(rep Reply, t *taskState) {
 	}
 }
 
+// parseCall reads a tools/call reply in the run's era (Dialect.ParseCallReply): in
+// 2026-07-28 a task answers only a request that declared the Tasks extension, and is an
+// invalid reply to one that did not (E13, E39), as with the sync fallback.
+func (e *Engine) parseCall(raw []byte) (*mcp.Task, *mcp.CallToolResult, error) {
+	if e.env == nil || e.env.tasks {
+		return e.dialect.ParseCallReply(raw)
+	}
+	r, _, err := mcp.ParseCallToolReply(raw, false)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case r.Input != nil:
+		return nil, nil, mcp.ErrInputRequired
+	}
+	return nil, r.Call, nil
+}
+
+// readTask reads the task of a tasks/get reply in the run's era: 2025-11-25's fields, or the
+// extension's (ttlMs, pollIntervalMs, the resultType and the payload its status calls for).
+func (e *Engine) readTask(raw []byte) (mcp.Task, error) {
+	if e.env == nil {
+		return mcp.ParseTask(raw)
+	}
+	r, _, err := mcp.ParseGetTaskResult(raw)
+	if err != nil {
+		return mcp.Task{}, err
+	}
+	return r.Task(), nil
+}
+
 // answerInputs answers, with one tasks/update, the input requests of the latest poll the
 // client has not answered yet (E55-E57): an elicitation/create by the configured ratios
 // (with the tenant's canary when one is planted); a request of another method, which the
@@ -152,14 +186,18 @@ func (v *vu) answerInputs(ctx context.Context, t *taskState) {
 		return
 	}
 	responses := make(mcp.InputResponses, len(keys))
+	var undeclared []string
 	for _, k := range keys {
 		if b, ok := v.answerInput(reqs[k]); ok {
 			responses[k] = b
-		} else {
-			v.e.errors.note(errorKey{mcp.OpTasksGet, metrics.OutcomeProtocol, 0, 0}, func() string {
-				return fmt.Sprintf("tasks/get asked for input of method %s, which the client did not declare (E15): left unanswered", reqs[k].Method)
-			})
+			continue
 		}
+		// Input the client's capabilities do not allow (E15): left unanswered for good.
+		t.answered = append(t.answered, k)
+		undeclared = append(undeclared, reqs[k].Method)
+	}
+	if len(undeclared) > 0 { // the poll that asked is the protocol error
+		v.malformed(mcp.OpTasksGet, fmt.Sprintf("tasks/get asked for input of %s, which the client did not declare (E15): left unanswered", strings.Join(undeclared, ", ")))
 	}
 	if len(responses) == 0 {
 		return
@@ -206,7 +244,7 @@ const maxInputRounds = 10
 // session gives the retry a new id. why says why there is no retry: the reply does not
 // read, or asks for input the client did not declare (E15).
 func (v *vu) inputRound(raw, call []byte) (retry []byte, why string) {
-	r, _, err := mcp.ParseCallToolReply(raw, true)
+	r, _, err := mcp.ParseCallToolReply(raw, v.e.env.tasks)
 	if err != nil || r.Input == nil {
 		return nil, fmt.Sprintf("tools/call InputRequiredResult: %v", err)
 	}

@@ -349,3 +349,33 @@ func TestModernWithoutExtension(t *testing.T) {
 		}
 	})
 }
+
+// TestModernQuirksNoted: a target whose tasks/get replies lack resultType (read as
+// "complete", E12) is run to the end, and the manifest says what was read leniently.
+func TestModernQuirksNoted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		noType := func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				rec := httptest.NewRecorder()
+				next.ServeHTTP(rec, r)
+				body := rec.Body.Bytes()
+				if r.Header.Get(mcp.HeaderMethod) == (mcp.V20260728{}).Method(mcp.OpTasksGet) {
+					body = bytes.Replace(body, []byte(`"resultType":"complete",`), nil, 1)
+				}
+				for k, v := range rec.Header() {
+					w.Header()[k] = v
+				}
+				w.Header().Del("Content-Length")
+				w.WriteHeader(rec.Code)
+				w.Write(body)
+			})
+		}
+		r := runIn(t, modernServer, faultConfig(scenarios.ClientFaults{}), harness{protocol: "auto", wrap: noType})
+		if created := r.snap.Counters[metrics.TasksCreated]; created == 0 || r.snap.Counters[metrics.TasksCompleted] != created {
+			t.Errorf("completed %d of %d", r.snap.Counters[metrics.TasksCompleted], created)
+		}
+		if notes := strings.Join(r.manifest.Notes, "; "); !strings.Contains(notes, "read leniently") {
+			t.Errorf("notes %q: want the missing resultType said", notes)
+		}
+	})
+}

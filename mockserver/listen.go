@@ -169,10 +169,11 @@ func (s *Server) runListen(c *call, tasks []*listened, askedTasks bool, wake <-c
 		return
 	}
 	sub := c.msg.ID
+	// Counted before it is written: a client that has read it sees it on /metrics.
+	s.notes.count(eraModern, noteAcknowledged)
 	if sw.event(s.acknowledgement(sub, tasks, askedTasks)) != nil {
 		return
 	}
-	s.notes.count(eraModern, noteAcknowledged)
 	drop := s.listens.dropped()
 	for {
 		switch s.sendChanges(c, sw, tasks) {
@@ -220,10 +221,10 @@ func (s *Server) sendChanges(c *call, sw *eventStream, tasks []*listened) listen
 			if l.done && s.revoked(c.tenant, true) {
 				return listenGone // the result is due, the right to fetch it is gone
 			}
+			s.notes.count(eraModern, noteTaskStatus) // before it is written, as above
 			if sw.event(msg) != nil {
 				return listenGone
 			}
-			s.notes.count(eraModern, noteTaskStatus)
 		}
 		if !l.done {
 			left++

@@ -36,9 +36,9 @@ type Compat struct {
 //	not evaluated  without Compat, or when the target supports tasks for the run's tool
 //	               in the era spoken to it first (no fallback needed; the manifest leaves
 //	               are the evidence)
-//	evaluated      when the era fell back from 2026-07-28 to 2025-11-25: a pass when the
-//	               fallback is said (era_fallback) and, as below, when a task fallback
-//	               was taken too;
+//	evaluated      when the era fell back from 2026-07-28 to 2025-11-25 (said in
+//	               era_fallback) and the target supports tasks there: a pass when the
+//	               run spoke 2025-11-25 and sent tools/call in it (era_calls > 0);
 //	               when the target cannot take a task for the tool (a protocol without
 //	               Tasks, no tasks.requests.tools.call (R6), taskSupport forbidden (R7), in
 //	               2026-07-28 a server/discover without the Tasks extension (E39)):
@@ -71,14 +71,25 @@ func compatibilityGate(info RunInfo, s *Summary) Gate {
 	if c.EraFallback != "" {
 		ev["era_fallback"] = c.EraFallback
 	}
-	if c.Supported {
-		ev["reason"] = "the target supports tasks for this tool: no fallback needed"
-		if c.EraFallback != "" {
-			ev["reason"] = "the era fell back to " + c.Era + ", and said so; there the target supports tasks for this tool"
-		}
-		return Gate{Pass: true, Evaluated: c.EraFallback != "", Evidence: ev}
-	}
 	calls := s.Requests[mcp.OpToolsCall.Name()].Count
+	if c.Supported && c.EraFallback == "" {
+		ev["reason"] = "the target supports tasks for this tool: no fallback needed"
+		return Gate{Pass: true, Evidence: ev}
+	}
+	if c.Supported { // the era fell back: the run must have spoken the era it fell back to
+		ev["era_calls"] = calls
+		var failures []string
+		if c.Era != "2025-11-25" {
+			failures = append(failures, "the era fell back, yet the run spoke "+c.Era)
+		}
+		if calls == 0 {
+			failures = append(failures, "the era fell back, and no tools/call was sent in it")
+		}
+		if len(failures) > 0 {
+			ev["failures"] = failures
+		}
+		return Gate{Pass: len(failures) == 0, Evaluated: true, Evidence: ev}
+	}
 	var sent int64
 	if c.AsTask {
 		sent = calls

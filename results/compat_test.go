@@ -106,4 +106,9 @@ func TestCompatibilityGate(t *testing.T) {
 	if !g.Evaluated || !g.Pass || g.Evidence["era_fallback"] != fellBack.EraFallback || g.Evidence["era"] != "2025-11-25" {
 		t.Errorf("era fallback: evaluated %v pass %v evidence %v", g.Evaluated, g.Pass, g.Evidence)
 	}
+	// ... and fails when nothing was called in the era fallen back to.
+	g = Build(RunInfo{Compat: &fellBack}, run(func(*metrics.Shard) {}), nil).Gates.Compatibility
+	if !g.Evaluated || g.Pass {
+		t.Errorf("era fallback without a call: evaluated %v pass %v evidence %v", g.Evaluated, g.Pass, g.Evidence)
+	}
 }

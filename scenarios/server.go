@@ -13,11 +13,12 @@ import (
 // against (slower, failing, full, throttling, with a struggling downstream). They map one to
 // one onto mockserver.Config (cmd/tasksim serverConfig); every zero value is "off".
 
-// latencyOps are the requests a client of 2025-11-25 sends: their names (mcp.Op.Name) are
+// latencyOps are the requests a client sends, of either era: their names (mcp.Op.Name) are
 // the keys of Server.Latency, besides "*".
 var latencyOps = [...]mcp.Op{
 	mcp.OpInitialize, mcp.OpToolsList, mcp.OpToolsCall, mcp.OpTasksGet, mcp.OpTasksResult,
 	mcp.OpTasksList, mcp.OpTasksCancel, mcp.OpPing,
+	mcp.OpServerDiscover, mcp.OpTasksUpdate, mcp.OpSubscriptionsListen, // 2026-07-28
 }
 
 // latencyKeys returns the names of latencyOps, in their order.

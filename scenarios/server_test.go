@@ -122,7 +122,7 @@ func TestServerValidate(t *testing.T) {
 	}{
 		{"full is valid", full, nil},
 		{"latency method", sv + "  latency:\n    tasks/gett: 1ms\n    tools/call: 1ms\n", []string{
-			`t.yaml:6:5: server.latency.tasks/gett: unknown method; did you mean "tasks/get"? (valid: "*", initialize, tools/list, tools/call, tasks/get, tasks/result, tasks/list, tasks/cancel, ping)`}},
+			`t.yaml:6:5: server.latency.tasks/gett: unknown method; did you mean "tasks/get"? (valid: "*", initialize, tools/list, tools/call, tasks/get, tasks/result, tasks/list, tasks/cancel, ping, server/discover, tasks/update, subscriptions/listen)`}},
 		{"latency dist", sv + "  latency:\n    \"*\": {dist: lognormal, p50: 2ms, p99: 1ms}\n    ping: {p50: 1ms}\n", []string{
 			"t.yaml:6:38: server.latency.*.p99: must be >= p50 (2ms), got 1ms",
 			"t.yaml:7:5: server.latency.ping.dist: required, one of fixed, uniform, exponential, normal, lognormal, pareto"}},

@@ -332,7 +332,7 @@ func (r *runRequest) reach(ctx context.Context, rec *metrics.Recorder, events *m
 	manifest, err := probeRun(probeCtx, target, srv != nil, sc)
 	cancelProbe()
 	if err != nil {
-		return nil, nil, nil, err // unreachable target, or not of the era pinned: exit 1 or 2 with the reason
+		return nil, nil, nil, err // unreachable target, or not of the era pinned: exit 1 with the reason
 	}
 	r.manifest = manifest
 	fb := loadgen.FallbackRefuse
