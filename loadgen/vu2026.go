@@ -73,8 +73,8 @@ func (e *Engine) speakModern(t *Target, m *Manifest) error {
 }
 
 // observeModern applies a tasks/get reply of 2026-07-28 to the lifecycle (observe has
-// handled errors): the task, then what its status inlines (E50). It returns the input
-// requests the client has yet to answer.
+// handled errors): the task, then what its status inlines (E50): the payload, or the input
+// requests, kept in t.inputs for answerInputs.
 func (v *vu) observeModern(rep Reply, t *taskState) {
 	lc := &v.lc
 	now := time.Now()
