@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tasksim/tasksim/scenarios"
@@ -111,22 +112,16 @@ func shardPlan(sh scenarios.Shard, sc *scenarios.Scenario) string {
 
 // firstOwned lists the first global indices of 0..n-1 the shard owns: "0, 3, 6, ...".
 func firstOwned(sh scenarios.Shard, n int) string {
-	out, k := "", 0
-	for i := 0; i < n; i++ {
-		if !sh.Owns(i) {
-			continue
-		}
-		if k == 3 {
-			return out + ", ..."
-		}
-		if k > 0 {
-			out += ", "
-		}
-		out += strconv.Itoa(i)
-		k++
+	step := max(sh.Count, 1)
+	var parts []string
+	for i := sh.Index; i < n && len(parts) < 3; i += step {
+		parts = append(parts, strconv.Itoa(i))
 	}
-	if out == "" {
+	switch {
+	case len(parts) == 0:
 		return "none"
+	case sh.Index+3*step < n:
+		parts = append(parts, "...")
 	}
-	return out
+	return strings.Join(parts, ", ")
 }

@@ -179,3 +179,25 @@ func TestUnshardedRunHasNoShardBlock(t *testing.T) {
 		t.Error("a run of the whole scenario has a shard block")
 	}
 }
+
+// TestDryRunSaysTheSlice: --dry-run names the slice it would run, and a bad shard exits 2.
+func TestDryRunSaysTheSlice(t *testing.T) {
+	var out, errb strings.Builder
+	if code := run([]string{"run", "smoke", "--dry-run", "--shard", "2/3"}, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"shard 2/3: 6 of 20 closed-model clients", "shard        2/3: clients 2, 5, 8, ... of 0..19"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("dry run lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if code := run([]string{"run", "smoke", "--dry-run"}, &out, &errb); code != exitOK || strings.Contains(out.String(), "shard") {
+		t.Errorf("exit %d; a whole run's plan mentions a shard:\n%s", code, out.String())
+	}
+	for _, args := range [][]string{{"--shard", "3/3"}, {"--shard", "x"}, {"--start-at", "soon"}} {
+		if code := run(append([]string{"run", "smoke", "--dry-run"}, args...), &out, &errb); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+}
