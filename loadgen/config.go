@@ -92,7 +92,13 @@ type Config struct {
 	// (probes.go); zero = off.
 	Security Security
 	// Events receives the faults injected by clients; nil = not recorded.
-	Events   *metrics.Events
+	Events *metrics.Events
+	// Shard is the slice of the scenario this engine runs (scenarios.Shard): the closed
+	// model's clients and the open model's pool and arrivals whose index it owns, each client
+	// with its global index (its seeds, tenant, probe share and ramp start are those of the
+	// whole run). Clients, MaxInFlight, Rate and Stages stay the whole scenario's. Zero = the
+	// whole scenario.
+	Shard    scenarios.Shard
 	Seed     uint64 // seeds every client's random source
 	Shards   int    // metric shards; 0 = 8
 	Protocol string // informational: the dialect version
@@ -161,6 +167,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Poll.Jitter < 0 || c.Poll.Jitter >= 1 {
 		add("poll jitter must be in [0, 1), got %v", c.Poll.Jitter)
+	}
+	if err := c.Shard.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	errs = append(errs, c.Security.problems()...)
 	return errors.Join(errs...)

@@ -370,11 +370,15 @@ func (e *Engine) Run(ctx context.Context) error {
 func (e *Engine) CleanupProbes() CleanupProbeStats { return e.probe.counts() }
 
 // runClosed runs Clients virtual clients, each running tasks back to back (drive). With a
-// Ramp, client i starts at start + i*Ramp/Clients, and its first task counts from then.
+// Ramp, client i starts at start + i*Ramp/Clients, and its first task counts from then. A
+// sharded engine runs only the clients its Shard owns, each at its place on the whole ramp.
 func (e *Engine) runClosed(loadCtx, workCtx context.Context, start time.Time) {
 	stop := e.cutWaits(loadCtx, workCtx)
 	n := e.cfg.Clients
 	for i := range n {
+		if !e.cfg.Shard.Owns(i) {
+			continue
+		}
 		at := start
 		if e.cfg.Ramp > 0 {
 			at = start.Add(time.Duration(int64(e.cfg.Ramp) * int64(i) / int64(n)))
@@ -394,13 +398,17 @@ func (e *Engine) runClosed(loadCtx, workCtx context.Context, start time.Time) {
 
 // runOpen schedules arrivals by the rate (or ramp) and hands each to an idle client of the
 // pool; an arrival that finds none is counted dropped (docs/METRICS.md#dropped). Arrival times
-// are computed, not ticked: arrival n is due when the integral of the rate reaches n.
+// are computed, not ticked: arrival n is due when the integral of the rate reaches n. A
+// sharded engine's pool is the pool clients its Shard owns, and it takes the arrivals it owns
+// (arrival n is item n-1), each due when it is due in the whole run.
 func (e *Engine) runOpen(loadCtx, workCtx context.Context, start time.Time) {
 	stop := e.cutWaits(loadCtx, workCtx)
 	n := e.cfg.pool()
-	e.idle.init(n)
+	e.idle.init(e.cfg.Shard.Size(n))
 	for i := range n {
-		e.idle.put(e.startClient(i)) // the pool is open: it takes them
+		if e.cfg.Shard.Owns(i) {
+			e.idle.put(e.startClient(i)) // the pool is open: it takes them
+		}
 	}
 	drop := e.rec.Shard(0)
 	sched := newSchedule(e.cfg.Rate, e.cfg.Stages)
@@ -408,6 +416,9 @@ func (e *Engine) runOpen(loadCtx, workCtx context.Context, start time.Time) {
 		at, ok := sched.arrival(float64(n))
 		if !ok || at >= e.cfg.Duration {
 			break
+		}
+		if !e.cfg.Shard.Owns(n - 1) {
+			continue
 		}
 		due := start.Add(at)
 		if !sleepUntil(loadCtx, due) {

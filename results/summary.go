@@ -44,6 +44,9 @@ type Summary struct {
 	StartedAt      time.Time `json:"started_at"`  // UTC
 	DurationS      float64   `json:"duration_s"`  // RunInfo.Duration in seconds
 	Interrupted    bool      `json:"interrupted"` // stopped early by a signal (Ctrl-C, SIGTERM)
+	// Shard says which slice of the scenario the run ran, and against which common start
+	// (ShardInfo); absent for a run of the whole scenario without --start-at.
+	Shard *ShardInfo `json:"shard,omitempty"`
 	// Aborted says which abort_on_fail threshold stopped the load phase early, and in which
 	// window; "" when none did.
 	Aborted string `json:"aborted,omitempty"`

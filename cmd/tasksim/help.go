@@ -70,6 +70,10 @@ the embedded mock server, or against --target. The flags override the scenario's
 --set overrides any field. --dry-run prints the plan (load, cancels, faults, thresholds)
 and runs nothing.
 
+--shard I/N runs slice I of N of the scenario (clients and arrivals i with i mod N = I, each
+with its global index; --shards N takes I from JOB_COMPLETION_INDEX); --start-at starts the
+load at one instant in every shard. summary.json then has a "shard" block.
+
 Writes into --out (default runs/<scenario>-<UTC time>/):
 `)
 	for _, f := range []struct{ name, what string }{

@@ -20,6 +20,13 @@ func planLine(sc *scenarios.Scenario, cfg *loadgen.Config) string {
 	if cfg.Model == loadgen.Open {
 		load = fmt.Sprintf("open model at %s, at most %d in flight", rateText(sc), cfg.MaxInFlight)
 	}
+	if sh := cfg.Shard; sh != (scenarios.Shard{}) {
+		load = fmt.Sprintf("shard %s: %d of %d closed-model clients", sh, sh.Size(cfg.Clients), cfg.Clients)
+		if cfg.Model == loadgen.Open {
+			load = fmt.Sprintf("shard %s: 1 in %d arrivals of the open model at %s, at most %d of %d in flight",
+				sh, max(sh.Count, 1), rateText(sc), sh.Size(sc.Workload.PoolSize()), sc.Workload.PoolSize())
+		}
+	}
 	return fmt.Sprintf("%s calling %s for %v (+%v drain), poll policy %s", load, sc.Tool, cfg.Duration, cfg.Grace, cfg.Poll.Kind)
 }
 
@@ -55,6 +62,9 @@ func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config) {
 		fmt.Fprintf(w, "contract     the contract suite runs first, against %s: the contract gate\n", where)
 	}
 	fmt.Fprintf(w, "load         %s\n", planLine(sc, cfg))
+	if cfg.Shard != (scenarios.Shard{}) {
+		fmt.Fprintf(w, "shard        %s\n", shardPlan(cfg.Shard, sc))
+	}
 	fmt.Fprintf(w, "seed         %d\n", sc.Seed)
 	var args strings.Builder // the scenario's arguments as JSON (the run may add a key)
 	enc := json.NewEncoder(&args)
@@ -76,10 +86,10 @@ func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config) {
 		fmt.Fprintf(w, "requests     at most %d in flight at once (tasks/result streams aside)\n", cfg.MaxConns)
 	}
 	if cfg.Model == loadgen.Open {
-		fmt.Fprintf(w, "arrivals     about %.0f over the load phase\n", expectedArrivals(sc))
+		fmt.Fprintf(w, "arrivals     about %.0f over the load phase\n", expectedArrivals(sc)*cfg.Shard.Share())
 	} else if d, ok := sc.Args["duration_ms"].(float64); ok && d > 0 {
 		per := float64(cfg.Duration) / (float64(time.Duration(d)*time.Millisecond) + float64(cfg.ThinkTime))
-		fmt.Fprintf(w, "tasks        about %.0f (clients x duration / (task duration + think time))\n", float64(cfg.Clients)*per)
+		fmt.Fprintf(w, "tasks        about %.0f (clients x duration / (task duration + think time))\n", float64(cfg.Shard.Size(cfg.Clients))*per)
 	}
 	if sc.Target == "" {
 		fmt.Fprintf(w, "server       pollInterval %v, ttl %v (max %v)\n", sc.Server.PollInterval, sc.Server.TTL, sc.Server.MaxTTL)

@@ -36,7 +36,8 @@ import (
 type runFlags struct {
 	target, out, rate, tool, args string
 	protocol                      string
-	clients                       int
+	shard, startAt                string
+	clients, shards               int
 	duration, pollInterval        time.Duration
 	headers, sets                 []string
 	seed                          uint64
@@ -63,6 +64,9 @@ func parseRunFlags(args []string, _ io.Writer) (*runFlags, string, error) {
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the run's random source (seed)")
 	fs.StringArrayVar(&f.sets, "set", nil, "override a scenario field, `path=value` (repeatable), e.g. client.poll.policy=fixed")
 	fs.BoolVar(&f.contract, "contract", false, "run the contract suite against the target before the load: the run's contract gate (contract)")
+	fs.StringVar(&f.shard, "shard", "", "run slice `I/N` of the scenario (0 <= I < N): its clients, arrivals and tenants split as in docs/ARCHITECTURE.md#shards")
+	fs.IntVar(&f.shards, "shards", 0, "run one of `N` slices, the index from "+jobIndexEnv+" (a Kubernetes Indexed Job sets it); --shard wins")
+	fs.StringVar(&f.startAt, "start-at", "", "start the load at this `RFC3339` instant (at most 24h ahead), the same in every shard; a start past by over 1s is reported")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan (load, cancels, faults, thresholds) and run nothing")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress bars (they show only when stderr is a terminal)")
 	f.fs = fs
@@ -181,14 +185,27 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	shard, err := runShard(f.shard, f.shards, f.fs.Changed("shards"), os.Getenv)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	startAt, err := parseStartAt(f.startAt, now)
+	if err != nil {
+		return err
+	}
 	noteScenarioSecrets(sc)
 	cfg := engineConfig(sc)
+	cfg.Shard = shard
 	if f.dryRun {
 		printPlan(stdout, sc, &cfg)
+		if !startAt.IsZero() {
+			fmt.Fprintf(stdout, "start at     %s: the load waits for it (a start past by over 1s is reported late)\n", startAt.UTC().Format(time.RFC3339Nano))
+		}
 		return nil
 	}
-	r := &runRequest{sc: sc, cfg: &cfg, dir: f.out, start: time.Now(), progress: !f.noProgress,
-		stdout: stdout, stderr: stderr}
+	r := &runRequest{sc: sc, cfg: &cfg, dir: f.out, start: now, progress: !f.noProgress,
+		stdout: stdout, stderr: stderr, startAt: startAt}
 	if r.dir == "" {
 		r.dir = filepath.Join("runs", sc.Name+"-"+r.start.UTC().Format("20060102T150405Z"))
 	}
@@ -212,6 +229,8 @@ type runRequest struct {
 	stdout   io.Writer
 	stderr   io.Writer
 
+	startAt    time.Time         // --start-at: the load's common start; zero = none
+	lateBy     time.Duration     // how late the load started after startAt
 	manifest   *loadgen.Manifest // nil until the target was probed
 	contract   *results.Contract // the contract suite's result; nil when it did not run
 	summarized bool              // summary.json holds the run's summary
@@ -262,6 +281,11 @@ func (r *runRequest) run() error {
 		}
 		r.start = time.Now() // the load's figures count from its own start
 	}
+	if r.startAt.After(r.start) {
+		// The run's clock, its windows and files count from the common start, so that every
+		// shard's seconds line up; the probe before it falls in the first window, as always.
+		r.start = r.startAt
+	}
 	rec := metrics.NewRecorder(r.cfg.Shards, r.start)
 	var events *metrics.Events
 	if r.sc.Faults.On() {
@@ -288,6 +312,9 @@ func (r *runRequest) run() error {
 		col.progress = newProgress(r.stderr, time.Duration(r.sc.Duration))
 	}
 	fmt.Fprintf(r.stderr, "tasksim run: %s against %s: %s\n", r.sc.Name, targetName(r.sc), planLine(r.sc, r.cfg))
+	if err := r.waitStart(hard, sig); err != nil {
+		return err
+	}
 
 	interrupted := r.onSignals(sig, eng, hard, cancelHard)
 	col.begin()
@@ -296,11 +323,57 @@ func (r *runRequest) run() error {
 	return r.finish(runErr, func() *results.Summary {
 		sum := summarize(r.sc, r.cfg, r.start, r.manifest, srv, eng, rec, col.tally, interrupted.Load(), events, r.contract)
 		sum.Aborted = col.aborted
+		sum.Shard = r.shardInfo(sum)
 		if runErr != nil { // what was measured is kept, and judges nothing
 			sum.Verdict, sum.Error = results.VerdictError, redactKnown(runErr.Error())
 		}
 		return sum
 	}, eng, events, col.aborted)
+}
+
+// waitStart waits for the common start (--start-at), if any, and notes how late the load
+// starts after it, saying so on stderr past lateAfter. A signal during the wait stops the run
+// before its load.
+func (r *runRequest) waitStart(ctx context.Context, sig <-chan os.Signal) error {
+	if r.startAt.IsZero() {
+		return nil
+	}
+	if d := time.Until(r.startAt); d > 0 {
+		fmt.Fprintf(r.stderr, "tasksim run: waiting %v for --start-at %s\n", d.Round(time.Millisecond), r.startAt.UTC().Format(time.RFC3339Nano))
+	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var signalled atomic.Bool
+	go func() {
+		select {
+		case <-sig:
+			signalled.Store(true)
+			stop()
+		case <-ctx.Done():
+		}
+	}()
+	late, err := waitStart(ctx, r.startAt)
+	if err != nil {
+		if signalled.Load() {
+			return interruptedError{"waiting for --start-at; no load was run"}
+		}
+		return err
+	}
+	r.lateBy = late
+	if note := lateNote(late, r.startAt); note != "" {
+		fmt.Fprintln(r.stderr, "tasksim run: "+note)
+	}
+	return nil
+}
+
+// shardInfo is the summary's shard block: nil for a run of the whole scenario without a
+// common start.
+func (r *runRequest) shardInfo(sum *results.Summary) *results.ShardInfo {
+	sh := r.cfg.Shard
+	if sh == (scenarios.Shard{}) && r.startAt.IsZero() { // no --shard, --shards or --start-at
+		return nil
+	}
+	return results.NewShardInfo(sum, sh.Index, sh.Count, r.sc.Hash(), r.startAt, r.lateBy)
 }
 
 // reach starts the target (the embedded server, or the URL given), reads its manifest and
@@ -483,7 +556,9 @@ func (r *runRequest) writeErrorSummary(err error) {
 	if r.manifest != nil {
 		info.Manifest, info.Protocol = r.manifest, r.manifest.ProtocolVersion
 	}
-	if werr := results.WriteSummary(r.dir, results.ErrorSummary(info)); werr != nil {
+	sum := results.ErrorSummary(info)
+	sum.Shard = r.shardInfo(sum)
+	if werr := results.WriteSummary(r.dir, sum); werr != nil {
 		fmt.Fprintf(r.stderr, "tasksim run: no %s written: %s\n", results.SummaryJSONFile, redactKnown(werr.Error()))
 		return
 	}

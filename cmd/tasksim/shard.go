@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tasksim/tasksim/scenarios"
+)
+
+// jobIndexEnv is the variable a Kubernetes Indexed Job sets to each pod's completion index:
+// with --shards N it is the shard's index.
+const jobIndexEnv = "JOB_COMPLETION_INDEX"
+
+// maxStartAhead bounds --start-at: an instant further ahead is a typo, not a plan.
+const maxStartAhead = 24 * time.Hour
+
+// lateAfter is how late a load may start after --start-at before the run says so.
+const lateAfter = time.Second
+
+// runShard is the slice of the scenario a run takes: --shard I/N, else --shards N with the
+// index from JOB_COMPLETION_INDEX (getenv), else the whole scenario (the zero Shard). Every
+// problem is a usage error.
+func runShard(spec string, shards int, shardsSet bool, getenv func(string) string) (scenarios.Shard, error) {
+	if spec != "" { // --shard wins over --shards
+		sh, err := scenarios.ParseShard(spec)
+		if err != nil {
+			return scenarios.Shard{}, usagef("--shard: %v", err)
+		}
+		return sh, nil
+	}
+	if !shardsSet {
+		return scenarios.Shard{}, nil
+	}
+	v := getenv(jobIndexEnv)
+	if v == "" {
+		return scenarios.Shard{}, usagef("--shards %d: the shard's index comes from %s (set by a Kubernetes Indexed Job), which is not set; or give --shard I/%d", shards, jobIndexEnv, shards)
+	}
+	idx, err := strconv.Atoi(v)
+	if err != nil {
+		return scenarios.Shard{}, usagef("--shards %d: %s=%q is not a whole number", shards, jobIndexEnv, v)
+	}
+	if shards < 1 {
+		return scenarios.Shard{}, usagef("--shards %d: want 1..%d", shards, scenarios.MaxShards)
+	}
+	sh := scenarios.Shard{Index: idx, Count: shards}
+	if err := sh.Validate(); err != nil {
+		return scenarios.Shard{}, usagef("--shards %d with %s=%s: %v", shards, jobIndexEnv, v, err)
+	}
+	return sh, nil
+}
+
+// parseStartAt reads --start-at, an RFC 3339 instant at most maxStartAhead after now; ""
+// is none (the zero time). An instant already past is accepted: the run starts at once and
+// says how late.
+func parseStartAt(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	at, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, usagef("--start-at %q: want an RFC 3339 instant, e.g. 2026-01-02T15:04:05Z", s)
+	}
+	if ahead := at.Sub(now); ahead > maxStartAhead {
+		return time.Time{}, usagef("--start-at %s is %v away: at most %v ahead", s, ahead.Round(time.Second), maxStartAhead)
+	}
+	return at, nil
+}
+
+// waitStart waits until at and returns how late it returned after at: 0 when it waited,
+// now - at when at had passed already. It reads the clock through time.Now and waits with a
+// timer, so a synctest bubble runs it in virtual time. ctx ending stops the wait with its
+// error.
+func waitStart(ctx context.Context, at time.Time) (late time.Duration, err error) {
+	d := time.Until(at)
+	if d <= 0 {
+		return -d, nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return 0, nil
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// lateNote is what the run says of a load that started late after --start-at; "" when it
+// started within lateAfter.
+func lateNote(late time.Duration, at time.Time) string {
+	if late <= lateAfter {
+		return ""
+	}
+	return fmt.Sprintf("started late by %v (--start-at %s): this shard's seconds do not line up with the others'",
+		late.Round(time.Millisecond), at.UTC().Format(time.RFC3339Nano))
+}
+
+// shardPlan is the --dry-run line of a sharded run: which clients or which arrivals it takes.
+func shardPlan(sh scenarios.Shard, sc *scenarios.Scenario) string {
+	n := sc.Workload.PoolSize()
+	who := fmt.Sprintf("clients %s of 0..%d (%d of %d, global indices i with i mod %d = %d)",
+		firstOwned(sh, n), n-1, sh.Size(n), n, max(sh.Count, 1), sh.Index)
+	if sc.Workload.Model == scenarios.ModelOpen {
+		who = fmt.Sprintf("arrivals %d, %d, %d, ... of the whole schedule (1 in %d, %s of the rate), from a pool of %s",
+			sh.Index+1, sh.Index+1+sh.Count, sh.Index+1+2*sh.Count, max(sh.Count, 1), percent(sh.Share()), who)
+	}
+	return fmt.Sprintf("%s: %s", sh, who)
+}
+
+// firstOwned lists the first global indices of 0..n-1 the shard owns: "0, 3, 6, ...".
+func firstOwned(sh scenarios.Shard, n int) string {
+	step := max(sh.Count, 1)
+	var parts []string
+	for i := sh.Index; i < n && len(parts) < 3; i += step {
+		parts = append(parts, strconv.Itoa(i))
+	}
+	switch {
+	case len(parts) == 0:
+		return "none"
+	case sh.Index+3*step < n:
+		parts = append(parts, "...")
+	}
+	return strings.Join(parts, ", ")
+}

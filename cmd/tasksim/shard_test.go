@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tasksim/tasksim/loadgen"
+	"github.com/tasksim/tasksim/scenarios"
+)
+
+func TestRunShardFlags(t *testing.T) {
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == jobIndexEnv {
+				return v
+			}
+			return ""
+		}
+	}
+	for _, tc := range []struct {
+		name      string
+		spec      string
+		shards    int
+		shardsSet bool
+		env       string
+		want      scenarios.Shard
+		err       string
+	}{
+		{"none", "", 0, false, "3", scenarios.Shard{}, ""},
+		{"--shard", "1/3", 0, false, "", scenarios.Shard{Index: 1, Count: 3}, ""},
+		{"--shard wins over --shards", "1/3", 5, true, "4", scenarios.Shard{Index: 1, Count: 3}, ""},
+		{"--shards from the Job's index", "", 5, true, "4", scenarios.Shard{Index: 4, Count: 5}, ""},
+		{"--shards without the index", "", 5, true, "", scenarios.Shard{}, "JOB_COMPLETION_INDEX"},
+		{"index out of range", "", 5, true, "5", scenarios.Shard{}, "index 5 of 5"},
+		{"index not a number", "", 5, true, "x", scenarios.Shard{}, "not a whole number"},
+		{"--shards 0", "", 0, true, "0", scenarios.Shard{}, "want 1.."},
+		{"bad --shard", "3/3", 0, false, "", scenarios.Shard{}, "--shard"},
+	} {
+		got, err := runShard(tc.spec, tc.shards, tc.shardsSet, env(tc.env))
+		var ue usageError
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err) || !errors.As(err, &ue)):
+			t.Errorf("%s: error %v, want a usage error containing %q", tc.name, err, tc.err)
+		case got != tc.want:
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestParseStartAt(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		in   string
+		want time.Time
+		err  string
+	}{
+		{"", time.Time{}, ""},
+		{"2026-03-01T12:00:05Z", now.Add(5 * time.Second), ""},
+		{"2026-03-01T13:00:05.5+01:00", now.Add(5500 * time.Millisecond), ""},
+		{"2026-03-01T11:00:00Z", now.Add(-time.Hour), ""}, // past: the run reports it late
+		{"2026-03-02T12:00:00Z", now.Add(24 * time.Hour), ""},
+		{"2026-03-02T12:00:01Z", time.Time{}, "at most 24h0m0s ahead"},
+		{"tomorrow", time.Time{}, "RFC 3339"},
+		{"2026-03-01 12:00:00", time.Time{}, "RFC 3339"},
+	} {
+		got, err := parseStartAt(tc.in, now)
+		var ue usageError
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%q: %v", tc.in, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err) || !errors.As(err, &ue)):
+			t.Errorf("%q: error %v, want a usage error containing %q", tc.in, err, tc.err)
+		case !got.Equal(tc.want):
+			t.Errorf("%q: %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestWaitStart: in virtual time, the wait ends exactly at the instant, reports no lateness;
+// an instant already past returns at once with how late; a cancelled wait returns its error.
+func TestWaitStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		at := time.Now().Add(90 * time.Second)
+		late, err := waitStart(context.Background(), at)
+		if err != nil || late != 0 || !time.Now().Equal(at) {
+			t.Errorf("future: late %v, err %v, returned at %v, want %v", late, err, time.Now(), at)
+		}
+		past := time.Now().Add(-2500 * time.Millisecond)
+		before := time.Now()
+		late, err = waitStart(context.Background(), past)
+		if err != nil || late != 2500*time.Millisecond || !time.Now().Equal(before) {
+			t.Errorf("past: late %v, err %v, waited %v", late, err, time.Since(before))
+		}
+		if note := lateNote(late, past); !strings.Contains(note, "started late by 2.5s") {
+			t.Errorf("lateNote = %q", note)
+		}
+		if note := lateNote(time.Second, past); note != "" {
+			t.Errorf("a start late by 1s is on time, got %q", note)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(time.Second, cancel)
+		if _, err := waitStart(ctx, time.Now().Add(time.Hour)); !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled wait: %v", err)
+		}
+	})
+}
+
+// TestShardedRunSummary runs one shard of smoke, told to start 10 s ago: it starts at once,
+// says it started late, and writes the shard block with the resolved scenario's hash.
+func TestShardedRunSummary(t *testing.T) {
+	dir := t.TempDir()
+	startAt := time.Now().Add(-10 * time.Second).UTC().Format(time.RFC3339Nano)
+	stdout, stderr, code := tasksim(t, "run", "smoke", "--duration", "2s", "--set", "grace=3s", "--out", dir,
+		"--no-progress", "--shard", "1/3", "--start-at", startAt)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "started late by") {
+		t.Errorf("stderr does not say the run started late:\n%s", stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Seed  uint64 `json:"seed"`
+		Shard *struct {
+			Index        int     `json:"index"`
+			Count        int     `json:"count"`
+			ScenarioHash string  `json:"scenario_hash"`
+			Seed         uint64  `json:"seed"`
+			Protocol     string  `json:"protocol"`
+			Target       string  `json:"target"`
+			StartAt      string  `json:"start_at"`
+			LateByS      float64 `json:"late_by_s"`
+		} `json:"shard"`
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenarios.Load("smoke")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range [][2]string{{"duration", "2s"}, {"grace", "3s"}} {
+		if err := sc.Set(kv[0], kv[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sh := sum.Shard
+	switch {
+	case sh == nil:
+		t.Fatalf("summary.json has no shard block:\n%s", b)
+	case sh.Index != 1 || sh.Count != 3 || sh.Seed != sum.Seed || sh.Target != "embedded" || sh.Protocol != "2025-11-25":
+		t.Errorf("shard block %+v", *sh)
+	case sh.ScenarioHash != sc.Hash():
+		t.Errorf("scenario_hash %s, want %s (the resolved scenario's)", sh.ScenarioHash, sc.Hash())
+	case sh.LateByS < 10:
+		t.Errorf("late_by_s %v, want >= 10", sh.LateByS)
+	}
+	if at, err := time.Parse(time.RFC3339Nano, sh.StartAt); err != nil || at.Format(time.RFC3339Nano) != startAt {
+		t.Errorf("start_at %q, want %q", sh.StartAt, startAt)
+	}
+}
+
+// TestUnshardedRunHasNoShardBlock: without --shard, --shards or --start-at nothing changes.
+func TestUnshardedRunHasNoShardBlock(t *testing.T) {
+	r := &runRequest{cfg: &loadgen.Config{}, sc: &scenarios.Scenario{}}
+	if r.shardInfo(nil) != nil {
+		t.Error("a run of the whole scenario has a shard block")
+	}
+}
+
+// TestDryRunSaysTheSlice: --dry-run names the slice it would run, and a bad shard exits 2.
+func TestDryRunSaysTheSlice(t *testing.T) {
+	var out, errb strings.Builder
+	if code := run([]string{"run", "smoke", "--dry-run", "--shard", "2/3"}, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"shard 2/3: 6 of 20 closed-model clients", "shard        2/3: clients 2, 5, 8, ... of 0..19"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("dry run lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if code := run([]string{"run", "smoke", "--dry-run"}, &out, &errb); code != exitOK || strings.Contains(out.String(), "shard") {
+		t.Errorf("exit %d; a whole run's plan mentions a shard:\n%s", code, out.String())
+	}
+	for _, args := range [][]string{{"--shard", "3/3"}, {"--shard", "x"}, {"--start-at", "soon"}} {
+		if code := run(append([]string{"run", "smoke", "--dry-run"}, args...), &out, &errb); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+}

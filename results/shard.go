@@ -1,0 +1,38 @@
+package results
+
+import "time"
+
+// ShardInfo is summary.json's "shard": which slice of which scenario a run ran (`tasksim run
+// --shard I/N`, scenarios.Shard) and when its load was to start, so that the shards of one
+// run can be told apart from those of another and put side by side. Present when the run was
+// sharded or given a common start (--start-at; then 0 of 1); absent otherwise.
+type ShardInfo struct {
+	Index int `json:"index"` // 0..Count-1
+	Count int `json:"count"` // the number of shards of the whole scenario
+	// ScenarioHash is scenarios.Scenario.Hash of the resolved scenario (flags and --set
+	// applied): the same in every shard of one run.
+	ScenarioHash string `json:"scenario_hash"`
+	// Seed, Protocol and Target repeat the summary's: the fields the shards of one run share.
+	Seed     uint64 `json:"seed"`
+	Protocol string `json:"protocol"`
+	Target   string `json:"target"`
+	// StartAt is the common instant the load was to start at (--start-at), UTC; null
+	// without one.
+	StartAt *time.Time `json:"start_at"`
+	// LateByS is how many seconds after StartAt this shard's load started (3 decimals): 0
+	// when it waited for StartAt, or had none. Over 1 s, the run said "started late by" on
+	// stderr.
+	LateByS float64 `json:"late_by_s"`
+}
+
+// NewShardInfo is the shard block of summary s: index of count, the scenario's hash, the
+// common start (zero = none) and how late the load started after it.
+func NewShardInfo(s *Summary, index, count int, hash string, startAt time.Time, late time.Duration) *ShardInfo {
+	sh := &ShardInfo{Index: index, Count: max(count, 1), ScenarioHash: hash, Seed: s.Seed,
+		Protocol: s.Protocol, Target: s.Target, LateByS: round3(max(late, 0).Seconds())}
+	if !startAt.IsZero() {
+		at := startAt.UTC()
+		sh.StartAt = &at
+	}
+	return sh
+}
