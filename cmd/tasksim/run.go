@@ -197,6 +197,10 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	noteScenarioSecrets(sc)
 	cfg := engineConfig(sc)
 	cfg.Shard = shard
+	if pool := sc.Workload.PoolSize(); shard.Size(pool) == 0 {
+		return usagef("shard %d/%d owns no client: the scenario has %d, fewer than the %d shards (fewer shards, or more clients)",
+			shard.Index, shard.Count, pool, shard.Count)
+	}
 	if f.dryRun {
 		printPlan(stdout, sc, &cfg)
 		if !startAt.IsZero() {

@@ -195,7 +195,8 @@ func TestDryRunSaysTheSlice(t *testing.T) {
 	if code := run([]string{"run", "smoke", "--dry-run"}, &out, &errb); code != exitOK || strings.Contains(out.String(), "shard") {
 		t.Errorf("exit %d; a whole run's plan mentions a shard:\n%s", code, out.String())
 	}
-	for _, args := range [][]string{{"--shard", "3/3"}, {"--shard", "x"}, {"--start-at", "soon"}} {
+	// A shard that would own no client (30 shards of smoke's 20) is refused before it runs.
+	for _, args := range [][]string{{"--shard", "3/3"}, {"--shard", "x"}, {"--start-at", "soon"}, {"--shard", "25/30"}} {
 		if code := run(append([]string{"run", "smoke", "--dry-run"}, args...), &out, &errb); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
 		}
