@@ -42,6 +42,20 @@ import (
 //	orphaned_tasks               terminal tasks purged before their result was fetched
 //	downstream_in_flight         level: work inside the mock downstream system
 //	downstream_queue_depth       level: work waiting for a downstream slot
+//	results_lost                 tasks seen terminal whose result never arrived
+//	status_reads                 tasks/get and tasks/list requests sent
+//	amplification_polls          polls and advised polls of the tasks whose poll
+//	amplification_advised        amplification was recorded (the fleet figure's terms)
+//	sessions                     level: open MCP sessions at the embedded server
+//	in_flight_max                the highest level of in_flight, retained_tasks,
+//	retained_tasks_max           downstream_in_flight, downstream_queue_depth and
+//	downstream_in_flight_max     sessions held during the window
+//	downstream_queue_depth_max
+//	sessions_max
+//
+// The columns from results_lost on carry what the per-window thresholds read beyond the
+// columns before them, so that `tasksim merge` judges merged windows as a run judges its
+// own (MergeRuns).
 var timeseriesColumns = []string{
 	"t_s", "created", "completed", "failed", "cancelled", "expired", "unknown", "dropped",
 	"in_flight", "polls", "requests", "errors", "requests_per_s", "backpressure_signals",
@@ -49,11 +63,18 @@ var timeseriesColumns = []string{
 	"latency_tools_call_p99_ms", "latency_tasks_result_p99_ms", "task_e2e_p50_ms",
 	"task_e2e_p99_ms", "detection_lag_p99_ms", "schedule_lag_p99_ms", "retained_tasks",
 	"orphaned_tasks", "downstream_in_flight", "downstream_queue_depth",
+	"results_lost", "status_reads", "amplification_polls", "amplification_advised", "sessions",
+	"in_flight_max", "retained_tasks_max", "downstream_in_flight_max", "downstream_queue_depth_max",
+	"sessions_max",
 }
 
 // timeseriesOutcomes are the outcome counts of timeseries.csv, in column order.
 var timeseriesOutcomes = [...]metrics.Counter{metrics.TasksCreated, metrics.TasksCompleted, metrics.TasksFailed,
 	metrics.TasksCancelled, metrics.TasksExpired, metrics.TasksUnknown, metrics.TasksDropped}
+
+// maxGauges are the gauges whose highest level in the window has a column, in column order.
+var maxGauges = [...]metrics.Gauge{metrics.InFlight, metrics.RetainedTasks, metrics.DownstreamInFlight,
+	metrics.DownstreamQueueDepth, metrics.Sessions}
 
 // Timeseries streams timeseries.csv, one row per window. Each row is written to the file
 // as it is added, so a run killed mid-way keeps every finished window. It is meant for
@@ -147,6 +168,14 @@ func appendRow(b []byte, start time.Time, w *metrics.Window) []byte {
 	b = appendInt(b, w.Counters[metrics.OrphanedTasks])
 	b = appendInt(b, w.Gauges[metrics.DownstreamInFlight])
 	b = appendInt(b, w.Gauges[metrics.DownstreamQueueDepth])
+	b = appendInt(b, w.Counters[metrics.ResultsLost])
+	b = appendInt(b, w.RequestCount(mcp.OpTasksGet)+w.RequestCount(mcp.OpTasksList))
+	b = appendInt(b, w.Counters[metrics.AmplificationPolls])
+	b = appendInt(b, w.Counters[metrics.AmplificationAdvised])
+	b = appendInt(b, w.Gauges[metrics.Sessions])
+	for _, g := range maxGauges {
+		b = appendInt(b, w.GaugeMax[g])
+	}
 	return append(b, '\n')
 }
 
