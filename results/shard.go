@@ -23,13 +23,20 @@ type ShardInfo struct {
 	// when it waited for StartAt, or had none. Over 1 s, the run said "started late by" on
 	// stderr.
 	LateByS float64 `json:"late_by_s"`
+	// PollIntervalMS is the poll interval the trust check compared schedule_lag with
+	// (RunInfo.PollInterval), in ms; 0 = unknown. TasksUnknownWithID is RunInfo.UnknownCreated,
+	// the unknown outcomes of tasks whose id the client knew (-1 = not counted). Neither is
+	// elsewhere in summary.json; `tasksim merge` reads them to judge the merged run as a run
+	// is judged (MergeRuns).
+	PollIntervalMS     float64 `json:"poll_interval_ms"`
+	TasksUnknownWithID int64   `json:"tasks_unknown_with_id"`
 }
 
 // NewShardInfo is the shard block of summary s: index of count, the scenario's hash, the
 // common start (zero = none) and how late the load started after it.
 func NewShardInfo(s *Summary, index, count int, hash string, startAt time.Time, late time.Duration) *ShardInfo {
 	sh := &ShardInfo{Index: index, Count: max(count, 1), ScenarioHash: hash, Seed: s.Seed,
-		Protocol: s.Protocol, Target: s.Target, LateByS: round3(max(late, 0).Seconds())}
+		Protocol: s.Protocol, Target: s.Target, LateByS: round3(max(late, 0).Seconds()), TasksUnknownWithID: -1}
 	if !startAt.IsZero() {
 		at := startAt.UTC()
 		sh.StartAt = &at

@@ -327,7 +327,10 @@ func (r *runRequest) run() error {
 	return r.finish(runErr, func() *results.Summary {
 		sum := summarize(r.sc, r.cfg, r.start, r.manifest, srv, eng, rec, col.tally, interrupted.Load(), events, r.contract)
 		sum.Aborted = col.aborted
-		sum.Shard = r.shardInfo(sum)
+		if sum.Shard = r.shardInfo(sum); sum.Shard != nil { // what a merge needs to judge the whole
+			sum.Shard.PollIntervalMS = float64(advisedInterval(r.manifest, r.cfg)) / float64(time.Millisecond)
+			sum.Shard.TasksUnknownWithID = eng.UnknownCreated()
+		}
 		if runErr != nil { // what was measured is kept, and judges nothing
 			sum.Verdict, sum.Error = results.VerdictError, redactKnown(runErr.Error())
 		}
