@@ -88,6 +88,9 @@ func (p *reportPage) verdict(s *Summary) {
 	default:
 		v.Word, v.Class, v.Reason = "PASS", "pass", p.passReason()
 	}
+	if m := s.Merge; m != nil && m.Note != "" { // a partial merge, a shard started late
+		v.Notes = append(v.Notes, "merged shards: "+m.Note)
+	}
 }
 
 // passReason says what passed: "the 2 evaluated gates passed; the 5 thresholds passed".

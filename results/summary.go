@@ -47,6 +47,9 @@ type Summary struct {
 	// Shard says which slice of the scenario the run ran, and against which common start
 	// (ShardInfo); absent for a run of the whole scenario without --start-at.
 	Shard *ShardInfo `json:"shard,omitempty"`
+	// Merge says which shard runs a `tasksim merge` added up, and whether some were missing
+	// (MergeInfo); absent in a run's own summary.
+	Merge *MergeInfo `json:"merge,omitempty"`
 	// Aborted says which abort_on_fail threshold stopped the load phase early, and in which
 	// window; "" when none did.
 	Aborted string `json:"aborted,omitempty"`

@@ -38,6 +38,12 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 	p.f("tasksim %s: scenario %s, seed %d, protocol %s, target %s\n",
 		s.TasksimVersion, s.Scenario, s.Seed, s.Protocol, s.Target)
 	p.f("started %s, ran %ss\n", s.StartedAt.Format("2006-01-02T15:04:05Z07:00"), num(s.DurationS))
+	if m := s.Merge; m != nil {
+		p.f("merged      %d of %d shards (tasksim merge)\n", len(m.Merged), m.Count)
+		if m.Note != "" {
+			p.f("MERGE NOTE: %s\n", m.Note)
+		}
+	}
 	if s.Interrupted {
 		p.f("INTERRUPTED by a signal (Ctrl-C or SIGTERM): the figures cover the part of the run that happened\n")
 	}

@@ -47,6 +47,7 @@ func commands() []command {
 		{"probe", "print a target's capability manifest as JSON", runProbe},
 		{"conform", "run the contract suite against a target: a verdict per case", runConform},
 		{"report", "re-render report.html from a saved run directory (sweep.html from a sweep directory)", runReport},
+		{"merge", "add up the run directories of a scenario's shards into one verdict", runMerge},
 		{"sweep", "run a grid of pollInterval/concurrency cells and recommend one", runSweep},
 		{"scenarios", "list the built-in scenarios", runScenarios},
 		{"validate", "check a scenario: every decoding problem (unknown field, wrong type) at file:line:col, then, once it decodes, every invalid value at once", runValidate},

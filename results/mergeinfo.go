@@ -1,0 +1,287 @@
+package results
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tasksim/tasksim/scenarios"
+)
+
+// mergedRunInfo is what the shards' summaries say of the whole beyond its measurements:
+// the run's identity (the first shard's), the thresholds it is judged by (the first
+// shard's: one scenario hash, one list), and the gates' inputs rebuilt from each shard's
+// gate evidence, counts summed and samples concatenated.
+func mergedRunInfo(runs []shardRun) RunInfo {
+	s0 := runs[0].sum
+	ri := RunInfo{
+		Version: s0.TasksimVersion, Scenario: s0.Scenario, Seed: s0.Seed, Protocol: s0.Protocol,
+		Target: s0.Target, Manifest: s0.Manifest,
+		PollInterval:       time.Duration(s0.Shard.PollIntervalMS * float64(time.Millisecond)),
+		DuplicateEffects:   0,
+		SecondCreates:      0,
+		EffectsAfterCancel: 0,
+		UnknownCreated:     0,
+	}
+	ri.Thresholds, ri.ErrorBudget = judgedBy(s0.Thresholds)
+	var (
+		runtimes, invalid, lostIDs, samples []any
+		servers, client                     map[string]any
+		aborted, errs                       []string
+		kinds                               []ErrorKind
+	)
+	sec := &Security{}
+	for _, r := range runs {
+		s, idx := r.sum, r.sum.Shard.Index
+		label := "shard " + strconv.Itoa(idx)
+		runtimes = append(runtimes, s.Runtime)
+		if s.Server != nil {
+			if servers == nil {
+				servers = map[string]any{}
+			}
+			servers["shard_"+strconv.Itoa(idx)] = s.Server
+		}
+		if c, ok := s.Client.(map[string]any); ok {
+			if client == nil {
+				client = map[string]any{}
+			}
+			addNumbers(client, c)
+		}
+		ri.Interrupted = ri.Interrupted || s.Interrupted
+		if s.Aborted != "" {
+			aborted = append(aborted, label+": "+s.Aborted)
+		}
+		if s.Verdict == VerdictError {
+			errs = append(errs, fmt.Sprintf("%s (%s): %s", label, r.dir, s.Error))
+		}
+		kinds = append(kinds, s.Errors...)
+
+		hard := s.Gates.Hard.Evidence
+		ri.DuplicateEffects = addKnown(ri.DuplicateEffects, hard["duplicate_effects"])
+		invalid = append(invalid, list(hard["invalid_transitions_detail"])...)
+		addSecurity(sec, hard)
+
+		rec := s.Gates.Recovery
+		ri.FaultsOn = ri.FaultsOn || rec.Evaluated
+		ri.Faults = addCounts(ri.Faults, rec.Evidence["faults_injected"])
+		ri.SecondCreates = addKnown(ri.SecondCreates, rec.Evidence["second_creates"])
+		ri.Unknown = addCounts(ri.Unknown, rec.Evidence["reconciliation_list"])
+		samples = append(samples, list(rec.Evidence["reconciliation_sample"])...)
+		ri.LostAfterReconnect += int64(number(rec.Evidence["tasks_lost_after_reconnect"]))
+		lostIDs = append(lostIDs, list(rec.Evidence["tasks_lost_after_reconnect_detail"])...)
+		if u := s.Shard.TasksUnknownWithID; u < 0 || ri.UnknownCreated < 0 {
+			ri.UnknownCreated = -1
+		} else {
+			ri.UnknownCreated += u
+		}
+
+		ri.EffectsAfterCancel = addKnown(ri.EffectsAfterCancel, s.Gates.Cancellation.Evidence["effects_after_cancel"])
+		if ri.Compat == nil {
+			ri.Compat = compatOf(s.Gates.Compatibility.Evidence)
+		} else if c := compatOf(s.Gates.Compatibility.Evidence); c != nil {
+			ri.Compat.TaskParamsIgnored = addKnown(ri.Compat.TaskParamsIgnored, c.TaskParamsIgnored)
+		}
+		if s.Contract != nil && (ri.Contract == nil || (ri.Contract.Verdict == "pass" && s.Contract.Verdict != "pass")) {
+			ri.Contract = s.Contract // the first failing shard's suite, else the first shard's
+		}
+	}
+	delete(ri.Unknown, reasonResultLost) // Build adds it back from the summed results_lost
+	ri.Runtime, ri.Client = runtimes, nilIfEmpty(client)
+	if servers != nil {
+		ri.Server = servers
+	}
+	if len(samples) > 0 {
+		ri.UnknownSample = samples
+	}
+	if sec.Probes || sec.Canaries || len(sec.Leaks)+len(sec.Secrets)+len(sec.Injections) > 0 {
+		ri.Security = sec
+	}
+	if invalid == nil {
+		invalid = []any{} // a sample of none is [], as a run writes it
+	}
+	ri.Evidence = map[string]any{GateHard: map[string]any{"invalid_transitions": invalid}}
+	if lostIDs != nil {
+		ri.Evidence[GateRecovery] = map[string]any{"tasks_lost_after_reconnect": lostIDs}
+	}
+	ri.Aborted = strings.Join(aborted, "; ")
+	if len(errs) > 0 {
+		ri.Error = "a shard ended in an error: " + strings.Join(errs, "; ")
+	}
+	ri.Errors = mergeErrorKinds(kinds)
+	return ri
+}
+
+// judgedBy returns the scenario's thresholds and the error budget that a summary's
+// thresholds were judged by (judged, read backwards).
+func judgedBy(results []ThresholdResult) ([]scenarios.Threshold, *float64) {
+	var ths []scenarios.Threshold
+	var budget *float64
+	for _, r := range results {
+		switch r.Source {
+		case SourceScenario:
+			th := scenarios.Threshold{Expr: r.Expr, AbortOnFail: r.AbortOnFail}
+			if r.OnNoData == string(scenarios.NoDataPass) {
+				th.OnNoData = scenarios.NoDataPass
+			}
+			ths = append(ths, th)
+		case SourceErrorBudget:
+			b := strings.TrimSuffix(strings.TrimSpace(strings.TrimPrefix(r.Expr, "requests.errors_rate <=")), "%")
+			if v, err := strconv.ParseFloat(strings.TrimSpace(b), 64); err == nil {
+				budget = &v
+			}
+		}
+	}
+	return ths, budget
+}
+
+// mergeErrorKinds adds up the kinds of failed request of every shard by (method, outcome,
+// code, status), keeping the first message seen, the most frequent first.
+func mergeErrorKinds(ks []ErrorKind) []ErrorKind {
+	type key struct {
+		method, outcome string
+		code, status    int
+	}
+	at := map[key]int{}
+	var out []ErrorKind
+	for _, k := range ks {
+		kk := key{k.Method, k.Outcome, k.Code, k.Status}
+		if i, ok := at[kk]; ok {
+			out[i].Count += k.Count
+			continue
+		}
+		at[kk] = len(out)
+		out = append(out, k)
+	}
+	slices.SortStableFunc(out, func(a, b ErrorKind) int {
+		switch {
+		case a.Count > b.Count:
+			return -1
+		case a.Count < b.Count:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// addSecurity adds a shard's hard-gate evidence of isolation probes and planted secrets.
+func addSecurity(sec *Security, hard map[string]any) {
+	notChecked := list(hard["not_checked"])
+	if _, ok := hard["cross_tenant_leaks"]; ok {
+		sec.Probes = sec.Probes || !slices.Contains(notChecked, any("cross_tenant_leaks"))
+		sec.Leaks = addCounts(sec.Leaks, hard["leaks_by_kind"])
+		sec.ProbesSent = addCounts(sec.ProbesSent, hard["probes_sent"])
+		sec.Inconclusive = addCounts(sec.Inconclusive, hard["probes_inconclusive"])
+		sec.LeakSample = appendAny(sec.LeakSample, hard["leak_sample"])
+		for _, t := range list(hard["touched_tasks"]) {
+			if s, ok := t.(string); ok {
+				sec.Touched = append(sec.Touched, s)
+			}
+		}
+	}
+	if _, ok := hard["planted_secrets"]; ok {
+		sec.Canaries = sec.Canaries || !slices.Contains(notChecked, any("planted_secrets"))
+		sec.Secrets = addCounts(sec.Secrets, hard["secrets_by_where"])
+		sec.SecretSample = appendAny(sec.SecretSample, hard["secret_sample"])
+	}
+	sec.Injections = addCounts(sec.Injections, hard["injection_findings"])
+}
+
+// compatOf rebuilds the compatibility gate's inputs from its evidence; nil when the gate
+// had no manifest to compare.
+func compatOf(ev map[string]any) *Compat {
+	if _, ok := ev["protocol_version"]; !ok {
+		return nil
+	}
+	str := func(k string) string { s, _ := ev[k].(string); return s }
+	flag := func(k string) bool { b, _ := ev[k].(bool); return b }
+	_, missing := ev["missing"]
+	return &Compat{
+		Protocol: str("protocol_version"), Era: str("era"), EraFallback: str("era_fallback"),
+		TasksDeclared: flag("tasks_declared"), List: flag("tasks_list"), Cancel: flag("tasks_cancel"),
+		ToolsCall: flag("tasks_tools_call"), Tool: str("tool"), TaskSupport: str("tool_task_support"),
+		Supported: !missing, Why: str("missing"), AsTask: flag("as_task"), Fallback: str("declared_fallback"),
+		Taken: str("fallback_taken"), TaskParamsIgnored: addKnown(0, ev["task_params_ignored"]),
+	}
+}
+
+// addKnown adds a figure a shard may not have measured (null, or a negative count: -1) to
+// acc; -1 stays -1: one unknown part leaves the whole unknown.
+func addKnown(acc int64, v any) int64 {
+	var n int64 = -1
+	switch x := v.(type) {
+	case float64:
+		n = int64(x)
+	case int64:
+		n = x
+	}
+	if acc < 0 || n < 0 {
+		return -1
+	}
+	return acc + n
+}
+
+// addCounts adds a JSON object of counts into m, creating it when needed.
+func addCounts(m map[string]int64, v any) map[string]int64 {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return m
+	}
+	if m == nil {
+		m = map[string]int64{}
+	}
+	for k, x := range obj {
+		m[k] += int64(number(x))
+	}
+	return m
+}
+
+// addNumbers adds src's numbers into dst, object by object; other values are kept from the
+// first shard that had them.
+func addNumbers(dst, src map[string]any) {
+	for k, v := range src {
+		switch x := v.(type) {
+		case float64:
+			d, _ := dst[k].(float64)
+			dst[k] = d + x
+		case map[string]any:
+			d, ok := dst[k].(map[string]any)
+			if !ok {
+				d = map[string]any{}
+				dst[k] = d
+			}
+			addNumbers(d, x)
+		default:
+			if _, ok := dst[k]; !ok {
+				dst[k] = v
+			}
+		}
+	}
+}
+
+func number(v any) float64 {
+	f, _ := v.(float64)
+	return f
+}
+
+func list(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+func appendAny(acc, v any) any {
+	l := list(v)
+	if l == nil {
+		return acc
+	}
+	return append(list(acc), l...)
+}
+
+func nilIfEmpty(m map[string]any) any {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
