@@ -196,18 +196,10 @@ var capsFields = [...]string{"elicitation", "sampling", "roots", "experimental",
 func (w *walker) caps(mv *metaValues) bool {
 	var seen uint8
 	return w.object(func(name []byte) bool {
-		i := slices.Index(capsFields[:], string(name))
+		i, ok := w.field(name, capsFields[:], &seen)
 		if i < 0 {
-			if FoldsTo(name, capsFields[:]...) {
-				return false
-			}
-			_, ok := w.value()
 			return ok
 		}
-		if seen&(1<<i) != 0 {
-			return false
-		}
-		seen |= 1 << i
 		switch name := capsFields[i]; {
 		case name == "roots":
 			_, ok := w.objectOrNull()
@@ -229,23 +221,35 @@ func (w *walker) caps(mv *metaValues) bool {
 	})
 }
 
+// field looks a member's name up among the fields of an object being walked (at most 8),
+// as encoding/json matches them: i is its index when it is one of them and seen for the
+// first time (marked in seen); i < 0 otherwise, with ok false for a repeated field or one
+// under another case, which encoding/json would take for it, and ok true for an unknown
+// member, whose value is then skipped.
+func (w *walker) field(name []byte, fields []string, seen *uint8) (i int, ok bool) {
+	i = slices.Index(fields, string(name))
+	switch {
+	case i >= 0 && *seen&(1<<i) != 0:
+		return -1, false
+	case i >= 0:
+		*seen |= 1 << i
+		return i, true
+	case FoldsTo(name, fields...):
+		return -1, false
+	}
+	_, ok = w.value()
+	return -1, ok
+}
+
 // leaves reads an object of *Leaf fields (names in any case, for encoding/json): each must
 // be an object or null; present is called with the name of each that is an object.
 func (w *walker) leaves(present func(field string), fields ...string) bool {
 	var seen uint8
 	return w.object(func(name []byte) bool {
-		i := slices.Index(fields, string(name))
+		i, ok := w.field(name, fields, &seen)
 		if i < 0 {
-			if FoldsTo(name, fields...) {
-				return false
-			}
-			_, ok := w.value()
 			return ok
 		}
-		if seen&(1<<i) != 0 {
-			return false
-		}
-		seen |= 1 << i
 		object, ok := w.objectOrNull()
 		if object && present != nil {
 			present(fields[i])
@@ -275,20 +279,12 @@ func (w *walker) clientInfo() bool {
 	var seen uint8
 	fields := [...]string{"name", "version", "title"}
 	if !w.object(func(name []byte) bool {
-		i := slices.Index(fields[:], string(name))
+		i, ok := w.field(name, fields[:], &seen)
 		if i < 0 {
-			if FoldsTo(name, fields[:]...) {
-				return false
-			}
-			_, ok := w.value()
 			return ok
 		}
 		v, ok := w.value()
-		if !ok || seen&(1<<i) != 0 || (v[0] != '"' && (i < 2 || string(v) != "null")) {
-			return false
-		}
-		seen |= 1 << i
-		return true
+		return ok && (v[0] == '"' || i >= 2 && string(v) == "null")
 	}) {
 		return false
 	}
