@@ -407,10 +407,25 @@ func notMCPStatus(status int) bool {
 // ListTools lists every tool of the server, following nextCursor page by page (eachPage:
 // a loop of cursors or more than maxPages pages is an error).
 func (s *Session) ListTools(ctx context.Context) ([]mcp.Tool, error) {
-	var tools []mcp.Tool
-	err := eachPage(mcp.OpToolsList, func(params []byte) (Reply, error) {
+	return listTools(func(params []byte) (Reply, error) {
 		return s.CallOp(ctx, mcp.OpToolsList, params, nil)
-	}, func(result json.RawMessage) (bool, error) {
+	}, false)
+}
+
+// listTools lists every tool through call, page by page (eachPage); in 2026-07-28 (modern)
+// each page must be a complete result (E11-E13).
+func listTools(call func(params []byte) (Reply, error), modern bool) ([]mcp.Tool, error) {
+	var tools []mcp.Tool
+	err := eachPage(mcp.OpToolsList, call, func(result json.RawMessage) (bool, error) {
+		if modern {
+			rt, _, err := mcp.ReadResultType(result)
+			switch {
+			case err != nil:
+				return false, &ProtocolError{Msg: err.Error()}
+			case rt != mcp.ResultComplete:
+				return false, &ProtocolError{Msg: fmt.Sprintf("tools/list result has resultType %q, want \"complete\" (docs/RULES.md#e13)", rt)}
+			}
+		}
 		var res mcp.ListToolsResult
 		if err := json.Unmarshal(result, &res); err != nil {
 			return false, &ProtocolError{Msg: err.Error()}

@@ -82,25 +82,9 @@ func probeModern(ctx context.Context, t *Target, o ProbeOptions, era Era) (*Mani
 // listTools lists every tool in the modern era, following nextCursor page by page as in
 // 2025-11-25 (eachPage). Each page must be a complete result (E11-E13).
 func (s *modernSession) listTools(ctx context.Context) ([]mcp.Tool, error) {
-	var tools []mcp.Tool
-	err := eachPage(mcp.OpToolsList, func(params []byte) (Reply, error) {
+	return listTools(func(params []byte) (Reply, error) {
 		return s.call(ctx, mcp.OpToolsList, params, mcp.ModernClientCapabilities{})
-	}, func(result json.RawMessage) (bool, error) {
-		rt, _, err := mcp.ReadResultType(result)
-		switch {
-		case err != nil:
-			return false, &ProtocolError{Msg: err.Error()}
-		case rt != mcp.ResultComplete:
-			return false, &ProtocolError{Msg: fmt.Sprintf("tools/list result has resultType %q, want \"complete\" (docs/RULES.md#e13)", rt)}
-		}
-		var res mcp.ListToolsResult
-		if err := json.Unmarshal(result, &res); err != nil {
-			return false, &ProtocolError{Msg: err.Error()}
-		}
-		tools = append(tools, res.Tools...)
-		return true, nil
-	})
-	return tools, err
+	}, true)
 }
 
 // observeModernTask makes one tools/call that declares the Tasks extension (E39): the
