@@ -410,7 +410,6 @@ type taskState struct {
 	crashed      bool // the client crashed once during this task (at most once per task)
 	streamCut    bool // a tasks/result stream of this task was cut (at most once per task)
 	beforeResult bool // the connection was cut before tasks/result (at most once per task)
-	cancelAcked  bool // a tasks/cancel reply said cancelled
 	lateCancel   bool // a tasks/cancel was refused -32602 as late (R26): the next read checks it
 	reason       string
 
@@ -566,7 +565,6 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 			}
 			v.observe(mcp.OpTasksCancel, rep, err, t)
 			if err == nil && rep.Err == nil && lc.Status == mcp.StatusCancelled {
-				t.cancelAcked = true
 				v.shard.Add(metrics.CancelsAcked, 1)
 				v.shard.RecordDuration(metrics.CancelLatency, time.Since(lc.CancelSentAt))
 				v.confirmCancelled(ctx, t)

@@ -106,7 +106,6 @@ func (v *vu) observeModern(rep Reply, t *taskState) {
 		// task ended as.
 		t.ackPending = false
 		if lc.Status == mcp.StatusCancelled {
-			t.cancelAcked = true
 			v.shard.Add(metrics.CancelsAcked, 1)
 			v.shard.RecordDuration(metrics.CancelLatency, now.Sub(lc.CancelSentAt))
 		} else {
