@@ -138,3 +138,45 @@ func column(t *testing.T, dir, name string) []float64 {
 	}
 	return ts.cols[name]
 }
+
+// TestMergeCapsEvents: the merged timeline keeps the earliest metrics.DefaultEventLimit
+// events of its shards, as a run keeps its first, and counts the others with the shards'
+// own uncounted ones in more_not_kept.
+func TestMergeCapsEvents(t *testing.T) {
+	root := t.TempDir()
+	a, b, out := filepath.Join(root, "a"), filepath.Join(root, "b"), filepath.Join(root, "out")
+	ws := []shardWindow{{time.Second, 1, 5}, {2 * time.Second, 1, 5}}
+	writeShard(t, a, 0, 2, t0, 0, ws)
+	writeShard(t, b, 1, 2, t0, 0, ws)
+	per := metrics.DefaultEventLimit*3/5 + 1 // two shards hold more than one timeline
+	for k, dir := range []string{a, b} {
+		evs := make([]metrics.Event, per)
+		for i := range evs {
+			// interleaved in time: shard k's i-th event at 2i+k ms
+			evs[i] = metrics.Event{At: t0.Add(ms(int64(2*i + k))), Source: "client", Kind: "crash"}
+		}
+		if err := WriteEvents(dir, t0, evs, 7); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := MergeRuns([]string{a, b}, out, MergeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := ReadEvents(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl, err := readFaultEvents(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != metrics.DefaultEventLimit {
+		t.Fatalf("merged timeline keeps %d events, want %d", len(evs), metrics.DefaultEventLimit)
+	}
+	if last := evs[len(evs)-1].At; last != t0.Add(ms(int64(metrics.DefaultEventLimit-1))) {
+		t.Errorf("the last event kept is at %v: not the earliest kept", last.Sub(t0))
+	}
+	if want := int64(2*per-metrics.DefaultEventLimit) + 2*7; fl.moreNotKept != want {
+		t.Errorf("more_not_kept %d, want %d", fl.moreNotKept, want)
+	}
+}
