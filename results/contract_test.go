@@ -168,7 +168,7 @@ func TestContractInSummary(t *testing.T) {
 	want := "            contract       FAIL cases_failed=2 cases_passed=3 cases_skipped=2 tasks_created=3\n" +
 		"                           failed: cancel.terminal (R26), isolation.get (R53)\n" +
 		"                           LEFT BEHIND on the target: 4567ef...0123\n" +
-		"thresholds "
+		"            rollback       not evaluated"
 	if !strings.Contains(text.String(), want) {
 		t.Errorf("text lacks %q:\n%s", want, text.String())
 	}

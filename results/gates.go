@@ -15,6 +15,7 @@ type Gates struct {
 	Cancellation  Gate `json:"cancellation"`
 	Compatibility Gate `json:"compatibility"`
 	Contract      Gate `json:"contract"`
+	Rollback      Gate `json:"rollback"`
 }
 
 // Gate is one gate's verdict. A gate that was not evaluated has Pass true and Evaluated
@@ -50,6 +51,7 @@ func (g *Gates) list() []namedGate {
 		{GateCancellation, &g.Cancellation},
 		{GateCompatibility, &g.Compatibility},
 		{GateContract, &g.Contract},
+		{GateRollback, &g.Rollback},
 	}
 }
 
@@ -72,6 +74,7 @@ func (g *Gates) list() []namedGate {
 //	              someone other than their own client (cancelled_unrequested) are a finding.
 //	compatibility see compatibilityGate
 //	contract      see contractGate
+//	rollback      see rollbackGate
 //
 // A figure a gate could not measure is null in its evidence, named in "not_checked", and
 // "notes" says why.
@@ -84,7 +87,8 @@ func buildGates(info RunInfo, s *Summary) Gates {
 	compat := compatibilityGate(info, s)
 	contract := contractGate(info.Contract)
 
-	g := Gates{Hard: hard, Recovery: recovery, Cancellation: cancellation, Compatibility: compat, Contract: contract}
+	g := Gates{Hard: hard, Recovery: recovery, Cancellation: cancellation, Compatibility: compat, Contract: contract,
+		Rollback: rollbackGate(info)}
 	for _, ng := range g.list() {
 		mergeEvidence(ng.gate.Evidence, info.Evidence[ng.name])
 	}

@@ -91,6 +91,8 @@ type RunInfo struct {
 	// Compat holds the inputs of the compatibility gate: the target's tasks
 	// capability for the run's tool and what the client and the embedded server did about
 	// it. nil = no manifest: the gate is not evaluated.
+	// Rollback is what a rollback drill showed; nil without one (rollback.go).
+	Rollback *Rollback
 	Compat *Compat
 
 	// Contract is the result of the contract suite when the run ran it (scenario

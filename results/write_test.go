@@ -126,7 +126,7 @@ func TestSummaryShape(t *testing.T) {
 		{"requests[tasks/get]", sub(m["requests"], "tasks/get"), []string{"count", "errors", "by_outcome", "by_code", "by_status"}},
 		{"metrics[latency_tasks_get]", sub(m["metrics"], "latency_tasks_get"), []string{"unit", "count", "min", "p50", "p90", "p99", "p999", "max", "mean"}},
 		{"fleet", m["fleet"], []string{"poll_amplification", "status_reads_per_task", "polls_per_second"}},
-		{"gates", m["gates"], []string{"hard", "recovery", "cancellation", "compatibility", "contract"}},
+		{"gates", m["gates"], []string{"hard", "recovery", "cancellation", "compatibility", "contract", "rollback"}},
 		{"gates.hard", sub(m["gates"], "hard"), []string{"pass", "evaluated", "evidence"}},
 		{"gates.recovery", sub(m["gates"], "recovery"), []string{"pass", "evaluated", "evidence"}},
 		{"gauges[retained_tasks]", sub(m["gauges"], "retained_tasks"), []string{"last", "max"}},

@@ -64,6 +64,12 @@ type Scenario struct {
 	// for capacity) and refusals the contract prescribes are not errors. 0%..100%.
 	// Default 5%.
 	ErrorBudget Percent `yaml:"error_budget"`
+	// Rollback rehearses the canary's kill switch (rollback.go). Default off.
+	Rollback Rollback `yaml:"rollback"`
+	// ExpectManifest names a pin file (`tasksim probe --pin`): the target's manifest is
+	// compared with it, and drift fails the compatibility gate (docs/ARCHITECTURE.md#pin). A
+	// relative name is taken from the scenario file's directory. Default "" (none).
+	ExpectManifest string `yaml:"expect_manifest,omitempty"`
 	// Contract runs the contract suite (`tasksim conform`) against the target before the
 	// load: its result is the run's contract gate. On the embedded server the suite runs
 	// against a server of its own, of the same configuration, so that its tasks do not count

@@ -34,6 +34,7 @@ func (s *Scenario) Validate() error {
 	v.server()
 	v.faults()
 	v.security()
+	v.rollback()
 	for i, t := range s.Thresholds {
 		if strings.TrimSpace(t.Expr) == "" {
 			v.add(indexPath("thresholds", i), "must not be empty")

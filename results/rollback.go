@@ -1,0 +1,159 @@
+package results
+
+// Rollback is what a rollback drill showed (scenario `rollback:`, docs/ARCHITECTURE.md#rollback):
+// the kill switch, what the clients did after it, what became of the tasks created before
+// it, and, on the embedded server, the server's own count and its ledger's reconciliation.
+// The caller fills it from the engine (loadgen.RollbackStats) and the server.
+type Rollback struct {
+	// Trigger says what flipped the switch ("at 5s", or the abort_on_fail threshold that
+	// failed); "" = it never flipped (on_abort, and no threshold failed).
+	Trigger string
+	// AtS is when the switch flipped, in seconds from the run's start.
+	AtS float64
+	// CreatesAfter counts the task-augmented creates the clients sent after the switch, as
+	// they went on the wire: a fleet that rolled back sends none.
+	CreatesAfter int64
+	// ServerCreatesAfter counts the tasks the embedded server created after the switch; -1
+	// = unknown (an external target).
+	ServerCreatesAfter int64
+	// PreSwitch counts the tasks created before the switch that were still running at it:
+	// the watcher's. Of those, Settled ended with an outcome the client knows (completed,
+	// failed, cancelled), Listed ended unknown with a place on the reconciliation list (its
+	// idempotency key or task id, and why), and Unlisted ended without either: the server
+	// stopped knowing them (tasks/get -32602 before a terminal status, as after a restart
+	// that lost them), so nobody can say whether their work happened. UnlistedSample holds
+	// some of their task ids.
+	PreSwitch, Settled, Listed, Unlisted int64
+	UnlistedSample                       []string
+	// Cancelled counts the pre-switch tasks the watcher cancelled (rollback.cancel).
+	Cancelled int64
+	// DrainS is how long the watcher took, from the switch to the last pre-switch task's
+	// end; -1 = not every one ended before the run did.
+	DrainS float64
+	// FallbackCalls counts the plain tools/call new work took after the switch, and
+	// FallbackErrors those that failed as requests (an isError result is the tool's
+	// outcome, not an error); Refused the new work refused by the client itself (a tool that
+	// allows no plain call, or fallback refuse).
+	FallbackCalls, FallbackErrors, Refused int64
+	// Reconciliation is the embedded server's ledger on the operations in flight at the
+	// switch; nil on an external target.
+	Reconciliation *Reconciliation
+}
+
+// Reconciliation is the embedded server's reconciliation of the domain operations in flight
+// at the switch: applied, not applied, unknown, each with its keys (a sample), and the tasks
+// it lost after the switch.
+type Reconciliation struct {
+	InFlight   int            `json:"in_flight"`
+	Applied    []ReconciledOp `json:"applied"`
+	NotApplied []ReconciledOp `json:"not_applied"`
+	Unknown    []ReconciledOp `json:"unknown"`
+	TasksLost  int64          `json:"tasks_lost"`
+}
+
+// ReconciledOp is one operation the server reconciled: its task, idempotency key ("" when
+// the call carried none), tenant and the task's status ("lost" when the server forgot it).
+type ReconciledOp struct {
+	TaskID string `json:"task_id"`
+	Key    string `json:"idempotency_key,omitempty"`
+	Tenant string `json:"tenant,omitempty"`
+	Status string `json:"status"`
+}
+
+// GateRollback is the rollback gate's name.
+const GateRollback = "rollback"
+
+// rollbackSample bounds the operations listed per reconciliation class.
+const rollbackSample = 20
+
+// rollbackGate is the rollback gate:
+//
+//	not evaluated  without a rollback drill, or when its switch never flipped (on_abort)
+//	evaluated      pass = creates_after == 0 && server_creates_after <= 0
+//	                      && pre_switch_unlisted == 0 && pre_switch > 0
+//	                      && (fallback_calls == 0 || fallback_errors_rate <= error budget)
+//
+// A drill whose switch found no task in flight rehearsed nothing of the watcher: it fails,
+// as nothing passes on missing evidence. The evidence holds the watcher's time to drain,
+// the tasks the server lost, and on the embedded server its ledger's reconciliation.
+func rollbackGate(info RunInfo) Gate {
+	r := info.Rollback
+	if r == nil {
+		return notEvaluated("the scenario rehearses no rollback (rollback: {at: D} or {on_abort: true})")
+	}
+	if r.Trigger == "" {
+		return notEvaluated("the switch never flipped: rollback.on_abort, and no abort_on_fail threshold failed")
+	}
+	ev := map[string]any{
+		"trigger":              r.Trigger,
+		"switched_at_s":        round3(r.AtS),
+		"creates_after":        r.CreatesAfter,
+		"server_creates_after": unknownCount(r.ServerCreatesAfter),
+		"pre_switch":           r.PreSwitch,
+		"pre_switch_settled":   r.Settled,
+		"pre_switch_listed":    r.Listed,
+		"pre_switch_unlisted":  r.Unlisted,
+		"unlisted_sample":      nonNilSlice(r.UnlistedSample),
+		"watcher_cancelled":    r.Cancelled,
+		"drain_s":              nil,
+		"fallback_calls":       r.FallbackCalls,
+		"fallback_errors":      r.FallbackErrors,
+		"fallback_errors_rate": nil,
+		"refused":              r.Refused,
+	}
+	if r.DrainS >= 0 {
+		ev["drain_s"] = round3(r.DrainS)
+	} else {
+		note(ev, "drain_s", "not every pre-switch task ended before the run did")
+	}
+	if r.ServerCreatesAfter < 0 {
+		note(ev, "server_creates_after", "not observable on an external target: only the embedded server counts what it created")
+	}
+	if rc := r.Reconciliation; rc != nil {
+		ev["tasks_lost"] = rc.TasksLost
+		ev["reconciliation"] = map[string]any{
+			"in_flight":          rc.InFlight,
+			"applied":            len(rc.Applied),
+			"not_applied":        len(rc.NotApplied),
+			"unknown":            len(rc.Unknown),
+			"applied_sample":     sample(rc.Applied),
+			"not_applied_sample": sample(rc.NotApplied),
+			"unknown_sample":     sample(rc.Unknown),
+		}
+	} else {
+		ev["tasks_lost"] = nil
+		note(ev, "tasks_lost", "not observable on an external target: the reconciliation is the embedded server's ledger")
+	}
+	var failures []string
+	if r.CreatesAfter > 0 {
+		failures = append(failures, "the clients sent task-augmented creates after the switch")
+	}
+	if r.ServerCreatesAfter > 0 {
+		failures = append(failures, "the embedded server created tasks after the switch")
+	}
+	if r.PreSwitch == 0 {
+		failures = append(failures, "no task was in flight at the switch: the drill rehearsed no watcher")
+	}
+	if r.Unlisted > 0 {
+		failures = append(failures, "tasks created before the switch ended with their outcome unknown and not on the reconciliation list (the server lost them)")
+	}
+	if r.FallbackCalls > 0 {
+		rate := 100 * float64(r.FallbackErrors) / float64(r.FallbackCalls)
+		ev["fallback_errors_rate"] = round3(rate)
+		if b := info.ErrorBudget; b != nil && rate > *b {
+			failures = append(failures, "the fallback path's error rate exceeds the error budget")
+		}
+	}
+	if len(failures) > 0 {
+		ev["failures"] = failures
+	}
+	return Gate{Pass: len(failures) == 0, Evaluated: true, Evidence: ev}
+}
+
+// sample is at most rollbackSample of ops, never nil.
+func sample(ops []ReconciledOp) []ReconciledOp {
+	if ops == nil {
+		return []ReconciledOp{}
+	}
+	return ops[:min(len(ops), rollbackSample)]
+}
