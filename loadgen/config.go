@@ -93,6 +93,8 @@ type Config struct {
 	Security Security
 	// Events receives the faults injected by clients; nil = not recorded.
 	Events *metrics.Events
+	// Rollback is the drill of the kill switch (rollback.go); zero = none.
+	Rollback RollbackPolicy
 	// Shard is the slice of the scenario this engine runs (scenarios.Shard): the closed
 	// model's clients and the open model's pool and arrivals whose index it owns, each client
 	// with its global index (its seeds, tenant, probe share and ramp start are those of the

@@ -52,6 +52,7 @@ type Engine struct {
 	inFlight  atomic.Int64
 	stopLoad  chan struct{}
 	stopOnce  sync.Once
+	rb        *rollbackState // nil without a rollback drill (rollback.go)
 
 	mu          sync.Mutex
 	unknowns    map[string]int64 // tasks of unknown outcome, by reason
@@ -109,6 +110,9 @@ func New(cfg Config, t *Target, m *Manifest, rec *metrics.Recorder) (*Engine, er
 		}
 	}
 	if err := e.setupTenants(t, m); err != nil { // probes.go
+		return nil, err
+	}
+	if err := e.setupRollback(t, m); err != nil { // rollback.go
 		return nil, err
 	}
 	if e.recovery.Reconcile && m.Tasks.List {

@@ -132,6 +132,7 @@ type tenant struct {
 	// The create params of the tenant's tasks (the canary in the note argument), and the
 	// halves around the idempotency key (Engine.New).
 	callParams, keyPrefix, keySuffix []byte
+	plainParams                      []byte        // the call without the task parameter, for a rollback's fallback (rollback.go)
 	answer                           string        // the elicitation answer canary; "" = none
 	revokeAt                         time.Duration // < 0 = never revoked
 	revokeScope                      string

@@ -63,6 +63,7 @@ const (
 	ReasonStopped         = "run_stopped"                   // the run ended (grace over, Ctrl-C) first
 	ReasonProtocol        = "protocol"                      // the create reply could not be understood
 	ReasonResultLost      = "result_lost"                   // terminal, but its payload could not be read
+	ReasonRolledBack      = "rolled_back"                   // a rollback's switch flipped before the create could be retried or answered (rollback.go)
 
 	// reasonNotMade is reconcile's answer when a lookup by key proves the target never made
 	// the task: not a reason to be unknown (metrics.CreatesNotFound).

@@ -217,6 +217,9 @@ func (v *vu) attempt(ctx context.Context, m mcp.Op, params []byte, limit time.Ti
 	} else if !stream {
 		rctx, cancel = context.WithTimeout(ctx, v.e.cfg.timeout())
 	}
+	if m == mcp.OpToolsCall {
+		v.countAugmented(params) // a rollback's wire evidence (rollback.go)
+	}
 	start := time.Now()
 	rep, err := v.sess.CallCut(rctx, method, params, sh, cut)
 	cancel()
@@ -417,6 +420,10 @@ type taskState struct {
 	inputs     mcp.InputRequests // the input requests of the latest poll, to answer
 	answered   []string          // the input keys answered (E56: never twice)
 	ackPending bool              // tasks/cancel was acknowledged; the outcome is not seen yet
+
+	// A rollback drill (rollback.go)
+	preSwitch bool // created before the switch: the watcher's
+	watched   bool // the switch was seen while it ran: its cancel is decided
 }
 
 // A task runs from creation to a known outcome (or to abandonment when ctx ends): beginTask,
@@ -501,6 +508,9 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 	rec := &e.recovery
 	for {
 		var st Step
+		if v.waiting && v.woke && v.watch(time.Now(), t) {
+			v.waiting = false // a rollback changed the task's cancel: its next step is decided again
+		}
 		if v.waiting { // back from the wait for st
 			st, v.waiting = v.step, false
 			if !v.woke {
@@ -508,6 +518,7 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 				return time.Time{}, false
 			}
 		} else {
+			v.watch(time.Now(), t) // rollback.go
 			st = lc.Next(time.Now())
 			if st.Kind == StepDone {
 				return time.Time{}, false
@@ -663,9 +674,18 @@ func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 	call := e.createParams(v.ten, t.key)
 	params, rounds := call, 0
 	for attempt := 1; ; attempt++ {
+		if !v.beforeCreate(t, attempt == 1 && rounds == 0) { // a rollback's switch has flipped (rollback.go)
+			if attempt == 1 && rounds == 0 {
+				v.fallback(ctx, t)
+			} else {
+				v.unknown(t, ReasonRolledBack) // not sent again: that would be a task-augmented call
+			}
+			return nil, false
+		}
 		cut := v.cut(e.cfg.Faults.CreateReply, "create_reply", CutReply) // fault point 1
 		sentAt := time.Now()
 		rep, err := v.call(ctx, mcp.OpToolsCall, params, time.Time{}, nil, cut)
+		v.afterCreate()
 		if errors.Is(err, ErrCut) {
 			v.dropSession()
 		}
@@ -1046,6 +1066,7 @@ func (v *vu) finish(ctx context.Context, t *taskState) {
 	default:
 		v.unknown(t, reason)
 	}
+	v.endPreSwitch(now, t, reason) // rollback.go
 	if !srv.terminal.IsZero() && !lc.TerminalSeen.IsZero() {
 		v.shard.RecordDuration(metrics.DetectionLag, max(0, lc.TerminalSeen.Sub(srv.terminal)))
 	}
