@@ -131,8 +131,8 @@ func plainParams(call []byte) ([]byte, error) {
 }
 
 // RollBack flips the kill switch, once: trigger says why ("at 5s", a failed threshold). It
-// waits for the creates being sent to go out, calls RollbackPolicy.OnSwitch, flips, and
-// records a "rollback.switch" event. Without a rollback policy it does nothing.
+// waits for the creates being sent to go out, calls RollbackPolicy.OnSwitch, and flips.
+// Without a rollback policy it does nothing.
 func (e *Engine) RollBack(trigger string) {
 	rb := e.rb
 	if rb == nil {
@@ -149,7 +149,6 @@ func (e *Engine) RollBack(trigger string) {
 	}
 	rb.on.Store(true)
 	rb.mu.Unlock()
-	e.cfg.Events.Add(metrics.Event{At: rb.at, Source: "rollback", Kind: "switch"})
 }
 
 // RolledBack reports whether the switch has flipped.

@@ -132,6 +132,7 @@ type reportPage struct {
 	TSNote     string // why the time series are missing; "" = recorded
 	QueueNote  string // why the downstream queue chart is missing; "" = drawn
 	EventsNote string // why the fault timeline is missing; "" = recorded
+	RollbackAt string // when a rollback drill's switch flipped, in seconds; "" = none
 	Charts     []*chartData
 	Data       reportData
 	CSS        template.CSS
@@ -237,7 +238,11 @@ func buildPage(s *Summary, raw rawSummary, hists map[metrics.Hist]*hdrhistogram.
 	if ts == nil || ts.rows == 0 {
 		p.TSNote = "not recorded: the run directory has no " + TimeseriesFile + " rows"
 	} else {
-		p.timeCharts(ts, ev, s.Server != nil)
+		rb := rollbackMark(s)
+		if len(rb) > 0 {
+			p.RollbackAt = num(rb[0].T)
+		}
+		p.timeCharts(ts, ev, s.Server != nil, rb)
 	}
 	if ev == nil {
 		p.EventsNote = "not recorded: the run injected no faults (no " + EventsFile + ")"

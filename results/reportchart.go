@@ -64,11 +64,21 @@ grid:
 	return c
 }
 
-// timeCharts adds the per-second charts, each with the fault markers: requests, errors
+// rollbackMark is the marker of a rollback drill's switch (the rollback gate's
+// switched_at_s), drawn on every time chart beside the fault markers; nil without one.
+func rollbackMark(s *Summary) []marker {
+	if at, ok := s.Gates.Rollback.Evidence["switched_at_s"].(float64); ok && s.Gates.Rollback.Evaluated {
+		return []marker{{T: at, Kind: "rollback.switch"}}
+	}
+	return nil
+}
+
+// timeCharts adds the per-second charts, each with the fault markers (and the rollback
+// switch's, extra): requests, errors
 // and backpressure per second; latency p99 (requests on the left axis, tasks on the
 // right); the downstream queue, drawn only when the embedded server ran it (embedded);
 // and tasks created and finished per second beside the tasks in flight and retained.
-func (p *reportPage) timeCharts(ts *timeseries, ev *faultLog, embedded bool) {
+func (p *reportPage) timeCharts(ts *timeseries, ev *faultLog, embedded bool, extra []marker) {
 	x := ts.col("t_s")
 	if x == nil {
 		p.TSNote = "not recorded: " + TimeseriesFile + " has no t_s column"
@@ -97,6 +107,7 @@ func (p *reportPage) timeCharts(ts *timeseries, ev *faultLog, embedded bool) {
 		return out
 	}
 	markers, faults := faultMarks(x, ev)
+	markers = append(markers, extra...)
 	newChart := func(id, title, unit, unit2 string) *chartData {
 		return &chartData{ID: id, Section: "timeseries", Kind: "time", Title: title, Unit: unit, Unit2: unit2, X: x, Markers: markers}
 	}

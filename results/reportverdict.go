@@ -169,6 +169,7 @@ var gateFailKeys = map[string][]string{
 	GateCancellation:  {"cancels_broken"},
 	GateCompatibility: {"failures"},
 	GateContract:      {"cases_failed", "rules_broken", "failure"},
+	GateRollback:      {"failures"},
 }
 
 // gateRowOf shows the gate g. A gate not evaluated keeps its reason as Why, out of its

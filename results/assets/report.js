@@ -36,21 +36,26 @@
     return function (u) {
       if (!markers || !markers.length) return;
       var ctx = u.ctx, top = u.bbox.top, bottom = u.bbox.top + u.bbox.height, last = {}, n = 0;
-      ctx.save();
-      ctx.strokeStyle = "rgba(207, 34, 46, 0.55)";
-      ctx.lineWidth = 1;
-      ctx.setLineDash([4, 3]);
-      ctx.beginPath();
-      for (var i = 0; i < markers.length; i++) {
-        var x = Math.round(u.valToPos(markers[i].t, "x", true));
-        if (last[x]) continue;
-        last[x] = true;
-        n++;
-        ctx.moveTo(x + 0.5, top);
-        ctx.lineTo(x + 0.5, bottom);
+      // faults: dashed red; a rollback's switch: solid blue
+      var styles = [[false, "rgba(207, 34, 46, 0.55)", [4, 3]], [true, "rgba(9, 105, 218, 0.9)", []]];
+      for (var s = 0; s < styles.length; s++) {
+        ctx.save();
+        ctx.strokeStyle = styles[s][1];
+        ctx.lineWidth = styles[s][0] ? 2 : 1;
+        ctx.setLineDash(styles[s][2]);
+        ctx.beginPath();
+        for (var i = 0; i < markers.length; i++) {
+          if ((markers[i].kind === "rollback.switch") !== styles[s][0]) continue;
+          var x = Math.round(u.valToPos(markers[i].t, "x", true));
+          if (last[x]) continue;
+          last[x] = true;
+          n++;
+          ctx.moveTo(x + 0.5, top);
+          ctx.lineTo(x + 0.5, bottom);
+        }
+        ctx.stroke();
+        ctx.restore();
       }
-      ctx.stroke();
-      ctx.restore();
       el.setAttribute("data-markers", String(n)); // lines drawn
     };
   }
