@@ -93,7 +93,7 @@ type RunInfo struct {
 	// it. nil = no manifest: the gate is not evaluated.
 	// Rollback is what a rollback drill showed; nil without one (rollback.go).
 	Rollback *Rollback
-	Compat *Compat
+	Compat   *Compat
 
 	// Contract is the result of the contract suite when the run ran it (scenario
 	// contract: true, or run --contract), its Count done: the contract gate, and
