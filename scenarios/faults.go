@@ -121,7 +121,7 @@ type ServerFaults struct {
 	SessionExpiry Trigger `yaml:"session_expiry"`
 	// Restart forgets every session at the scheduled instants, as a restarted server would.
 	Restart Schedule `yaml:"restart"`
-	// RestartLosesTasks makes a Restart also forget every task (a server without durable
+	// RestartLosesTasks makes a Restart (and a rollback's, rollback.restart) also forget every task (a server without durable
 	// task storage). Default false.
 	RestartLosesTasks bool `yaml:"restart_loses_tasks"`
 	// Duplicate sends an SSE reply or notification twice (per SSE reply).
@@ -303,8 +303,8 @@ func (v *validator) serverFaults() {
 		v.nonNegative(indexPath("faults.server.restart.at", i), at)
 	}
 	v.nonNegative("faults.server.restart.every", s.Restart.Every)
-	if s.RestartLosesTasks && !s.Restart.On() {
-		v.add("faults.server.restart_loses_tasks", "has no effect without restart.at or restart.every")
+	if s.RestartLosesTasks && !s.Restart.On() && !v.s.Rollback.Restart {
+		v.add("faults.server.restart_loses_tasks", "has no effect without restart.at, restart.every or rollback.restart")
 	}
 	v.trigger("faults.server.duplicate", s.Duplicate)
 	v.trigger("faults.server.early_expiry", s.EarlyExpiry)

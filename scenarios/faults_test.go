@@ -54,7 +54,7 @@ recovery:
 		{"status", minimal + "faults:\n  server:\n    status: 418\n", []string{
 			"t.yaml:6:5: faults.server.status: must be 500, 502, 503 or 504, got 418"}},
 		{"restart_loses_tasks alone", minimal + "faults:\n  server:\n    restart_loses_tasks: true\n", []string{
-			"t.yaml:6:5: faults.server.restart_loses_tasks: has no effect without restart.at or restart.every"}},
+			"t.yaml:6:5: faults.server.restart_loses_tasks: has no effect without restart.at, restart.every or rollback.restart"}},
 		{"restart at", minimal + "faults:\n  server:\n    restart: {at: [-1s]}\n", []string{
 			"t.yaml:6:20: faults.server.restart.at[0]: must be >= 0, got -1s"}},
 		{"bandwidth", minimal + "faults:\n  network:\n    bandwidth: -1\n", []string{

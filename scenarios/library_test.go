@@ -17,7 +17,7 @@ func TestBuiltins(t *testing.T) {
 	for _, info := range list {
 		names = append(names, info.Name)
 	}
-	if want := []string{"backpressure", "baseline", "canary-gate", "cancel-storm", "duplicate-effects-demo", "flaky-network", "input-required", "no-tasks-peer", "open-ramp", "poll-storm", "reconnect-storm", "server-restart", "slow-downstream", "smoke", "tenant-isolation", "tenant-leak-demo", "ttl-expiry"}; !slices.Equal(names, want) {
+	if want := []string{"backpressure", "baseline", "canary-gate", "cancel-storm", "duplicate-effects-demo", "flaky-network", "input-required", "no-tasks-peer", "open-ramp", "poll-storm", "reconnect-storm", "rollback-drill", "rollback-lost-tasks-demo", "server-restart", "slow-downstream", "smoke", "tenant-isolation", "tenant-leak-demo", "ttl-expiry"}; !slices.Equal(names, want) {
 		t.Errorf("Builtins() names = %v, want %v", names, want)
 	}
 	for _, info := range list {
@@ -124,7 +124,7 @@ func TestLoad(t *testing.T) {
 	})
 	t.Run("unknown name lists the built-ins", func(t *testing.T) {
 		_, err := Load("nope")
-		want := `unknown scenario "nope": no such file, and the built-ins are backpressure, baseline, canary-gate, cancel-storm, duplicate-effects-demo, flaky-network, input-required, no-tasks-peer, open-ramp, poll-storm, reconnect-storm, server-restart, slow-downstream, smoke, tenant-isolation, tenant-leak-demo, ttl-expiry`
+		want := `unknown scenario "nope": no such file, and the built-ins are backpressure, baseline, canary-gate, cancel-storm, duplicate-effects-demo, flaky-network, input-required, no-tasks-peer, open-ramp, poll-storm, reconnect-storm, rollback-drill, rollback-lost-tasks-demo, server-restart, slow-downstream, smoke, tenant-isolation, tenant-leak-demo, ttl-expiry`
 		if err == nil || err.Error() != want {
 			t.Errorf("Load = %v, want %s", err, want)
 		}
