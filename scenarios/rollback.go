@@ -10,8 +10,8 @@ type Rollback struct {
 	// (not at a time).
 	At Duration `yaml:"at"`
 	// OnAbort flips it when an abort_on_fail threshold fails, as a canary controller rolls
-	// back on a failed analysis; needs such a threshold. The load then stops as after any
-	// abort. Default false.
+	// back on a failed analysis; needs such a threshold. The load then goes on, through the
+	// fallback, instead of stopping (the threshold still fails the run). Default false.
 	OnAbort bool `yaml:"on_abort"`
 	// Cancel sends tasks/cancel for every task created before the switch; without it the
 	// watcher only polls them to their end, and the scenario's planned cancels of those tasks
