@@ -204,3 +204,41 @@ func TestKubeKustomizeRendersTheManifests(t *testing.T) {
 		t.Errorf("kubectl kustomize renders other objects than the files hold:\n%s", out)
 	}
 }
+
+// render.sh sets one run's label and start instant in both Jobs, everywhere they are read,
+// and refuses values that are not a label or an instant. Skips without kubectl or sh.
+func TestKubeRenderSetsTheRun(t *testing.T) {
+	for _, tool := range []string{"kubectl", "sh"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("SKIP: no %s here to run render.sh (%v)", tool, err)
+		}
+	}
+	script := filepath.Join(deployDir, "render.sh")
+	const run, start = "fleet-7", "2026-12-01T12:34:56Z"
+	out, err := exec.Command("sh", script, run, start).Output()
+	if err != nil {
+		t.Fatalf("render.sh %s %s: %v", run, start, err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rendered.yaml"), out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := decodeManifests(t, dir, []string{filepath.Join(dir, "rendered.yaml")})
+	if r.shards == nil || r.merge == nil {
+		t.Fatalf("render.sh: want both Jobs, got:\n%s", out)
+	}
+	for _, j := range []*batchv1.Job{r.shards, r.merge} {
+		if j.Labels["tasksim/run"] != run || j.Spec.Template.Labels["tasksim/run"] != run {
+			t.Errorf("Job %s: tasksim/run %q, template %q: want %q", j.Name, j.Labels["tasksim/run"], j.Spec.Template.Labels["tasksim/run"], run)
+		}
+	}
+	if got := r.shards.Spec.Template.Annotations["tasksim/start-at"]; got != start {
+		t.Errorf("Job %s: tasksim/start-at %q, want %q", r.shards.Name, got, start)
+	}
+	for _, bad := range [][]string{{"Fleet", start}, {"fleet-", start}, {run, "tomorrow"}, {run, start + ";x"}, {run}} {
+		cmd := exec.Command("sh", append([]string{script}, bad...)...)
+		if err := cmd.Run(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 2 {
+			t.Errorf("render.sh %q: %v, want exit code 2", bad, err)
+		}
+	}
+}
