@@ -294,3 +294,95 @@ func TestDockerBuildLineMakesStaticBinary(t *testing.T) {
 		t.Errorf("%s version: %q, %v; want \"tasksim %s\"", bin, got, err, version)
 	}
 }
+
+// dockerIgnored reports whether a .dockerignore pattern excludes path (slash-separated,
+// relative to the build context): as Docker matches them, * and ? within one path element,
+// ** across elements, and a pattern that matches a directory excludes what is under it.
+func dockerIgnored(pattern, path string) bool {
+	pattern = strings.TrimPrefix(filepath.ToSlash(filepath.Clean(pattern)), "/")
+	var re strings.Builder
+	re.WriteString("^")
+	for i := 0; i < len(pattern); i++ {
+		switch c := pattern[i]; {
+		case strings.HasPrefix(pattern[i:], "**/"):
+			re.WriteString("(.*/)?")
+			i += 2
+		case strings.HasPrefix(pattern[i:], "**"):
+			re.WriteString(".*")
+			i++
+		case c == '*':
+			re.WriteString("[^/]*")
+		case c == '?':
+			re.WriteString("[^/]")
+		default:
+			re.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	re.WriteString("(/.*)?$")
+	return regexp.MustCompile(re.String()).MatchString(path)
+}
+
+// TestDockerIgnoreKeepsTheBuildInputs: .dockerignore leaves in the build context every file
+// the Dockerfile's go build reads (go.mod, go.sum, and each Go and embedded file of the
+// module's packages tasksim is built from), and keeps out what it says it keeps out.
+func TestDockerIgnoreKeepsTheBuildInputs(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot, ".dockerignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var patterns []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			if strings.HasPrefix(l, "!") {
+				t.Fatalf(".dockerignore: %q: exceptions are not read by this test", l)
+			}
+			patterns = append(patterns, l)
+		}
+	}
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("SKIP: no go command here to list tasksim's files (%v)", err)
+	}
+	cmd := exec.Command(goCmd, "list", "-deps", "-f",
+		`{{if .Module}}{{if .Module.Main}}{{.Dir}}|{{join .GoFiles ","}},{{join .EmbedFiles ","}}{{end}}{{end}}`, "./cmd/tasksim")
+	cmd.Dir = repoRoot
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	needed := []string{"go.mod", "go.sum"}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		dir, files, _ := strings.Cut(line, "|")
+		rel, err := filepath.Rel(root, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range strings.Split(files, ",") {
+			if f != "" {
+				needed = append(needed, filepath.ToSlash(filepath.Join(rel, f)))
+			}
+		}
+	}
+	if len(needed) < 10 {
+		t.Fatalf("go list found %d files: %q", len(needed), out)
+	}
+	for _, f := range needed {
+		for _, p := range patterns {
+			if dockerIgnored(p, f) {
+				t.Errorf(".dockerignore: %q leaves %s out of the build context; the build needs it", p, f)
+			}
+		}
+	}
+	for path, want := range map[string]bool{
+		".git/HEAD": true, "runs/x/summary.json": true, "internal/peers/testdata/node_modules/a.js": true,
+		"cmd/tasksim/tasksim.test": true, "cmd/tasksim/main.go": false, "go.sum": false,
+	} {
+		if got := slices.ContainsFunc(patterns, func(p string) bool { return dockerIgnored(p, path) }); got != want {
+			t.Errorf(".dockerignore leaves out %s: %v, want %v", path, got, want)
+		}
+	}
+}
