@@ -1,8 +1,8 @@
-package main
+package runner
 
 // The shipped scenarios of the server tunables, each run whole in virtual time
 // (testing/synctest) against the embedded server's handler in-process, through the same
-// scenario mapping, collector and summary as `tasksim run`: their effects must show in the
+// scenario mapping, collector and summary as Run: their effects must show in the
 // summary and in timeseries.csv, whatever the speed of the machine.
 
 import (
@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -27,7 +28,7 @@ import (
 
 // runVirtual runs the built-in scenario name (with the --set overrides sets) in the
 // caller's synctest bubble, wired as
-// `tasksim run` wires it (events, reconciliation by the server's ledger), and returns its
+// Run wires it (events, reconciliation by the server's ledger), and returns its
 // summary, its totals and the directory holding its files. The verdict must be want.
 func runVirtual(t *testing.T, name string, want string, sets ...string) (*results.Summary, *metrics.Snapshot, string) {
 	t.Helper()
@@ -35,16 +36,19 @@ func runVirtual(t *testing.T, name string, want string, sets ...string) (*result
 	if err != nil {
 		t.Fatal(err)
 	}
-	if errs := applySets(sc, sets); len(errs) > 0 {
-		t.Fatal(errs)
+	for _, kv := range sets {
+		path, value, _ := strings.Cut(kv, "=")
+		if err := sc.Set(path, value); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := validate(sc); err != nil {
+	if err := Validate(sc, scenarios.Shard{}); err != nil {
 		t.Fatal(err)
 	}
 	if sc.Faults.Network.On() {
 		t.Fatalf("%s needs the chaos proxy, which runs on real sockets: not in virtual time", name)
 	}
-	cfg := engineConfig(sc)
+	cfg := EngineConfig(sc)
 	start := time.Now()
 	rec := metrics.NewRecorder(cfg.Shards, start)
 	var events *metrics.Events
@@ -52,7 +56,7 @@ func runVirtual(t *testing.T, name string, want string, sets ...string) (*result
 		events = metrics.NewEvents(0)
 		cfg.Events = events
 	}
-	scfg := serverConfig(sc)
+	scfg := ServerConfig(sc)
 	scfg.Metrics = rec.Shard(0)
 	scfg.Events = events
 	srv, err := mockserver.NewHandlerServer(scfg)
@@ -63,7 +67,7 @@ func runVirtual(t *testing.T, name string, want string, sets ...string) (*result
 	cfg.Reconciler = embeddedReconciler(sc, srv)
 	target := &loadgen.Target{URL: "http://embedded.test/mcp", Header: http.Header{},
 		Client:     &http.Client{Transport: loadgen.HandlerTransport(srv.Handler())},
-		ClientInfo: mcp.Implementation{Name: "tasksim-test", Version: version}}
+		ClientInfo: mcp.Implementation{Name: "tasksim-test", Version: Version}}
 	if tenants := runTenants(sc); len(tenants) > 0 { // as startTarget: the manifest probe's token
 		target.Header.Set("Authorization", "Bearer "+tenants[0].Token.Reveal())
 	}
@@ -89,7 +93,8 @@ func runVirtual(t *testing.T, name string, want string, sets ...string) (*result
 		t.Fatal(err)
 	}
 	col.stop()
-	sum := summarize(sc, &cfg, start, m, srv, eng, rec, col.tally, false, events, nil)
+	r := &runRequest{sc: sc, cfg: &cfg, start: start, manifest: m, secrets: scenarioSecrets(sc)}
+	sum := summarize(r, srv, eng, rec, col, false, events)
 	if err := results.WriteSummary(dir, sum); err != nil {
 		t.Fatal(err)
 	}
