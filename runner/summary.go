@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -37,15 +38,14 @@ func advisedInterval(m *loadgen.Manifest, cfg *loadgen.Config) time.Duration {
 
 // serverStats is the summary's "server" object: the embedded server's figures at the end,
 // with the highest levels the collector sampled (peaks); nil for an external target.
-func serverStats(srv *mockserver.Server, peaks *serverPeaks) any {
+// Requests holds every request method (zeros included; "unknown", bodies the server could
+// not decode, only when there were some); Rejections and Faults only what was seen, {} when
+// nothing was.
+func serverStats(srv *mockserver.Server, peaks *serverPeaks) *results.ServerStats {
 	if srv == nil {
 		return nil
 	}
 	st := srv.Stats()
-	// requests: {"tools_call": {"ok": n, "rpc_error": n, "http_error": n}, ...} for every
-	// request method (always present, zeros included; "unknown", bodies the server could
-	// not decode, only when there were some); rejections: {"429": n, ...} by HTTP status,
-	// "other" for statuses without a slot of their own, only statuses seen.
 	requests := map[string]map[string]uint64{}
 	for op := range mcp.NumOps {
 		switch op {
@@ -80,54 +80,46 @@ func serverStats(srv *mockserver.Server, peaks *serverPeaks) any {
 		}
 		rejections[k] = n
 	})
-	return map[string]any{
-		"tasks_created":      st.TasksCreated,
-		"retained_tasks":     st.TasksLive,
-		"expired_tasks":      st.TasksExpired,
-		"orphaned_tasks":     st.OrphanedTasks,
-		"max_cleanup_lag_ms": float64(st.MaxCleanupLag.Microseconds()) / 1000,
-		"domain_effects":     st.Effects,
-		"duplicate_effects":  st.DuplicateEffects,
-		"sessions":           st.Sessions,
+	return &results.ServerStats{
+		TasksCreated:     st.TasksCreated,
+		RetainedTasks:    st.TasksLive,
+		ExpiredTasks:     st.TasksExpired,
+		OrphanedTasks:    st.OrphanedTasks,
+		MaxCleanupLagMS:  float64(st.MaxCleanupLag.Microseconds()) / 1000,
+		DomainEffects:    st.Effects,
+		DuplicateEffects: st.DuplicateEffects,
+		Sessions:         st.Sessions,
 
 		// Backpressure: the executor (levels at the end and the highest sampled), creates
 		// refused because the server was full, rate-limit 429s.
-		"tasks_active":     st.TasksActive,
-		"tasks_active_max": max(peaks.tasksActive.Load(), st.TasksActive),
-		"queue_depth":      st.QueueDepth,
-		"queue_depth_max":  max(peaks.queueDepth.Load(), st.QueueDepth),
-		"overloaded":       st.Overloaded,
-		"refusals":         st.Refusals.Total(),
-		"refusals_by_cause": map[string]uint64{
-			"max_tasks":            st.Refusals.MaxTasks,
-			"max_tasks_per_tenant": st.Refusals.MaxTasksPerTenant,
-			"executor":             st.Refusals.Executor,
-		},
-		"rate_limited": st.RateLimited,
+		TasksActive:    st.TasksActive,
+		TasksActiveMax: max(peaks.tasksActive.Load(), st.TasksActive),
+		QueueDepth:     st.QueueDepth,
+		QueueDepthMax:  max(peaks.queueDepth.Load(), st.QueueDepth),
+		Overloaded:     st.Overloaded,
+		Refusals:       st.Refusals.Total(),
+		RefusalsByCause: results.ServerRefusals{MaxTasks: st.Refusals.MaxTasks,
+			MaxTasksPerTenant: st.Refusals.MaxTasksPerTenant, Executor: st.Refusals.Executor},
+		RateLimited: st.RateLimited,
 
 		// The downstream system of record: levels at the end (their per-second samples are
 		// the downstream_* gauges), rejections and failures.
-		"downstream_in_flight":   st.DownstreamInFlight,
-		"downstream_queue_depth": st.DownstreamQueueDepth,
-		"downstream_rejections":  st.DownstreamRejections,
-		"downstream_failures":    st.DownstreamFailures,
-		"effects_after_cancel":   st.EffectsAfterCancel,
-		"ledger": map[string]uint64{
-			"operations":   st.Ledger.Operations,
-			"applied":      st.Ledger.Applied,
-			"failed":       st.Ledger.Failed,
-			"rejected":     st.Ledger.Rejected,
-			"duplicates":   st.Ledger.Duplicates,
-			"after_cancel": st.Ledger.AfterCancel,
-		},
+		DownstreamInFlight: st.DownstreamInFlight,
+		DownstreamQueue:    st.DownstreamQueueDepth,
+		DownstreamRejected: st.DownstreamRejections,
+		DownstreamFailures: st.DownstreamFailures,
+		EffectsAfterCancel: st.EffectsAfterCancel,
+		Ledger: results.ServerLedger{Operations: st.Ledger.Operations, Applied: st.Ledger.Applied,
+			Failed: st.Ledger.Failed, Rejected: st.Ledger.Rejected, Duplicates: st.Ledger.Duplicates,
+			AfterCancel: st.Ledger.AfterCancel},
 
-		"requests":   requests,
-		"rejections": rejections,
+		Requests:   requests,
+		Rejections: rejections,
 
 		// Idempotent creates and the faults that took effect.
-		"idempotent_replays": st.IdempotentReplays,
-		"idempotent_expired": st.IdempotentExpired,
-		"faults":             faults,
+		IdempotentReplays: st.IdempotentReplays,
+		IdempotentExpired: st.IdempotentExpired,
+		Faults:            faults,
 	}
 }
 
@@ -141,24 +133,23 @@ func duplicateEffects(srv *mockserver.Server) int64 {
 // clientFindings is the summary's "client" object: creates refused, by JSON-RPC code
 // (negative keys) or HTTP status, and the cleanup_lag probes that measured nothing; nil
 // when there is neither.
-func clientFindings(eng *loadgen.Engine) any {
-	out := map[string]any{}
+func clientFindings(eng *loadgen.Engine) *results.Client {
+	var out results.Client
 	if ref := eng.Refusals(); len(ref) > 0 {
-		byKey := make(map[string]int64, len(ref))
+		out.CreatesRefused = make(map[string]int64, len(ref))
 		for k, n := range ref {
-			byKey[strconv.Itoa(k)] = n
+			out.CreatesRefused[strconv.Itoa(k)] = n
 		}
-		out["creates_refused"] = byKey
 	}
 	if cp := eng.CleanupProbes(); cp != (loadgen.CleanupProbeStats{}) {
 		// cleanup_lag probes that measured nothing, and why: cut by the run's end (the ttl
 		// outlasts the grace period), or blind (tasks bound to the session that made them).
-		out["cleanup_probes_unmeasured"] = cp
+		out.CleanupProbesUnmeasured = &results.CleanupProbes{Cut: cp.Cut, Blind: cp.Blind, Failed: cp.Failed, TimedOut: cp.TimedOut}
 	}
-	if len(out) == 0 {
+	if out.CreatesRefused == nil && out.CleanupProbesUnmeasured == nil {
 		return nil
 	}
-	return out
+	return &out
 }
 
 // summarize builds the run's summary from what the engine, the recorder, the collector and
@@ -205,7 +196,7 @@ func summarize(r *runRequest, srv *mockserver.Server, eng *loadgen.Engine, rec *
 		Duration:           time.Since(r.start),
 		Manifest:           manifestOf(manifest),
 		Runtime:            r.runtimeInfo(),
-		Server:             serverStats(srv, &col.peaks),
+		Server:             results.Server{Run: serverStats(srv, &col.peaks)},
 		PollInterval:       advisedInterval(manifest, r.cfg),
 		Interrupted:        interrupted,
 		Evidence:           evidence,
@@ -220,18 +211,37 @@ func summarize(r *runRequest, srv *mockserver.Server, eng *loadgen.Engine, rec *
 	}, rec.Total(), nil)
 }
 
-// manifestOf is the manifest as the summary holds it.
-func manifestOf(m *loadgen.Manifest) any { return m }
+// manifestOf is the manifest as the summary holds it, key for key (encoded under the
+// manifest's lock: tasks may still be updating its first-seen fields); nil for nil. A key
+// results.Manifest lacks is a bug TestManifestOfKeepsEveryKey catches; should one slip
+// through, the summary keeps every key it knows rather than none.
+func manifestOf(m *loadgen.Manifest) *results.Manifest {
+	if m == nil {
+		return nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil
+	}
+	out, err := results.DecodeManifest(b)
+	if err != nil {
+		out = new(results.Manifest)
+		if json.Unmarshal(b, out) != nil {
+			return nil
+		}
+	}
+	return out
+}
 
 // runtimeInfo is the process's runtime as summary.json records it: the settings in effect,
 // and who chose them (Options.GCSetBy).
-func (r *runRequest) runtimeInfo() gcpolicy.Policy {
+func (r *runRequest) runtimeInfo() results.Runtimes {
 	p := gcpolicy.Current()
-	p.SetBy = r.opts.GCSetBy
-	if p.SetBy == "" {
+	if p.SetBy = r.opts.GCSetBy; p.SetBy == "" {
 		p.SetBy = "embedding process"
 	}
-	return p
+	return results.Runtimes{Run: &results.Runtime{Go: p.Go, GOMAXPROCS: p.GOMAXPROCS, GOGC: p.GOGC,
+		MemoryLimit: p.MemoryLimit, SetBy: p.SetBy}}
 }
 
 // errorKinds are the kinds of failed request the run met, the most frequent first, their
