@@ -35,7 +35,8 @@ type Options struct {
 	// waits for it, and its clock, windows and files count from it. The zero time = none.
 	StartAt time.Time
 	// Start is the run's start, the instant every figure counts from (and the default Dir's
-	// name); the zero time = when Run is called.
+	// name); the zero time = when Run is called. The contract suite, when the scenario runs
+	// it, comes first: the figures then count from its end.
 	Start time.Time
 
 	// Stop, once closed, stops the run gracefully: the contract suite stops and the load
