@@ -30,10 +30,14 @@ type Events struct {
 	dropped int64
 }
 
-// NewEvents returns a log that keeps at most limit events (limit <= 0: 10000).
+// DefaultEventLimit is how many events a log keeps in full unless told otherwise: a run's
+// timeline, and a merge's (results.MergeRuns keeps the earliest this many of its shards').
+const DefaultEventLimit = 10000
+
+// NewEvents returns a log that keeps at most limit events (limit <= 0: DefaultEventLimit).
 func NewEvents(limit int) *Events {
 	if limit <= 0 {
-		limit = 10000
+		limit = DefaultEventLimit
 	}
 	return &Events{limit: limit, counts: make(map[string]int64)}
 }

@@ -267,6 +267,9 @@ func (s *Server) createTask(c *call, tool string, args json.RawMessage, reqTTL o
 	s.countInFlight(t) // before the task is visible, so that a racing cancel uncounts it
 	s.store.add(t)
 	s.created.Add(1)
+	if s.rolledBack.Load() != nil {
+		s.createdAfterRollback.Add(1) // a rollback drill's evidence (rollback.go)
+	}
 	// The reply is built before the work starts, so a zero-duration task is still reported
 	// working here; the next tasks/get sees the outcome.
 	bp := getBuf()

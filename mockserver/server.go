@@ -43,7 +43,12 @@ type Server struct {
 	expired  atomic.Uint64
 	orphaned atomic.Uint64
 	lost     atomic.Uint64 // tasks forgotten by a restart (faults.go)
-	lagMaxNs atomic.Int64
+
+	// rolledBack is set by RollBack (rollback.go); createdAfterRollback counts the tasks
+	// created after it.
+	rolledBack           atomic.Pointer[rollbackState]
+	createdAfterRollback atomic.Uint64
+	lagMaxNs             atomic.Int64
 
 	replays       atomic.Uint64 // creates answered with their idempotency key's task (idempotency.go)
 	replayExpired atomic.Uint64 // creates refused: their key's task no longer exists

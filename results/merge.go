@@ -35,7 +35,9 @@ import (
 //	                evidence holds (summed counts, concatenated samples)
 //	thresholds      judged again on the merged run and each merged second, as a run does
 //	errors          the kinds summed by (method, outcome, code, status), first message kept
-//	events          every shard's kept events, in time order
+//	events          the shards' kept events in time order, the earliest
+//	                metrics.DefaultEventLimit of them (as a run keeps its first), the
+//	                others counted in more_not_kept
 //	server, client  per shard (server) or summed (client counts)
 
 // MergeOptions says how MergeRuns merges.
@@ -311,8 +313,9 @@ func labelSlot(label string, n int, of func(int) string) (int, bool) {
 	return 0, false
 }
 
-// mergeEvents writes the shards' events.csv rows in time order (a shard's more_not_kept
-// counts added up); nothing when no shard has the file.
+// mergeEvents writes the shards' events.csv rows in time order, at most
+// metrics.DefaultEventLimit of them (the shards' more_not_kept counts added up, with the
+// rows beyond the limit); nothing when no shard has the file.
 func mergeEvents(runs []shardRun, out string, origin time.Time) error {
 	var all []metrics.Event
 	var dropped int64
@@ -337,5 +340,10 @@ func mergeEvents(runs []shardRun, out string, origin time.Time) error {
 		return nil
 	}
 	slices.SortStableFunc(all, func(a, b metrics.Event) int { return a.At.Compare(b.At) })
+	// As a run's timeline keeps its first events, the merge keeps the earliest: N shards'
+	// timelines are not N times as long as one run's.
+	if n := len(all) - metrics.DefaultEventLimit; n > 0 {
+		all, dropped = all[:metrics.DefaultEventLimit], dropped+int64(n)
+	}
 	return WriteEvents(out, origin, all, dropped)
 }

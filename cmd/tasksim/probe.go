@@ -9,8 +9,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -22,10 +24,13 @@ import (
 )
 
 // runProbe is `tasksim probe --target URL [--header 'K: V']... [--timeout D] [--create-task]
-// [--protocol V]`: the target's capability manifest (loadgen.Manifest, the one `run` embeds
-// in summary.json) as indented JSON on stdout, of the era found (server/discover first,
-// docs/RULES.md#e32) or pinned by --protocol. Exit codes: 0 printed, 1 the target could not
-// be probed (unreachable, or discovery, initialize or tools/list failed), 2 bad flags.
+// [--protocol V] [--pin FILE | --expect FILE]`: the target's capability manifest
+// (loadgen.Manifest, the one `run` embeds in summary.json) as indented JSON on stdout, of
+// the era found (server/discover first, docs/RULES.md#e32) or pinned by --protocol; --pin
+// writes it as a pin file, --expect compares it with one (loadgen.Pin). Exit codes: 0
+// printed (and pinned, or as expected), 1 the target could not be probed (unreachable, or
+// discovery, initialize or tools/list failed), 2 bad flags or pin file, 99 drift from the
+// pin.
 func runProbe(args []string, stdout, stderr io.Writer) (err error) {
 	secrets := &redact.Set{} // the --header values: never printed
 	defer func() { err = secrets.Error(err) }()
@@ -36,6 +41,8 @@ func runProbe(args []string, stdout, stderr io.Writer) (err error) {
 		createTask     bool
 		tool, toolArgs string
 		protocol       string
+		pinFile        string
+		expectFile     string
 	)
 	fs := pflag.NewFlagSet("probe", pflag.ContinueOnError)
 	fs.Usage = func() {
@@ -61,8 +68,17 @@ they can be built), then cancels the task where tasks/cancel is declared. In 202
 call declares the Tasks extension and the server decides whether it becomes a task: a task
 is cancelled with tasks/cancel, a synchronous answer is noted.
 
-Exit codes: 0 printed, 1 the target could not be probed (unreachable, or discovery,
-initialize or tools/list failed), 2 usage.
+--pin FILE writes the manifest as a pin file (docs/ARCHITECTURE.md#pin): protocol and era, server
+name and version, capability leaves, whether sessions are issued, each tool's taskSupport
+and a hash of its inputSchema, and with --create-task the pollInterval and ttl granted.
+Edit its allow section to let a field change (any, or a range {min, max}). --expect FILE
+compares the manifest with a pin and prints each drift (field, pinned, now) on stderr: pin
+at approval time, expect on every promotion. A pin with pollInterval and ttl needs
+--create-task to be checked: without it they are drift, "not observed".
+
+Exit codes: 0 printed (pinned, or no drift), 1 the target could not be probed
+(unreachable, or discovery, initialize or tools/list failed), 2 usage (or a bad pin file),
+99 the manifest drifted from the pin.
 
 Flags:
 `)
@@ -75,8 +91,20 @@ Flags:
 	fs.StringVar(&tool, "tool", "", "with --create-task: the task tool to call (default: the first tool that supports tasks)")
 	fs.StringVar(&toolArgs, "args", "", "with --create-task: the tool's arguments as a JSON object (default: the minimal ones its inputSchema requires)")
 	fs.StringVar(&protocol, "protocol", "auto", "the era to speak, `auto|2025-11-25|2026-07-28`: auto finds it with server/discover (E32)")
+	fs.StringVar(&pinFile, "pin", "", "write the manifest as a pin `FILE` (to check later with --expect, or a run's expect_manifest)")
+	fs.StringVar(&expectFile, "expect", "", "compare the manifest with the pin `FILE`: exit 99 with a diff when it drifted")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if pinFile != "" && expectFile != "" {
+		return usagef("--pin writes a pin and --expect checks one: give one of them")
+	}
+	var pin *loadgen.Pin
+	if expectFile != "" {
+		var err error
+		if pin, err = loadgen.ReadPin(expectFile); err != nil {
+			return usageError{err}
+		}
 	}
 	if fs.NArg() > 0 {
 		return usagef("probe takes no arguments, got %q", fs.Args())
@@ -140,8 +168,43 @@ Flags:
 	if b, err = withoutKeys(b, runOnlyKeys...); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "%s\n", secrets.String(string(b)))
-	return err
+	if _, err = fmt.Fprintf(stdout, "%s\n", secrets.String(string(b))); err != nil {
+		return err
+	}
+	switch {
+	case pinFile != "":
+		if err := os.WriteFile(pinFile, loadgen.NewPin(m, time.Now()).Marshal(), 0o644); err != nil {
+			return fmt.Errorf("--pin: %w", err)
+		}
+		fmt.Fprintf(stderr, "tasksim probe: pinned the manifest in %s\n", pinFile)
+	case pin != nil:
+		return expectPin(stderr, pin, expectFile, m)
+	}
+	return nil
+}
+
+// expectPin compares m with pin (read from name): nil when nothing drifted, else a
+// gateError after the diff on w, one drift a line.
+func expectPin(w io.Writer, pin *loadgen.Pin, name string, m *loadgen.Manifest) error {
+	drift := pin.Check(m)
+	if len(drift) == 0 {
+		fmt.Fprintf(w, "tasksim probe: the manifest matches the pin %s\n", name)
+		return nil
+	}
+	fmt.Fprint(w, driftTable(drift))
+	return gateError{fmt.Sprintf("the manifest drifted from the pin %s: %d field(s) changed", name, len(drift))}
+}
+
+// driftTable is a drift list as an aligned table: field, pinned value, value now.
+func driftTable(drift []loadgen.Drift) string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "drift\tfield\tpinned\tnow")
+	for _, d := range drift {
+		fmt.Fprintf(tw, "\t%s\t%s\t%s\n", d.Field, d.Pinned, d.Now)
+	}
+	_ = tw.Flush()
+	return b.String()
 }
 
 // checkTarget checks a command's --target: given, and an http(s) URL with a host.

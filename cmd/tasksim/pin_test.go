@@ -1,0 +1,79 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestProbePinExpect is the canary step from the command line: pin the manifest of one
+// server at approval time, expect it on every promotion. The same server passes; a server
+// whose pollInterval changed drifts (exit 99, a diff naming the field, the pinned value and
+// the value now) until the pin allows the change; a bad pin file is a usage error that says
+// where.
+func TestProbePinExpect(t *testing.T) {
+	approved := startServe(t, "--poll-interval", "1s")
+	pin := filepath.Join(t.TempDir(), "pin.yaml")
+	if _, stderr, code := tasksim(t, "probe", "--target", approved, "--create-task", "--pin", pin); code != 0 {
+		t.Fatalf("--pin: exit %d\n%s", code, stderr)
+	}
+	text, err := os.ReadFile(pin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"tasksim_pin: 1", `poll_interval_ms: "1000"`, "tools.work_task.input_schema: sha256:", "server.name: tasksim-mock"} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("the pin file does not say %q:\n%s", want, text)
+		}
+	}
+	if _, stderr, code := tasksim(t, "probe", "--target", approved, "--create-task", "--expect", pin); code != 0 || !strings.Contains(stderr, "matches the pin") {
+		t.Errorf("the approved server against its own pin: exit %d\n%s", code, stderr)
+	}
+
+	changed := startServe(t, "--poll-interval", "1500ms")
+	stdout, stderr, code := tasksim(t, "probe", "--target", changed, "--create-task", "--expect", pin)
+	if code != exitGate || !strings.Contains(stdout, `"poll_interval_ms": 1500`) {
+		t.Fatalf("a changed server: exit %d, want %d\n%s%s", code, exitGate, stdout, stderr)
+	}
+	row := strings.Fields(lineWith(stderr, "poll_interval_ms"))
+	if len(row) != 3 || row[1] != "1000" || row[2] != "1500" {
+		t.Errorf("drift row %q: want poll_interval_ms 1000 1500\n%s", row, stderr)
+	}
+	if !strings.Contains(stderr, "drifted from the pin") || strings.Count(stderr, "\n") != 3 {
+		t.Errorf("stderr is not the header, one drift and the verdict:\n%s", stderr)
+	}
+	// Without --create-task the pollInterval cannot be seen: that is not a pass.
+	if _, stderr, code := tasksim(t, "probe", "--target", approved, "--expect", pin); code != exitGate || !strings.Contains(stderr, "not observed") {
+		t.Errorf("a pin with a pollInterval checked without a task: exit %d\n%s", code, stderr)
+	}
+
+	allowed := string(text[:strings.LastIndex(string(text), "\nallow:")]) + "\nallow:\n  poll_interval_ms: {min: 500, max: 2000}\n"
+	if err := os.WriteFile(pin, []byte(allowed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := tasksim(t, "probe", "--target", changed, "--create-task", "--expect", pin); code != 0 {
+		t.Errorf("a change the pin allows: exit %d\n%s", code, stderr)
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("tasksim_pin: 1\nfields:\n  era: x\n  colour: blue\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := tasksim(t, "probe", "--target", approved, "--expect", bad); code != exitUsage || !strings.Contains(stderr, "bad.yaml:4: fields.colour: not a pinned field") {
+		t.Errorf("a bad pin file: exit %d\n%s", code, stderr)
+	}
+	if _, _, code := tasksim(t, "probe", "--target", approved, "--expect", pin, "--pin", pin); code != exitUsage {
+		t.Errorf("--pin with --expect: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// lineWith is the first line of s that contains sub.
+func lineWith(s, sub string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			return l
+		}
+	}
+	return ""
+}
