@@ -11,6 +11,10 @@
 // decides the exit code a command line gives (UsageError, GateError, InterruptedError,
 // TargetError; anything else is a runtime error).
 //
+// With Options.InProcess the embedded server is reached through its http.Handler, without a
+// socket: a whole run then works inside a testing/synctest bubble, in virtual time, as the
+// scenario library's tests run it.
+//
 // Everything a run learns is held by the run: its secrets (redacted from every output and
 // error), the embedded server's peaks, its collector. Runs in one process are independent,
 // concurrent ones included.

@@ -51,6 +51,12 @@ type Options struct {
 	// plan, the contract suite's cases, waiting for StartAt, an abort, why no summary was
 	// written. Secrets are redacted. nil = discarded.
 	Notes func(line string)
+	// InProcess runs the embedded server without a socket: the clients reach its
+	// http.Handler in process (loadgen.HandlerTransport), so that a run works inside a
+	// testing/synctest bubble, in virtual time. It needs the embedded server (no Target) and
+	// no network faults (the chaos proxy moves bytes between sockets); false = a real
+	// server on 127.0.0.1:0.
+	InProcess bool
 	// GCSetBy is who chose the garbage collector's settings, as summary.json's
 	// runtime.gc_set_by records it ("tasksim" when the command line applied
 	// internal/gcpolicy); "" = "embedding process".
@@ -108,6 +114,9 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*results.Su
 	r := newRunRequest(sc, opts)
 	if err := Validate(sc, opts.Shard); err != nil {
 		return nil, r.secrets.Error(err)
+	}
+	if opts.InProcess && (sc.Target != "" || sc.Faults.Network.On()) {
+		return nil, &UsageError{errors.New("an in-process run needs the embedded server and no network faults: the target and the chaos proxy are reached through sockets")}
 	}
 	sum, err := r.run(ctx)
 	if err != nil && !r.summarized {

@@ -12,7 +12,7 @@ import (
 
 func TestScenarioTenantIsolation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sum, _, _ := runVirtual(t, "tenant-isolation", results.VerdictPass)
+		sum, _ := runVirtual(t, "tenant-isolation", results.VerdictPass)
 		ev := sum.Gates.Hard.Evidence
 		if nc, _ := ev["not_checked"].([]string); len(nc) != 0 {
 			t.Errorf("not_checked = %v: probes and canaries ran", nc)
@@ -37,7 +37,7 @@ func TestScenarioTenantIsolation(t *testing.T) {
 
 func TestScenarioTenantLeakDemo(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sum, _, _ := runVirtual(t, "tenant-leak-demo", results.VerdictFail)
+		sum, _ := runVirtual(t, "tenant-leak-demo", results.VerdictFail)
 		if sum.ExitCode() != results.ExitGateFailed || sum.Gates.Hard.Pass {
 			t.Fatalf("exit code %d, hard gate %+v", sum.ExitCode(), sum.Gates.Hard)
 		}

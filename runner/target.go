@@ -37,7 +37,7 @@ func (r *runRequest) reach(ctx context.Context, rec *metrics.Recorder, events *m
 			closeAll() // the results are zeroed by then: not closeTarget
 		}
 	}()
-	target, srv, err = startTarget(sc, sc.Workload.PoolSize(), rec.Shard(0), events)
+	target, srv, err = startTarget(sc, sc.Workload.PoolSize(), rec.Shard(0), events, r.opts.InProcess)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -105,9 +105,14 @@ func runProtocol(sc *scenarios.Scenario, embedded bool) string {
 	return loadgen.ProtocolLegacy
 }
 
+// inProcessURL is the URL of an embedded server reached in process (Options.InProcess): no
+// request leaves the process, the host is a name only.
+const inProcessURL = "http://embedded.invalid/mcp"
+
 // startTarget returns the target of the run: the URL given, or an embedded mock server on
-// 127.0.0.1:0 configured from the scenario's server section.
-func startTarget(sc *scenarios.Scenario, pool int, serverMetrics *metrics.Shard, events *metrics.Events) (*loadgen.Target, *mockserver.Server, error) {
+// 127.0.0.1:0 configured from the scenario's server section (with inProcess, one bound to no
+// port, reached through its handler).
+func startTarget(sc *scenarios.Scenario, pool int, serverMetrics *metrics.Shard, events *metrics.Events, inProcess bool) (*loadgen.Target, *mockserver.Server, error) {
 	t := &loadgen.Target{
 		Header:     http.Header{},
 		Client:     loadgen.NewHTTPClient(2 * pool),
@@ -132,11 +137,18 @@ func startTarget(sc *scenarios.Scenario, pool int, serverMetrics *metrics.Shard,
 	scfg := ServerConfig(sc)
 	scfg.Metrics = serverMetrics
 	scfg.Events = events
-	srv, err := mockserver.NewServer(scfg)
+	newServer := mockserver.NewServer
+	if inProcess {
+		newServer = mockserver.NewHandlerServer
+	}
+	srv, err := newServer(scfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	t.URL = srv.URL
+	if inProcess {
+		t.URL, t.Client = inProcessURL, &http.Client{Transport: loadgen.HandlerTransport(srv.Handler())}
+	}
 	if tenants := runTenants(sc); len(tenants) > 0 && t.Header.Get("Authorization") == "" {
 		// The manifest probe and the cleanup probes use the first tenant's token; the
 		// virtual clients use their own tenant's (loadgen.Security.Tenants).
