@@ -15,7 +15,6 @@ import (
 // embedded server of a run, and `tasksim serve`. Seed is server.seed, or the scenario's seed when that is 0.
 func ServerConfig(sc *scenarios.Scenario) mockserver.Config {
 	s := sc.Server
-	bp, ds := s.Backpressure, s.Downstream
 	cfg := mockserver.Config{
 		PollInterval:        time.Duration(s.PollInterval),
 		DefaultTTL:          time.Duration(s.TTL),
@@ -41,69 +40,20 @@ func ServerConfig(sc *scenarios.Scenario) mockserver.Config {
 			PerUnit: time.Duration(s.PollPolicy.PerUnit),
 			Max:     time.Duration(s.PollPolicy.Max),
 		},
-		Backpressure: mockserver.Backpressure{
-			MaxTasks:            bp.MaxTasks,
-			MaxTasksPerTenant:   bp.MaxTasksPerTenant,
-			Workers:             bp.Workers,
-			Queue:               bp.Queue,
-			WhenFull:            string(bp.WhenFull),
-			RetryAfter:          time.Duration(bp.RetryAfter),
-			RaisedPollInterval:  time.Duration(bp.RaisedPollInterval),
-			GetRatePerClient:    bp.RateLimits.GetPerClient.PerSecond(),
-			GetRatePerTenant:    bp.RateLimits.GetPerTenant.PerSecond(),
-			CreateRatePerClient: bp.RateLimits.CreatePerClient.PerSecond(),
-			CreateRatePerTenant: bp.RateLimits.CreatePerTenant.PerSecond(),
-			Burst:               bp.RateLimits.Burst,
-		},
-		Downstream: mockserver.Downstream{
-			Capacity:         ds.Capacity,
-			ServiceTime:      ds.ServiceTime,
-			QueueLimit:       ds.QueueLimit,
-			FailureRate:      ds.FailureRate,
-			StallProbability: ds.Stall.Probability,
-			StallDuration:    time.Duration(ds.Stall.Duration),
-		},
-		Faults:    sc.Faults.Server,
-		NoTasks:   !s.Tasks,
-		Protocol:  s.Protocol,
-		Protocols: mockserver.Protocols(s.Protocols),
+		Backpressure: backpressureConfig(s.Backpressure),
+		Downstream:   downstreamConfig(s.Downstream),
+		Faults:       sc.Faults.Server,
+		NoTasks:      !s.Tasks,
+		Protocol:     s.Protocol,
+		Protocols:    mockserver.Protocols(s.Protocols),
 	}
 	if s.Protocols == "" && sc.Protocol == loadgen.ProtocolModern {
 		cfg.Protocols = mockserver.ProtocolsBoth // clients pinned to 2026-07-28 need it served
 	}
 	sec := sc.Security
 	cfg.Inject = sec.Inject
-	cfg.Insecure = mockserver.Insecure{
-		SessionBound:   sec.Has(scenarios.InsecureSessionBound),
-		NoTenantCheck:  sec.Has(scenarios.InsecureNoTenantCheck),
-		PredictableIDs: sec.Has(scenarios.InsecurePredictableIDs),
-		EchoSecrets:    sec.Has(scenarios.InsecureEchoSecrets),
-	}
-	cfg.KnownBad = mockserver.KnownBad{
-		BlockingGet:        s.KnownBadOn(scenarios.KnownBadBlockingGet),
-		NoPollInterval:     s.KnownBadOn(scenarios.KnownBadNoPollInterval),
-		MissingFields:      s.KnownBadOn(scenarios.KnownBadMissingFields),
-		CancelTerminalOK:   s.KnownBadOn(scenarios.KnownBadCancelTerminalOK),
-		CancelNotFinal:     s.KnownBadOn(scenarios.KnownBadCancelNotFinal),
-		EarlyResult:        s.KnownBadOn(scenarios.KnownBadEarlyResult),
-		NoRelatedMeta:      s.KnownBadOn(scenarios.KnownBadNoRelatedMeta),
-		IsErrorCompleted:   s.KnownBadOn(scenarios.KnownBadIsErrorCompleted),
-		ListWithoutAuth:    s.KnownBadOn(scenarios.KnownBadListWithoutAuth),
-		ListTruncated:      s.KnownBadOn(scenarios.KnownBadListTruncated),
-		WrongErrorCodes:    s.KnownBadOn(scenarios.KnownBadWrongErrorCodes),
-		NoTaskSupportCheck: s.KnownBadOn(scenarios.KnownBadNoTaskSupportCheck),
-		NeverExpire:        s.KnownBadOn(scenarios.KnownBadNeverExpire),
-		LostSession400:     s.KnownBadOn(scenarios.KnownBadLostSession400),
-		Sessionless:        s.KnownBadOn(scenarios.KnownBadSessionless),
-		AnyVersion:         s.KnownBadOn(scenarios.KnownBadAnyVersion),
-		InputNoMeta:        s.KnownBadOn(scenarios.KnownBadInputNoMeta),
-		IgnoreTaskParam:    s.KnownBadOn(scenarios.KnownBadIgnoreTaskParam),
-		RefuseTaskParam:    s.KnownBadOn(scenarios.KnownBadRefuseTaskParam),
-		SelfCancel:         s.KnownBadOn(scenarios.KnownBadSelfCancel),
-		MissingSession404:  s.KnownBadOn(scenarios.KnownBadMissingSession404),
-		BooleanLeaves:      s.KnownBadOn(scenarios.KnownBadBooleanLeaves),
-		KnownBad2026:       knownBad2026(s),
-	}
+	cfg.Insecure = insecure(sec)
+	cfg.KnownBad = knownBad(s)
 	for _, r := range sec.Revoke {
 		cfg.Revocations = append(cfg.Revocations, mockserver.Revocation{Tenant: r.Tenant,
 			At: time.Duration(r.At), Scope: mockserver.RevokeScope(r.Scope)})
@@ -133,11 +83,83 @@ func ServerConfig(sc *scenarios.Scenario) mockserver.Config {
 			cfg.Poll.PerTool[name] = time.Duration(d)
 		}
 	}
-	for _, w := range ds.Stall.Windows {
+	for _, w := range s.Downstream.Stall.Windows {
 		cfg.Downstream.StallWindows = append(cfg.Downstream.StallWindows,
 			mockserver.Window{Start: time.Duration(w.Start), Duration: time.Duration(w.Duration)})
 	}
 	return cfg
+}
+
+// backpressureConfig maps server.backpressure onto the mock server's executor and rate limits.
+func backpressureConfig(bp scenarios.Backpressure) mockserver.Backpressure {
+	return mockserver.Backpressure{
+		MaxTasks:            bp.MaxTasks,
+		MaxTasksPerTenant:   bp.MaxTasksPerTenant,
+		Workers:             bp.Workers,
+		Queue:               bp.Queue,
+		WhenFull:            string(bp.WhenFull),
+		RetryAfter:          time.Duration(bp.RetryAfter),
+		RaisedPollInterval:  time.Duration(bp.RaisedPollInterval),
+		GetRatePerClient:    bp.RateLimits.GetPerClient.PerSecond(),
+		GetRatePerTenant:    bp.RateLimits.GetPerTenant.PerSecond(),
+		CreateRatePerClient: bp.RateLimits.CreatePerClient.PerSecond(),
+		CreateRatePerTenant: bp.RateLimits.CreatePerTenant.PerSecond(),
+		Burst:               bp.RateLimits.Burst,
+	}
+}
+
+// downstreamConfig maps server.downstream onto the mock server's system of record (its
+// stall windows are added by ServerConfig).
+func downstreamConfig(ds scenarios.Downstream) mockserver.Downstream {
+	return mockserver.Downstream{
+		Capacity:         ds.Capacity,
+		ServiceTime:      ds.ServiceTime,
+		QueueLimit:       ds.QueueLimit,
+		FailureRate:      ds.FailureRate,
+		StallProbability: ds.Stall.Probability,
+		StallDuration:    time.Duration(ds.Stall.Duration),
+	}
+}
+
+// knownBad maps the 2025-11-25 modes of server.known_bad onto the mock server
+// (mockserver/knownbad.go), and the 2026-07-28 ones through knownBad2026.
+func knownBad(s scenarios.Server) mockserver.KnownBad {
+	return mockserver.KnownBad{
+		BlockingGet:        s.KnownBadOn(scenarios.KnownBadBlockingGet),
+		NoPollInterval:     s.KnownBadOn(scenarios.KnownBadNoPollInterval),
+		MissingFields:      s.KnownBadOn(scenarios.KnownBadMissingFields),
+		CancelTerminalOK:   s.KnownBadOn(scenarios.KnownBadCancelTerminalOK),
+		CancelNotFinal:     s.KnownBadOn(scenarios.KnownBadCancelNotFinal),
+		EarlyResult:        s.KnownBadOn(scenarios.KnownBadEarlyResult),
+		NoRelatedMeta:      s.KnownBadOn(scenarios.KnownBadNoRelatedMeta),
+		IsErrorCompleted:   s.KnownBadOn(scenarios.KnownBadIsErrorCompleted),
+		ListWithoutAuth:    s.KnownBadOn(scenarios.KnownBadListWithoutAuth),
+		ListTruncated:      s.KnownBadOn(scenarios.KnownBadListTruncated),
+		WrongErrorCodes:    s.KnownBadOn(scenarios.KnownBadWrongErrorCodes),
+		NoTaskSupportCheck: s.KnownBadOn(scenarios.KnownBadNoTaskSupportCheck),
+		NeverExpire:        s.KnownBadOn(scenarios.KnownBadNeverExpire),
+		LostSession400:     s.KnownBadOn(scenarios.KnownBadLostSession400),
+		Sessionless:        s.KnownBadOn(scenarios.KnownBadSessionless),
+		AnyVersion:         s.KnownBadOn(scenarios.KnownBadAnyVersion),
+		InputNoMeta:        s.KnownBadOn(scenarios.KnownBadInputNoMeta),
+		IgnoreTaskParam:    s.KnownBadOn(scenarios.KnownBadIgnoreTaskParam),
+		RefuseTaskParam:    s.KnownBadOn(scenarios.KnownBadRefuseTaskParam),
+		SelfCancel:         s.KnownBadOn(scenarios.KnownBadSelfCancel),
+		MissingSession404:  s.KnownBadOn(scenarios.KnownBadMissingSession404),
+		BooleanLeaves:      s.KnownBadOn(scenarios.KnownBadBooleanLeaves),
+		KnownBad2026:       knownBad2026(s),
+	}
+}
+
+// insecure maps security.insecure onto the mock server's insecure modes
+// (mockserver/insecure.go).
+func insecure(sec scenarios.Security) mockserver.Insecure {
+	return mockserver.Insecure{
+		SessionBound:   sec.Has(scenarios.InsecureSessionBound),
+		NoTenantCheck:  sec.Has(scenarios.InsecureNoTenantCheck),
+		PredictableIDs: sec.Has(scenarios.InsecurePredictableIDs),
+		EchoSecrets:    sec.Has(scenarios.InsecureEchoSecrets),
+	}
 }
 
 // EngineConfig maps the scenario onto the load generator, for the whole scenario (set Shard
