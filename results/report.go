@@ -213,9 +213,9 @@ func buildPage(s *Summary, raw rawSummary, hists map[metrics.Hist]*hdrhistogram.
 	if g, ok := arrayGrid(raw.list("errors")); ok {
 		p.Errors = &g
 	}
-	p.Manifest = viewObject(s.Manifest, nil)
-	p.Server = viewObject(s.Server, nil)
-	p.Runtime = viewObject(s.Runtime, nil)
+	p.Manifest = viewObject(generic(s.Manifest), nil)
+	p.Server = viewObject(generic(s.Server), nil)
+	p.Runtime = viewObject(generic(s.Runtime), nil)
 	p.config(s)
 	p.stats(s, raw)
 	p.faults(s, ev)
@@ -237,7 +237,7 @@ func buildPage(s *Summary, raw rawSummary, hists map[metrics.Hist]*hdrhistogram.
 	if ts == nil || ts.rows == 0 {
 		p.TSNote = "not recorded: the run directory has no " + TimeseriesFile + " rows"
 	} else {
-		p.timeCharts(ts, ev, s.Server != nil)
+		p.timeCharts(ts, ev, !s.Server.IsZero())
 	}
 	if ev == nil {
 		p.EventsNote = "not recorded: the run injected no faults (no " + EventsFile + ")"
