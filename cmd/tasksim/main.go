@@ -68,7 +68,7 @@ var gcApplied gcpolicy.Policy
 // and who chose them.
 func runtimeInfo() gcpolicy.Policy {
 	p := gcpolicy.Current()
-	p.SetBy = gcApplied.SetBy
+	p.SetBy, p.MaxHeadroom = gcApplied.SetBy, gcApplied.MaxHeadroom
 	if p.SetBy == "" {
 		p.SetBy = "embedding process"
 	}
