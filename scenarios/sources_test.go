@@ -28,7 +28,7 @@ func TestParseSourceAddrs(t *testing.T) {
 		{in: []string{"127.0.0.255-127.0.1.1"}, want: addrs("127.0.0.255", "127.0.1.0", "127.0.1.1")},
 		{in: []string{"::1", "fd00::1-fd00::2"}, want: addrs("::1", "fd00::1", "fd00::2")},
 		{in: []string{"::ffff:127.0.0.1"}, want: addrs("127.0.0.1")}, // mapped: as IPv4
-		{in: []string{"127.0.0.0/20"}, want: nil, err: ""},             // 4,096: the most
+		{in: []string{"127.0.0.0/20"}, want: nil, err: ""},           // 4,096: the most
 		{in: []string{"127.0.0.0/20", "127.0.0.1"}, err: `entry 1 ("127.0.0.1"): more than 4096 source addresses in all`},
 		{in: []string{"127.0.0.0/19"}, err: `entry 0 ("127.0.0.0/19"): more than 4096`},
 		{in: []string{"127.0.0.1-::1"}, err: "mixes IPv4 and IPv6"},
