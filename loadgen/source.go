@@ -150,3 +150,21 @@ func AutoSourceAddrs(targetURL string, conns, ports int) []netip.Addr {
 	}
 	return out
 }
+
+// RunSources are the source addresses of a run's connections to targetURL: the scenario's
+// entries (client.source_addresses, scenarios.ParseSourceAddrs), checked against the target
+// and this machine's interfaces (CheckSourceAddrs); or, without any, AutoSourceAddrs for
+// conns, the connections the run may open at once, and then auto is true. nil = the
+// system's choice.
+func RunSources(targetURL string, entries []string, conns int) (addrs []netip.Addr, auto bool, err error) {
+	if len(entries) == 0 {
+		return AutoSourceAddrs(targetURL, conns, EphemeralPorts()), true, nil
+	}
+	if addrs, err = scenarios.ParseSourceAddrs(entries); err != nil {
+		return nil, false, fmt.Errorf("client.source_addresses: %w", err)
+	}
+	if err := CheckSourceAddrs(targetURL, addrs, InterfaceAddrs()); err != nil {
+		return nil, false, fmt.Errorf("client.source_addresses: %w", err)
+	}
+	return addrs, false, nil
+}

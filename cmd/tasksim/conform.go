@@ -266,7 +266,7 @@ func isJSONObject(s string) bool {
 // contract gate and written as conform.json into the run's directory.
 func (r *runRequest) runContract(ctx context.Context) error {
 	sc := r.sc
-	t, srv, err := startTarget(sc, 2, nil, nil)
+	t, srv, err := startTarget(sc, 2, nil, nil, nil)
 	if err != nil {
 		return err
 	}

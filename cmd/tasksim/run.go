@@ -10,6 +10,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/signal"
@@ -35,7 +36,7 @@ import (
 // runFlags are the flags of `tasksim run`.
 type runFlags struct {
 	target, out, rate, tool, args string
-	protocol                      string
+	protocol, sourceAddrs         string
 	shard, startAt                string
 	clients, shards               int
 	duration, pollInterval        time.Duration
@@ -62,6 +63,7 @@ func parseRunFlags(args []string, _ io.Writer) (*runFlags, string, error) {
 	fs.StringVar(&f.args, "args", "", "tool arguments as a `JSON` object, replacing the scenario's args, e.g. '{\"duration_ms\":2000}'")
 	fs.StringArrayVar(&f.headers, "header", nil, "extra HTTP header for the target, `'K: V'` (headers; repeatable; values are never printed)")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the run's random source (seed)")
+	fs.StringVar(&f.sourceAddrs, "source-addrs", "", "dial the clients' connections from these local addresses, round robin: a comma-separated `LIST` of addresses, ranges A-B and prefixes A/N, e.g. 127.0.0.1-127.0.0.8 (client.source_addresses)")
 	fs.StringArrayVar(&f.sets, "set", nil, "override a scenario field, `path=value` (repeatable), e.g. client.poll.policy=fixed")
 	fs.BoolVar(&f.contract, "contract", false, "run the contract suite against the target before the load: the run's contract gate (contract)")
 	fs.StringVar(&f.shard, "shard", "", "run slice `I/N` of the scenario (0 <= I < N): its clients, arrivals and tenants split as in docs/ARCHITECTURE.md#shards")
@@ -115,6 +117,14 @@ func (f *runFlags) scenario(name string) (*scenarios.Scenario, error) {
 	}
 	if changed("tool") {
 		sc.Tool = f.tool
+	}
+	if changed("source-addrs") {
+		var list []string
+		for e := range strings.SplitSeq(f.sourceAddrs, ",") {
+			list = append(list, strings.TrimSpace(e))
+		}
+		b, _ := json.Marshal(list) // a JSON array is a YAML flow sequence
+		set("source-addrs", "client.source_addresses", string(b))
 	}
 	if changed("protocol") {
 		switch f.protocol {
@@ -201,14 +211,18 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return usagef("shard %d/%d owns no client: the scenario has %d, fewer than the %d shards (fewer shards, or more clients)",
 			shard.Index, shard.Count, pool, shard.Count)
 	}
+	net, err := runNet(sc, &cfg)
+	if err != nil {
+		return err
+	}
 	if f.dryRun {
-		printPlan(stdout, sc, &cfg)
+		printPlan(stdout, sc, &cfg, net)
 		if !startAt.IsZero() {
 			fmt.Fprintf(stdout, "start at     %s: the load waits for it (a start past by over 1s is reported late)\n", startAt.UTC().Format(time.RFC3339Nano))
 		}
 		return nil
 	}
-	r := &runRequest{sc: sc, cfg: &cfg, dir: f.out, start: now, progress: !f.noProgress,
+	r := &runRequest{sc: sc, cfg: &cfg, net: net, dir: f.out, start: now, progress: !f.noProgress,
 		stdout: stdout, stderr: stderr, startAt: startAt}
 	if r.dir == "" {
 		r.dir = filepath.Join("runs", sc.Name+"-"+r.start.UTC().Format("20060102T150405Z"))
@@ -227,6 +241,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 type runRequest struct {
 	sc       *scenarios.Scenario
 	cfg      *loadgen.Config
+	net      clientNet // how the clients reach the target
 	dir      string    // output directory
 	start    time.Time // the run's start: every figure counts from it
 	progress bool      // progress bars on stderr, when it is a terminal
@@ -326,6 +341,7 @@ func (r *runRequest) run() error {
 	col.stop()
 	return r.finish(runErr, func() *results.Summary {
 		sum := summarize(r.sc, r.cfg, r.start, r.manifest, srv, eng, rec, col.tally, interrupted.Load(), events, r.contract)
+		sum.Runtime = runRuntime{runtimeInfo(), r.net}
 		sum.Aborted = col.aborted
 		if sum.Shard = r.shardInfo(sum); sum.Shard != nil { // what a merge needs to judge the whole
 			sum.Shard.PollIntervalMS = float64(advisedInterval(r.manifest, r.cfg)) / float64(time.Millisecond)
@@ -400,7 +416,7 @@ func (r *runRequest) reach(ctx context.Context, rec *metrics.Recorder, events *m
 			closeAll() // the results are zeroed by then: not closeTarget
 		}
 	}()
-	target, srv, err = startTarget(sc, sc.Workload.PoolSize(), rec.Shard(0), events)
+	target, srv, err = startTarget(sc, sc.Workload.PoolSize(), r.net.addrs, rec.Shard(0), events)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -557,7 +573,7 @@ func (r *runRequest) writeErrorSummary(err error) {
 	sc := r.sc
 	info := results.RunInfo{
 		Version: version, Scenario: sc.Name, Seed: sc.Seed, Target: summaryTarget(sc),
-		StartedAt: r.start.UTC(), Duration: time.Since(r.start), Runtime: runtimeInfo(),
+		StartedAt: r.start.UTC(), Duration: time.Since(r.start), Runtime: runRuntime{runtimeInfo(), r.net},
 		Thresholds: sc.Thresholds, ErrorBudget: errorBudget(sc), Error: redactKnown(err.Error()),
 	}
 	if r.manifest != nil {
@@ -604,11 +620,12 @@ func (e interruptedError) Error() string {
 }
 
 // startTarget returns the target of the run: the URL given, or an embedded mock server on
-// 127.0.0.1:0 configured from the scenario's server section.
-func startTarget(sc *scenarios.Scenario, pool int, serverMetrics *metrics.Shard, events *metrics.Events) (*loadgen.Target, *mockserver.Server, error) {
+// 127.0.0.1:0 configured from the scenario's server section; the clients' connections are
+// dialed from sources (nil = the system's choice).
+func startTarget(sc *scenarios.Scenario, pool int, sources []netip.Addr, serverMetrics *metrics.Shard, events *metrics.Events) (*loadgen.Target, *mockserver.Server, error) {
 	t := &loadgen.Target{
 		Header:     http.Header{},
-		Client:     loadgen.NewHTTPClient(2 * pool),
+		Client:     loadgen.NewHTTPClientWith(loadgen.ClientOptions{IdleConns: 2 * pool, SourceAddrs: sources}),
 		ClientInfo: mcp.Implementation{Name: "tasksim", Version: version},
 	}
 	for k, v := range sc.Headers {
@@ -894,6 +911,9 @@ func engineConfig(sc *scenarios.Scenario) loadgen.Config {
 		// The store of a real target is out of sight: sample cleanup_lag by probing one
 		// finished task in ten after its expiry (docs/METRICS.md#cleanup_lag).
 		cfg.CleanupProbes = 10
+	}
+	if c.MaxConns > 0 {
+		cfg.MaxConns = c.MaxConns
 	}
 	if sc.Fallback == scenarios.FallbackSync {
 		cfg.Fallback = loadgen.FallbackSync
