@@ -6,9 +6,11 @@ package loadgen_test
 //
 //	go test -run '^$' -bench HundredThousandClients -benchtime 1x -timeout 30m ./loadgen/
 //
-// TASKSIM_BENCH_CLIENTS=N runs it with N clients instead (to profile at a smaller scale), and
-// TASKSIM_BENCH_HEAPPROFILE=FILE writes a heap profile of this process at the end of the
-// load phase, after a collection: what every idle client holds (go tool pprof FILE).
+// TASKSIM_BENCH_CLIENTS=N runs it with N clients instead (to profile at a smaller scale),
+// TASKSIM_BENCH_PROTOCOL=2025-11-25 pins the clients' era (default: detected, 2026-07-28
+// against tasksim serve), and TASKSIM_BENCH_HEAPPROFILE=FILE writes a heap profile of this
+// process at the end of the load phase, after a collection: what every idle client holds
+// (go tool pprof FILE).
 
 import (
 	"bufio"
@@ -49,6 +51,7 @@ type externalRun struct {
 	Grace        time.Duration
 	MaxConns     int          // requests in flight at once, and so connections at most
 	Sources      []netip.Addr // local source addresses; nil = the system's choice
+	Protocol     string       // the era pinned (loadgen.Target.Protocol); "" = detected
 }
 
 // externalResult is what an externalRun measured.
@@ -208,12 +211,13 @@ func (xr externalRun) run(tb testing.TB, bin string) *externalResult {
 		URL:        srv.url,
 		Client:     client,
 		ClientInfo: mcp.Implementation{Name: "tasksim-bench", Version: "1"},
+		Protocol:   xr.Protocol,
 	}
 	if err := loadgen.CheckSourceAddrs(srv.url, xr.Sources, loadgen.InterfaceAddrs()); err != nil {
 		tb.Fatal(err)
 	}
 	ctx := context.Background()
-	m, err := loadgen.ProbeWith(ctx, target, loadgen.ProbeOptions{Tool: "work_task"})
+	m, err := loadgen.ProbeWith(ctx, target, loadgen.ProbeOptions{Tool: "work_task", Legacy: xr.Protocol == loadgen.ProtocolLegacy})
 	if err != nil {
 		tb.Fatalf("probe: %v", err)
 	}
@@ -325,6 +329,7 @@ func BenchmarkHundredThousandClients(b *testing.B) {
 		}
 		xr.Clients = n
 	}
+	xr.Protocol = os.Getenv("TASKSIM_BENCH_PROTOCOL")
 	bin := buildTasksim(b)
 	for range b.N {
 		res := xr.run(b, bin)
@@ -355,9 +360,11 @@ func reportExternal(b *testing.B, xr externalRun, res *externalResult) {
 		b.ReportMetric(res.loopReqS, "looplimit_req/s")
 	}
 	b.Logf("era %s; sources %v; max conns %d; live heap %d MiB at the load phase's end, peak %d MiB; "+
-		"peak RSS %d MiB (before the run %d MiB), %.0f B/client; server peak RSS %d MiB; %.0f req/s, looplimit %.0f req/s; peak fds %d; gc cycles %d",
+		"peak RSS %d MiB (before the run %d MiB), %.0f B/client; server peak RSS %d MiB; %.0f req/s, looplimit %.0f req/s; peak fds %d; gc cycles %d; "+
+		"cpu_util %.2f, others_cpu_util %.2f (the server among the others)",
 		res.era, xr.Sources, xr.MaxConns, res.liveHeap/mib, res.peakLive/mib, res.hwm/mib, res.rssBefore/mib,
-		float64(res.hwm-res.rssBefore)/float64(xr.Clients), res.serverHWM/mib, reqS, res.loopReqS, res.peakFDs, res.gcCycles)
+		float64(res.hwm-res.rssBefore)/float64(xr.Clients), res.serverHWM/mib, reqS, res.loopReqS, res.peakFDs, res.gcCycles,
+		res.cpu.Seconds()/res.wall.Seconds()/float64(runtime.NumCPU()), res.others.Seconds()/res.wall.Seconds()/float64(runtime.NumCPU()))
 	var problems []error
 	if res.hwm > shardMaxRSS {
 		problems = append(problems, fmt.Errorf("peak RSS %d MiB > %d MiB", res.hwm/mib, shardMaxRSS/mib))
