@@ -97,6 +97,17 @@ type Runtime struct {
 	GOGC        int    `json:"gogc"`               // percent; -1 = off
 	MemoryLimit int64  `json:"memory_limit_bytes"` // soft memory limit; 0 = none
 	SetBy       string `json:"gc_set_by"`          // who chose GOGC and the limit
+	// MaxHeadroom caps the heap GOGC lets grow beyond the live heap, in bytes, when tasksim
+	// set GOGC (internal/gcpolicy); 0 = none.
+	MaxHeadroom int64 `json:"max_headroom_bytes,omitempty"`
+	// MaxConns bounds the requests in flight at once (client.max_conns); 0 = no bound.
+	// SourceAddresses are the local addresses the clients' connections are dialed from, in
+	// turn (client.source_addresses); none = the system's choice. SourceAddressesAuto says
+	// tasksim chose them: a loopback target that may need more connections than one
+	// address has ephemeral ports.
+	MaxConns            int      `json:"max_conns"`
+	SourceAddresses     []string `json:"source_addresses,omitempty"`
+	SourceAddressesAuto bool     `json:"source_addresses_auto,omitempty"`
 }
 
 // Runtimes is summary.json's "runtime". A run's summary holds its process, an object (null

@@ -203,6 +203,9 @@ func EngineConfig(sc *scenarios.Scenario) loadgen.Config {
 		// finished task in ten after its expiry (docs/METRICS.md#cleanup_lag).
 		cfg.CleanupProbes = 10
 	}
+	if c.MaxConns > 0 {
+		cfg.MaxConns = c.MaxConns
+	}
 	if sc.Fallback == scenarios.FallbackSync {
 		cfg.Fallback = loadgen.FallbackSync
 	}

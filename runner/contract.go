@@ -55,7 +55,7 @@ func (r *runRequest) contractPhase(ctx context.Context) error {
 // into the run's directory.
 func (r *runRequest) runContract(ctx context.Context) error {
 	sc := r.sc
-	t, srv, err := startTarget(sc, 2, nil, nil, r.opts.InProcess)
+	t, srv, err := startTarget(sc, 2, nil, nil, nil, r.opts.InProcess)
 	if err != nil {
 		return err
 	}

@@ -59,8 +59,11 @@ type Options struct {
 	InProcess bool
 	// GCSetBy is who chose the garbage collector's settings, as summary.json's
 	// runtime.gc_set_by records it ("tasksim" when the command line applied
-	// internal/gcpolicy); "" = "embedding process".
-	GCSetBy string
+	// internal/gcpolicy); "" = "embedding process". GCMaxHeadroom is the cap on the heap
+	// GOGC lets grow beyond the live heap that the process set (gcpolicy.Policy.MaxHeadroom),
+	// runtime.max_headroom_bytes; 0 = none.
+	GCSetBy       string
+	GCMaxHeadroom int64
 }
 
 // Observer follows a run for a display. Its methods are called from the run's goroutines, one
@@ -129,8 +132,8 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*results.Su
 }
 
 // Validate checks that sc can be run as the slice shard: the scenario and its threshold
-// expressions, every problem at once, and a shard that owns at least one client. Every
-// problem is a *UsageError.
+// expressions, every problem at once, a shard that owns at least one client, and source
+// addresses that can reach the target (RunConnections). Every problem is a *UsageError.
 func Validate(sc *scenarios.Scenario, shard scenarios.Shard) error {
 	if err := errors.Join(sc.Validate(), results.CheckThresholds(sc)); err != nil {
 		return &UsageError{err}
@@ -139,7 +142,8 @@ func Validate(sc *scenarios.Scenario, shard scenarios.Shard) error {
 		return &UsageError{fmt.Errorf("shard %d/%d owns no client: the scenario has %d, fewer than the %d shards (fewer shards, or more clients)",
 			shard.Index, shard.Count, pool, shard.Count)}
 	}
-	return nil
+	_, err := RunConnections(sc, shard)
+	return err
 }
 
 // runRequest is one run of a scenario, from its start to its output.
@@ -155,12 +159,14 @@ type runRequest struct {
 	manifest   *loadgen.Manifest // nil until the target was probed
 	contract   *results.Contract // the contract suite's result; nil when it did not run
 	summarized bool              // summary.json holds the run's summary
+	conns      Connections       // how the clients reach the target
 }
 
 func newRunRequest(sc *scenarios.Scenario, opts Options) *runRequest {
 	cfg := EngineConfig(sc)
 	cfg.Shard = opts.Shard
 	r := &runRequest{sc: sc, cfg: &cfg, opts: opts, dir: opts.Dir, start: opts.Start, secrets: scenarioSecrets(sc)}
+	r.conns, _ = RunConnections(sc, opts.Shard) // its error is Validate's
 	if r.start.IsZero() {
 		r.start = time.Now()
 	}

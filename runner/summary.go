@@ -241,7 +241,8 @@ func (r *runRequest) runtimeInfo() results.Runtimes {
 		p.SetBy = "embedding process"
 	}
 	return results.Runtimes{Run: &results.Runtime{Go: p.Go, GOMAXPROCS: p.GOMAXPROCS, GOGC: p.GOGC,
-		MemoryLimit: p.MemoryLimit, SetBy: p.SetBy}}
+		MemoryLimit: p.MemoryLimit, SetBy: p.SetBy, MaxHeadroom: r.opts.GCMaxHeadroom,
+		MaxConns: r.conns.MaxConns, SourceAddresses: r.conns.SourceAddresses, SourceAddressesAuto: r.conns.SourceAddressesAuto}}
 }
 
 // errorKinds are the kinds of failed request the run met, the most frequent first, their

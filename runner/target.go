@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"time"
@@ -37,7 +38,7 @@ func (r *runRequest) reach(ctx context.Context, rec *metrics.Recorder, events *m
 			closeAll() // the results are zeroed by then: not closeTarget
 		}
 	}()
-	target, srv, err = startTarget(sc, sc.Workload.PoolSize(), rec.Shard(0), events, r.opts.InProcess)
+	target, srv, err = startTarget(sc, sc.Workload.PoolSize(), r.conns.addrs, rec.Shard(0), events, r.opts.InProcess)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -111,11 +112,12 @@ const inProcessURL = "http://embedded.invalid/mcp"
 
 // startTarget returns the target of the run: the URL given, or an embedded mock server on
 // 127.0.0.1:0 configured from the scenario's server section (with inProcess, one bound to no
-// port, reached through its handler).
-func startTarget(sc *scenarios.Scenario, pool int, serverMetrics *metrics.Shard, events *metrics.Events, inProcess bool) (*loadgen.Target, *mockserver.Server, error) {
+// port, reached through its handler); the clients' connections are dialed from sources
+// (nil = the system's choice).
+func startTarget(sc *scenarios.Scenario, pool int, sources []netip.Addr, serverMetrics *metrics.Shard, events *metrics.Events, inProcess bool) (*loadgen.Target, *mockserver.Server, error) {
 	t := &loadgen.Target{
 		Header:     http.Header{},
-		Client:     loadgen.NewHTTPClient(2 * pool),
+		Client:     loadgen.NewHTTPClientWith(loadgen.ClientOptions{IdleConns: 2 * pool, SourceAddrs: sources}),
 		ClientInfo: mcp.Implementation{Name: "tasksim", Version: Version},
 	}
 	for k, v := range sc.Headers {

@@ -28,7 +28,7 @@ func planProtocol(sc *scenarios.Scenario) string {
 
 // printPlan prints what --dry-run promises: the resolved scenario, the expected load, the
 // cancels, every fault that is on, how clients recover, and the thresholds.
-func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config) {
+func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config, conns runner.Connections) {
 	fmt.Fprintf(w, "scenario     %s (%s)\n", sc.Name, sc.Source)
 	fmt.Fprintf(w, "target       %s\n", runner.TargetName(sc))
 	fmt.Fprintf(w, "protocol     %s\n", planProtocol(sc))
@@ -62,6 +62,13 @@ func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config) {
 	}
 	if cfg.MaxConns > 0 {
 		fmt.Fprintf(w, "requests     at most %d in flight at once (tasks/result streams aside)\n", cfg.MaxConns)
+	}
+	if len(conns.SourceAddresses) > 0 {
+		how := "client.source_addresses"
+		if conns.SourceAddressesAuto {
+			how = "chosen by tasksim: more connections than one address has ports"
+		}
+		fmt.Fprintf(w, "sources      connections dialed from %s, round robin (%s)\n", sourcesText(conns.SourceAddresses), how)
 	}
 	if cfg.Model == loadgen.Open {
 		fmt.Fprintf(w, "arrivals     about %.0f over the load phase\n", expectedArrivals(sc)*cfg.Shard.Share())
@@ -303,4 +310,12 @@ func expectedArrivals(sc *scenarios.Scenario) float64 {
 		n += sc.Workload.RateAt(t) * step.Seconds()
 	}
 	return n
+}
+
+// sourcesText lists source addresses, at most four of them and how many more.
+func sourcesText(addrs []string) string {
+	if len(addrs) <= 4 {
+		return strings.Join(addrs, ", ")
+	}
+	return fmt.Sprintf("%s, ... %s (%d addresses)", strings.Join(addrs[:3], ", "), addrs[len(addrs)-1], len(addrs))
 }

@@ -25,7 +25,7 @@ import (
 // runFlags are the flags of `tasksim run`.
 type runFlags struct {
 	target, out, rate, tool, args string
-	protocol                      string
+	protocol, sourceAddrs         string
 	shard, startAt                string
 	clients, shards               int
 	duration, pollInterval        time.Duration
@@ -52,6 +52,7 @@ func parseRunFlags(args []string, _ io.Writer) (*runFlags, string, error) {
 	fs.StringVar(&f.args, "args", "", "tool arguments as a `JSON` object, replacing the scenario's args, e.g. '{\"duration_ms\":2000}'")
 	fs.StringArrayVar(&f.headers, "header", nil, "extra HTTP header for the target, `'K: V'` (headers; repeatable; values are never printed)")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the run's random source (seed)")
+	fs.StringVar(&f.sourceAddrs, "source-addrs", "", "dial the clients' connections from these local addresses, round robin: a comma-separated `LIST` of addresses, ranges A-B and prefixes A/N, e.g. 127.0.0.1-127.0.0.8 (client.source_addresses)")
 	fs.StringArrayVar(&f.sets, "set", nil, "override a scenario field, `path=value` (repeatable), e.g. client.poll.policy=fixed")
 	fs.BoolVar(&f.contract, "contract", false, "run the contract suite against the target before the load: the run's contract gate (contract)")
 	fs.StringVar(&f.shard, "shard", "", "run slice `I/N` of the scenario (0 <= I < N): its clients, arrivals and tenants split as in docs/ARCHITECTURE.md#shards")
@@ -105,6 +106,14 @@ func (f *runFlags) scenario(name string) (*scenarios.Scenario, error) {
 	}
 	if changed("tool") {
 		sc.Tool = f.tool
+	}
+	if changed("source-addrs") {
+		var list []string
+		for e := range strings.SplitSeq(f.sourceAddrs, ",") {
+			list = append(list, strings.TrimSpace(e))
+		}
+		b, _ := json.Marshal(list) // a JSON array is a YAML flow sequence
+		set("source-addrs", "client.source_addresses", string(b))
 	}
 	if changed("protocol") {
 		switch f.protocol {
@@ -190,14 +199,15 @@ func runRun(p process, args []string, stdout, stderr io.Writer) error {
 	if f.dryRun {
 		cfg := runner.EngineConfig(sc)
 		cfg.Shard = shard
-		printPlan(stdout, sc, &cfg)
+		conns, _ := runner.RunConnections(sc, shard) // Validate has checked them
+		printPlan(stdout, sc, &cfg, conns)
 		if !startAt.IsZero() {
 			fmt.Fprintf(stdout, "start at     %s: the load waits for it (a start past by over 1s is reported late)\n", startAt.UTC().Format(time.RFC3339Nano))
 		}
 		return nil
 	}
 	opts := runner.Options{Dir: cmp.Or(f.out, runner.DefaultDir(sc, now)), Shard: shard, StartAt: startAt, Start: now,
-		GCSetBy: p.gc.SetBy, Notes: func(line string) { fmt.Fprintln(stderr, "tasksim run: "+line) }}
+		GCSetBy: p.gc.SetBy, GCMaxHeadroom: p.gc.MaxHeadroom, Notes: func(line string) { fmt.Fprintln(stderr, "tasksim run: "+line) }}
 	obs := &runObserver{w: stderr, bars: !f.noProgress && isTerminal(stderr), duration: time.Duration(sc.Duration)}
 	sum, err := runWithSignals(sc, opts, obs, stderr)
 	if sum != nil && !errors.Is(err, runner.ErrNoRunSummary) { // the run's own summary, as text
