@@ -16,6 +16,7 @@ var allowedImports = map[string][]string{
 	"internal/mcp":      {},
 	"internal/gcpolicy": {},
 	"internal/peers":    {},
+	"internal/redact":   {},
 	"metrics":           {"internal/mcp"},
 	"scenarios":         {"internal/mcp"},
 	"results":           {"internal/mcp", "metrics", "scenarios"},
@@ -23,6 +24,8 @@ var allowedImports = map[string][]string{
 	"loadgen/chaos":     {"internal/mcp", "metrics", "scenarios"},
 	"mockserver":        {"internal/mcp", "metrics", "scenarios"},
 	"conform":           {"internal/mcp", "loadgen", "metrics", "scenarios", "results"},
+	"runner": {"internal/mcp", "internal/gcpolicy", "internal/redact", "metrics", "scenarios", "results",
+		"loadgen", "loadgen/chaos", "mockserver", "conform"},
 }
 
 // TestImportRules runs `go list -deps` for every library package and fails on any tasksim

@@ -110,7 +110,7 @@ func (lr loopbackRun) run(tb testing.TB) *loopbackResult {
 	gc := before // a test keeps the test binary's collector
 	if _, ok := tb.(*testing.B); ok {
 		gc = gcpolicy.Apply()
-		tb.Cleanup(func() { restoreGC(before) }) // later benchmarks of the process measure as before
+		tb.Cleanup(func() { gc.Stop(); restoreGC(before) }) // later benchmarks of the process measure as before
 	}
 	runtime.GC()
 	debug.FreeOSMemory()

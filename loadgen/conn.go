@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -53,11 +54,34 @@ type Target struct {
 // https:// targets go through net/http's Transport with the same pool size. Neither uses a
 // proxy or compression: load goes straight to the target, byte for byte.
 func NewHTTPClient(conns int) *http.Client {
+	return NewHTTPClientWith(ClientOptions{IdleConns: conns})
+}
+
+// ClientOptions configure the HTTP client of NewHTTPClientWith.
+type ClientOptions struct {
+	// IdleConns is the size of the keep-alive pool (NewHTTPClient's conns).
+	IdleConns int
+	// SourceAddrs are the local addresses connections are dialed from, each dial taking the
+	// next, round robin (source.go); nil = the system's choice. Check them against the
+	// target with CheckSourceAddrs first: a dial from an address that cannot reach the
+	// target fails.
+	SourceAddrs []netip.Addr
+}
+
+// NewHTTPClientWith is NewHTTPClient with the options o.
+func NewHTTPClientWith(o ClientOptions) *http.Client {
+	conns := o.IdleConns
+	src := newSourceAddrs(o.SourceAddrs)
+	plain := newH1Transport(conns)
+	plain.sources = src
+	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
 	return &http.Client{Transport: &schemeTransport{
-		plain: newH1Transport(conns),
+		plain: plain,
 		other: &http.Transport{
-			Proxy:               nil,
-			DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			Proxy: nil,
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				return src.dialer(dialer).DialContext(ctx, network, addr)
+			},
 			MaxIdleConns:        conns,
 			MaxIdleConnsPerHost: conns,
 			IdleConnTimeout:     90 * time.Second,

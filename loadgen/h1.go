@@ -46,6 +46,7 @@ import (
 // automatic gzip. Idle connections are closed when found too old, not by a timer.
 type h1Transport struct {
 	dialer      net.Dialer
+	sources     *sourceAddrs     // local addresses of the dials, round robin; nil = the system's
 	maxIdle     int              // idle connections kept, all hosts together; more are closed
 	idleTimeout time.Duration    // an idle connection older than this is closed, not reused
 	now         func() time.Time // the clock of idle timestamps; time.Now when nil
@@ -210,7 +211,7 @@ func (t *h1Transport) conn(ctx context.Context, key string, fresh bool) (c *h1Co
 			return c, true, nil
 		}
 	}
-	nc, err := t.dialer.DialContext(ctx, "tcp", key)
+	nc, err := t.sources.dialer(&t.dialer).DialContext(ctx, "tcp", key)
 	if err != nil {
 		return nil, false, err
 	}

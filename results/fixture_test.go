@@ -111,12 +111,14 @@ func fixture() (RunInfo, *metrics.Snapshot, []metrics.Window) {
 	info := RunInfo{
 		Version: "0.1.0", Scenario: "golden", Seed: 42, Protocol: "2025-11-25",
 		StartedAt: t0, Duration: 3 * time.Second,
-		Manifest: map[string]any{
-			"server":       map[string]any{"name": "tasksim-mock", "version": "0.1.0"},
-			"capabilities": map[string]any{"tasks": map[string]any{"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}},
+		Manifest: &Manifest{
+			ProtocolVersion: "2025-11-25", Server: mcp.Implementation{Name: "tasksim-mock", Version: "0.1.0"},
+			Tasks: ManifestTasks{Declared: true, ToolsCall: true}, Tools: []ManifestTool{{Name: "work_task", TaskSupport: "required"}},
+			Tool: "work_task", TaskSupport: "required", AsTask: true, Era: "2025-11-25", Eras: []string{"2025-11-25"},
 		},
-		Runtime:          map[string]any{"go": "go1.26.8", "gomaxprocs": 2, "gogc": 400, "memory_limit_bytes": 12 << 30, "gc_set_by": "tasksim"},
-		Server:           map[string]any{"tasks_stored": 8, "duplicate_effects": 0},
+		Runtime: Runtimes{Run: &Runtime{Go: "go1.26.8", GOMAXPROCS: 2, GOGC: 400, MemoryLimit: 12 << 30, SetBy: "tasksim"}},
+		Server: Server{Run: &ServerStats{TasksCreated: 8, Faults: map[string]uint64{}, Rejections: map[string]uint64{},
+			Requests: map[string]map[string]uint64{"tools_call": {"ok": 8, "rpc_error": 0, "http_error": 0}}}},
 		PollInterval:     time.Second,
 		DuplicateEffects: 0,
 		UnknownCreated:   2, // both unknown tasks had an id: the outcomes add up to the 8 created

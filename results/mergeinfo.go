@@ -27,28 +27,25 @@ func mergedRunInfo(runs []shardRun) RunInfo {
 	}
 	ri.Thresholds, ri.ErrorBudget = judgedBy(s0.Thresholds)
 	var (
-		runtimes, invalid, lostIDs, samples []any
-		servers, client                     map[string]any
-		aborted, errs                       []string
-		kinds                               []ErrorKind
+		invalid, lostIDs, samples []any
+		runtimes                  []*Runtime
+		servers                   map[string]*ServerStats
+		client                    *Client
+		aborted, errs             []string
+		kinds                     []ErrorKind
 	)
 	sec := &Security{}
 	for _, r := range runs {
 		s, idx := r.sum, r.sum.Shard.Index
 		label := "shard " + strconv.Itoa(idx)
-		runtimes = append(runtimes, s.Runtime)
-		if s.Server != nil {
+		runtimes = append(runtimes, s.Runtime.Run)
+		if s.Server.Run != nil {
 			if servers == nil {
-				servers = map[string]any{}
+				servers = map[string]*ServerStats{}
 			}
-			servers["shard_"+strconv.Itoa(idx)] = s.Server
+			servers["shard_"+strconv.Itoa(idx)] = s.Server.Run
 		}
-		if c, ok := s.Client.(map[string]any); ok {
-			if client == nil {
-				client = map[string]any{}
-			}
-			addNumbers(client, c)
-		}
+		client = addClient(client, s.Client)
 		ri.Interrupted = ri.Interrupted || s.Interrupted
 		if s.Aborted != "" {
 			aborted = append(aborted, label+": "+s.Aborted)
@@ -88,10 +85,8 @@ func mergedRunInfo(runs []shardRun) RunInfo {
 		}
 	}
 	delete(ri.Unknown, reasonResultLost) // Build adds it back from the summed results_lost
-	ri.Runtime, ri.Client = runtimes, nilIfEmpty(client)
-	if servers != nil {
-		ri.Server = servers
-	}
+	ri.Runtime = Runtimes{Shards: runtimes}
+	ri.Client, ri.Server = client, Server{Shards: servers}
 	if len(samples) > 0 {
 		ri.UnknownSample = samples
 	}
@@ -238,27 +233,28 @@ func addCounts(m map[string]int64, v any) map[string]int64 {
 	return m
 }
 
-// addNumbers adds src's numbers into dst, object by object; other values are kept from the
-// first shard that had them.
-func addNumbers(dst, src map[string]any) {
-	for k, v := range src {
-		switch x := v.(type) {
-		case float64:
-			d, _ := dst[k].(float64)
-			dst[k] = d + x
-		case map[string]any:
-			d, ok := dst[k].(map[string]any)
-			if !ok {
-				d = map[string]any{}
-				dst[k] = d
-			}
-			addNumbers(d, x)
-		default:
-			if _, ok := dst[k]; !ok {
-				dst[k] = v
-			}
-		}
+// addClient adds a shard's client findings c into acc, count by count; nil adds nothing.
+func addClient(acc, c *Client) *Client {
+	if c == nil {
+		return acc
 	}
+	if acc == nil {
+		acc = &Client{}
+	}
+	for k, n := range c.CreatesRefused {
+		if acc.CreatesRefused == nil {
+			acc.CreatesRefused = map[string]int64{}
+		}
+		acc.CreatesRefused[k] += n
+	}
+	if p := c.CleanupProbesUnmeasured; p != nil {
+		if acc.CleanupProbesUnmeasured == nil {
+			acc.CleanupProbesUnmeasured = &CleanupProbes{}
+		}
+		a := acc.CleanupProbesUnmeasured
+		a.Cut, a.Blind, a.Failed, a.TimedOut = a.Cut+p.Cut, a.Blind+p.Blind, a.Failed+p.Failed, a.TimedOut+p.TimedOut
+	}
+	return acc
 }
 
 func number(v any) float64 {
@@ -277,11 +273,4 @@ func appendAny(acc, v any) any {
 		return acc
 	}
 	return append(list(acc), l...)
-}
-
-func nilIfEmpty(m map[string]any) any {
-	if len(m) == 0 {
-		return nil
-	}
-	return m
 }

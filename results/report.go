@@ -214,9 +214,9 @@ func buildPage(s *Summary, raw rawSummary, hists map[metrics.Hist]*hdrhistogram.
 	if g, ok := arrayGrid(raw.list("errors")); ok {
 		p.Errors = &g
 	}
-	p.Manifest = viewObject(s.Manifest, nil)
-	p.Server = viewObject(s.Server, nil)
-	p.Runtime = viewObject(s.Runtime, nil)
+	p.Manifest = viewObject(generic(s.Manifest), nil)
+	p.Server = viewObject(generic(s.Server), nil)
+	p.Runtime = viewObject(generic(s.Runtime), nil)
 	p.config(s)
 	p.stats(s, raw)
 	p.faults(s, ev)
@@ -242,7 +242,7 @@ func buildPage(s *Summary, raw rawSummary, hists map[metrics.Hist]*hdrhistogram.
 		if len(rb) > 0 {
 			p.RollbackAt = num(rb[0].T)
 		}
-		p.timeCharts(ts, ev, s.Server != nil, rb)
+		p.timeCharts(ts, ev, !s.Server.IsZero(), rb)
 	}
 	if ev == nil {
 		p.EventsNote = "not recorded: the run injected no faults (no " + EventsFile + ")"

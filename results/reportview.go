@@ -328,3 +328,17 @@ func secretKey(k string) bool {
 	}
 	return false
 }
+
+// generic is v as a reader of its JSON sees it (map[string]any, []any, float64, ...), for
+// viewObject: nil when v encodes as null or does not encode.
+func generic(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return nil
+	}
+	return out
+}

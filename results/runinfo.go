@@ -22,14 +22,14 @@ type RunInfo struct {
 	// the verdict is "error" whatever was measured.
 	Error string
 
-	// Manifest is the capability manifest, marshalled as is; nil = null.
-	Manifest any
-	// Runtime describes the load generator's process, marshalled as is; nil = null.
-	Runtime any
-	// Server holds the embedded server's figures, marshalled as is; nil = null.
-	Server any
-	// Client holds client-side findings beyond the counters, marshalled as is; nil = absent.
-	Client any
+	// Manifest is the capability manifest; nil = null.
+	Manifest *Manifest
+	// Runtime describes the load generator's process (or, merged, each shard's); zero = null.
+	Runtime Runtimes
+	// Server holds the embedded server's figures (or, merged, each shard's); zero = null.
+	Server Server
+	// Client holds client-side findings beyond the counters; nil = absent.
+	Client *Client
 	// PollInterval is the interval clients were advised (or used): the trust check compares
 	// schedule_lag p99 with 10% of it. 0 = unknown: the check is skipped, with a note.
 	PollInterval time.Duration

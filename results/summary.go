@@ -58,12 +58,12 @@ type Summary struct {
 	// or why the check could not be made; "" when trustworthy and checked.
 	Trustworthy bool   `json:"trustworthy"`
 	TrustNote   string `json:"trust_note"`
-	// Manifest is the target's capability manifest, as the caller gave it.
-	Manifest any `json:"manifest"`
-	// Runtime is the load generator's process as the caller gave it: Go version,
-	// processors, garbage collector settings (internal/gcpolicy); null when not given.
-	Runtime any   `json:"runtime"`
-	Tasks   Tasks `json:"tasks"`
+	// Manifest is the target's capability manifest; null when the run did not get that far.
+	Manifest *Manifest `json:"manifest"`
+	// Runtime is the load generator's process: Go version, processors, garbage collector
+	// settings (internal/gcpolicy); null when not given; one per shard in a merged summary.
+	Runtime Runtimes `json:"runtime"`
+	Tasks   Tasks    `json:"tasks"`
 	// Input is what the clients saw of input_required: tasks asking for input, and the
 	// elicitations answered.
 	Input Input `json:"input"`
@@ -89,14 +89,13 @@ type Summary struct {
 	// Clamped counts, by histogram name, values recorded outside the histogram's range
 	// (their max is then understated); absent when none was.
 	Clamped map[string]int64 `json:"clamped,omitempty"`
-	// Server holds the embedded server's figures as the caller gave them; null for an
-	// external target.
-	Server any `json:"server"`
-	// Client holds what the clients saw beyond the counters, as the caller gave it (creates
-	// refused, by JSON-RPC code or HTTP status; cleanup_lag probes that measured nothing);
-	// absent when nil.
-	Client any   `json:"client,omitempty"`
-	Gates  Gates `json:"gates"`
+	// Server holds the embedded server's figures; null for an external target; one per
+	// shard in a merged summary.
+	Server Server `json:"server"`
+	// Client holds what the clients saw beyond the counters (creates refused, by JSON-RPC
+	// code or HTTP status; cleanup_lag probes that measured nothing); absent when nil.
+	Client *Client `json:"client,omitempty"`
+	Gates  Gates   `json:"gates"`
 	// Contract is the result of the contract suite when the run ran it (RunInfo.Contract):
 	// every case with its verdict and evidence, so that report.html and `tasksim report`
 	// show the cases again; absent when the suite did not run. Its verdict is the contract

@@ -233,7 +233,7 @@ func TestBuildRunInfo(t *testing.T) {
 		Duration: 1500 * time.Millisecond, Interrupted: true,
 	}, total, nil)
 	if s.Target != "https://mcp.example.com/mcp" || s.StartedAt.Location() != time.UTC || !s.StartedAt.Equal(t0) ||
-		s.DurationS != 1.5 || !s.Interrupted || s.Server != nil {
+		s.DurationS != 1.5 || !s.Interrupted || !s.Server.IsZero() {
 		t.Errorf("run info: target %q started %v duration %v interrupted %v server %v",
 			s.Target, s.StartedAt, s.DurationS, s.Interrupted, s.Server)
 	}

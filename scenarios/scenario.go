@@ -191,6 +191,20 @@ type Client struct {
 	// RequestTimeout bounds each HTTP request; tasks/result streams are excepted. > 0.
 	// Default 30s.
 	RequestTimeout Duration `yaml:"request_timeout"`
+	// MaxConns bounds the requests in flight at once, all clients together, and so the
+	// connections they hold (loadgen.Config.MaxConns); >= 0. Default 0: 256 against the
+	// embedded server, no bound against a target.
+	MaxConns int `yaml:"max_conns"`
+	// SourceAddresses are the local addresses the clients' connections are dialed from, each
+	// new connection from the next, round robin, so that a run holds more connections to
+	// one server address than one source address has ephemeral ports (~28,000 on Linux):
+	// each entry an address (127.0.0.2), a range (127.0.0.1-127.0.0.8) or a CIDR prefix
+	// (127.0.0.0/29), at most 4,096 addresses in all (ParseSourceAddrs). A loopback target
+	// needs loopback sources, any other target sources configured on this machine. Default
+	// none: the system's choice, but a run against an IPv4 loopback target that may open more
+	// connections than one address holds spreads over 127.0.0.1-127.0.0.N by itself
+	// (loadgen.AutoSourceAddrs).
+	SourceAddresses []string `yaml:"source_addresses,omitempty"`
 }
 
 // PollPolicy selects how a client spaces its polls.

@@ -11,7 +11,7 @@ import (
 
 // The server knobs: each plays one kind of server an SRE wants to rehearse
 // against (slower, failing, full, throttling, with a struggling downstream). They map one to
-// one onto mockserver.Config (cmd/tasksim serverConfig); every zero value is "off".
+// one onto mockserver.Config (runner.ServerConfig); every zero value is "off".
 
 // latencyOps are the requests a client sends, of either era: their names (mcp.Op.Name) are
 // the keys of Server.Latency, besides "*".

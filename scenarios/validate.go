@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -241,6 +242,27 @@ func (v *validator) client() {
 		v.add("client.input", "accept + decline + cancel must be 1, got %v", sum)
 	}
 	v.positive("client.request_timeout", c.RequestTimeout)
+	if c.MaxConns < 0 {
+		v.add("client.max_conns", "must be >= 0, got %d", c.MaxConns)
+	}
+	v.sources()
+}
+
+// sources checks client.source_addresses: each entry parses, and the addresses can reach the
+// target (SourceProblems).
+func (v *validator) sources() {
+	var addrs []netip.Addr
+	for i, e := range v.s.Client.SourceAddresses {
+		a, err := parseSourceEntry(strings.TrimSpace(e), maxSourceAddrs-len(addrs))
+		if err != nil {
+			v.add(indexPath("client.source_addresses", i), "%q: %v", e, err)
+			continue
+		}
+		for _, p := range SourceProblems(v.s.Target, a) {
+			v.add(indexPath("client.source_addresses", i), "%s", p)
+		}
+		addrs = append(addrs, a...)
+	}
 }
 
 func (v *validator) server() {

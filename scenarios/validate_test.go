@@ -97,6 +97,18 @@ func TestValidateRules(t *testing.T) {
 			"t.yaml:5:3: client.input: accept + decline + cancel must be 1, got 0.5"}},
 		{"input split", minimal + "client:\n  input: {accept: 0.7, decline: 0.2, cancel: 0.1}\n", nil},
 		{"request_timeout", minimal + "client:\n  request_timeout: 0s\n", []string{"t.yaml:5:3: client.request_timeout: must be > 0, got 0s"}},
+		{"max_conns", minimal + "client:\n  max_conns: -1\n", []string{"t.yaml:5:3: client.max_conns: must be >= 0, got -1"}},
+		{"source_addresses", minimal + "client:\n  source_addresses: [127.0.0.1-127.0.0.8, 127.0.1.0/30, 127.0.2.1]\n", nil},
+		{"source_addresses parse", minimal + "client:\n  source_addresses: [127.0.0.x, 127.0.0.9-127.0.0.1, \"\", 127.0.0.0/8]\n", []string{
+			`t.yaml:5:22: client.source_addresses[0]: "127.0.0.x": not an IP address`,
+			`t.yaml:5:33: client.source_addresses[1]: "127.0.0.9-127.0.0.1": the range ends before it starts`,
+			`t.yaml:5:54: client.source_addresses[2]: "": empty: want an address, a range A-B or a prefix A/N`,
+			`t.yaml:5:58: client.source_addresses[3]: "127.0.0.0/8": more than 4096 source addresses in all`}},
+		{"source_addresses embedded", minimal + "client:\n  source_addresses: [10.0.0.1, \"::1\"]\n", []string{
+			"t.yaml:5:22: client.source_addresses[0]: 10.0.0.1 is not a loopback address, and the target 127.0.0.1 is on loopback: use addresses of 127.0.0.0/8 (or ::1)",
+			"t.yaml:5:32: client.source_addresses[1]: ::1 is IPv6, and the target 127.0.0.1 is IPv4"}},
+		{"source_addresses remote", minimal + "target: http://10.0.0.9:8080/mcp\nclient:\n  source_addresses: [127.0.0.2, 10.0.0.1]\n", []string{
+			"t.yaml:6:22: client.source_addresses[0]: 127.0.0.2 is a loopback address, and the target 10.0.0.9 is not on loopback: it cannot be reached from there"}},
 		{"server durations", minimal + "server:\n  poll_interval: -1s\n  ttl: 0s\n  max_ttl: 0s\n  reaper_interval: 0s\n  list_page_size: 0\n", []string{
 			"t.yaml:5:3: server.poll_interval: must be >= 0, got -1s",
 			"t.yaml:6:3: server.ttl: must be > 0, got 0s",

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tasksim/tasksim/conform"
 	"github.com/tasksim/tasksim/internal/mcp"
+	"github.com/tasksim/tasksim/internal/redact"
 	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/results"
 )
@@ -26,7 +27,9 @@ import (
 // target, a verdict per case. Exit codes: 0 every case that ran passed, 99 a case failed
 // (or none ran), 1 the target could not be reached, 2 usage, 130 interrupted with nothing
 // failed.
-func runConform(args []string, stdout, stderr io.Writer) error {
+func runConform(args []string, stdout, stderr io.Writer) (err error) {
+	secrets := &redact.Set{} // the --header and --other-header values: never printed
+	defer func() { err = secrets.Error(err) }()
 	var (
 		target, tool, toolArgs, junit, out string
 		protocol                           string
@@ -121,13 +124,13 @@ Flags:
 		Client:     loadgen.NewHTTPClient(4),
 		ClientInfo: mcp.Implementation{Name: "tasksim-conform", Version: version},
 	}
-	if err := addHeaders(t.Header, headers, "--header"); err != nil {
+	if err := addHeaders(t.Header, headers, "--header", secrets); err != nil {
 		return err
 	}
 	o := conform.Options{Target: t, Tool: tool, Only: only, Skip: skip, Budget: budget, Version: version, Protocol: protocol}
 	if len(others) > 0 {
 		o.Other = http.Header{}
-		if err := addHeaders(o.Other, others, "--other-header"); err != nil {
+		if err := addHeaders(o.Other, others, "--other-header", secrets); err != nil {
 			return err
 		}
 		if conform.SameIdentity(t.Header, o.Other) {
@@ -183,13 +186,13 @@ Flags:
 	res, err := conform.Run(ctx, o)
 	var oe *conform.OptionError
 	if errors.As(err, &oe) {
-		return usageError{errors.New(redactKnown(oe.Msg))}
+		return usageError{errors.New(secrets.String(oe.Msg))}
 	}
 	if err != nil && ctx.Err() != nil {
 		return interruptedError{"before the suite's first case: nothing was written"}
 	}
 	if err != nil {
-		return errors.New(redactKnown(err.Error())) // exit 1
+		return errors.New(secrets.String(err.Error())) // exit 1
 	}
 	interrupted := res.Interrupted
 	if err := writeContract(out, junit, res); err != nil {
@@ -239,8 +242,8 @@ func writeContract(dir, junit string, res *results.Contract) error {
 	return nil
 }
 
-// addHeaders parses 'K: V' flags into h; their values become secrets never printed.
-func addHeaders(h http.Header, flags []string, flag string) error {
+// addHeaders parses 'K: V' flags into h; their values become secrets, never printed.
+func addHeaders(h http.Header, flags []string, flag string, secrets *redact.Set) error {
 	for _, s := range flags {
 		k, v, ok := strings.Cut(s, ":")
 		if !ok || strings.TrimSpace(k) == "" {
@@ -248,7 +251,7 @@ func addHeaders(h http.Header, flags []string, flag string) error {
 		}
 		v = strings.TrimSpace(v)
 		h.Set(strings.TrimSpace(k), v)
-		noteSecret(v)
+		secrets.Note(v)
 	}
 	return nil
 }
@@ -257,59 +260,4 @@ func addHeaders(h http.Header, flags []string, flag string) error {
 func isJSONObject(s string) bool {
 	var m map[string]json.RawMessage
 	return json.Unmarshal([]byte(s), &m) == nil && m != nil
-}
-
-// runContract runs the contract suite before a run's load (scenario contract: true): against
-// the target, or, on the embedded server, against a server of its own with the run's
-// configuration, so that the suite's tasks do not count in the run's figures. With two or
-// more tenants the first two are the suite's two identities. The result is kept for the
-// contract gate and written as conform.json into the run's directory.
-func (r *runRequest) runContract(ctx context.Context) error {
-	sc := r.sc
-	t, srv, err := startTarget(sc, 2, nil, nil)
-	if err != nil {
-		return err
-	}
-	if srv != nil {
-		defer srv.Close()
-	}
-	// The suite of the era the run pins (on the embedded server, the one it serves), else of
-	// every era the target serves, as `tasksim conform` runs it.
-	o := conform.Options{Target: t, Version: version, Protocol: runProtocol(sc, srv != nil),
-		OtherHint: "give the scenario two tenants or more (server.tokens; security.tenants for a target)"}
-	if tenants := runTenants(sc); len(tenants) > 0 {
-		t.Header.Set("Authorization", "Bearer "+tenants[0].Token.Reveal())
-		if len(tenants) > 1 {
-			o.Other = http.Header{"Authorization": {"Bearer " + tenants[1].Token.Reveal()}}
-		}
-	}
-	if srv == nil {
-		o.Fallback = true // the scenario's tool and arguments, unless the suite knows better
-		o.Tool = sc.Tool
-		if sc.Args != nil {
-			b, err := json.Marshal(sc.Args)
-			if err != nil {
-				return usagef("args: %v", err)
-			}
-			o.Args = b
-		}
-	}
-	fmt.Fprintf(r.stderr, "tasksim run: contract suite against %s\n", targetName(sc))
-	o.Progress = func(c results.ContractCase) { // the suite may take minutes on a real target
-		fmt.Fprintf(r.stderr, "tasksim run: contract: %-4s %s\n", c.Verdict, c.ID)
-	}
-	res, err := conform.Run(ctx, o)
-	var oe *conform.OptionError
-	if errors.As(err, &oe) {
-		return usageError{fmt.Errorf("contract suite: tool: %s", redactKnown(oe.Msg))}
-	}
-	if err != nil {
-		return errors.New(redactKnown(err.Error()))
-	}
-	r.contract = res
-	fmt.Fprintf(r.stderr, "tasksim run: contract: %s (%d pass, %d fail, %d skip)\n", res.Verdict, res.Counts.Pass, res.Counts.Fail, res.Counts.Skip)
-	if err := os.MkdirAll(r.dir, 0o755); err != nil {
-		return fmt.Errorf("output directory: %w", err)
-	}
-	return results.WriteContract(r.dir, res)
 }

@@ -26,7 +26,7 @@ func runCLI(args ...string) (string, string, int) {
 // a flag a command does not know, is a usage error: exit code 2, stderr only.
 func TestHelp(t *testing.T) {
 	var names []string
-	for _, c := range commands() {
+	for _, c := range commands(process{}) {
 		names = append(names, c.name)
 	}
 	if !slices.Equal(slices.Sorted(slices.Values(names)), slices.Sorted(slices.Values(allCommands))) {
@@ -195,7 +195,7 @@ func TestReadmeCommandsMatchFlags(t *testing.T) {
 // invalid value at once.
 func TestValidateTwoPasses(t *testing.T) {
 	var summary string
-	for _, c := range commands() {
+	for _, c := range commands(process{}) {
 		if c.name == "validate" {
 			summary = c.summary
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tasksim/tasksim/internal/gcpolicy"
 	"github.com/tasksim/tasksim/results"
+	"github.com/tasksim/tasksim/runner"
 	"github.com/tasksim/tasksim/scenarios"
 )
 
@@ -23,7 +24,7 @@ const (
 )
 
 // version is the tasksim version reported by `tasksim version` and in serverInfo.
-const version = "0.1.0"
+const version = runner.Version
 
 // usageError marks a problem with the command line or its input: exit code 2.
 type usageError struct{ err error }
@@ -33,6 +34,27 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
+// gateError is a failed gate or threshold: exit code 99, the reasons are in the output.
+type gateError struct{ why string }
+
+func (e gateError) Error() string {
+	if e.why != "" {
+		return e.why
+	}
+	return "a gate or threshold failed (see the summary above)"
+}
+
+// interruptedError is a command a signal stopped early: exit code 130. what says what was
+// kept; "" is a command in which nothing failed.
+type interruptedError struct{ what string }
+
+func (e interruptedError) Error() string {
+	if e.what != "" {
+		return "interrupted before the end: " + e.what
+	}
+	return "interrupted before the end: the files hold what was measured, and nothing failed in it"
+}
+
 // command is one subcommand.
 type command struct {
 	name    string
@@ -40,15 +62,20 @@ type command struct {
 	run     func(args []string, stdout, stderr io.Writer) error
 }
 
-func commands() []command {
+// commands are the subcommands of a process that main (or a test) set up as p says.
+func commands(p process) []command {
 	return []command{
-		{"run", "run a scenario against the embedded mock server or --target", runRun},
+		{"run", "run a scenario against the embedded mock server or --target", func(args []string, stdout, stderr io.Writer) error {
+			return runRun(p, args, stdout, stderr)
+		}},
 		{"serve", "run the mock MCP Tasks server until interrupted", runServe},
 		{"probe", "print a target's capability manifest as JSON", runProbe},
 		{"conform", "run the contract suite against a target: a verdict per case", runConform},
 		{"report", "re-render report.html from a saved run directory (sweep.html from a sweep directory)", runReport},
 		{"merge", "add up the run directories of a scenario's shards into one verdict", runMerge},
-		{"sweep", "run a grid of pollInterval/concurrency cells and recommend one", runSweep},
+		{"sweep", "run a grid of pollInterval/concurrency cells and recommend one", func(args []string, stdout, stderr io.Writer) error {
+			return runSweep(p, args, stdout, stderr)
+		}},
 		{"scenarios", "list the built-in scenarios", runScenarios},
 		{"validate", "check a scenario: every decoding problem (unknown field, wrong type) at file:line:col, then, once it decodes, every invalid value at once", runValidate},
 		{"version", "print the tasksim version", runVersion},
@@ -56,29 +83,25 @@ func commands() []command {
 }
 
 func main() {
-	gcApplied = gcpolicy.Apply()
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	p := process{gc: gcpolicy.Apply()}
+	os.Exit(p.run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// gcApplied is the collector setting main applied (internal/gcpolicy); zero when the
-// commands run inside another process, such as a test.
-var gcApplied gcpolicy.Policy
-
-// runtimeInfo is the process's runtime as summary.json records it: the settings in effect,
-// and who chose them.
-func runtimeInfo() gcpolicy.Policy {
-	p := gcpolicy.Current()
-	p.SetBy = gcApplied.SetBy
-	if p.SetBy == "" {
-		p.SetBy = "embedding process"
-	}
-	return p
+// process is what main set up for the commands of this process: the garbage collector's
+// policy (internal/gcpolicy), which summary.json records. The zero process is a test's:
+// the commands then run inside another program, which set the collector.
+type process struct {
+	gc gcpolicy.Policy
 }
+
+// run executes one command line in a process main did not set up (a test's).
+func run(args []string, stdout, stderr io.Writer) int { return process{}.run(args, stdout, stderr) }
 
 // run executes one command line and returns its exit code. Help that was asked for
 // (`tasksim help [COMMAND]`, `tasksim --help`, `tasksim COMMAND --help`) goes to stdout with
 // exit code 0; no command at all is a usage error: the list of commands on stderr, exit 2.
-func run(args []string, stdout, stderr io.Writer) int {
+// Each command keeps the secrets it learns out of the error it returns.
+func (p process) run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		usage(stderr)
 		return exitUsage
@@ -86,12 +109,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "-h", "--help", "help":
 		if len(args) > 1 && args[0] == "help" {
-			return run([]string{args[1], "--help"}, stdout, stderr) // help COMMAND
+			return p.run([]string{args[1], "--help"}, stdout, stderr) // help COMMAND
 		}
 		usage(stdout)
 		return exitOK
 	}
-	for _, c := range commands() {
+	for _, c := range commands(p) {
 		if c.name != args[0] {
 			continue
 		}
@@ -106,18 +129,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err == nil || errors.Is(err, pflag.ErrHelp) {
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "tasksim %s: %s\n", c.name, redactKnown(err.Error())) // never a token
-		var ue usageError
-		if errors.As(err, &ue) {
-			return exitUsage
-		}
-		if errors.As(err, new(gateError)) {
-			return exitGate
-		}
-		if errors.As(err, new(interruptedError)) {
-			return exitSignal
-		}
-		return exitRuntime
+		fmt.Fprintf(stderr, "tasksim %s: %s\n", c.name, err) // redacted by the command: never a token
+		return exitCode(err)
 	}
 	fmt.Fprintf(stderr, "tasksim: unknown command %q\n\n", args[0])
 	usage(stderr)
@@ -129,7 +142,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Usage: tasksim COMMAND [flags]")
 	fmt.Fprintln(w)
-	for _, c := range commands() {
+	for _, c := range commands(process{}) {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)

@@ -111,10 +111,10 @@ func TestPeerEverythingRun(t *testing.T) {
 			sum := runPeer(t, url, "--tool", everythingTool, "--args", tc.args, "--clients", "3",
 				"--duration", "2s", "--set", "grace=30s")
 			wantClean(t, sum)
-			man, _ := sum.Manifest.(map[string]any)
-			if man["tool_task_support"] != "required" || man["as_task"] != true ||
-				man["poll_interval_ms"] != float64(everythingPollMs) || man["ttl_ms"] != float64(everythingTTLMs) {
-				t.Errorf("manifest %v", man)
+			man := sum.Manifest
+			if man == nil || man.TaskSupport != "required" || !man.AsTask ||
+				ms(man.PollIntervalMs) != everythingPollMs || ms(man.TTLMs) != everythingTTLMs {
+				t.Errorf("manifest %+v", man)
 			}
 			elicited := sum.Counters["elicitations_received"]
 			if tc.input && (elicited != sum.Tasks.Created || sum.Counters["elicitations_accepted"] != elicited) {
@@ -167,16 +167,15 @@ func TestPeerSDKTasksRun(t *testing.T) {
 	t.Run("work_task", func(t *testing.T) {
 		sum := runPeer(t, url, short...)
 		wantClean(t, sum)
-		man, _ := sum.Manifest.(map[string]any)
-		if man["tool_task_support"] != "required" || man["poll_interval_ms"] != 100.0 {
-			t.Errorf("manifest %v", man)
+		if man := sum.Manifest; man == nil || man.TaskSupport != "required" || ms(man.PollIntervalMs) != 100 {
+			t.Errorf("manifest %+v", man)
 		}
 	})
 	t.Run("work optional", func(t *testing.T) {
 		sum := runPeer(t, url, append(short, "--tool", "work")...)
 		wantClean(t, sum)
-		if man, _ := sum.Manifest.(map[string]any); man["tool_task_support"] != "optional" || man["as_task"] != true {
-			t.Errorf("manifest %v", man)
+		if man := sum.Manifest; man == nil || man.TaskSupport != "optional" || !man.AsTask {
+			t.Errorf("manifest %+v", man)
 		}
 	})
 	t.Run("200 KB result", func(t *testing.T) {
@@ -314,4 +313,12 @@ func TestPeerExtTasksRequester(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ms is a manifest's figure in ms; -1 for null (none seen).
+func ms(p *int64) int64 {
+	if p == nil {
+		return -1
+	}
+	return *p
 }

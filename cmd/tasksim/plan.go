@@ -11,35 +11,13 @@ import (
 	"time"
 
 	"github.com/tasksim/tasksim/loadgen"
+	"github.com/tasksim/tasksim/runner"
 	"github.com/tasksim/tasksim/scenarios"
 )
 
-// planLine is a one-line summary of what the run will do.
-func planLine(sc *scenarios.Scenario, cfg *loadgen.Config) string {
-	load := fmt.Sprintf("%d closed-model clients", cfg.Clients)
-	if cfg.Model == loadgen.Open {
-		load = fmt.Sprintf("open model at %s, at most %d in flight", rateText(sc), cfg.MaxInFlight)
-	}
-	if sh := cfg.Shard; sh != (scenarios.Shard{}) {
-		load = fmt.Sprintf("shard %s: %d of %d closed-model clients", sh, sh.Size(cfg.Clients), cfg.Clients)
-		if cfg.Model == loadgen.Open {
-			load = fmt.Sprintf("shard %s: 1 in %d arrivals of the open model at %s, at most %d of %d in flight",
-				sh, max(sh.Count, 1), rateText(sc), sh.Size(sc.Workload.PoolSize()), sc.Workload.PoolSize())
-		}
-	}
-	return fmt.Sprintf("%s calling %s for %v (+%v drain), poll policy %s", load, sc.Tool, cfg.Duration, cfg.Grace, cfg.Poll.Kind)
-}
-
-func rateText(sc *scenarios.Scenario) string {
-	if len(sc.Workload.Stages) == 0 {
-		return sc.Workload.Rate.String()
-	}
-	return fmt.Sprintf("%s ramping over %d stages", sc.Workload.Rate, len(sc.Workload.Stages))
-}
-
 // planProtocol says which era the run will speak, before it asks the target.
 func planProtocol(sc *scenarios.Scenario) string {
-	switch p := runProtocol(sc, sc.Target == ""); {
+	switch p := runner.Protocol(sc); {
 	case sc.Protocol != "":
 		return sc.Protocol + " (pinned)"
 	case p != "":
@@ -50,9 +28,9 @@ func planProtocol(sc *scenarios.Scenario) string {
 
 // printPlan prints what --dry-run promises: the resolved scenario, the expected load, the
 // cancels, every fault that is on, how clients recover, and the thresholds.
-func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config) {
+func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config, conns runner.Connections) {
 	fmt.Fprintf(w, "scenario     %s (%s)\n", sc.Name, sc.Source)
-	fmt.Fprintf(w, "target       %s\n", targetName(sc))
+	fmt.Fprintf(w, "target       %s\n", runner.TargetName(sc))
 	fmt.Fprintf(w, "protocol     %s\n", planProtocol(sc))
 	if sc.Contract {
 		where := "the target"
@@ -61,7 +39,7 @@ func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config) {
 		}
 		fmt.Fprintf(w, "contract     the contract suite runs first, against %s: the contract gate\n", where)
 	}
-	fmt.Fprintf(w, "load         %s\n", planLine(sc, cfg))
+	fmt.Fprintf(w, "load         %s\n", runner.PlanLine(sc, cfg))
 	if cfg.Shard != (scenarios.Shard{}) {
 		fmt.Fprintf(w, "shard        %s\n", shardPlan(cfg.Shard, sc))
 	}
@@ -75,7 +53,7 @@ func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config) {
 	}
 	fmt.Fprintf(w, "tool         %s %s\n", sc.Tool, strings.TrimSpace(args.String()))
 	result := string(sc.Client.Result)
-	if runProtocol(sc, sc.Target == "") == loadgen.ProtocolModern {
+	if runner.Protocol(sc) == loadgen.ProtocolModern {
 		result = "inline with the terminal status (2026-07-28: no tasks/result)"
 	}
 	fmt.Fprintf(w, "result       %s, poll interval %v, deadline %v\n", result, cfg.Poll.Interval, cfg.Poll.Deadline)
@@ -84,6 +62,13 @@ func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config) {
 	}
 	if cfg.MaxConns > 0 {
 		fmt.Fprintf(w, "requests     at most %d in flight at once (tasks/result streams aside)\n", cfg.MaxConns)
+	}
+	if len(conns.SourceAddresses) > 0 {
+		how := "client.source_addresses"
+		if conns.SourceAddressesAuto {
+			how = "chosen by tasksim: more connections than one address has ports"
+		}
+		fmt.Fprintf(w, "sources      connections dialed from %s, round robin (%s)\n", sourcesText(conns.SourceAddresses), how)
 	}
 	if cfg.Model == loadgen.Open {
 		fmt.Fprintf(w, "arrivals     about %.0f over the load phase\n", expectedArrivals(sc)*cfg.Shard.Share())
@@ -325,4 +310,12 @@ func expectedArrivals(sc *scenarios.Scenario) float64 {
 		n += sc.Workload.RateAt(t) * step.Seconds()
 	}
 	return n
+}
+
+// sourcesText lists source addresses, at most four of them and how many more.
+func sourcesText(addrs []string) string {
+	if len(addrs) <= 4 {
+		return strings.Join(addrs, ", ")
+	}
+	return fmt.Sprintf("%s, ... %s (%d addresses)", strings.Join(addrs[:3], ", "), addrs[len(addrs)-1], len(addrs))
 }

@@ -19,10 +19,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tasksim/tasksim/internal/mcp"
+	"github.com/tasksim/tasksim/internal/redact"
 	"github.com/tasksim/tasksim/loadgen"
-	"github.com/tasksim/tasksim/mockserver"
-	"github.com/tasksim/tasksim/results"
-	"github.com/tasksim/tasksim/scenarios"
 )
 
 // runProbe is `tasksim probe --target URL [--header 'K: V']... [--timeout D] [--create-task]
@@ -33,7 +31,9 @@ import (
 // printed (and pinned, or as expected), 1 the target could not be probed (unreachable, or
 // discovery, initialize or tools/list failed), 2 bad flags or pin file, 99 drift from the
 // pin.
-func runProbe(args []string, stdout, stderr io.Writer) error {
+func runProbe(args []string, stdout, stderr io.Writer) (err error) {
+	secrets := &redact.Set{} // the --header values: never printed
+	defer func() { err = secrets.Error(err) }()
 	var (
 		target         string
 		headers        []string
@@ -145,7 +145,7 @@ Flags:
 		}
 		v = strings.TrimSpace(v)
 		t.Header.Set(strings.TrimSpace(k), v)
-		noteSecret(v) // never printed: redactKnown below
+		secrets.Note(v)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -156,7 +156,7 @@ Flags:
 			err = fmt.Errorf("%w (leave out --protocol %s, or give --protocol %s, to describe it in %s)", err,
 				loadgen.ProtocolLegacy, loadgen.ProtocolModern, loadgen.ProtocolModern)
 		}
-		return errors.New(redactKnown(err.Error())) // exit 1: the reason, never a token
+		return err // exit 1: the reason, never a token (redacted on return)
 	}
 	if !createTask {
 		m.Notes = append(m.Notes, "poll_interval_ms and ttl_ms are null: no task was created (pass --create-task to create and cancel one; it runs real work on the target)")
@@ -168,7 +168,7 @@ Flags:
 	if b, err = withoutKeys(b, runOnlyKeys...); err != nil {
 		return err
 	}
-	if _, err = fmt.Fprintf(stdout, "%s\n", redactKnown(string(b))); err != nil {
+	if _, err = fmt.Fprintf(stdout, "%s\n", secrets.String(string(b))); err != nil {
 		return err
 	}
 	switch {
@@ -216,37 +216,6 @@ func checkTarget(target string) error {
 		return usagef("--target %q is not an http(s) URL", target)
 	}
 	return nil
-}
-
-// compatInfo is the input of the compatibility gate: the manifest's tasks leaves
-// for the run's tool, what the client decided (Decide), and, on the embedded server, how
-// many task parameters it received on sessions without the capability (-1 elsewhere).
-func compatInfo(sc *scenarios.Scenario, m *loadgen.Manifest, srv *mockserver.Server) *results.Compat {
-	if m == nil {
-		return nil
-	}
-	supported, why := m.TasksSupported()
-	c := &results.Compat{
-		Protocol:          m.ProtocolVersion,
-		Era:               m.Era,
-		EraFallback:       m.EraFallback,
-		TasksDeclared:     m.Tasks.Declared || m.Tasks.Extension,
-		List:              m.Tasks.List,
-		Cancel:            m.Tasks.Cancel,
-		ToolsCall:         m.Tasks.ToolsCall,
-		Tool:              m.Tool,
-		TaskSupport:       m.TaskSupport,
-		Supported:         supported,
-		Why:               why,
-		AsTask:            m.AsTask,
-		Fallback:          string(sc.Fallback),
-		Taken:             m.Fallback,
-		TaskParamsIgnored: -1,
-	}
-	if srv != nil {
-		c.TaskParamsIgnored = int64(srv.TaskParamsIgnored())
-	}
-	return c
 }
 
 // runOnlyKeys are the manifest's fields that say how a run calls its tool: a probe calls

@@ -280,9 +280,8 @@ func TestRunFallbacks(t *testing.T) {
 		if sum.Tasks.Created != 0 || sum.Requests["tools/call"].Count == 0 || sum.Requests["tasks/get"].Count != 0 {
 			t.Errorf("tasks %+v, requests %v: want only synchronous tools/call", sum.Tasks, sum.Requests)
 		}
-		man, _ := sum.Manifest.(map[string]any)
-		if man["protocol_version"] != "2025-06-18" || man["as_task"] != false || !strings.HasPrefix(man["fallback"].(string), "sync: ") {
-			t.Errorf("manifest %v", man)
+		if man := sum.Manifest; man == nil || man.ProtocolVersion != "2025-06-18" || man.AsTask || !strings.HasPrefix(man.Fallback, "sync: ") {
+			t.Errorf("manifest %+v", man)
 		}
 	})
 }

@@ -9,11 +9,41 @@ import (
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
+
+	"github.com/tasksim/tasksim/runner"
 )
+
+// runObserver follows a run for the command line (runner.Observer): it keeps the run's
+// phase, which decides what a signal does, and, when bars is true, shows the load as a
+// progress bar on w.
+type runObserver struct {
+	w        io.Writer
+	bars     bool          // show the progress bar (stderr is a terminal, no --no-progress)
+	duration time.Duration // the load phase planned
+	phase    atomic.Int32  // the runner.Phase the run is in; 0 before the first
+	progress *progress     // the bar during the load; nil otherwise
+}
+
+var _ runner.Observer = (*runObserver)(nil)
+
+func (o *runObserver) Phase(p runner.Phase) {
+	o.phase.Store(int32(p))
+	switch {
+	case !o.bars:
+	case p == runner.PhaseLoad:
+		o.progress = newProgress(o.w, o.duration)
+	case p == runner.PhaseLoadDone:
+		o.progress.done()
+	}
+}
+
+func (o *runObserver) Window(p runner.Progress) {
+	o.progress.update(p.Elapsed, p.Created, p.Completed, p.InFlight, p.Polls, p.Errors, p.PollsPerSecond)
+}
 
 // progress shows the run on stderr with mpb: elapsed of total, tasks created, completed and
 // in flight, polls per second and errors. It is off when stderr is not a terminal or with
-// --no-progress; the collector feeds it once per window.
+// --no-progress; the run's collector feeds it once per window.
 type progress struct {
 	p     *mpb.Progress
 	bar   *mpb.Bar

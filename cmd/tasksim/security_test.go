@@ -1,7 +1,8 @@
 package main
 
-// Tenant isolation: the two shipped scenarios in virtual time, and the built binary
-// never printing a token or a planted secret, in any file of a run or on stdout and stderr.
+// Tenant isolation: the built binary never printing a token or a planted secret, in any
+// file of a run or on stdout and stderr (the two shipped scenarios in virtual time are
+// runner's tests).
 
 import (
 	"bytes"
@@ -9,55 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"testing/synctest"
 
 	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/results"
 	"github.com/tasksim/tasksim/scenarios"
 )
-
-func TestScenarioTenantIsolation(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		sum, _, _ := runVirtual(t, "tenant-isolation", results.VerdictPass)
-		ev := sum.Gates.Hard.Evidence
-		if nc, _ := ev["not_checked"].([]string); len(nc) != 0 {
-			t.Errorf("not_checked = %v: probes and canaries ran", nc)
-		}
-		sent, _ := ev["probes_sent"].(map[string]int64)
-		for _, k := range []string{"get", "result", "cancel", "list", "guess", "meta", "session", "revoked"} {
-			if sent[k] == 0 {
-				t.Errorf("no %s probe sent: %v", k, sent)
-			}
-		}
-		if ev["cross_tenant_leaks"] != int64(0) || ev["planted_secrets"] != int64(0) {
-			t.Errorf("leaks %v, secrets %v", ev["cross_tenant_leaks"], ev["planted_secrets"])
-		}
-		if f, _ := ev["injection_findings"].(map[string]int64); f["result of tasks/result"] == 0 {
-			t.Errorf("injection findings %v: the server planted canaries in results", f)
-		}
-		if list, _ := sum.Gates.Recovery.Evidence["reconciliation_list"].(map[string]int64); list[loadgen.ReasonRevoked] == 0 {
-			t.Logf("no task ended token_revoked (%v): initech had none in flight at the revocation", list)
-		}
-	})
-}
-
-func TestScenarioTenantLeakDemo(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		sum, _, _ := runVirtual(t, "tenant-leak-demo", results.VerdictFail)
-		if sum.ExitCode() != results.ExitGateFailed || sum.Gates.Hard.Pass {
-			t.Fatalf("exit code %d, hard gate %+v", sum.ExitCode(), sum.Gates.Hard)
-		}
-		leaks, _ := sum.Gates.Hard.Evidence["leaks_by_kind"].(map[string]int64)
-		for _, k := range []string{"get", "result", "cancel", "list", "guess"} {
-			if leaks[k] == 0 {
-				t.Errorf("no %s leak: %v", k, leaks)
-			}
-		}
-		if touched, _ := sum.Gates.Hard.Evidence["touched_tasks"].([]string); len(touched) == 0 {
-			t.Error("no touched task reported")
-		}
-	})
-}
 
 // TestNoTokenInAnyOutput runs both scenarios with the binary (shortened) and scans every
 // file of the run directory, stdout and stderr for the tenants' tokens and for planted

@@ -17,7 +17,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tasksim/tasksim/internal/mcp"
+	"github.com/tasksim/tasksim/internal/redact"
 	"github.com/tasksim/tasksim/mockserver"
+	"github.com/tasksim/tasksim/runner"
 	"github.com/tasksim/tasksim/scenarios"
 )
 
@@ -87,8 +89,10 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 
 // parseServeFlags turns serve's arguments into a server config: the server section of the
 // scenario NAME or FILE (default: scenarios.Default()), then the flags that were given, then
-// --set, in that order, mapped by serverConfig as run maps it. Every problem is a usage error.
-func parseServeFlags(args []string, _ io.Writer) (mockserver.Config, error) {
+// --set, in that order, mapped by runner.ServerConfig as a run maps it. Every problem is a usage error.
+func parseServeFlags(args []string, _ io.Writer) (_ mockserver.Config, err error) {
+	secrets := &redact.Set{} // the --token values: never in an error
+	defer func() { err = secrets.Error(err) }()
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	fs.Usage = func() {
 		w := fs.Output()
@@ -175,7 +179,7 @@ value replaces that default):
 	for _, t := range tokens {
 		tenant, tok, ok := strings.Cut(t, "=")
 		if !ok || tenant == "" || tok == "" {
-			return cfg, usagef("--token %q: want TENANT=TOKEN", redact(t))
+			return cfg, usagef("--token %q: want TENANT=TOKEN", hideToken(t))
 		}
 		if prev, dup := owner[tok]; dup && prev != tenant {
 			return cfg, usagef("--token: one token is given to two tenants, %q and %q", prev, tenant)
@@ -185,7 +189,7 @@ value replaces that default):
 			sc.Server.Tokens = map[string]scenarios.Secret{}
 		}
 		sc.Server.Tokens[tenant] = scenarios.Secret(tok)
-		noteSecret(tok)
+		secrets.Note(tok)
 	}
 	errs = append(errs, applySets(sc, sets)...)
 	if len(errs) > 0 {
@@ -194,7 +198,7 @@ value replaces that default):
 	if err := sc.ValidateServer(); err != nil {
 		return cfg, usageError{err}
 	}
-	scfg := serverConfig(sc)
+	scfg := runner.ServerConfig(sc)
 	if scfg.Protocols == "" {
 		scfg.Protocols = mockserver.ProtocolsBoth // serve answers both eras unless told otherwise
 	}
@@ -207,8 +211,8 @@ value replaces that default):
 	return scfg, nil
 }
 
-// redact hides a token's secret part in messages: tokens never appear in any output.
-func redact(flag string) string {
+// hideToken hides a token's secret part in messages: tokens never appear in any output.
+func hideToken(flag string) string {
 	if tenant, _, ok := strings.Cut(flag, "="); ok {
 		return tenant + "=***"
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tasksim/tasksim/mockserver"
+	"github.com/tasksim/tasksim/runner"
 	"github.com/tasksim/tasksim/scenarios"
 )
 
@@ -46,7 +47,7 @@ const serverScenario = `server:
     stall: {probability: 0.001, duration: 2s, windows: [{start: 10s, duration: 10s}]}
 `
 
-// TestServerConfig: serverConfig maps every knob of the server section onto mockserver.Config.
+// TestServerConfig: runner.ServerConfig maps every knob of the server section onto mockserver.Config.
 func TestServerConfig(t *testing.T) {
 	sc, err := scenarios.Parse("s.yaml", []byte(serverScenario))
 	if err != nil {
@@ -78,18 +79,18 @@ func TestServerConfig(t *testing.T) {
 			QueueLimit: 16, FailureRate: 0.02, StallProbability: 0.001, StallDuration: 2 * time.Second,
 			StallWindows: []mockserver.Window{{Start: 10 * time.Second, Duration: 10 * time.Second}}},
 	}
-	if got := serverConfig(sc); !reflect.DeepEqual(got, want) {
-		t.Errorf("serverConfig =\n%+v\nwant\n%+v", got, want)
+	if got := runner.ServerConfig(sc); !reflect.DeepEqual(got, want) {
+		t.Errorf("ServerConfig =\n%+v\nwant\n%+v", got, want)
 	}
 
 	// server.seed 0 is the scenario's seed; the defaults map to knobs that are off.
 	def := scenarios.Default()
 	def.Seed = 9
-	got := serverConfig(def)
+	got := runner.ServerConfig(def)
 	if got.Seed != 9 || got.Latency != nil || got.Tools != nil || got.Stalls.Probability != 0 || got.Stalls.Every != 0 ||
 		got.Backpressure.Workers != 0 || got.Backpressure.MaxTasks != 0 || got.Backpressure.GetRatePerClient != 0 ||
 		got.Downstream.Capacity != 0 || got.Poll.Kind != "fixed" {
-		t.Errorf("serverConfig(Default()) = %+v, want every knob off and Seed 9", got)
+		t.Errorf("runner.ServerConfig(Default()) = %+v, want every knob off and Seed 9", got)
 	}
 }
 
@@ -107,7 +108,7 @@ func TestServerConfigKnownBad(t *testing.T) {
 	for _, m := range scenarios.KnownBadModes() {
 		sc := scenarios.Default()
 		sc.Server.KnownBad = []scenarios.KnownBadMode{m}
-		cfg := serverConfig(sc)
+		cfg := runner.ServerConfig(sc)
 		kb := reflect.ValueOf(cfg.KnownBad)
 		var on []string
 		for _, f := range reflect.VisibleFields(kb.Type()) {
@@ -127,7 +128,7 @@ func TestServerConfigKnownBad(t *testing.T) {
 	if len(seen) != fields {
 		t.Errorf("the modes turn on %d fields of mockserver.KnownBad, which has %d", len(seen), fields)
 	}
-	if serverConfig(scenarios.Default()).KnownBad.On() {
+	if runner.ServerConfig(scenarios.Default()).KnownBad.On() {
 		t.Error("a known-bad mode is on by default")
 	}
 }
@@ -163,7 +164,7 @@ func TestParseServeFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := serverConfig(scenarios.Default()); cfg.PollInterval != want.PollInterval || cfg.Seed != want.Seed ||
+	if want := runner.ServerConfig(scenarios.Default()); cfg.PollInterval != want.PollInterval || cfg.Seed != want.Seed ||
 		cfg.Backpressure != want.Backpressure || cfg.DefaultDuration != time.Second || cfg.Addr != "127.0.0.1:0" {
 		t.Errorf("config without a scenario = %+v", cfg)
 	}
@@ -250,7 +251,7 @@ func TestServeProtocols(t *testing.T) {
 			t.Errorf("parseServeFlags(%q): Protocols %q, %v; want %q", tc.args, cfg.Protocols, err, tc.want)
 		}
 	}
-	if got := serverConfig(scenarios.Default()).Protocols; got != "" {
+	if got := runner.ServerConfig(scenarios.Default()).Protocols; got != "" {
 		t.Errorf("run's embedded server: Protocols %q, want \"\" (legacy)", got)
 	}
 	_, err := parseServeFlags([]string{"--protocols", "newest"}, io.Discard)

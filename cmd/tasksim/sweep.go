@@ -1,15 +1,18 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -19,11 +22,13 @@ import (
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/results"
+	"github.com/tasksim/tasksim/runner"
+	"github.com/tasksim/tasksim/scenarios"
 )
 
 // `tasksim sweep` is the tuning tool. It checks every cell of the grid of --vary values as
-// `tasksim run` would, then runs one `tasksim run` per cell, each into a run directory of
-// its own (kept), reads each cell's summary.json, and answers two questions
+// `tasksim run` would, then runs each cell's scenario in process (runner.Run), each into a
+// run directory of its own (kept), takes each cell's summary, and answers two questions
 // (sweep_rank.go): for each client count, which cell (which pollInterval) keeps the
 // server's request rate lowest while passing and meeting every SLO; and, with --vary
 // clients, the largest client count the server carries (its capacity). The answer is
@@ -171,7 +176,9 @@ func grid(vars []sweepVary) []sweepCell {
 	return cells
 }
 
-// cellArgs is the `tasksim run` command line of cell c, without --out and --no-progress.
+// cellArgs is the `tasksim run` command line of cell c, without --out and --no-progress:
+// the definition of a cell's scenario (cellScenario), so that a cell is exactly the run of
+// those flags, and a problem names the flag as run would.
 func cellArgs(f *sweepFlags, name string, vars []sweepVary, c *sweepCell) []string {
 	args := []string{name}
 	if f.cellDuration > 0 {
@@ -199,7 +206,17 @@ func cellArgs(f *sweepFlags, name string, vars []sweepVary, c *sweepCell) []stri
 	return args
 }
 
-func runSweep(args []string, stdout, stderr io.Writer) error {
+// cellScenario is the scenario of cell c: the scenario name, with the sweep's flags and the
+// cell's values applied as run applies its flags, validated. Every problem is a usage error.
+func cellScenario(f *sweepFlags, name string, vars []sweepVary, c *sweepCell) (*scenarios.Scenario, error) {
+	rf, n, err := parseRunFlags(cellArgs(f, name, vars, c), io.Discard)
+	if err != nil {
+		return nil, err
+	}
+	return rf.scenario(n)
+}
+
+func runSweep(p process, args []string, stdout, stderr io.Writer) error {
 	f, name, vars, err := parseSweepFlags(args, stderr)
 	if err != nil {
 		return err
@@ -222,7 +239,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if !f.noProgress && isTerminal(stderr) {
 		bars = newSweepBars(stderr, len(r.Cells))
 	}
-	err = runCells(f, name, dir, r, bars, stderr)
+	err = runCells(p, f, name, dir, r, bars, stderr)
 	bars.wait()
 	if err != nil {
 		return err
@@ -264,39 +281,60 @@ func writeSweepReport(dir string) error {
 }
 
 // runCells runs the cells in order, each into dir/cell-NN, and records what each measured.
-// A signal that interrupts a cell stops the sweep there: the cells after it are not run.
-func runCells(f *sweepFlags, name, dir string, r *sweepResult, bars *sweepBars, stderr io.Writer) error {
+// The first SIGINT or SIGTERM stops the cell it interrupts gracefully (its files are
+// written), and the sweep there: the cells after it are not run; a second stops the cell at
+// once.
+func runCells(p process, f *sweepFlags, name, dir string, r *sweepResult, bars *sweepBars, stderr io.Writer) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := make(chan struct{})
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for _, halt := range []func(){func() { close(stop) }, cancel} {
+			select {
+			case <-sig:
+				halt()
+			case <-done:
+				return
+			}
+		}
+	}()
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		if r.Interrupted {
 			c.Error = "not run: the sweep was interrupted"
 			continue
 		}
+		sc, err := cellScenario(f, name, r.Vary, c) // checked by checkSweep: no problem left
+		if err != nil {
+			return fmt.Errorf("cell %s: %w", r.label(c), err)
+		}
 		c.Run = true
-		cellDir := filepath.Join(dir, c.Cell)
 		bars.startCell(r.label(c))
-		runErr := runRun(append(cellArgs(f, name, r.Vary, c), "--out", cellDir, "--no-progress"),
-			io.Discard, io.Discard) // its figures are read from its files
+		sum, runErr := runner.Run(ctx, sc, runner.Options{Dir: filepath.Join(dir, c.Cell), Stop: stop, GCSetBy: p.gc.SetBy, GCMaxHeadroom: p.gc.MaxHeadroom})
 		bars.endCell()
 		c.ExitCode = exitCode(runErr)
 		stopped := c.ExitCode == exitSignal // Ctrl-C or SIGTERM stopped the cell: it stops the sweep too
-		var ue usageError
 		switch {
-		case errors.As(runErr, &ue) && !slices.ContainsFunc(r.Vary, func(v sweepVary) bool { return v.Name == "protocol" }):
+		case errors.As(runErr, new(*runner.UsageError)) && !slices.ContainsFunc(r.Vary, func(v sweepVary) bool { return v.Name == "protocol" }):
 			// Every cell's scenario was checked before the sweep began: what is left is the
 			// target refusing the scenario (it lacks the Tasks capability the tool needs),
 			// which no other cell would get past. The cell's directory says so
 			// (summary.json, verdict error); the sweep stops with exit 2. Cells of another
 			// era may get past it (a target with tasks in one era only): with --vary
 			// protocol, the cell fails and the sweep goes on, as below.
-			return usagef("cell %s: %v", r.label(c), ue.err)
+			return usagef("cell %s: %v", r.label(c), runErr) // redacted by the run
 		case c.ExitCode != exitOK && c.ExitCode != exitGate && !stopped:
-			c.Error = redactKnown(runErr.Error()) // the cell's own error, never a token
+			c.Error = runErr.Error() // the cell's own error, its secrets redacted by the run
 			fmt.Fprintf(stderr, "tasksim sweep: cell %s failed: %s\n", r.label(c), c.Error)
 			continue
 		}
-		if sum, err := results.ReadSummary(cellDir); err != nil {
-			c.Error = err.Error()
+		if sum == nil {
+			c.Error = "no " + results.SummaryJSONFile + " was written"
 		} else {
 			measureCell(c, sum, f.slos)
 			stopped = stopped || sum.Interrupted // also when a gate failed in what it measured (exit 99)
@@ -382,16 +420,18 @@ func requestRate(s *results.Summary) float64 {
 	return float64(n) / s.DurationS
 }
 
-// exitCode is the exit code run would give err (see main.go).
+// exitCode is the exit code of a command that returned err: 2 for a usage error (the
+// command line's, or a run's *runner.UsageError), 99 for a failed gate or threshold, 130 for
+// an interruption, 1 for any other error.
 func exitCode(err error) int {
 	switch {
 	case err == nil || errors.Is(err, pflag.ErrHelp):
 		return exitOK
-	case errors.As(err, new(usageError)):
+	case errors.As(err, new(usageError)), errors.As(err, new(*runner.UsageError)):
 		return exitUsage
-	case errors.As(err, new(gateError)):
+	case errors.As(err, new(gateError)), errors.As(err, new(*runner.GateError)):
 		return exitGate
-	case errors.As(err, new(interruptedError)):
+	case errors.As(err, new(interruptedError)), errors.As(err, new(*runner.InterruptedError)):
 		return exitSignal
 	}
 	return exitRuntime

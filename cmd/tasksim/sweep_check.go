@@ -32,11 +32,7 @@ func checkSweep(f *sweepFlags, name string, r *sweepResult) error {
 	var probs []*problem
 	for i := range r.Cells {
 		c := &r.Cells[i]
-		rf, n, err := parseRunFlags(cellArgs(f, name, r.Vary, c), io.Discard)
-		var sc *scenarios.Scenario
-		if err == nil {
-			sc, err = rf.scenario(n)
-		}
+		sc, err := cellScenario(f, name, r.Vary, c)
 		if err == nil {
 			c.Clients = sc.Workload.PoolSize()
 			continue

@@ -389,7 +389,7 @@ func TestSweepRefusedCreatesSayWhy(t *testing.T) {
 func TestMeasureCellCountsPushBackOnly(t *testing.T) {
 	s := &results.Summary{Verdict: results.VerdictPass, Trustworthy: true,
 		Requests: map[string]results.RequestStats{"tools/call": {Count: 12, ByOutcome: map[string]int64{"ok": 7, "backpressure": 5}}},
-		Client:   map[string]any{"creates_refused": map[string]any{"404": 2.0, "429": 5.0}}}
+		Client:   &results.Client{CreatesRefused: map[string]int64{"404": 2, "429": 5}}}
 	var c sweepCell
 	measureCell(&c, s, nil)
 	if c.Figures.CreatesPushedBack != 5 {

@@ -29,7 +29,17 @@ type Policy struct {
 	// GOMEMLIMIT; tasksim set the other one, if any), or "go defaults" (the memory
 	// available could not be read).
 	SetBy string `json:"gc_set_by"`
+	// MaxHeadroom is the cap on the heap GOGC lets grow beyond the live heap (MaxHeadroom,
+	// headroom.go), in bytes, when tasksim set GOGC; 0 = none. GOGC is then the percent in
+	// effect when the Policy was read.
+	MaxHeadroom int64 `json:"max_headroom_bytes,omitempty"`
+
+	hook *headroom // the cap's hook, for Stop; nil when none runs
 }
+
+// Stop ends the headroom cap Apply started, if any (a process that applies the policy for
+// a while, as a benchmark does, then sets the collector back).
+func (p Policy) Stop() { p.hook.stop() }
 
 // Apply sets the collector as the package documentation says and returns what is in
 // effect. Call it once, at the start of the process.
@@ -43,8 +53,15 @@ func Apply() Policy {
 	if limit != 0 {
 		debug.SetMemoryLimit(limit)
 	}
+	var hook *headroom
+	if percent != 0 { // GOGC is tasksim's: so is the cap on the headroom it gives
+		hook = startHeadroom(percent, MaxHeadroom)
+	}
 	p := Current()
 	p.SetBy = setBy
+	if hook != nil {
+		p.MaxHeadroom, p.hook = MaxHeadroom, hook
+	}
 	return p
 }
 

@@ -1,4 +1,4 @@
-package main
+package runner
 
 import (
 	"os"
@@ -68,7 +68,7 @@ func TestScenarioLibrary(t *testing.T) {
 // TestReadmeListsEveryScenario: the README's scenario table has a row for every shipped
 // scenario, with the expected verdict.
 func TestReadmeListsEveryScenario(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Skip("README.md not found beside the module root")
 	}

@@ -1,4 +1,4 @@
-package main
+package runner
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ import (
 
 // collector closes a metrics window every second: it samples the gauges, appends the window
 // to timeseries.csv and histograms.hlog (flushed at once, so an interrupted run keeps every
-// finished second) and feeds the progress bar.
+// finished second) and tells the run's Observer.
 type collector struct {
 	rec      *metrics.Recorder
 	eng      *loadgen.Engine
@@ -27,7 +27,9 @@ type collector struct {
 	ts       *results.Timeseries
 	hlogFile *os.File
 	hlog     *metrics.LogWriter
-	progress *progress
+	observer Observer      // nil = none
+	duration time.Duration // the load phase planned, for the Observer
+	peaks    serverPeaks   // the embedded server's highest levels sampled; serverStats reports them
 
 	tally   *results.WindowTally // the thresholds, evaluated on each window as it closes
 	windows int                  // windows closed
@@ -56,7 +58,7 @@ func newCollector(dir string, start time.Time, rec *metrics.Recorder, eng *loadg
 	}
 	return &collector{rec: rec, eng: eng, srv: srv, start: start, ts: ts, hlogFile: f,
 		hlog: metrics.NewLogWriter(f, start), tally: tally, aborts: abortRules(sc, srv == nil),
-		quit: make(chan struct{})}, nil
+		duration: time.Duration(sc.Duration), quit: make(chan struct{})}, nil
 }
 
 func (c *collector) begin() {
@@ -81,7 +83,11 @@ func (c *collector) stop() {
 	close(c.quit)
 	c.wg.Wait()
 	c.flush(time.Now())
-	c.progress.done()
+	c.close()
+}
+
+// close closes the files; a collector that never began is closed with it alone.
+func (c *collector) close() {
 	_ = c.ts.Close()
 	_ = c.hlogFile.Close()
 }
@@ -102,39 +108,32 @@ func (c *collector) flush(now time.Time) {
 	c.windows++
 	_ = c.ts.Add(w) // a failed write loses one row, never the run
 	_ = c.hlog.Write(w)
-	if c.progress != nil {
+	if c.observer != nil {
 		tot := c.rec.Total()
 		var errs int64
 		for m := range mcp.NumOps {
 			errs += tot.ErrorCount(m)
 		}
 		secs := max(w.End.Sub(w.Start).Seconds(), 1e-9)
-		c.progress.update(now.Sub(c.start), tot.Counters[metrics.TasksCreated],
-			tot.Counters[metrics.TasksCompleted], c.eng.InFlight(), tot.Counters[metrics.Polls],
-			errs, float64(w.Counters[metrics.Polls])/secs)
+		c.observer.Window(Progress{Elapsed: now.Sub(c.start), Duration: c.duration,
+			Created: tot.Counters[metrics.TasksCreated], Completed: tot.Counters[metrics.TasksCompleted],
+			InFlight: c.eng.InFlight(), Polls: tot.Counters[metrics.Polls], Errors: errs,
+			PollsPerSecond: float64(w.Counters[metrics.Polls]) / secs})
 	}
 }
 
 // serverPeaks are the highest levels of the embedded server's gauges that are not run
-// metrics, as sampled by the collector each window; serverStats reports them. They are kept
-// by server, so that runs in one process (tests) do not mix.
+// metrics, as sampled by the collector each window; serverStats reports them. The collector,
+// one per run, holds them: runs in one process do not mix.
 type serverPeaks struct {
 	queueDepth  atomic.Int64 // tasks waiting for an executor worker
 	tasksActive atomic.Int64 // non-terminal tasks admitted
 }
 
-var peaksByServer sync.Map // *mockserver.Server -> *serverPeaks
-
-func peaksOf(srv *mockserver.Server) *serverPeaks {
-	p, _ := peaksByServer.LoadOrStore(srv, &serverPeaks{})
-	return p.(*serverPeaks)
-}
-
 // noteServer records one sample of the server's levels.
 func (c *collector) noteServer(st *mockserver.Stats) {
-	p := peaksOf(c.srv)
-	raiseTo(&p.queueDepth, st.QueueDepth)
-	raiseTo(&p.tasksActive, st.TasksActive)
+	raiseTo(&c.peaks.queueDepth, st.QueueDepth)
+	raiseTo(&c.peaks.tasksActive, st.TasksActive)
 }
 
 func raiseTo(m *atomic.Int64, v int64) {

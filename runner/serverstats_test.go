@@ -1,4 +1,4 @@
-package main
+package runner
 
 import (
 	"encoding/json"
@@ -20,7 +20,7 @@ func TestServerStatsKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	b, err := json.Marshal(serverStats(srv))
+	b, err := json.Marshal(serverStats(srv, &serverPeaks{}))
 	if err != nil {
 		t.Fatal(err)
 	}

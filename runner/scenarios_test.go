@@ -1,104 +1,59 @@
-package main
+package runner
 
 // The shipped scenarios of the server tunables, each run whole in virtual time
 // (testing/synctest) against the embedded server's handler in-process, through the same
-// scenario mapping, collector and summary as `tasksim run`: their effects must show in the
+// scenario mapping, collector and summary as Run: their effects must show in the
 // summary and in timeseries.csv, whatever the speed of the machine.
 
 import (
 	"context"
 	"encoding/csv"
-	"net/http"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
-	"time"
 
-	"github.com/tasksim/tasksim/internal/mcp"
-	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/metrics"
-	"github.com/tasksim/tasksim/mockserver"
 	"github.com/tasksim/tasksim/results"
 	"github.com/tasksim/tasksim/scenarios"
 )
 
-// runVirtual runs the built-in scenario name (with the --set overrides sets) in the
-// caller's synctest bubble, wired as
-// `tasksim run` wires it (events, reconciliation by the server's ledger), and returns its
-// summary, its totals and the directory holding its files. The verdict must be want.
-func runVirtual(t *testing.T, name string, want string, sets ...string) (*results.Summary, *metrics.Snapshot, string) {
+// runVirtual runs the built-in scenario name (with the --set overrides sets) through Run in
+// process (Options.InProcess) in the caller's synctest bubble, and returns its summary and
+// the directory holding its files. The verdict must be want.
+func runVirtual(t *testing.T, name string, want string, sets ...string) (*results.Summary, string) {
 	t.Helper()
 	sc, err := scenarios.Load(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if errs := applySets(sc, sets); len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	if err := validate(sc); err != nil {
-		t.Fatal(err)
+	for _, kv := range sets {
+		path, value, _ := strings.Cut(kv, "=")
+		if err := sc.Set(path, value); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if sc.Faults.Network.On() {
 		t.Fatalf("%s needs the chaos proxy, which runs on real sockets: not in virtual time", name)
 	}
-	cfg := engineConfig(sc)
-	start := time.Now()
-	rec := metrics.NewRecorder(cfg.Shards, start)
-	var events *metrics.Events
-	if sc.Faults.On() {
-		events = metrics.NewEvents(0)
-		cfg.Events = events
-	}
-	scfg := serverConfig(sc)
-	scfg.Metrics = rec.Shard(0)
-	scfg.Events = events
-	srv, err := mockserver.NewHandlerServer(scfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	cfg.Reconciler = embeddedReconciler(sc, srv)
-	target := &loadgen.Target{URL: "http://embedded.test/mcp", Header: http.Header{},
-		Client:     &http.Client{Transport: loadgen.HandlerTransport(srv.Handler())},
-		ClientInfo: mcp.Implementation{Name: "tasksim-test", Version: version}}
-	if tenants := runTenants(sc); len(tenants) > 0 { // as startTarget: the manifest probe's token
-		target.Header.Set("Authorization", "Bearer "+tenants[0].Token.Reveal())
-	}
-	ctx := context.Background()
-	m, err := loadgen.Probe(ctx, target, sc.Tool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Decide(cfg.Fallback); err != nil {
-		t.Fatal(err)
-	}
-	eng, err := loadgen.New(cfg, target, m, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	col, err := newCollector(dir, start, rec, eng, srv, sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	col.begin()
-	if err := eng.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	col.stop()
-	sum := summarize(sc, &cfg, start, m, srv, eng, rec, col.tally, false, events, nil)
-	if err := results.WriteSummary(dir, sum); err != nil {
-		t.Fatal(err)
+	sum, err := Run(context.Background(), sc, Options{Dir: dir, InProcess: true})
+	if sum == nil || errors.Is(err, ErrNoRunSummary) {
+		t.Fatalf("%s: no summary: %v", name, err)
 	}
 	if sum.Verdict != want {
 		g := sum.Gates
-		t.Errorf("%s: verdict %s, want %s; gates: hard %+v, recovery %+v, cancellation %+v", name, sum.Verdict, want, g.Hard, g.Recovery, g.Cancellation)
+		t.Errorf("%s: verdict %s (%v), want %s; gates: hard %+v, recovery %+v, cancellation %+v", name, sum.Verdict, err, want, g.Hard, g.Recovery, g.Cancellation)
 	}
-	return sum, rec.Total(), dir
+	return sum, dir
 }
+
+// counter is the run's counter c, as its summary holds it.
+func counter(sum *results.Summary, c metrics.Counter) int64 { return sum.Counters[c.Name()] }
 
 // column reads one column of timeseries.csv as numbers (an empty cell reads as 0).
 func column(t *testing.T, dir, name string) []float64 {
@@ -126,8 +81,8 @@ func column(t *testing.T, dir, name string) []float64 {
 
 func TestScenarioBackpressure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sum, snap, dir := runVirtual(t, "backpressure", results.VerdictPass)
-		if n := snap.Counters[metrics.BackpressureSignals]; n == 0 {
+		sum, dir := runVirtual(t, "backpressure", results.VerdictPass)
+		if n := counter(sum, metrics.BackpressureSignals); n == 0 {
 			t.Error("no backpressure signals")
 		}
 		if sum.Tasks.Unknown != 0 {
@@ -142,8 +97,8 @@ func TestScenarioBackpressure(t *testing.T) {
 
 func TestScenarioPollStorm(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sum, snap, _ := runVirtual(t, "poll-storm", results.VerdictPass)
-		if p50 := snap.Summary(metrics.PollAmplification).P50; p50 <= 5 {
+		sum, _ := runVirtual(t, "poll-storm", results.VerdictPass)
+		if p50 := sum.Metrics[metrics.PollAmplification.Name()].P50; p50 <= 5 {
 			t.Errorf("poll_amplification p50 %.2f, want > 5", p50)
 		}
 		if n := sum.Requests["tasks/get"].ByStatus["429"]; n == 0 {
@@ -154,11 +109,11 @@ func TestScenarioPollStorm(t *testing.T) {
 
 func TestScenarioTTLExpiry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sum, snap, _ := runVirtual(t, "ttl-expiry", results.VerdictPass)
-		if n := snap.Counters[metrics.OrphanedTasks]; n == 0 {
+		sum, _ := runVirtual(t, "ttl-expiry", results.VerdictPass)
+		if n := counter(sum, metrics.OrphanedTasks); n == 0 {
 			t.Error("no orphaned tasks")
 		}
-		if lag := snap.Summary(metrics.CleanupLag); lag.Count == 0 || lag.Max <= 0 {
+		if lag := sum.Metrics[metrics.CleanupLag.Name()]; lag.Count == 0 || lag.Max <= 0 {
 			t.Errorf("cleanup_lag %+v, want values above zero", lag)
 		}
 		if sum.Tasks.Expired == 0 {
@@ -169,7 +124,7 @@ func TestScenarioTTLExpiry(t *testing.T) {
 
 func TestScenarioSlowDownstream(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, _, dir := runVirtual(t, "slow-downstream", results.VerdictPass)
+		_, dir := runVirtual(t, "slow-downstream", results.VerdictPass)
 		ts := column(t, dir, "t_s")
 		depth := column(t, dir, "downstream_queue_depth")
 		var before, during, after float64 // the stall window is 15 s .. 25 s
@@ -194,12 +149,12 @@ func TestScenarioSlowDownstream(t *testing.T) {
 
 func TestScenarioReconnectStorm(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sum, snap, _ := runVirtual(t, "reconnect-storm", results.VerdictPass)
+		sum, _ := runVirtual(t, "reconnect-storm", results.VerdictPass)
 		if !sum.Gates.Recovery.Evaluated || !sum.Gates.Recovery.Pass {
 			t.Errorf("recovery gate %+v", sum.Gates.Recovery)
 		}
 		for _, c := range []metrics.Counter{metrics.Reconnects, metrics.Resumed, metrics.Reconciled} {
-			if snap.Counters[c] == 0 {
+			if counter(sum, c) == 0 {
 				t.Errorf("%s = 0: the storm did not exercise it", c)
 			}
 		}
@@ -211,13 +166,13 @@ func TestScenarioReconnectStorm(t *testing.T) {
 
 func TestScenarioCancelStorm(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sum, snap, _ := runVirtual(t, "cancel-storm", results.VerdictPass)
+		sum, _ := runVirtual(t, "cancel-storm", results.VerdictPass)
 		g := sum.Gates.Cancellation
 		if !g.Evaluated || !g.Pass {
 			t.Errorf("cancellation gate %+v", g)
 		}
-		if snap.Counters[metrics.CancelsAcked] == 0 || snap.Counters[metrics.CancelsLate] == 0 {
-			t.Errorf("acked %d, late %d: want both (some cancels win, some lose the race)", snap.Counters[metrics.CancelsAcked], snap.Counters[metrics.CancelsLate])
+		if counter(sum, metrics.CancelsAcked) == 0 || counter(sum, metrics.CancelsLate) == 0 {
+			t.Errorf("acked %d, late %d: want both (some cancels win, some lose the race)", counter(sum, metrics.CancelsAcked), counter(sum, metrics.CancelsLate))
 		}
 		if n, _ := g.Evidence["effects_after_cancel"].(int64); n == 0 {
 			t.Errorf("effects_after_cancel = %v: effect_first should apply some before the cancel", g.Evidence["effects_after_cancel"])
@@ -227,7 +182,7 @@ func TestScenarioCancelStorm(t *testing.T) {
 
 func TestScenarioInputRequired(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sum, _, _ := runVirtual(t, "input-required", results.VerdictPass)
+		sum, _ := runVirtual(t, "input-required", results.VerdictPass)
 		if sum.Tasks.Unknown != 0 || sum.Tasks.Completed == 0 {
 			t.Errorf("tasks %+v: every task must end", sum.Tasks)
 		}
@@ -242,9 +197,9 @@ func TestScenarioInputRequired(t *testing.T) {
 
 func TestScenarioServerRestart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sum, snap, _ := runVirtual(t, "server-restart", results.VerdictPass)
-		if snap.Counters[metrics.Reconnects] == 0 || sum.Tasks.Unknown != 0 {
-			t.Errorf("%d reconnects, %d unknown", snap.Counters[metrics.Reconnects], sum.Tasks.Unknown)
+		sum, _ := runVirtual(t, "server-restart", results.VerdictPass)
+		if counter(sum, metrics.Reconnects) == 0 || sum.Tasks.Unknown != 0 {
+			t.Errorf("%d reconnects, %d unknown", counter(sum, metrics.Reconnects), sum.Tasks.Unknown)
 		}
 		faults, _ := sum.Gates.Recovery.Evidence["faults_injected"].(map[string]int64)
 		if faults["server.restart"] != 3 { // at 10, 20 and 30 s of a 35 s run
@@ -255,7 +210,7 @@ func TestScenarioServerRestart(t *testing.T) {
 
 func TestScenarioDuplicateEffectsDemo(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sum, _, _ := runVirtual(t, "duplicate-effects-demo", results.VerdictFail)
+		sum, _ := runVirtual(t, "duplicate-effects-demo", results.VerdictFail)
 		if sum.Gates.Hard.Pass || sum.Gates.Recovery.Pass {
 			t.Errorf("hard %+v, recovery %+v: both must fail", sum.Gates.Hard, sum.Gates.Recovery)
 		}
@@ -271,7 +226,7 @@ func TestScenarioDuplicateEffectsDemo(t *testing.T) {
 // tools/call, no task is created, and the compatibility gate is evaluated and passes.
 func TestScenarioNoTasksPeer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sum, _, _ := runVirtual(t, "no-tasks-peer", results.VerdictPass)
+		sum, _ := runVirtual(t, "no-tasks-peer", results.VerdictPass)
 		g := sum.Gates.Compatibility
 		if !g.Evaluated || !g.Pass {
 			t.Fatalf("compatibility gate %+v: want evaluated and passing", g)
@@ -288,6 +243,21 @@ func TestScenarioNoTasksPeer(t *testing.T) {
 			if n := sum.Requests[m].Count; n != 0 {
 				t.Errorf("%d %s sent to a peer without Tasks", n, m)
 			}
+		}
+	})
+}
+
+// TestScenarioCanaryGateRunsTheContract: canary-gate (contract: true) runs the contract suite
+// before its load, in process and in virtual time too, and the suite's verdict is the
+// contract gate: evaluated, passing on the embedded server, its cases in the summary.
+func TestScenarioCanaryGateRunsTheContract(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sum, dir := runVirtual(t, "canary-gate", results.VerdictPass, "duration=12s", "grace=12s")
+		if g := sum.Gates.Contract; !g.Evaluated || !g.Pass || sum.Contract == nil || sum.Contract.Counts.Pass == 0 {
+			t.Errorf("contract gate %+v, contract %v: want the suite run and passing", g, sum.Contract)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "conform.json")); err != nil {
+			t.Errorf("conform.json: %v", err)
 		}
 	})
 }

@@ -1,0 +1,172 @@
+package loadgen
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// remotes is a handler that records the remote address of every request, in order.
+type remotes struct {
+	mu    sync.Mutex
+	hosts []string
+}
+
+func (rs *remotes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	host, _, _ := net.SplitHostPort(r.RemoteAddr)
+	rs.mu.Lock()
+	rs.hosts = append(rs.hosts, host)
+	rs.mu.Unlock()
+	_, _ = io.WriteString(w, "ok")
+}
+
+func (rs *remotes) seen() []string {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return slices.Clone(rs.hosts)
+}
+
+var threeSources = []netip.Addr{
+	netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2"), netip.MustParseAddr("127.0.0.3"),
+}
+
+// get sends n requests one after another; with no idle connection kept, each dials anew.
+func get(t *testing.T, c *http.Client, url string, n int) {
+	t.Helper()
+	for range n {
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, url, nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+}
+
+// TestSourceAddrsRoundRobin: each new connection of the lean transport comes from the next
+// source address, in order, as the server sees it.
+func TestSourceAddrsRoundRobin(t *testing.T) {
+	rs := &remotes{}
+	srv := httptest.NewServer(rs)
+	defer srv.Close()
+	c := NewHTTPClientWith(ClientOptions{IdleConns: 0, SourceAddrs: threeSources}) // no pool: a dial per request
+	defer c.CloseIdleConnections()
+	get(t, c, srv.URL, 6)
+	want := []string{"127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.1", "127.0.0.2", "127.0.0.3"}
+	if got := rs.seen(); !slices.Equal(got, want) {
+		t.Errorf("the server saw requests from %v, want %v", got, want)
+	}
+}
+
+// TestSourceAddrsKeepAlive: a pooled connection keeps its source; only new dials move on.
+func TestSourceAddrsKeepAlive(t *testing.T) {
+	rs := &remotes{}
+	srv := httptest.NewServer(rs)
+	defer srv.Close()
+	c := NewHTTPClientWith(ClientOptions{IdleConns: 4, SourceAddrs: threeSources[1:]})
+	defer c.CloseIdleConnections()
+	get(t, c, srv.URL, 3)
+	if got, want := rs.seen(), []string{"127.0.0.2", "127.0.0.2", "127.0.0.2"}; !slices.Equal(got, want) {
+		t.Errorf("the server saw %v, want %v (one connection, reused)", got, want)
+	}
+}
+
+// TestSourceAddrsHTTPS: net/http's transport, for https:// targets, dials from the sources
+// too.
+func TestSourceAddrsHTTPS(t *testing.T) {
+	rs := &remotes{}
+	srv := httptest.NewTLSServer(rs)
+	defer srv.Close()
+	c := NewHTTPClientWith(ClientOptions{SourceAddrs: threeSources})
+	tr := c.Transport.(*schemeTransport).other
+	tr.TLSClientConfig = &tls.Config{RootCAs: srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}
+	tr.DisableKeepAlives = true
+	get(t, c, srv.URL, 4)
+	want := []string{"127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.1"}
+	if got := rs.seen(); !slices.Equal(got, want) {
+		t.Errorf("the server saw %v, want %v", got, want)
+	}
+}
+
+func TestCheckSourceAddrs(t *testing.T) {
+	lo := threeSources
+	ten := []netip.Addr{netip.MustParseAddr("10.1.2.3")}
+	v6 := []netip.Addr{netip.MustParseAddr("::1")}
+	for _, c := range []struct {
+		name, target string
+		addrs, iface []netip.Addr
+		want         []string // substrings of the error, in order; none = no error
+	}{
+		{"loopback to loopback", "http://127.0.0.1:8080/mcp", lo, nil, nil},
+		{"localhost", "http://localhost:8080/mcp", lo, nil, nil},
+		{"none", "http://127.0.0.1:8080/mcp", nil, nil, nil},
+		{"not loopback to loopback", "http://127.0.0.1:1/mcp", ten, nil, []string{"10.1.2.3 is not a loopback address, and the target 127.0.0.1 is on loopback"}},
+		{"loopback to elsewhere", "http://10.9.9.9:1/mcp", lo[:1], nil, []string{"127.0.0.1 is a loopback address, and the target 10.9.9.9 is not on loopback"}},
+		{"family", "http://[::1]:1/mcp", lo[:1], nil, []string{"127.0.0.1 is IPv4, and the target ::1 is IPv6"}},
+		{"v6 loopback", "http://[::1]:1/mcp", v6, nil, nil},
+		{"not this machine's", "http://10.9.9.9:1/mcp", ten, []netip.Addr{netip.MustParseAddr("10.0.0.1")}, []string{"10.1.2.3 is not an address of this machine"}},
+		{"this machine's", "http://mcp.example:1/mcp", ten, ten, nil},
+		{"every problem", "http://127.0.0.1:1/mcp", append(slices.Clone(ten), netip.MustParseAddr("192.168.0.1")), nil,
+			[]string{"10.1.2.3 is not a loopback", "192.168.0.1 is not a loopback"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := CheckSourceAddrs(c.target, c.addrs, c.iface)
+			if len(c.want) == 0 {
+				if err != nil {
+					t.Errorf("CheckSourceAddrs = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("CheckSourceAddrs = nil, want %q", c.want)
+			}
+			msg := err.Error()
+			for _, w := range c.want {
+				i := strings.Index(msg, w)
+				if i < 0 {
+					t.Fatalf("CheckSourceAddrs = %q, want it to say %q", msg, w)
+				}
+				msg = msg[i+len(w):]
+			}
+		})
+	}
+}
+
+func TestAutoSourceAddrs(t *testing.T) {
+	const ports = 28232
+	for _, c := range []struct {
+		target string
+		conns  int
+		want   int
+	}{
+		{"http://127.0.0.1:8080/mcp", 20000, 0},     // one address holds them
+		{"http://127.0.0.1:8080/mcp", ports, 0},     // exactly
+		{"http://127.0.0.1:8080/mcp", ports + 1, 2}, // one more: a second address
+		{"http://localhost:8080/mcp", 100000, 4},    // ceil(100,000 / 28,232)
+		{"http://127.0.0.9:8080/mcp", 100000, 4},    // any 127/8 target: the sources start at .1
+		{"http://[::1]:8080/mcp", 100000, 0},        // IPv6 has one loopback address
+		{"http://10.0.0.1:8080/mcp", 100000, 0},     // not ours to choose
+		{"http://mcp.example:8080/mcp", 100000, 0},  // nor here
+		{"http://127.0.0.1:8080/mcp", 100 * ports, 100},
+	} {
+		got := AutoSourceAddrs(c.target, c.conns, ports)
+		if len(got) != c.want {
+			t.Errorf("AutoSourceAddrs(%s, %d) = %v, want %d addresses", c.target, c.conns, got, c.want)
+			continue
+		}
+		for i, a := range got {
+			if want := netip.AddrFrom4([4]byte{127, 0, 0, byte(i + 1)}); a != want {
+				t.Errorf("AutoSourceAddrs(%s, %d)[%d] = %v, want %v", c.target, c.conns, i, a, want)
+			}
+		}
+	}
+}

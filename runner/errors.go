@@ -1,0 +1,50 @@
+package runner
+
+import "errors"
+
+// UsageError is a problem with what the run was asked to do, found before or while it
+// started: an invalid scenario or threshold (every problem at once), a shard that owns no
+// client, a target that cannot run the tool as the scenario asks (no Tasks capability,
+// fallback refuse). The command line exits 2.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// GateError is a run whose verdict is "fail": a gate or a threshold failed (the summary says
+// which). The command line exits 99.
+type GateError struct{}
+
+func (e *GateError) Error() string { return "a gate or threshold failed (see the summary above)" }
+
+// InterruptedError is a run stopped early (Options.Stop, or its context) with nothing failed
+// in what it measured. What says what was kept; "" is a load that ran and was cut short, its
+// files holding what was measured. The command line exits 130: a partial run is never a pass.
+type InterruptedError struct{ What string }
+
+func (e *InterruptedError) Error() string {
+	if e.What != "" {
+		return "interrupted before the end: " + e.What
+	}
+	return "interrupted before the end: the files hold what was measured, and nothing failed in it"
+}
+
+// TargetError is a target the run could not use: it cannot be reached, is not an MCP
+// endpoint, refused the credentials or initialize, or does not speak the era pinned
+// (docs/ARCHITECTURE.md#run-flow, step 6). The command line exits 1.
+type TargetError struct{ Err error }
+
+func (e *TargetError) Error() string { return e.Err.Error() }
+func (e *TargetError) Unwrap() error { return e.Err }
+
+// ErrNoRunSummary is wrapped by every error that ended a run before its summary was built:
+// summary.json then holds the error summary (verdict "error" and why, nothing measured),
+// which Run returns. Test it with errors.Is.
+var ErrNoRunSummary = errors.New("the run ended before its summary")
+
+// beforeSummary marks err as having ended the run before its summary (ErrNoRunSummary).
+type beforeSummary struct{ err error }
+
+func (e *beforeSummary) Error() string        { return e.err.Error() }
+func (e *beforeSummary) Unwrap() error        { return e.err }
+func (e *beforeSummary) Is(target error) bool { return target == ErrNoRunSummary }
