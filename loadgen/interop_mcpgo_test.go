@@ -57,6 +57,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -217,8 +218,9 @@ func startMCPGo(t *testing.T, hooks *mcpgoHooks, tool mcpgo.Tool, handler mcpgos
 	return srv.URL + "/mcp", tap
 }
 
-// runMCPGo probes the target, decides, and runs cfg against it to the end of its grace.
-func runMCPGo(t *testing.T, url string, cfg loadgen.Config) (*loadgen.Manifest, *metrics.Snapshot, *loadgen.Engine) {
+// runMCPGo probes the target, decides, and runs cfg against it to the end of its grace;
+// during, when given, runs beside the engine.
+func runMCPGo(t *testing.T, url string, cfg loadgen.Config, during ...func(*loadgen.Engine)) (*loadgen.Manifest, *metrics.Snapshot, *loadgen.Engine) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration+cfg.Grace+10*time.Second)
 	defer cancel()
@@ -242,9 +244,14 @@ func runMCPGo(t *testing.T, url string, cfg loadgen.Config) (*loadgen.Manifest, 
 		t.Fatal(err)
 	}
 	start := time.Now()
+	var wg sync.WaitGroup
+	for _, f := range during {
+		wg.Go(func() { f(eng) })
+	}
 	if err := eng.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
+	wg.Wait()
 	if ctx.Err() != nil {
 		t.Fatalf("the run outlived duration + grace + 10 s: %v", ctx.Err())
 	}
@@ -469,4 +476,37 @@ func TestMCPGoSelfTermination(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMCPGoRollback: a rollback drill against mcp-go, a server tasksim did not write. The
+// switch flips once tasks are running: those are polled to their end (mcp-go completes
+// each), every later call is a plain tools/call that mcp-go answers synchronously, and
+// mcp-go's own hooks saw exactly the tasks the clients saw created: none after the switch.
+func TestMCPGoRollback(t *testing.T) {
+	hooks := &mcpgoHooks{}
+	url, _ := startMCPGo(t, hooks,
+		mcpgo.NewTool("work", mcpgo.WithDescription("works a while"), mcpgo.WithTaskSupport(mcpgo.TaskSupportOptional)),
+		work(mcpgoShort, false, nil))
+	cfg := mcpgoConfig("work", 3*time.Second)
+	cfg.Fallback = loadgen.FallbackSync
+	cfg.Rollback = loadgen.RollbackPolicy{On: true}
+	_, snap, eng := runMCPGo(t, url, cfg, func(e *loadgen.Engine) {
+		for e.InFlight() == 0 { // the switch finds tasks running: a condition, not a delay
+			runtime.Gosched()
+		}
+		e.RollBack("tasks running")
+	})
+	rb := eng.Rollback()
+	if rb.Trigger != "tasks running" || rb.PreSwitch == 0 || rb.Settled != rb.PreSwitch || rb.CreatesAfter != 0 || rb.TasksAfter != 0 {
+		t.Errorf("rollback %+v: the running tasks settled, nothing created after", rb)
+	}
+	if rb.FallbackCalls == 0 || rb.FallbackErrors != 0 || snap.Counters[metrics.SyncCalls] != rb.FallbackCalls {
+		t.Errorf("fallback %d calls, %d errors, sync_calls %d", rb.FallbackCalls, rb.FallbackErrors, snap.Counters[metrics.SyncCalls])
+	}
+	hooks.mu.Lock()
+	defer hooks.mu.Unlock()
+	if created := snap.Counters[metrics.TasksCreated]; int64(hooks.created) != created {
+		t.Errorf("mcp-go created %d tasks, the clients saw %d created: a task after the switch", hooks.created, created)
+	}
+	noProtocolTrouble(t, snap, nil)
 }

@@ -252,9 +252,11 @@ func (v *vu) fallback(ctx context.Context, t *taskState) {
 		rb.c.fallbackErrs.Add(1) // counted ok above: the reply did not decode
 		v.malformed(mcp.OpToolsCall, "tools/call result after the rollback: "+perr.Error())
 	case plain.IsError:
+		v.shard.Add(metrics.SyncCalls, 1)
 		v.shard.Add(metrics.TasksFailed, 1)
 		v.shard.RecordDuration(metrics.TaskE2E, time.Since(t.intended))
 	default:
+		v.shard.Add(metrics.SyncCalls, 1)
 		v.shard.Add(metrics.TasksCompleted, 1)
 		v.shard.RecordDuration(metrics.TaskE2E, time.Since(t.intended))
 	}

@@ -711,6 +711,7 @@ func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 			}
 			v.failedCreates = 0
 			if plain != nil { // the server ran it synchronously (R4, or the sync fallback)
+				v.shard.Add(metrics.SyncCalls, 1)
 				if plain.IsError {
 					v.shard.Add(metrics.TasksFailed, 1)
 				} else {

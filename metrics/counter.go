@@ -40,6 +40,7 @@ const (
 	ElicitCancelled                     // elicitations answered cancel
 	CancelledUnrequested                // tasks seen cancelled whose own client sent no tasks/cancel
 	CancelsRefused                      // cancels refused -32602 while the task was still working (R27)
+	SyncCalls                           // synchronous calls that ended without a task (counted completed or failed too)
 	NumCounters                         // number of counters; not a counter
 )
 
@@ -110,6 +111,8 @@ func (c Counter) Name() string {
 		return "cancelled_unrequested"
 	case CancelsRefused:
 		return "cancels_refused"
+	case SyncCalls:
+		return "sync_calls"
 	}
 	return "counter(" + strconv.Itoa(int(c)) + ")"
 }

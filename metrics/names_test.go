@@ -67,7 +67,7 @@ func TestCounterGaugeNames(t *testing.T) {
 		"retried_creates", "cancels_sent", "cancels_acked", "cancels_late", "cancels_broken",
 		"results_lost", "creates_not_found", "input_required_seen",
 		"elicitations_received", "elicitations_accepted", "elicitations_declined",
-		"elicitations_cancelled", "cancelled_unrequested", "cancels_refused",
+		"elicitations_cancelled", "cancelled_unrequested", "cancels_refused", "sync_calls",
 	}
 	for c := range metrics.NumCounters {
 		if got := c.Name(); got != counters[c] {

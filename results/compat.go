@@ -1,6 +1,10 @@
 package results
 
-import "github.com/tasksim/tasksim/internal/mcp"
+import (
+	"fmt"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+)
 
 // Compat is what the compatibility gate compares: what the
 // target declared for the run's tool, what the client decided, and what the embedded
@@ -29,6 +33,20 @@ type Compat struct {
 	// parameter on a session without the tasks capability (it ignored them, R4); -1 =
 	// unknown (an external target).
 	TaskParamsIgnored int64
+	// Pin names the pin file the manifest was expected to match (scenario expect_manifest,
+	// docs/ARCHITECTURE.md#pin); "" = none. Drift is how the manifest differed from it, at
+	// the run's end (with the pollInterval and ttl its first task was granted).
+	Pin   string
+	Drift []ManifestDrift
+}
+
+// ManifestDrift is one field of the manifest that differs from its pin: the value pinned
+// and the value now ("absent" where either has none, "not observed" where the run could
+// not see it).
+type ManifestDrift struct {
+	Field  string `json:"field"`
+	Pinned string `json:"pinned"`
+	Now    string `json:"now"`
 }
 
 // compatibilityGate is the compatibility gate:
@@ -47,7 +65,38 @@ type Compat struct {
 //	               pass = task_params_sent == 0 && task_params_ignored <= 0
 //	                      && fallback == "sync" && sync_calls > 0 && tasks_created == 0
 //	               (sync_calls = tools/call sent; refuse stops the run before it starts)
+//
+// With a pin (expect_manifest), the gate is evaluated in any case and also fails on drift:
+// expected_manifest names the pin, manifest_drift lists each field that changed.
 func compatibilityGate(info RunInfo, s *Summary) Gate {
+	g := fallbackGate(info, s)
+	c := info.Compat
+	if c == nil || c.Pin == "" {
+		return g
+	}
+	if !g.Evaluated {
+		delete(g.Evidence, "reason")
+		g.Evaluated = true
+	}
+	g.Evidence["expected_manifest"] = c.Pin
+	g.Evidence["manifest_drift"] = nonNilDrift(c.Drift)
+	if len(c.Drift) > 0 {
+		failures, _ := g.Evidence["failures"].([]string)
+		g.Evidence["failures"] = append(failures, fmt.Sprintf("the manifest drifted from the pin %s: %d field(s) changed (manifest_drift)", c.Pin, len(c.Drift)))
+		g.Pass = false
+	}
+	return g
+}
+
+func nonNilDrift(d []ManifestDrift) []ManifestDrift {
+	if d == nil {
+		return []ManifestDrift{}
+	}
+	return d
+}
+
+// fallbackGate is the compatibility gate without a pin (see compatibilityGate).
+func fallbackGate(info RunInfo, s *Summary) Gate {
 	c := info.Compat
 	if c == nil {
 		return notEvaluated("no capability manifest: the target's tasks capability was not compared")

@@ -291,7 +291,7 @@ func recoveryGate(info RunInfo, s *Summary) Gate {
 	// and on the reconciliation list. Outcomes of synchronous calls (no task) are left out.
 	t := s.Tasks
 	if info.UnknownCreated >= 0 && t.Created > 0 {
-		ended := t.Completed + t.Failed + t.Cancelled + t.Expired + t.ResultLost + info.UnknownCreated
+		ended := t.Completed + t.Failed + t.Cancelled + t.Expired + t.ResultLost + info.UnknownCreated - c[metrics.SyncCalls.Name()]
 		ev["tasks_accounted"] = ended == t.Created
 		if ended != t.Created {
 			ev["accounting"] = fmt.Sprintf("%d tasks created, %d ended (completed, failed, cancelled, expired, result lost or unknown)", t.Created, ended)

@@ -79,6 +79,11 @@ func mergedRunInfo(runs []shardRun) RunInfo {
 			ri.Compat = compatOf(s.Gates.Compatibility.Evidence)
 		} else if c := compatOf(s.Gates.Compatibility.Evidence); c != nil {
 			ri.Compat.TaskParamsIgnored = addKnown(ri.Compat.TaskParamsIgnored, c.TaskParamsIgnored)
+			for _, d := range c.Drift { // a drift any shard saw, once
+				if !slices.Contains(ri.Compat.Drift, d) {
+					ri.Compat.Drift = append(ri.Compat.Drift, d)
+				}
+			}
 		}
 		if s.Contract != nil && (ri.Contract == nil || (ri.Contract.Verdict == "pass" && s.Contract.Verdict != "pass")) {
 			ri.Contract = s.Contract // the first failing shard's suite, else the first shard's
@@ -193,13 +198,23 @@ func compatOf(ev map[string]any) *Compat {
 	str := func(k string) string { s, _ := ev[k].(string); return s }
 	flag := func(k string) bool { b, _ := ev[k].(bool); return b }
 	_, missing := ev["missing"]
-	return &Compat{
+	c := &Compat{
 		Protocol: str("protocol_version"), Era: str("era"), EraFallback: str("era_fallback"),
 		TasksDeclared: flag("tasks_declared"), List: flag("tasks_list"), Cancel: flag("tasks_cancel"),
 		ToolsCall: flag("tasks_tools_call"), Tool: str("tool"), TaskSupport: str("tool_task_support"),
 		Supported: !missing, Why: str("missing"), AsTask: flag("as_task"), Fallback: str("declared_fallback"),
 		Taken: str("fallback_taken"), TaskParamsIgnored: addKnown(0, ev["task_params_ignored"]),
+		Pin: str("expected_manifest"),
 	}
+	// A pin's drift, as the shard saw it: each shard probed the target itself.
+	for _, d := range list(ev["manifest_drift"]) {
+		m, _ := d.(map[string]any)
+		f, _ := m["field"].(string)
+		p, _ := m["pinned"].(string)
+		n, _ := m["now"].(string)
+		c.Drift = append(c.Drift, ManifestDrift{Field: f, Pinned: p, Now: n})
+	}
+	return c
 }
 
 // addKnown adds a figure a shard may not have measured (null, or a negative count: -1) to

@@ -35,8 +35,11 @@ type collector struct {
 	windows int                  // windows closed
 	aborts  []abortRule          // abort_on_fail thresholds, checked on every window
 	aborted string               // which one stopped the load, and where; "" = none
-	quit    chan struct{}
-	wg      sync.WaitGroup
+	// rollBackOnAbort flips the rollback's switch instead of stopping the load
+	// (rollback.on_abort); rolledBack says it did.
+	rollBackOnAbort, rolledBack bool
+	quit                        chan struct{}
+	wg                          sync.WaitGroup
 }
 
 const window = time.Second
@@ -58,7 +61,7 @@ func newCollector(dir string, start time.Time, rec *metrics.Recorder, eng *loadg
 	}
 	return &collector{rec: rec, eng: eng, srv: srv, start: start, ts: ts, hlogFile: f,
 		hlog: metrics.NewLogWriter(f, start), tally: tally, aborts: abortRules(sc, srv == nil),
-		duration: time.Duration(sc.Duration), quit: make(chan struct{})}, nil
+		duration: time.Duration(sc.Duration), quit: make(chan struct{}), rollBackOnAbort: sc.Rollback.OnAbort}, nil
 }
 
 func (c *collector) begin() {
@@ -168,15 +171,23 @@ func abortRules(sc *scenarios.Scenario, external bool) []abortRule {
 	return out
 }
 
-// checkAborts stops the load at the first window that fails an abort_on_fail threshold.
+// checkAborts stops the load at the first window that fails an abort_on_fail threshold,
+// or, with rollback.on_abort, flips the rollback's switch instead: the load goes on through
+// the fallback, as behind a canary controller that rolled back.
 func (c *collector) checkAborts(w *metrics.Window, index int) {
-	if c.aborted != "" {
+	if c.aborted != "" || c.rolledBack {
 		return
 	}
 	for _, r := range c.aborts {
 		if v, failed := r.th.FailsIn(w); failed {
-			c.aborted = fmt.Sprintf("threshold %q failed in window %d (%s into the run): value %v", r.expr, index,
+			why := fmt.Sprintf("threshold %q failed in window %d (%s into the run): value %v", r.expr, index,
 				w.End.Sub(c.start).Round(time.Second), v)
+			if c.rollBackOnAbort {
+				c.rolledBack = true
+				c.eng.RollBack("on_abort: " + why)
+				return
+			}
+			c.aborted = why
 			c.eng.Stop()
 			return
 		}

@@ -192,10 +192,11 @@ func EngineConfig(sc *scenarios.Scenario) loadgen.Config {
 		// requests beyond what they can serve only queue, at two file descriptors each.
 		// Against a real target a bound would cap the load a slow target sees, so none.
 		cfg.MaxConns = loadgen.DefaultMaxConns
-		if !sc.Faults.On() {
+		if !sc.Faults.On() && !sc.Rollback.On() {
 			// Nothing can lose a create here, so nothing needs reconciling: send no
 			// idempotency key, and the server's ledger keeps no entry per task (a long soak
-			// would otherwise grow it by one key per task for the whole run).
+			// would otherwise grow it by one key per task for the whole run). A rollback
+			// drill keeps them: its reconciliation names each operation by its key.
 			cfg.Recovery.IdempotencyArg = ""
 		}
 	} else {

@@ -132,8 +132,9 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*results.Su
 }
 
 // Validate checks that sc can be run as the slice shard: the scenario and its threshold
-// expressions, every problem at once, a shard that owns at least one client, and source
-// addresses that can reach the target (RunConnections). Every problem is a *UsageError.
+// expressions, every problem at once, a shard that owns at least one client, source
+// addresses that can reach the target (RunConnections), and the pin file of
+// expect_manifest. Every problem is a *UsageError.
 func Validate(sc *scenarios.Scenario, shard scenarios.Shard) error {
 	if err := errors.Join(sc.Validate(), results.CheckThresholds(sc)); err != nil {
 		return &UsageError{err}
@@ -142,8 +143,15 @@ func Validate(sc *scenarios.Scenario, shard scenarios.Shard) error {
 		return &UsageError{fmt.Errorf("shard %d/%d owns no client: the scenario has %d, fewer than the %d shards (fewer shards, or more clients)",
 			shard.Index, shard.Count, pool, shard.Count)}
 	}
-	_, err := RunConnections(sc, shard)
-	return err
+	if _, err := RunConnections(sc, shard); err != nil {
+		return err
+	}
+	if sc.ExpectManifest != "" {
+		if _, err := loadgen.ReadPin(PinPath(sc)); err != nil {
+			return &UsageError{fmt.Errorf("expect_manifest: %w", err)}
+		}
+	}
+	return nil
 }
 
 // runRequest is one run of a scenario, from its start to its output.
@@ -249,6 +257,7 @@ func (r *runRequest) run(ctx context.Context) (*results.Summary, error) {
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("output directory: %w", err)
 	}
+	r.rollbackPolicy(srv) // rollback.go
 	eng, err := loadgen.New(*r.cfg, target, r.manifest, rec)
 	if err != nil {
 		return nil, &UsageError{err}
@@ -268,7 +277,9 @@ func (r *runRequest) run(ctx context.Context) (*results.Summary, error) {
 	interrupted, done := r.watchStop(ctx, eng)
 	defer close(done)
 	col.begin()
+	disarm := r.armRollback(eng)
 	runErr := eng.Run(ctx)
+	disarm()
 	col.stop()
 	r.phase(PhaseLoadDone)
 	return r.finish(runErr, func() *results.Summary {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tasksim/tasksim/internal/gcpolicy"
@@ -206,6 +207,7 @@ func summarize(r *runRequest, srv *mockserver.Server, eng *loadgen.Engine, rec *
 		ErrorBudget:        errorBudget(sc),
 		Errors:             errorKinds(eng, r.secrets.String),
 		Compat:             compatInfo(sc, manifest, srv),
+		Rollback:           r.rollbackInfo(eng, srv),
 		Windows:            col.tally,
 		Contract:           r.contract,
 	}, rec.Total(), nil)
@@ -324,5 +326,25 @@ func compatInfo(sc *scenarios.Scenario, m *loadgen.Manifest, srv *mockserver.Ser
 	if srv != nil {
 		c.TaskParamsIgnored = int64(srv.TaskParamsIgnored())
 	}
+	if sc.ExpectManifest != "" {
+		c.Pin = PinPath(sc)
+		if pin, err := loadgen.ReadPin(c.Pin); err == nil { // Validate read it before the run
+			for _, d := range pin.Check(m) {
+				c.Drift = append(c.Drift, results.ManifestDrift{Field: d.Field, Pinned: d.Pinned, Now: d.Now})
+			}
+		} else {
+			c.Drift = []results.ManifestDrift{{Field: "pin", Pinned: c.Pin, Now: err.Error()}}
+		}
+	}
 	return c
+}
+
+// PinPath is the pin file sc's expect_manifest names: as written when absolute, else from
+// the scenario file's directory (the working directory for a built-in scenario).
+func PinPath(sc *scenarios.Scenario) string {
+	p := sc.ExpectManifest
+	if p == "" || filepath.IsAbs(p) || sc.Source == "" || strings.HasPrefix(sc.Source, "builtin:") {
+		return p
+	}
+	return filepath.Join(filepath.Dir(sc.Source), p)
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tasksim/tasksim/results"
 )
 
 // TestProbePinExpect is the canary step from the command line: pin the manifest of one
@@ -76,4 +78,48 @@ func lineWith(s, sub string) string {
 		}
 	}
 	return ""
+}
+
+// TestRunExpectManifest: a run whose scenario names expect_manifest compares the target's
+// manifest with the pin at its end: the approved server passes the compatibility gate, a
+// changed one fails it (exit 99) with the drift in summary.json; a pin that cannot be read
+// refuses the run before it starts (exit 2, naming the file).
+func TestRunExpectManifest(t *testing.T) {
+	approved := startServe(t, "--poll-interval", "100ms")
+	dir := t.TempDir()
+	pin := filepath.Join(dir, "approved.yaml")
+	if _, stderr, code := tasksim(t, "probe", "--target", approved, "--create-task", "--pin", pin); code != 0 {
+		t.Fatalf("--pin: exit %d\n%s", code, stderr)
+	}
+	sc := filepath.Join(dir, "canary.yaml")
+	if err := os.WriteFile(sc, []byte("name: canary\nduration: 1s\ngrace: 3s\ntool: work_task\nargs: {duration_ms: 200}\n"+
+		"workload: {clients: 3}\nexpect_manifest: approved.yaml\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runAgainst := func(url string) (*results.Summary, string, int) {
+		out := filepath.Join(t.TempDir(), "run")
+		_, stderr, code := tasksim(t, "run", sc, "--target", url, "--out", out, "--no-progress")
+		s, err := results.ReadSummary(out)
+		if err != nil {
+			t.Fatalf("exit %d, %v\n%s", code, err, stderr)
+		}
+		return s, stderr, code
+	}
+	s, stderr, code := runAgainst(approved)
+	g := s.Gates.Compatibility
+	if code != 0 || !g.Evaluated || !g.Pass || g.Evidence["expected_manifest"] != pin {
+		t.Fatalf("the approved server: exit %d, gate %+v\n%s", code, g, stderr)
+	}
+	s, _, code = runAgainst(startServe(t, "--poll-interval", "200ms"))
+	g = s.Gates.Compatibility
+	drift, _ := g.Evidence["manifest_drift"].([]any)
+	if code != exitGate || g.Pass || len(drift) != 1 || drift[0].(map[string]any)["now"] != "200" {
+		t.Errorf("a changed server: exit %d, gate %+v", code, g)
+	}
+	if err := os.Remove(pin); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := tasksim(t, "run", sc, "--target", approved, "--out", t.TempDir(), "--no-progress"); code != exitUsage || !strings.Contains(stderr, "expect_manifest: pin: open "+pin) {
+		t.Errorf("a missing pin: exit %d\n%s", code, stderr)
+	}
 }

@@ -39,9 +39,15 @@ func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config, conns r
 		}
 		fmt.Fprintf(w, "contract     the contract suite runs first, against %s: the contract gate\n", where)
 	}
+	if sc.ExpectManifest != "" {
+		fmt.Fprintf(w, "manifest     compared with the pin %s at the end: drift fails the compatibility gate\n", runner.PinPath(sc))
+	}
 	fmt.Fprintf(w, "load         %s\n", runner.PlanLine(sc, cfg))
 	if cfg.Shard != (scenarios.Shard{}) {
 		fmt.Fprintf(w, "shard        %s\n", shardPlan(cfg.Shard, sc))
+	}
+	if rb := sc.Rollback; rb.On() {
+		fmt.Fprintf(w, "rollback     %s\n", rollbackText(sc))
 	}
 	fmt.Fprintf(w, "seed         %d\n", sc.Seed)
 	var args strings.Builder // the scenario's arguments as JSON (the run may add a key)
@@ -318,4 +324,33 @@ func sourcesText(addrs []string) string {
 		return strings.Join(addrs, ", ")
 	}
 	return fmt.Sprintf("%s, ... %s (%d addresses)", strings.Join(addrs[:3], ", "), addrs[len(addrs)-1], len(addrs))
+}
+
+// rollbackText says what a rollback drill will do: when the switch flips, what new work
+// takes after it, and what becomes of the tasks running then.
+func rollbackText(sc *scenarios.Scenario) string {
+	rb := sc.Rollback
+	var when []string
+	if rb.At > 0 {
+		when = append(when, "at "+time.Duration(rb.At).String())
+	}
+	if rb.OnAbort {
+		when = append(when, "when an abort_on_fail threshold fails (instead of stopping the load)")
+	}
+	after := "new work refused and counted (fallback refuse)"
+	if sc.Fallback == scenarios.FallbackSync {
+		after = "new work as plain tools/call (fallback sync; refused where the tool requires tasks)"
+	}
+	watch := "running tasks polled to their end, none cancelled"
+	if rb.Cancel {
+		watch = "running tasks cancelled and polled to their end"
+	}
+	s := fmt.Sprintf("the kill switch %s: no task-augmented call after it, %s, %s", strings.Join(when, ", or "), after, watch)
+	if rb.Restart {
+		s += "; the embedded server restarts at the switch"
+		if sc.Faults.Server.RestartLosesTasks {
+			s += " and forgets its tasks"
+		}
+	}
+	return s + ": the rollback gate"
 }

@@ -1,0 +1,62 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/tasksim/tasksim/metrics"
+	"github.com/tasksim/tasksim/results"
+)
+
+// TestRollbackDrillCounts: the rollback-drill in virtual time, its counts exact: every task
+// running at the switch is counted once, settled, and applied by the ledger; no task is
+// created after the switch (the server created exactly the tasks the clients saw created
+// before it); new work went on as plain calls.
+func TestRollbackDrillCounts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sum, _ := runVirtual(t, "rollback-drill", results.VerdictPass, "duration=12s", "grace=12s", "rollback.at=5s")
+		g := sum.Gates.Rollback
+		ev := g.Evidence
+		pre := ev["pre_switch"].(int64)
+		rc := ev["reconciliation"].(map[string]any)
+		if !g.Evaluated || !g.Pass || pre == 0 || ev["pre_switch_settled"] != pre || ev["pre_switch_listed"] != int64(0) ||
+			ev["pre_switch_unlisted"] != int64(0) || rc["in_flight"] != int(pre) || rc["applied"] != int(pre) {
+			t.Fatalf("rollback gate %+v", g)
+		}
+		if ev["creates_after"] != int64(0) || ev["server_creates_after"] != int64(0) || ev["trigger"] != "at 5s" {
+			t.Errorf("after the switch: %v", ev)
+		}
+		calls := ev["fallback_calls"].(int64)
+		if calls == 0 || ev["fallback_errors"] != int64(0) || counter(sum, metrics.SyncCalls) != calls {
+			t.Errorf("fallback calls %d, sync_calls %d", calls, counter(sum, metrics.SyncCalls))
+		}
+		if created := sum.Tasks.Created; created == 0 || sum.Tasks.Completed != created+calls {
+			t.Errorf("created %d, completed %d: the tasks and the plain calls", created, sum.Tasks.Completed)
+		}
+		if sum.Server.Run == nil || int64(sum.Server.Run.TasksCreated) != sum.Tasks.Created {
+			t.Errorf("the server created %+v, the clients saw %d", sum.Server.Run, sum.Tasks.Created)
+		}
+	})
+}
+
+// TestRollbackOnAbort: with rollback.on_abort, the abort_on_fail threshold that fails flips
+// the switch instead of stopping the load: the gate names it, the load went on through the
+// fallback, and the threshold still fails the run.
+func TestRollbackOnAbort(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sum, _ := runVirtual(t, "rollback-drill", results.VerdictFail, "duration=12s", "grace=12s",
+			"rollback={on_abort: true}", "thresholds=[{expr: 'task_e2e.max < 1ms', abort_on_fail: true}]")
+		ev := sum.Gates.Rollback.Evidence
+		trigger, _ := ev["trigger"].(string)
+		if !strings.HasPrefix(trigger, `on_abort: threshold "task_e2e.max < 1ms" failed in window`) || sum.Aborted != "" {
+			t.Fatalf("trigger %q, aborted %q: the threshold flips the switch, it does not stop the load", trigger, sum.Aborted)
+		}
+		if !sum.Gates.Rollback.Pass || ev["fallback_calls"].(int64) == 0 || ev["pre_switch"].(int64) == 0 {
+			t.Errorf("rollback gate %+v", sum.Gates.Rollback)
+		}
+		if th := sum.Thresholds[0]; th.Pass || !th.AbortOnFail {
+			t.Errorf("threshold %+v: it still fails the run", th)
+		}
+	})
+}
