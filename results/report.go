@@ -52,6 +52,16 @@ func RenderReport(dir string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	raw, err := readRawSummary(dir)
+	if err != nil {
+		return nil, err
+	}
+	return renderRunPage(dir, s, raw)
+}
+
+// renderRunPage renders the report of the run in dir whose summary is s (raw: the same, as
+// its JSON decodes generically); the run's other files are read from dir.
+func renderRunPage(dir string, s *Summary, raw rawSummary) ([]byte, error) {
 	hists, err := ReadHistogramLogTotals(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
@@ -62,10 +72,6 @@ func RenderReport(dir string) ([]byte, error) {
 	}
 	ev, err := readFaultEvents(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	raw, err := readRawSummary(dir)
-	if err != nil {
 		return nil, err
 	}
 	p := buildPage(s, raw, hists, ts, ev)

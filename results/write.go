@@ -53,6 +53,55 @@ func WriteSummary(dir string, s *Summary) error {
 	return writeAtomic(dir, SummaryCSVFile, summaryCSV(s))
 }
 
+// Rendered is what a run writes of its summary into its directory, in memory: summary.json,
+// summary.csv and report.html (RenderRun), to be checked before anything is written (a run
+// scans its outputs for planted secrets) and written once (Write).
+type Rendered struct {
+	JSON, CSV, Report []byte
+}
+
+// RenderRun renders s, the summary of the run in dir, as the files Write writes; the
+// report reads the run's other files (timeseries.csv, histograms.hlog, events.csv) from dir.
+func RenderRun(dir string, s *Summary) (*Rendered, error) {
+	js, err := summaryJSON(s)
+	if err != nil {
+		return nil, err
+	}
+	// The page is rendered from the JSON, as `tasksim report` renders it from the file: the
+	// same bytes either way.
+	var raw rawSummary
+	back := new(Summary)
+	if err := json.Unmarshal(js, &raw); err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	if err := json.Unmarshal(js, back); err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	page, err := renderRunPage(dir, back, raw)
+	if err != nil {
+		return nil, err
+	}
+	return &Rendered{JSON: js, CSV: summaryCSV(s), Report: page}, nil
+}
+
+// Write writes the rendered files into dir, each atomically, summary.json last: a reader
+// that finds summary.json finds every file of the run written (a merge waiting for its
+// shards, say).
+func (r *Rendered) Write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	for _, f := range []struct {
+		name string
+		b    []byte
+	}{{SummaryCSVFile, r.CSV}, {ReportFile, r.Report}, {SummaryJSONFile, r.JSON}} {
+		if err := writeAtomic(dir, f.name, f.b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ReadSummary reads the summary.json of a run directory, for `tasksim report`. Keys it
 // does not know are ignored; manifest, server and evidence come back as JSON values
 // (map[string]any, float64, ...).

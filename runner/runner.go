@@ -330,17 +330,21 @@ func (r *runRequest) finish(runErr error, build func() *results.Summary, eng *lo
 			return nil, fmt.Errorf("writing results: %w", err)
 		}
 	}
-	text, err := r.write(sum)
+	out, text, err := r.render(sum)
 	if err != nil {
 		return nil, err // not summarized: the error summary replaces what was written
 	}
-	if scanOutputs(eng, r.dir, text) > 0 {
+	if scanOutputs(eng, r.dir, text, out) > 0 {
 		// A planted secret or a token reached tasksim's own output: the hard gate fails, and
-		// the files are written again to say so (where, never the secret).
+		// the summary says so (where, never the secret). Nothing was written yet: the files
+		// are written once, so that no reader ever sees the first pass's summary.
 		sum = build()
-		if _, err = r.write(sum); err != nil {
-			return nil, err // likewise: never the first pass's summary, which missed the find
+		if out, _, err = r.render(sum); err != nil {
+			return nil, err
 		}
+	}
+	if err := out.Write(r.dir); err != nil {
+		return nil, fmt.Errorf("writing results: %w", err)
 	}
 	r.summarized = true
 	if runErr != nil {
@@ -355,20 +359,19 @@ func (r *runRequest) finish(runErr error, build func() *results.Summary, eng *lo
 	return sum, nil
 }
 
-// write writes summary.json, summary.csv and report.html of sum, and returns its text
-// summary (results.WriteText), which the caller prints and the secret scan reads.
-func (r *runRequest) write(sum *results.Summary) ([]byte, error) {
-	if err := results.WriteSummary(r.dir, sum); err != nil {
-		return nil, fmt.Errorf("writing results: %w", err)
-	}
-	if err := results.WriteReport(r.dir); err != nil {
-		return nil, fmt.Errorf("writing results: %w", err)
+// render renders summary.json, summary.csv and report.html of sum in memory, and its text
+// summary (results.WriteText), which the caller prints: what the secret scan reads before
+// anything is written.
+func (r *runRequest) render(sum *results.Summary) (*results.Rendered, []byte, error) {
+	out, err := results.RenderRun(r.dir, sum)
+	if err != nil {
+		return nil, nil, fmt.Errorf("writing results: %w", err)
 	}
 	var text bytes.Buffer
 	if err := results.WriteText(&text, sum, r.dir); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return text.Bytes(), nil
+	return out, text.Bytes(), nil
 }
 
 // writeErrorSummary writes the summary of a run that err stopped before it could be

@@ -259,15 +259,27 @@ func errorKinds(eng *loadgen.Engine, redact func(string) string) []results.Error
 	return out
 }
 
-// scanOutputs scans every file of the run directory, and the text report, for the run's
-// planted secrets and tokens (loadgen.Engine.ScanOutput) and returns how many it found.
-func scanOutputs(eng *loadgen.Engine, dir string, text []byte) int {
+// scanOutputs scans the run's outputs for its planted secrets and tokens
+// (loadgen.Engine.ScanOutput): the text report, the files out is about to write, and every
+// other file of the run directory. It returns how many it found.
+func scanOutputs(eng *loadgen.Engine, dir string, text []byte, out *results.Rendered) int {
 	n := eng.ScanOutput("stdout", text)
+	rendered := []struct {
+		name string
+		b    []byte
+	}{{results.SummaryJSONFile, out.JSON}, {results.SummaryCSVFile, out.CSV}, {results.ReportFile, out.Report}}
+	for _, f := range rendered {
+		n += eng.ScanOutput(f.name, f.b)
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return n
 	}
 	for _, de := range entries {
+		switch de.Name() {
+		case results.SummaryJSONFile, results.SummaryCSVFile, results.ReportFile:
+			continue // about to be written: scanned as rendered
+		}
 		if !de.Type().IsRegular() {
 			continue
 		}
