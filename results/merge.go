@@ -118,10 +118,11 @@ func MergeRuns(dirs []string, out string, opts MergeOptions) (*Summary, error) {
 	s := Build(ri, total, nil)
 	s.Aborted = ri.Aborted
 	s.Merge = info
-	if err := WriteSummary(out, s); err != nil {
+	r, err := RenderRun(out, s)
+	if err != nil {
 		return nil, err
 	}
-	if err := WriteReport(out); err != nil {
+	if err := r.Write(out); err != nil { // summary.json last, as a run writes it
 		return nil, err
 	}
 	return s, nil
