@@ -60,6 +60,8 @@ func mergedRunInfo(runs []shardRun) RunInfo {
 		invalid = append(invalid, list(hard["invalid_transitions_detail"])...)
 		addSecurity(sec, hard)
 
+		ri.Rollback = addRollback(ri.Rollback, s.Gates.Rollback)
+
 		rec := s.Gates.Recovery
 		ri.FaultsOn = ri.FaultsOn || rec.Evaluated
 		ri.Faults = addCounts(ri.Faults, rec.Evidence["faults_injected"])
@@ -288,4 +290,91 @@ func appendAny(acc, v any) any {
 		return acc
 	}
 	return append(list(acc), l...)
+}
+
+// addRollback adds a shard's rollback gate to acc, the merged drill: nil while no shard
+// rehearsed one. Counts add up; the switch is the earliest shard's (each shard flips its
+// own at the same offset, or on its own abort); the drain is the longest, unknown (-1) when
+// one shard's is; the server's figures are unknown when one shard's are; the samples are
+// concatenated. A shard whose switch never flipped adds its plan.
+func addRollback(acc *Rollback, g Gate) *Rollback {
+	ev := g.Evidence
+	if !g.Evaluated {
+		planned, ok := ev["planned"].(string)
+		if !ok { // no drill in this shard
+			return acc
+		}
+		if acc == nil {
+			acc = &Rollback{Planned: planned, DrainS: -1, ServerCreatesAfter: -1}
+		}
+		return acc
+	}
+	n := func(k string) int64 { return int64(number(ev[k])) }
+	trigger, _ := ev["trigger"].(string)
+	at := number(ev["switched_at_s"])
+	drain := -1.0
+	if d, ok := ev["drain_s"].(float64); ok {
+		drain = d
+	}
+	if acc == nil || acc.Trigger == "" {
+		acc = &Rollback{Planned: acc.planned(), Trigger: trigger, AtS: at, DrainS: drain,
+			ServerCreatesAfter: addKnown(0, ev["server_creates_after"])}
+	} else {
+		acc.AtS = min(acc.AtS, at)
+		if acc.DrainS < 0 || drain < 0 {
+			acc.DrainS = -1
+		} else {
+			acc.DrainS = max(acc.DrainS, drain)
+		}
+		acc.ServerCreatesAfter = addKnown(acc.ServerCreatesAfter, ev["server_creates_after"])
+	}
+	acc.CreatesAfter += n("creates_after")
+	acc.TasksAfter += n("tasks_after_plain_call")
+	acc.PreSwitch += n("pre_switch")
+	acc.Settled += n("pre_switch_settled")
+	acc.Listed += n("pre_switch_listed")
+	acc.Unlisted += n("pre_switch_unlisted")
+	acc.Cancelled += n("watcher_cancelled")
+	acc.FallbackCalls += n("fallback_calls")
+	acc.FallbackErrors += n("fallback_errors")
+	acc.Refused += n("refused")
+	for _, id := range list(ev["unlisted_sample"]) {
+		if s, ok := id.(string); ok && len(acc.UnlistedSample) < rollbackSample {
+			acc.UnlistedSample = append(acc.UnlistedSample, s)
+		}
+	}
+	if rc, ok := ev["reconciliation"].(map[string]any); ok {
+		if acc.Reconciliation == nil {
+			acc.Reconciliation = &Reconciliation{}
+		}
+		r := acc.Reconciliation
+		r.InFlight += int(number(rc["in_flight"]))
+		r.TasksLost += int64(number(ev["tasks_lost"]))
+		r.Applied = append(r.Applied, reconciledOps(rc["applied_sample"])...)
+		r.NotApplied = append(r.NotApplied, reconciledOps(rc["not_applied_sample"])...)
+		r.Unknown = append(r.Unknown, reconciledOps(rc["unknown_sample"])...)
+		r.AppliedN += int(number(rc["applied"]))
+		r.NotAppliedN += int(number(rc["not_applied"]))
+		r.UnknownN += int(number(rc["unknown"]))
+	}
+	return acc
+}
+
+// planned is the drill's plan, "" for nil.
+func (r *Rollback) planned() string {
+	if r == nil {
+		return ""
+	}
+	return r.Planned
+}
+
+// reconciledOps reads a shard's reconciliation sample back.
+func reconciledOps(v any) []ReconciledOp {
+	var out []ReconciledOp
+	for _, x := range list(v) {
+		m, _ := x.(map[string]any)
+		str := func(k string) string { s, _ := m[k].(string); return s }
+		out = append(out, ReconciledOp{TaskID: str("task_id"), Key: str("idempotency_key"), Tenant: str("tenant"), Status: str("status")})
+	}
+	return out
 }

@@ -5,14 +5,19 @@ package results
 // it, and, on the embedded server, the server's own count and its ledger's reconciliation.
 // The caller fills it from the engine (loadgen.RollbackStats) and the server.
 type Rollback struct {
+	// Planned says when the scenario meant the switch to flip ("at 10s", "on an
+	// abort_on_fail threshold's failure"), for a gate whose switch never flipped.
+	Planned string
 	// Trigger says what flipped the switch ("at 5s", or the abort_on_fail threshold that
-	// failed); "" = it never flipped (on_abort, and no threshold failed).
+	// failed); "" = it never flipped (the run ended first, or no threshold failed).
 	Trigger string
 	// AtS is when the switch flipped, in seconds from the run's start.
 	AtS float64
 	// CreatesAfter counts the task-augmented creates the clients sent after the switch, as
-	// they went on the wire: a fleet that rolled back sends none.
-	CreatesAfter int64
+	// they went on the wire: a fleet that rolled back sends none. TasksAfter counts the
+	// tasks a server returned for a plain call after the switch: a server that made a task
+	// no client asked for.
+	CreatesAfter, TasksAfter int64
 	// ServerCreatesAfter counts the tasks the embedded server created after the switch; -1
 	// = unknown (an external target).
 	ServerCreatesAfter int64
@@ -44,11 +49,19 @@ type Rollback struct {
 // at the switch: applied, not applied, unknown, each with its keys (a sample), and the tasks
 // it lost after the switch.
 type Reconciliation struct {
-	InFlight   int            `json:"in_flight"`
-	Applied    []ReconciledOp `json:"applied"`
-	NotApplied []ReconciledOp `json:"not_applied"`
-	Unknown    []ReconciledOp `json:"unknown"`
-	TasksLost  int64          `json:"tasks_lost"`
+	InFlight   int
+	Applied    []ReconciledOp
+	NotApplied []ReconciledOp
+	Unknown    []ReconciledOp
+	// AppliedN, NotAppliedN and UnknownN are the counts when the lists above are samples of
+	// them (a merge keeps the shards' samples); 0 = the lists are whole.
+	AppliedN, NotAppliedN, UnknownN int
+	TasksLost                       int64
+}
+
+// counts returns how many operations are applied, not applied and unknown.
+func (r *Reconciliation) counts() (applied, notApplied, unknown int) {
+	return max(len(r.Applied), r.AppliedN), max(len(r.NotApplied), r.NotAppliedN), max(len(r.Unknown), r.UnknownN)
 }
 
 // ReconciledOp is one operation the server reconciled: its task, idempotency key ("" when
@@ -68,8 +81,10 @@ const rollbackSample = 20
 
 // rollbackGate is the rollback gate:
 //
-//	not evaluated  without a rollback drill, or when its switch never flipped (on_abort)
+//	not evaluated  without a rollback drill, or when its switch never flipped (planned
+//	               says when it was to)
 //	evaluated      pass = creates_after == 0 && server_creates_after <= 0
+//	                      && tasks_after_plain_call == 0
 //	                      && pre_switch_unlisted == 0 && pre_switch > 0
 //	                      && (fallback_calls == 0 || fallback_errors_rate <= error budget)
 //
@@ -82,24 +97,27 @@ func rollbackGate(info RunInfo) Gate {
 		return notEvaluated("the scenario rehearses no rollback (rollback: {at: D} or {on_abort: true})")
 	}
 	if r.Trigger == "" {
-		return notEvaluated("the switch never flipped: rollback.on_abort, and no abort_on_fail threshold failed")
+		g := notEvaluated("the switch never flipped (planned " + r.Planned + "): the run ended first, or no abort_on_fail threshold failed")
+		g.Evidence["planned"] = r.Planned
+		return g
 	}
 	ev := map[string]any{
-		"trigger":              r.Trigger,
-		"switched_at_s":        round3(r.AtS),
-		"creates_after":        r.CreatesAfter,
-		"server_creates_after": unknownCount(r.ServerCreatesAfter),
-		"pre_switch":           r.PreSwitch,
-		"pre_switch_settled":   r.Settled,
-		"pre_switch_listed":    r.Listed,
-		"pre_switch_unlisted":  r.Unlisted,
-		"unlisted_sample":      nonNilSlice(r.UnlistedSample),
-		"watcher_cancelled":    r.Cancelled,
-		"drain_s":              nil,
-		"fallback_calls":       r.FallbackCalls,
-		"fallback_errors":      r.FallbackErrors,
-		"fallback_errors_rate": nil,
-		"refused":              r.Refused,
+		"trigger":                r.Trigger,
+		"switched_at_s":          round3(r.AtS),
+		"creates_after":          r.CreatesAfter,
+		"tasks_after_plain_call": r.TasksAfter,
+		"server_creates_after":   unknownCount(r.ServerCreatesAfter),
+		"pre_switch":             r.PreSwitch,
+		"pre_switch_settled":     r.Settled,
+		"pre_switch_listed":      r.Listed,
+		"pre_switch_unlisted":    r.Unlisted,
+		"unlisted_sample":        nonNilSlice(r.UnlistedSample),
+		"watcher_cancelled":      r.Cancelled,
+		"drain_s":                nil,
+		"fallback_calls":         r.FallbackCalls,
+		"fallback_errors":        r.FallbackErrors,
+		"fallback_errors_rate":   nil,
+		"refused":                r.Refused,
 	}
 	if r.DrainS >= 0 {
 		ev["drain_s"] = round3(r.DrainS)
@@ -110,12 +128,13 @@ func rollbackGate(info RunInfo) Gate {
 		note(ev, "server_creates_after", "not observable on an external target: only the embedded server counts what it created")
 	}
 	if rc := r.Reconciliation; rc != nil {
+		applied, notApplied, unknown := rc.counts()
 		ev["tasks_lost"] = rc.TasksLost
 		ev["reconciliation"] = map[string]any{
 			"in_flight":          rc.InFlight,
-			"applied":            len(rc.Applied),
-			"not_applied":        len(rc.NotApplied),
-			"unknown":            len(rc.Unknown),
+			"applied":            applied,
+			"not_applied":        notApplied,
+			"unknown":            unknown,
 			"applied_sample":     sample(rc.Applied),
 			"not_applied_sample": sample(rc.NotApplied),
 			"unknown_sample":     sample(rc.Unknown),
@@ -130,6 +149,9 @@ func rollbackGate(info RunInfo) Gate {
 	}
 	if r.ServerCreatesAfter > 0 {
 		failures = append(failures, "the embedded server created tasks after the switch")
+	}
+	if r.TasksAfter > 0 {
+		failures = append(failures, "the server made tasks of plain calls after the switch (tasks_after_plain_call)")
 	}
 	if r.PreSwitch == 0 {
 		failures = append(failures, "no task was in flight at the switch: the drill rehearsed no watcher")

@@ -38,6 +38,7 @@ type collector struct {
 	// rollBackOnAbort flips the rollback's switch instead of stopping the load
 	// (rollback.on_abort); rolledBack says it did.
 	rollBackOnAbort, rolledBack bool
+	final                       bool // the last window, after the load
 	quit                        chan struct{}
 	wg                          sync.WaitGroup
 }
@@ -81,10 +82,12 @@ func (c *collector) begin() {
 	}()
 }
 
-// stop closes the last window and the files.
+// stop closes the last window and the files. The load is over: the last window flips no
+// rollback switch.
 func (c *collector) stop() {
 	close(c.quit)
-	c.wg.Wait()
+	c.wg.Wait() // the ticker, and a switch being flipped
+	c.final = true
 	c.flush(time.Now())
 	c.close()
 }
@@ -183,8 +186,12 @@ func (c *collector) checkAborts(w *metrics.Window, index int) {
 			why := fmt.Sprintf("threshold %q failed in window %d (%s into the run): value %v", r.expr, index,
 				w.End.Sub(c.start).Round(time.Second), v)
 			if c.rollBackOnAbort {
+				if c.final {
+					return // after the load: there is nothing left to roll back
+				}
 				c.rolledBack = true
-				c.eng.RollBack("on_abort: " + why)
+				// Apart: the switch waits for the creates being sent, and the windows go on.
+				c.wg.Go(func() { c.eng.RollBack("on_abort: " + why) })
 				return
 			}
 			c.aborted = why

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tasksim/tasksim/loadgen"
@@ -45,7 +46,7 @@ func (r *runRequest) rollbackInfo(eng *loadgen.Engine, srv *mockserver.Server) *
 	if st == nil {
 		return nil
 	}
-	out := &results.Rollback{Trigger: st.Trigger, CreatesAfter: st.CreatesAfter + st.TasksAfter,
+	out := &results.Rollback{Planned: r.plannedSwitch(), Trigger: st.Trigger, CreatesAfter: st.CreatesAfter, TasksAfter: st.TasksAfter,
 		ServerCreatesAfter: -1, PreSwitch: st.PreSwitch, Settled: st.Settled, Listed: st.Listed,
 		Unlisted: st.Unlisted, UnlistedSample: st.UnlistedSample, Cancelled: st.Cancelled, DrainS: -1,
 		FallbackCalls: st.FallbackCalls, FallbackErrors: st.FallbackErrors, Refused: st.Refused}
@@ -75,4 +76,17 @@ func reconciled(ops []mockserver.ReconciledOp) []results.ReconciledOp {
 		out[i] = results.ReconciledOp{TaskID: o.TaskID, Key: o.Key, Tenant: o.Tenant, Status: o.Status}
 	}
 	return out
+}
+
+// plannedSwitch says when the scenario means the switch to flip.
+func (r *runRequest) plannedSwitch() string {
+	rb := r.sc.Rollback
+	var when []string
+	if rb.At > 0 {
+		when = append(when, fmt.Sprintf("at %s", time.Duration(rb.At)))
+	}
+	if rb.OnAbort {
+		when = append(when, "on an abort_on_fail threshold's failure")
+	}
+	return strings.Join(when, ", or ")
 }

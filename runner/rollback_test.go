@@ -60,3 +60,23 @@ func TestRollbackOnAbort(t *testing.T) {
 		}
 	})
 }
+
+// TestRollbackLostTasksDemo: the demo fails for the reason it demonstrates: its rollback gate
+// fails on the tasks the restarted server forgot, every one running at the switch, and the
+// ledger lists their operations as unknown, lost.
+func TestRollbackLostTasksDemo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sum, _ := runVirtual(t, "rollback-lost-tasks-demo", results.VerdictFail, "duration=12s", "grace=12s", "rollback.at=5s")
+		g := sum.Gates.Rollback
+		ev := g.Evidence
+		failures, _ := ev["failures"].([]string)
+		pre := ev["pre_switch"].(int64)
+		rc := ev["reconciliation"].(map[string]any)
+		if !g.Evaluated || g.Pass || len(failures) != 1 || !strings.Contains(failures[0], "not on the reconciliation list") {
+			t.Fatalf("rollback gate %+v", g)
+		}
+		if pre == 0 || ev["pre_switch_unlisted"] != pre || ev["tasks_lost"].(int64) < pre || rc["unknown"] != int(pre) {
+			t.Errorf("pre_switch %d, unlisted %v, tasks_lost %v, unknown %v: every task running at the switch lost", pre, ev["pre_switch_unlisted"], ev["tasks_lost"], rc["unknown"])
+		}
+	})
+}

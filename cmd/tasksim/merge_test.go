@@ -20,6 +20,12 @@ import (
 // their run directories, in index order.
 func runShards(t *testing.T, n int, extra ...string) []string {
 	t.Helper()
+	return runShardsOf(t, "smoke", n, append([]string{"--duration", "2s", "--set", "grace=3s"}, extra...)...)
+}
+
+// runShardsOf runs the n shards of scenario name, as runShards does, with extra run flags.
+func runShardsOf(t *testing.T, name string, n int, extra ...string) []string {
+	t.Helper()
 	root := t.TempDir()
 	startAt := time.Now().Add(-time.Second).UTC().Format(time.RFC3339Nano)
 	dirs := make([]string, n)
@@ -28,7 +34,7 @@ func runShards(t *testing.T, n int, extra ...string) []string {
 	var wg sync.WaitGroup
 	for i := range n {
 		dirs[i] = filepath.Join(root, "shard-"+strconv.Itoa(i))
-		args := append([]string{"run", "smoke", "--duration", "2s", "--set", "grace=3s", "--out", dirs[i],
+		args := append([]string{"run", name, "--out", dirs[i],
 			"--no-progress", "--shard", strconv.Itoa(i) + "/" + strconv.Itoa(n), "--start-at", startAt}, extra...)
 		wg.Add(1)
 		go func() {
@@ -249,5 +255,31 @@ func editShard(t *testing.T, dir string, edit func(map[string]any)) {
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMergeRollbackGate: the rollback gate is judged on the whole, as a run judges it: the
+// shards of the lost-tasks demo each fail it, and so does their merge, with the counts of
+// both added up; the drill's shards pass, merged too.
+func TestMergeRollbackGate(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		code int
+	}{{"rollback-lost-tasks-demo", exitGate}, {"rollback-drill", 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			dirs := runShardsOf(t, c.name, 2, "--duration", "3s", "--set", "grace=6s", "--set", "rollback.at=1500ms",
+				"--set", "workload.clients=10")
+			out := filepath.Join(t.TempDir(), "merged")
+			stdout, stderr, code := tasksim(t, append(append([]string{"merge"}, dirs...), "--out", out)...)
+			m := readSum(t, out)
+			g := m.Gates.Rollback
+			var pre float64
+			for _, d := range dirs {
+				pre += float64(readSum(t, d).Gates.Rollback.Evidence["pre_switch"].(float64))
+			}
+			if code != c.code || !g.Evaluated || g.Pass != (c.code == 0) || g.Evidence["pre_switch"] != pre || pre == 0 {
+				t.Errorf("merge: exit %d, want %d; rollback gate %+v (shards' pre_switch %v)\n%s%s", code, c.code, g, pre, stdout, stderr)
+			}
+		})
 	}
 }
