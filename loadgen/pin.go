@@ -348,6 +348,10 @@ func ParsePin(name string, data []byte) (*Pin, error) {
 			add(n.Line, "allow.%s: bad pattern: %v", f, err)
 			continue
 		}
+		if !strings.ContainsAny(f, "*?[") && !knownPinField(f) {
+			add(n.Line, "allow.%s: not a pinned field (a typo would let nothing change)", f)
+			continue
+		}
 		p.Allow[f] = a
 	}
 	if len(errs) > 0 {

@@ -155,6 +155,7 @@ func TestParsePinErrors(t *testing.T) {
 			"pin.yaml:7: allow.server.version: step: unknown key in a range",
 			"pin.yaml:8: allow.[: bad pattern"}},
 		{"bad time", "tasksim_pin: 1\npinned_at: yesterday\nfields: {era: x}\n", []string{`pinned_at: "yesterday" is not an RFC 3339 time`}},
+		{"allow typo", "tasksim_pin: 1\nfields: {era: x}\nallow:\n  poll_interval: any\n", []string{"pin.yaml:4: allow.poll_interval: not a pinned field"}},
 		{"not yaml", "tasksim_pin: [\n", []string{"pin.yaml: not a pin file"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

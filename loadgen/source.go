@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -128,12 +129,13 @@ func EphemeralPorts() int {
 // AutoSourceAddrs is the spreading a run gets when it names no source addresses: none,
 // unless the target is an IPv4 loopback address (or localhost) and conns, the connections the
 // run may open at once, exceed what one source address holds (ports, EphemeralPorts): then
-// 127.0.0.1 up to 127.0.0.N, N = ceil(conns / ports), every one of them the machine's own.
-// Anywhere else the addresses are the machine's configuration, not tasksim's to choose,
-// and ::1 is IPv6's only loopback address.
+// 127.0.0.1 up to 127.0.0.N, N = ceil(conns / ports), every one of them the machine's own
+// on Linux, where 127.0.0.0/8 is routed to loopback whole (only there: macOS configures
+// 127.0.0.1 alone). Anywhere else the addresses are the machine's configuration, not
+// tasksim's to choose, and ::1 is IPv6's only loopback address.
 func AutoSourceAddrs(targetURL string, conns, ports int) []netip.Addr {
-	if conns <= ports || ports <= 0 {
-		return nil
+	if conns <= ports || ports <= 0 || runtime.GOOS != "linux" {
+		return nil // elsewhere 127.0.0.2 and above may not be configured (macOS has 127.0.0.1 alone)
 	}
 	u, err := url.Parse(targetURL)
 	if err != nil {

@@ -118,6 +118,11 @@ func MergeRuns(dirs []string, out string, opts MergeOptions) (*Summary, error) {
 	s := Build(ri, total, nil)
 	s.Aborted = ri.Aborted
 	s.Merge = info
+	if info.Partial && s.Verdict == VerdictPass {
+		// Part of the scenario passing is no evidence that the whole does: never a pass
+		// (exit 99), as an interrupted run is never one.
+		s.Verdict = VerdictFail
+	}
 	r, err := RenderRun(out, s)
 	if err != nil {
 		return nil, err

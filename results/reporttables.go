@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -151,6 +152,23 @@ func (p *reportPage) config(s *Summary) {
 	}
 	if s.Aborted != "" {
 		p.Config = append(p.Config, fact{K: "aborted", V: s.Aborted, Class: "fail"})
+	}
+	if m := s.Merge; m != nil {
+		v := fmt.Sprintf("%d of %d shards (tasksim merge)", len(m.Merged), m.Count)
+		fc := fact{K: "merged", V: v}
+		if m.Note != "" {
+			fc.V += ": " + m.Note
+		}
+		if m.Partial {
+			fc.Class = "fail"
+		}
+		p.Config = append(p.Config, fc)
+	} else if sh := s.Shard; sh != nil && sh.Count > 1 {
+		v := fmt.Sprintf("%d of %d: this slice's figures; tasksim merge judges the whole", sh.Index, sh.Count)
+		if sh.LateByS > 1 {
+			v += fmt.Sprintf("; started %s s late", num(sh.LateByS))
+		}
+		p.Config = append(p.Config, fact{K: "shard", V: v})
 	}
 }
 

@@ -58,6 +58,9 @@ func (p *reportPage) verdict(s *Summary) {
 	switch {
 	case s.Verdict == VerdictFail:
 		v.Word, v.Class = "FAIL", "fail"
+		if s.Merge != nil && s.Merge.Partial {
+			fails = append(fails, failure{what: "partial merge", detail: s.Merge.Note + ": part of the scenario passing is no pass"})
+		}
 		if len(fails) == 0 {
 			fails = []failure{{what: "the summary's verdict is fail", detail: "no failing gate or threshold is recorded"}}
 		}
@@ -192,7 +195,11 @@ func gateRowOf(name string, g *Gate) gateRow {
 		for _, k := range gateFailKeys[name] {
 			if t, bad := failingValue(ev[k]); bad {
 				failing[k] = true
-				why = append(why, k+" "+t)
+				if k == "failures" { // sentences already: no label
+					why = append(why, t)
+				} else {
+					why = append(why, k+" "+t)
+				}
 			}
 		}
 		row.Why = strings.Join(why, ", ")

@@ -1,5 +1,7 @@
 package results
 
+import "fmt"
+
 // Rollback is what a rollback drill showed (scenario `rollback:`, docs/ARCHITECTURE.md#rollback):
 // the kill switch, what the clients did after it, what became of the tasks created before
 // it, and, on the embedded server, the server's own count and its ledger's reconciliation.
@@ -157,9 +159,11 @@ func rollbackGate(info RunInfo) Gate {
 		failures = append(failures, "no task was in flight at the switch: the drill rehearsed no watcher")
 	}
 	if r.Unlisted > 0 {
-		failures = append(failures, "tasks created before the switch ended with their outcome unknown and not on the reconciliation list (the server lost them)")
+		failures = append(failures, "tasks running at the switch vanished before their ttl (tasks/get -32602; the clients count them expired): the server lost them, whether their work happened is unknown, and no reconciliation list holds them")
 	}
-	if r.FallbackCalls > 0 {
+	if r.FallbackCalls == 0 {
+		note(ev, "fallback_errors_rate", fmt.Sprintf("no plain call after the switch: the fallback path was not exercised (refused: %d)", r.Refused))
+	} else {
 		rate := 100 * float64(r.FallbackErrors) / float64(r.FallbackCalls)
 		ev["fallback_errors_rate"] = round3(rate)
 		if b := info.ErrorBudget; b != nil && rate > *b {

@@ -38,6 +38,14 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 	p.f("tasksim %s: scenario %s, seed %d, protocol %s, target %s\n",
 		s.TasksimVersion, s.Scenario, s.Seed, s.Protocol, s.Target)
 	p.f("started %s, ran %ss\n", s.StartedAt.Format("2006-01-02T15:04:05Z07:00"), num(s.DurationS))
+	if sh := s.Shard; sh != nil && s.Merge == nil && sh.Count > 1 {
+		late := ""
+		if sh.LateByS > 1 {
+			late = fmt.Sprintf(", started %ss late", num(sh.LateByS))
+		}
+		p.f("shard       %d of %d (tasksim run --shard %d/%d%s): the figures are this slice's; tasksim merge judges the whole\n",
+			sh.Index, sh.Count, sh.Index, sh.Count, late)
+	}
 	if m := s.Merge; m != nil {
 		p.f("merged      %d of %d shards (tasksim merge)\n", len(m.Merged), m.Count)
 		if m.Note != "" {
@@ -61,6 +69,9 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 	} else {
 		p.f("tasks       created %d, completed %d, failed %d, cancelled %d, expired %d, result lost %d, unknown %d, dropped %d\n",
 			t.Created, t.Completed, t.Failed, t.Cancelled, t.Expired, t.ResultLost, t.Unknown, t.Dropped)
+		if n := s.Counters[metrics.SyncCalls.Name()]; n > 0 {
+			p.f("            of which %d synchronous calls (no task: a fallback's plain tools/call), counted completed or failed\n", n)
+		}
 	}
 	requestsText(p, s)
 	if in := s.Input; in != (Input{}) {
@@ -97,6 +108,7 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 		if g.name == GateContract && s.Contract != nil {
 			contractCasesText(p, s.Contract)
 		}
+		gateDetailText(p, g.name, g.gate)
 	}
 	for i, r := range s.Thresholds {
 		head := "thresholds "
@@ -122,6 +134,39 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 		p.f("files       %s in %s\n", files, filepath.Clean(dir))
 	}
 	return p.err
+}
+
+// gateDetailText writes, under a failed gate's line, why it failed where its evidence says it
+// in words (failures), and the drift of a pinned manifest.
+func gateDetailText(p *printer, name string, g *Gate) {
+	const indent = "                           "
+	if !g.Evaluated || g.Pass {
+		return
+	}
+	switch fs := g.Evidence["failures"].(type) { // []any once read back from summary.json
+	case []string:
+		for _, f := range fs {
+			p.f("%s%s\n", indent, f)
+		}
+	case []any:
+		for _, f := range fs {
+			p.f("%s%v\n", indent, f)
+		}
+	}
+	if name != GateCompatibility {
+		return
+	}
+	switch d := g.Evidence["manifest_drift"].(type) {
+	case []ManifestDrift:
+		for _, x := range d {
+			p.f("%sdrift %s: pinned %s, now %s\n", indent, x.Field, x.Pinned, x.Now)
+		}
+	case []any:
+		for _, x := range d {
+			m, _ := x.(map[string]any)
+			p.f("%sdrift %v: pinned %v, now %v\n", indent, m["field"], m["pinned"], m["now"])
+		}
+	}
 }
 
 // contractCasesText writes, under the contract gate's line, the failed cases with their

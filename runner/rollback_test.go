@@ -72,7 +72,7 @@ func TestRollbackLostTasksDemo(t *testing.T) {
 		failures, _ := ev["failures"].([]string)
 		pre := ev["pre_switch"].(int64)
 		rc := ev["reconciliation"].(map[string]any)
-		if !g.Evaluated || g.Pass || len(failures) != 1 || !strings.Contains(failures[0], "not on the reconciliation list") {
+		if !g.Evaluated || g.Pass || len(failures) != 1 || !strings.Contains(failures[0], "no reconciliation list holds them") {
 			t.Fatalf("rollback gate %+v", g)
 		}
 		if pre == 0 || ev["pre_switch_unlisted"] != pre || ev["tasks_lost"].(int64) < pre || rc["unknown"] != int(pre) {

@@ -107,12 +107,17 @@ func (s Shard) String() string {
 }
 
 // Hash is a stable hash of the resolved scenario: "sha256:" and the hex SHA-256 of its YAML
-// form (the fields in schema order, map keys sorted; header values redacted, Source left
-// out), so that shards started from the same scenario and overrides, on any machine, show
+// form (the fields in schema order, map keys sorted; header values redacted, Source and
+// client.source_addresses left out), so that shards started from the same scenario and
+// overrides, on any machine (each dialing from addresses of its own), show
 // the same hash, and shards of different scenarios do not. No shard field is part of a
 // Scenario: the hash is the same in every shard.
 func (s *Scenario) Hash() string {
-	b, err := yaml.Marshal(s)
+	c := *s
+	// The source addresses are the machine's, not the scenario's: the shards of one run on
+	// several machines dial from addresses of their own.
+	c.Client.SourceAddresses = nil
+	b, err := yaml.Marshal(&c)
 	if err != nil { // every field of a Scenario encodes; Validate checked Args
 		b = []byte("unencodable: " + err.Error())
 	}

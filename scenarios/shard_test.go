@@ -107,6 +107,12 @@ func TestScenarioHash(t *testing.T) {
 	if a.Hash() != b.Hash() {
 		t.Error("the hash depends on Source")
 	}
+	if err := b.Set("client.source_addresses", "[127.0.0.3]"); err != nil {
+		t.Fatal(err)
+	}
+	if a.Hash() != b.Hash() || len(b.Client.SourceAddresses) != 1 {
+		t.Error("the hash depends on the source addresses, which are each machine's own")
+	}
 	for _, set := range []string{"seed=2", "workload.clients=201", "args.duration_ms=1", "target=http://127.0.0.1:1/mcp"} {
 		c, _ := Load("baseline")
 		path, value, _ := strings.Cut(set, "=")

@@ -139,11 +139,12 @@ func runWaitScript(t *testing.T, w *corev1.Container, env map[string]string, mou
 	if msg, err := run("0"); err != nil {
 		t.Errorf("wait with every shard's summary.json: %v, %q: want it to pass", err, msg)
 	}
-	if err := os.MkdirAll(rebase([]string{out}, mount, root)[0], 0o755); err != nil {
-		t.Fatal(err)
+	claimed := rebase([]string{out}, mount, root)[0]
+	if fi, err := os.Stat(claimed); err != nil || !fi.IsDir() {
+		t.Errorf("a passing wait did not claim %s (mkdir): %v", out, err)
 	}
-	if msg, err := run("0"); err == nil {
-		t.Errorf("wait with %s there already: %q: want a refusal (a run label used twice)", out, msg)
+	if msg, err := run("0"); err == nil || !strings.Contains(msg, "exists") {
+		t.Errorf("wait with %s there already: %v, %q: want a refusal (a second merge of the run)", out, err, msg)
 	}
 }
 

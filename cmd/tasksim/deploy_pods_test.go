@@ -235,7 +235,8 @@ func TestKubeRenderSetsTheRun(t *testing.T) {
 	if got := r.shards.Spec.Template.Annotations["tasksim/start-at"]; got != start {
 		t.Errorf("Job %s: tasksim/start-at %q, want %q", r.shards.Name, got, start)
 	}
-	for _, bad := range [][]string{{"Fleet", start}, {"fleet-", start}, {run, "tomorrow"}, {run, start + ";x"}, {run}} {
+	for _, bad := range [][]string{{"Fleet", start}, {"fleet-", start}, {run, "tomorrow"}, {run, start + ";x"}, {run},
+		{run, "2026-13-45T99:99:99Z"}, {run, "2026-12-01T23:00:00"}} { // no such month; no zone
 		cmd := exec.Command("sh", append([]string{script}, bad...)...)
 		if err := cmd.Run(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 2 {
 			t.Errorf("render.sh %q: %v, want exit code 2", bad, err)

@@ -212,12 +212,12 @@ func TestMergeRefuses(t *testing.T) {
 	}
 	out := filepath.Join(tmp, "partial")
 	stdout, stderr, code := tasksim(t, "merge", dirs[0], dirs[2], "--out", out, "--allow-missing")
-	if code != 0 {
-		t.Fatalf("--allow-missing: exit %d\n%s%s", code, stdout, stderr)
+	if code != exitGate {
+		t.Fatalf("--allow-missing: exit %d, want %d: a partial merge is never a pass\n%s%s", code, exitGate, stdout, stderr)
 	}
 	m := readSum(t, out)
-	if m.Merge == nil || !m.Merge.Partial || !slices.Equal(m.Merge.Missing, []int{1}) {
-		t.Errorf("merge block %+v", m.Merge)
+	if m.Merge == nil || !m.Merge.Partial || !slices.Equal(m.Merge.Missing, []int{1}) || m.Verdict != results.VerdictFail {
+		t.Errorf("verdict %s, merge block %+v", m.Verdict, m.Merge)
 	}
 	page, err := os.ReadFile(filepath.Join(out, results.ReportFile))
 	if err != nil {

@@ -57,6 +57,13 @@ func TestProbePinExpect(t *testing.T) {
 	if _, stderr, code := tasksim(t, "probe", "--target", changed, "--create-task", "--expect", pin); code != 0 {
 		t.Errorf("a change the pin allows: exit %d\n%s", code, stderr)
 	}
+	// Pinning again (the change approved) keeps what the reviewer allowed.
+	if _, stderr, code := tasksim(t, "probe", "--target", changed, "--create-task", "--pin", pin); code != 0 || !strings.Contains(stderr, "kept the 1 allow entries") {
+		t.Errorf("re-pin: exit %d\n%s", code, stderr)
+	}
+	if again, _ := os.ReadFile(pin); !strings.Contains(string(again), "poll_interval_ms: {min: 500, max: 2000}") || !strings.Contains(string(again), `poll_interval_ms: "1500"`) {
+		t.Errorf("the re-pin lost the allow section or kept the old value:\n%s", again)
+	}
 
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	if err := os.WriteFile(bad, []byte("tasksim_pin: 1\nfields:\n  era: x\n  colour: blue\n"), 0o644); err != nil {

@@ -173,10 +173,16 @@ Flags:
 	}
 	switch {
 	case pinFile != "":
-		if err := os.WriteFile(pinFile, loadgen.NewPin(m, time.Now()).Marshal(), 0o644); err != nil {
+		pin := loadgen.NewPin(m, time.Now())
+		kept := ""
+		if old, err := loadgen.ReadPin(pinFile); err == nil && len(old.Allow) > 0 {
+			pin.Allow = old.Allow // a re-pin keeps the changes a reviewer allowed
+			kept = fmt.Sprintf(" (kept the %d allow entries of the pin it replaces)", len(old.Allow))
+		}
+		if err := os.WriteFile(pinFile, pin.Marshal(), 0o644); err != nil {
 			return fmt.Errorf("--pin: %w", err)
 		}
-		fmt.Fprintf(stderr, "tasksim probe: pinned the manifest in %s\n", pinFile)
+		fmt.Fprintf(stderr, "tasksim probe: pinned the manifest in %s%s\n", pinFile, kept)
 	case pin != nil:
 		return expectPin(stderr, pin, expectFile, m)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -17,17 +16,17 @@ const jobIndexEnv = "JOB_COMPLETION_INDEX"
 // maxStartAhead bounds --start-at: an instant further ahead is a typo, not a plan.
 const maxStartAhead = 24 * time.Hour
 
-// lateAfter is how late a load may start after --start-at before the run says so.
-const lateAfter = time.Second
-
 // runShard is the slice of the scenario a run takes: --shard I/N, else --shards N with the
 // index from JOB_COMPLETION_INDEX (getenv), else the whole scenario (the zero Shard). Every
 // problem is a usage error.
 func runShard(spec string, shards int, shardsSet bool, getenv func(string) string) (scenarios.Shard, error) {
-	if spec != "" { // --shard wins over --shards
+	if spec != "" { // --shard wins over --shards, which must then agree on N
 		sh, err := scenarios.ParseShard(spec)
 		if err != nil {
 			return scenarios.Shard{}, usagef("--shard: %v", err)
+		}
+		if shardsSet && shards != sh.Count {
+			return scenarios.Shard{}, usagef("--shard %s and --shards %d: two counts of shards; give one", spec, shards)
 		}
 		return sh, nil
 	}
@@ -67,35 +66,6 @@ func parseStartAt(s string, now time.Time) (time.Time, error) {
 		return time.Time{}, usagef("--start-at %s is %v away: at most %v ahead", s, ahead.Round(time.Second), maxStartAhead)
 	}
 	return at, nil
-}
-
-// waitStart waits until at and returns how late it returned after at: 0 when it waited,
-// now - at when at had passed already. It reads the clock through time.Now and waits with a
-// timer, so a synctest bubble runs it in virtual time. ctx ending stops the wait with its
-// error.
-func waitStart(ctx context.Context, at time.Time) (late time.Duration, err error) {
-	d := time.Until(at)
-	if d <= 0 {
-		return -d, nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return 0, nil
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	}
-}
-
-// lateNote is what the run says of a load that started late after --start-at; "" when it
-// started within lateAfter.
-func lateNote(late time.Duration, at time.Time) string {
-	if late <= lateAfter {
-		return ""
-	}
-	return fmt.Sprintf("started late by %v (--start-at %s): this shard's seconds do not line up with the others'",
-		late.Round(time.Millisecond), at.UTC().Format(time.RFC3339Nano))
 }
 
 // shardPlan is the --dry-run line of a sharded run: which clients or which arrivals it takes.

@@ -101,7 +101,7 @@ func TestShardsOfOneServer(t *testing.T) {
 	}
 
 	url := serveFleet(t)
-	dirs, codes := runFleetShards(t, sc, url, 3, time.Now().Add(2*time.Second))
+	dirs, codes := runFleetShards(t, sc, url, 3, time.Now().Add(3*time.Second))
 	for i, c := range codes {
 		if c != 0 {
 			t.Errorf("shard %d: exit %d", i, c)
@@ -140,14 +140,14 @@ func TestShardsOfOneServer(t *testing.T) {
 	// every 100 ms take 2 to 4 polls, and their status is seen 0 to 100 ms after it changed
 	// (the standard error of a mean of 300 such lags is under 2 ms); the two runs are a few
 	// seconds apart on a shared machine, so their means may differ by a third of a poll and
-	// by a fifth of the interval, not more.
+	// by a quarter of the interval, not more.
 	s := readSum(t, single)
 	for _, c := range []struct {
 		h         metrics.Hist
 		mean, p50 float64 // the largest difference allowed
 	}{
 		{metrics.PollsPerTask, 0.35, 1},
-		{metrics.DetectionLag, 20, 30},
+		{metrics.DetectionLag, 25, 35},
 	} {
 		a, b := s.Metrics[c.h.Name()], m.Metrics[c.h.Name()]
 		t.Logf("%s: single mean %.2f p50 %.2f p90 %.2f (n %d); merged mean %.2f p50 %.2f p90 %.2f (n %d)",
@@ -177,10 +177,10 @@ func TestMergeFailsOnOneShardsWindow(t *testing.T) {
 thresholds:
   - {expr: "requests.errors_rate < 10%", abort_on_fail: true}
 `)
-	// The revocation counts from the server's start, before startAt is taken: at most 2.5 s
+	// The revocation counts from the server's start, before startAt is taken: at most 1.5 s
 	// into the 3 s load phase, however slowly the server started.
 	url := serveFleet(t, "--set", "security.revoke=[{tenant: a, at: 4500ms, scope: all}]")
-	dirs, codes := runFleetShards(t, sc, url, 3, time.Now().Add(2*time.Second))
+	dirs, codes := runFleetShards(t, sc, url, 3, time.Now().Add(3*time.Second))
 	if codes[0] != exitGate || codes[1] != 0 || codes[2] != 0 {
 		t.Fatalf("shard exits %v, want [99 0 0]: only tenant a's shard loses its token", codes)
 	}

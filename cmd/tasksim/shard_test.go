@@ -32,7 +32,8 @@ func TestRunShardFlags(t *testing.T) {
 	}{
 		{"none", "", 0, false, "3", scenarios.Shard{}, ""},
 		{"--shard", "1/3", 0, false, "", scenarios.Shard{Index: 1, Count: 3}, ""},
-		{"--shard wins over --shards", "1/3", 5, true, "4", scenarios.Shard{Index: 1, Count: 3}, ""},
+		{"--shard wins over --shards' index", "1/5", 5, true, "4", scenarios.Shard{Index: 1, Count: 5}, ""},
+		{"--shard and --shards disagree", "1/3", 5, true, "4", scenarios.Shard{}, "two counts of shards"},
 		{"--shards from the Job's index", "", 5, true, "4", scenarios.Shard{Index: 4, Count: 5}, ""},
 		{"--shards without the index", "", 5, true, "", scenarios.Shard{}, "JOB_COMPLETION_INDEX"},
 		{"index out of range", "", 5, true, "5", scenarios.Shard{}, "index 5 of 5"},
