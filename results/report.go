@@ -119,6 +119,7 @@ type reportPage struct {
 	Gates      []gateRow
 	Thresholds []thresholdRow
 	Contract   *contractView // the contract suite's cases; nil = the run did not run it
+	Rollback   *rollbackView // the rollback drill; nil = the run rehearsed none, or its switch never flipped
 	Outcomes   []outcomeCell
 	Requests   []requestRow // per method, then the total
 	Input      evidence     // input_required and elicitations; empty = none seen
@@ -212,6 +213,7 @@ func buildPage(s *Summary, raw rawSummary, hists map[metrics.Hist]*hdrhistogram.
 	if s.Contract != nil {
 		p.Contract = contractViewOf(s.Contract.normalized())
 	}
+	p.Rollback = rollbackViewOf(s.Gates.Rollback)
 	p.verdict(s)
 	p.headline(s, raw)
 	p.outcomes(raw)

@@ -183,3 +183,59 @@ func sample(ops []ReconciledOp) []ReconciledOp {
 	}
 	return ops[:min(len(ops), rollbackSample)]
 }
+
+// rollbackView is the report's section of a rollback drill: when the switch flipped and
+// what its gate counted, as facts (a failing one marked).
+type rollbackView struct {
+	Switch string
+	Facts  []fact
+}
+
+// rollbackViewOf is the section of the rollback gate g; nil when it was not evaluated.
+func rollbackViewOf(g Gate) *rollbackView {
+	if !g.Evaluated {
+		return nil
+	}
+	ev := g.Evidence
+	text := func(k string) string {
+		switch v := ev[k].(type) {
+		case nil:
+			return "not measured"
+		case float64:
+			return num(v)
+		case string:
+			return v
+		default:
+			return fmt.Sprint(v)
+		}
+	}
+	bad := func(k string) string {
+		if n, ok := ev[k].(float64); ok && n > 0 {
+			return "fail"
+		}
+		if n, ok := ev[k].(int64); ok && n > 0 {
+			return "fail"
+		}
+		return ""
+	}
+	v := &rollbackView{Switch: fmt.Sprintf("flipped %s s into the run (%s)", text("switched_at_s"), text("trigger"))}
+	add := func(k, label, class string) { v.Facts = append(v.Facts, fact{K: label, V: text(k), Class: class}) }
+	add("pre_switch", "tasks running at the switch", "")
+	add("pre_switch_settled", "of them, ended with a known outcome", "")
+	add("pre_switch_listed", "of them, unknown and on the reconciliation list", "")
+	add("pre_switch_unlisted", "of them, lost: unknown and on no list", bad("pre_switch_unlisted"))
+	add("watcher_cancelled", "cancelled by the watcher", "")
+	add("drain_s", "watcher's time to drain, s", "")
+	add("creates_after", "task-augmented creates sent after the switch", bad("creates_after"))
+	add("tasks_after_plain_call", "tasks a server made of plain calls after it", bad("tasks_after_plain_call"))
+	add("server_creates_after", "tasks the embedded server created after it", bad("server_creates_after"))
+	add("fallback_calls", "plain calls after the switch (the fallback)", "")
+	add("fallback_errors_rate", "their error rate, %", "")
+	add("refused", "new work refused (no plain call to fall back to)", "")
+	add("tasks_lost", "task records the server lost after the switch", "")
+	if rc, ok := ev["reconciliation"].(map[string]any); ok {
+		v.Facts = append(v.Facts, fact{K: "ledger: in flight at the switch, applied / not applied / unknown",
+			V: fmt.Sprintf("%v: %v / %v / %v", rc["in_flight"], rc["applied"], rc["not_applied"], rc["unknown"])})
+	}
+	return v
+}

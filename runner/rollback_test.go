@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -15,7 +17,17 @@ import (
 // before it); new work went on as plain calls.
 func TestRollbackDrillCounts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sum, _ := runVirtual(t, "rollback-drill", results.VerdictPass, "duration=12s", "grace=12s", "rollback.at=5s")
+		sum, dir := runVirtual(t, "rollback-drill", results.VerdictPass, "duration=12s", "grace=12s", "rollback.at=5s")
+		page, err := os.ReadFile(filepath.Join(dir, results.ReportFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{`<section id="rollback">`, "The kill switch flipped 5", "tasks running at the switch",
+			`"kind":"rollback.switch"`, "The solid blue line is the rollback's switch"} {
+			if !strings.Contains(string(page), want) {
+				t.Errorf("report.html lacks %q", want)
+			}
+		}
 		g := sum.Gates.Rollback
 		ev := g.Evidence
 		pre := ev["pre_switch"].(int64)
@@ -66,7 +78,10 @@ func TestRollbackOnAbort(t *testing.T) {
 // ledger lists their operations as unknown, lost.
 func TestRollbackLostTasksDemo(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sum, _ := runVirtual(t, "rollback-lost-tasks-demo", results.VerdictFail, "duration=12s", "grace=12s", "rollback.at=5s")
+		sum, dir := runVirtual(t, "rollback-lost-tasks-demo", results.VerdictFail, "duration=12s", "grace=12s", "rollback.at=5s")
+		if page, err := os.ReadFile(filepath.Join(dir, results.ReportFile)); err != nil || !strings.Contains(string(page), `<tr class="fail"><th>of them, lost: unknown and on no list</th>`) {
+			t.Errorf("report.html does not mark the lost tasks failed (%v)", err)
+		}
 		g := sum.Gates.Rollback
 		ev := g.Evidence
 		failures, _ := ev["failures"].([]string)
