@@ -202,7 +202,12 @@ func runRun(p process, args []string, stdout, stderr io.Writer) error {
 		conns, _ := runner.RunConnections(sc, shard) // Validate has checked them
 		printPlan(stdout, sc, &cfg, conns)
 		if !startAt.IsZero() {
-			fmt.Fprintf(stdout, "start at     %s: the load waits for it (a start past by over 1s is reported late)\n", startAt.UTC().Format(time.RFC3339Nano))
+			at := startAt.UTC().Format(time.RFC3339Nano)
+			if past := now.Sub(startAt); past > time.Second {
+				fmt.Fprintf(stdout, "start at     %s: %v ago already: the load starts at once, reported late\n", at, past.Round(time.Second))
+			} else {
+				fmt.Fprintf(stdout, "start at     %s: the load waits for it (a start past by over 1s is reported late)\n", at)
+			}
 		}
 		return nil
 	}
