@@ -68,21 +68,20 @@ type ManifestDrift struct {
 //
 // With a pin (expect_manifest), the gate is evaluated in any case and also fails on drift:
 // expected_manifest names the pin, manifest_drift lists each field that changed.
-func compatibilityGate(info RunInfo, s *Summary) Gate {
+func compatibilityGate(info RunInfo, s *Summary) Gate[CompatibilityEvidence] {
 	g := fallbackGate(info, s)
 	c := info.Compat
 	if c == nil || c.Pin == "" {
 		return g
 	}
 	if !g.Evaluated {
-		delete(g.Evidence, "reason")
+		g.Evidence.Reason = ""
 		g.Evaluated = true
 	}
-	g.Evidence["expected_manifest"] = c.Pin
-	g.Evidence["manifest_drift"] = nonNilDrift(c.Drift)
+	g.Evidence.ExpectedManifest = c.Pin
+	g.Evidence.ManifestDrift = nonNilDrift(c.Drift)
 	if len(c.Drift) > 0 {
-		failures, _ := g.Evidence["failures"].([]string)
-		g.Evidence["failures"] = append(failures, fmt.Sprintf("the manifest drifted from the pin %s: %d field(s) changed (manifest_drift)", c.Pin, len(c.Drift)))
+		g.Evidence.Failures = append(g.Evidence.Failures, fmt.Sprintf("the manifest drifted from the pin %s: %d field(s) changed (manifest_drift)", c.Pin, len(c.Drift)))
 		g.Pass = false
 	}
 	return g
@@ -96,60 +95,53 @@ func nonNilDrift(d []ManifestDrift) []ManifestDrift {
 }
 
 // fallbackGate is the compatibility gate without a pin (see compatibilityGate).
-func fallbackGate(info RunInfo, s *Summary) Gate {
+func fallbackGate(info RunInfo, s *Summary) Gate[CompatibilityEvidence] {
 	c := info.Compat
 	if c == nil {
-		return notEvaluated("no capability manifest: the target's tasks capability was not compared")
+		return Gate[CompatibilityEvidence]{Pass: true, Evidence: CompatibilityEvidence{
+			Reason: "no capability manifest: the target's tasks capability was not compared"}}
 	}
-	ev := map[string]any{
-		"protocol_version":    c.Protocol,
-		"era":                 c.Era,
-		"tasks_declared":      c.TasksDeclared,
-		"tasks_list":          c.List,
-		"tasks_cancel":        c.Cancel,
-		"tasks_tools_call":    c.ToolsCall,
-		"tool":                c.Tool,
-		"tool_task_support":   c.TaskSupport,
-		"as_task":             c.AsTask,
-		"declared_fallback":   c.Fallback,
-		"task_params_ignored": unknownCount(c.TaskParamsIgnored),
+	ev := CompatibilityEvidence{
+		ProtocolVersion:   c.Protocol,
+		Era:               c.Era,
+		EraFallback:       c.EraFallback,
+		TasksDeclared:     c.TasksDeclared,
+		TasksList:         c.List,
+		TasksCancel:       c.Cancel,
+		TasksToolsCall:    c.ToolsCall,
+		Tool:              c.Tool,
+		ToolTaskSupport:   c.TaskSupport,
+		AsTask:            c.AsTask,
+		DeclaredFallback:  c.Fallback,
+		TaskParamsIgnored: knownCount(c.TaskParamsIgnored),
 	}
 	if c.TaskParamsIgnored < 0 {
-		note(ev, "task_params_ignored", "not observable on an external target: only the embedded server counts the task parameters it ignored")
-	}
-	if c.EraFallback != "" {
-		ev["era_fallback"] = c.EraFallback
+		note(&ev.Notes, "task_params_ignored", "not observable on an external target: only the embedded server counts the task parameters it ignored")
 	}
 	calls := s.Requests[mcp.OpToolsCall.Name()].Count
 	if c.Supported && c.EraFallback == "" {
-		ev["reason"] = "the target supports tasks for this tool: no fallback needed"
-		return Gate{Pass: true, Evidence: ev}
+		ev.Reason = "the target supports tasks for this tool: no fallback needed"
+		return Gate[CompatibilityEvidence]{Pass: true, Evidence: ev}
 	}
 	if c.Supported { // the era fell back: the run must have spoken the era it fell back to
-		ev["era_calls"] = calls
-		var failures []string
+		ev.EraCalls = &calls
 		if c.Era != "2025-11-25" {
-			failures = append(failures, "the era fell back, yet the run spoke "+c.Era)
+			ev.Failures = append(ev.Failures, "the era fell back, yet the run spoke "+c.Era)
 		}
 		if calls == 0 {
-			failures = append(failures, "the era fell back, and no tools/call was sent in it")
+			ev.Failures = append(ev.Failures, "the era fell back, and no tools/call was sent in it")
 		}
-		if len(failures) > 0 {
-			ev["failures"] = failures
-		}
-		return Gate{Pass: len(failures) == 0, Evaluated: true, Evidence: ev}
+		return Gate[CompatibilityEvidence]{Pass: len(ev.Failures) == 0, Evaluated: true, Evidence: ev}
 	}
 	var sent int64
 	if c.AsTask {
 		sent = calls
 	}
-	ev["missing"] = c.Why
-	ev["fallback_taken"] = c.Taken
-	ev["task_params_sent"] = sent
-	ev["sync_calls"] = calls
-	ev["sync_completed"] = s.Tasks.Completed
-	ev["sync_failed"] = s.Tasks.Failed
-	ev["tasks_created"] = s.Tasks.Created
+	why, taken := c.Why, c.Taken
+	created, completed, failed := s.Tasks.Created, s.Tasks.Completed, s.Tasks.Failed
+	ev.Missing, ev.FallbackTaken = &why, &taken
+	ev.TaskParamsSent, ev.SyncCalls = &sent, &calls
+	ev.SyncCompleted, ev.SyncFailed, ev.TasksCreated = &completed, &failed, &created
 	var failures []string
 	if sent > 0 {
 		failures = append(failures, "the client sent tools/call with a task parameter to a target without the capability (R6, R7; in 2026-07-28 a call declaring the Tasks extension, E39)")
@@ -162,14 +154,12 @@ func fallbackGate(info RunInfo, s *Summary) Gate {
 		failures = append(failures, "the declared fallback is "+c.Fallback+", which must stop the run before its first call")
 	case calls == 0:
 		failures = append(failures, "the sync fallback made no synchronous call")
-	case s.Tasks.Created > 0:
+	case created > 0:
 		failures = append(failures, "tasks were created although the fallback is synchronous")
 	}
 	if c.Taken == "" {
 		failures = append(failures, "the fallback was taken silently: the manifest does not say so")
 	}
-	if len(failures) > 0 {
-		ev["failures"] = failures
-	}
-	return Gate{Pass: len(failures) == 0, Evaluated: true, Evidence: ev}
+	ev.Failures = failures
+	return Gate[CompatibilityEvidence]{Pass: len(failures) == 0, Evaluated: true, Evidence: ev}
 }

@@ -22,52 +22,44 @@ const contractNotRun = "the contract suite did not run (scenario contract: true,
 // operator may have to clean them up); suite_notes, what the suite could not do as asked.
 // A failing verdict without a failed case (every case skipped) says why in "failure".
 // The cases themselves, with their exchanges, are Summary.Contract.
-func contractGate(c *Contract) Gate {
+func contractGate(c *Contract) Gate[ContractEvidence] {
 	if c == nil {
-		return notEvaluated(contractNotRun)
+		return Gate[ContractEvidence]{Pass: true, Evidence: ContractEvidence{Reason: contractNotRun}}
 	}
-	// Entries are maps, as every evidence object: summary.json read back and written
-	// again gives the same bytes (keys sorted).
-	failed := []map[string]any{}
-	skipped := []map[string]any{}
+	ev := ContractEvidence{
+		CasesPassed:  c.Counts.Pass,
+		CasesFailed:  c.Counts.Fail,
+		CasesSkipped: c.Counts.Skip,
+		Failed:       []ContractFailure{},
+		Skipped:      []ContractSkip{},
+		TasksCreated: len(c.Created),
+		LeftBehind:   nonNilSlice(c.LeftBehind),
+	}
 	var rules []string
 	for _, k := range c.Cases {
 		switch k.Verdict {
 		case CaseFail:
-			failed = append(failed, map[string]any{"id": k.ID, "rules": nonNilSlice(k.Broken), "message": k.Message})
+			ev.Failed = append(ev.Failed, ContractFailure{ID: k.ID, Rules: nonNilSlice(k.Broken), Message: k.Message})
 			rules = append(rules, k.Broken...)
 		case CasePass:
 		default:
-			skip := map[string]any{"id": k.ID, "reason": k.Message}
-			if k.Enable != "" {
-				skip["enable"] = k.Enable
-			}
-			skipped = append(skipped, skip)
+			ev.Skipped = append(ev.Skipped, ContractSkip{ID: k.ID, Reason: k.Message, Enable: k.Enable})
 		}
 	}
 	slices.Sort(rules)
-	ev := map[string]any{
-		"cases_passed":  c.Counts.Pass,
-		"cases_failed":  c.Counts.Fail,
-		"cases_skipped": c.Counts.Skip,
-		"failed":        failed,
-		"rules_broken":  nonNilSlice(slices.Compact(rules)),
-		"skipped":       skipped,
-		"tasks_created": len(c.Created),
-		"left_behind":   nonNilSlice(c.LeftBehind),
-	}
+	ev.RulesBroken = nonNilSlice(slices.Compact(rules))
 	if len(c.Notes) > 0 {
-		ev["suite_notes"] = c.Notes
+		ev.SuiteNotes = c.Notes
 	}
 	pass := c.Verdict == VerdictPass
-	if !pass && len(failed) == 0 {
+	if !pass && len(ev.Failed) == 0 {
 		if c.Counts.Pass == 0 {
-			ev["failure"] = "no case ran: every case was skipped, and a suite that ran nothing shows nothing"
+			ev.Failure = "no case ran: every case was skipped, and a suite that ran nothing shows nothing"
 		} else {
-			ev["failure"] = fmt.Sprintf("the suite's verdict is %q", c.Verdict)
+			ev.Failure = fmt.Sprintf("the suite's verdict is %q", c.Verdict)
 		}
 	}
-	return Gate{Pass: pass, Evaluated: true, Evidence: ev}
+	return Gate[ContractEvidence]{Pass: pass, Evaluated: true, Evidence: ev}
 }
 
 // normalized returns a copy of c whose lists are never null in JSON (nil when c is).

@@ -38,9 +38,7 @@ func ErrorSummary(info RunInfo) *Summary {
 	s.Fleet = Fleet{noData: fleetNoData{true, true, true}}
 	s.Counters, s.Gauges = map[string]int64{}, map[string]Level{}
 	s.Verdict, s.Error = VerdictError, info.Error
-	for _, g := range s.Gates.list() {
-		*g.gate = Gate{Evidence: map[string]any{"reason": reason}}
-	}
+	s.Gates = reasonOnlyGates(reason)
 	ths, sources := judged(info.Thresholds, info.ErrorBudget)
 	s.Thresholds = make([]ThresholdResult, 0, len(ths))
 	for i, th := range ths {

@@ -10,25 +10,25 @@ import (
 
 // Gates are the verdicts of the task contract (docs/RULES.md).
 type Gates struct {
-	Hard          Gate `json:"hard"`
-	Recovery      Gate `json:"recovery"`
-	Cancellation  Gate `json:"cancellation"`
-	Compatibility Gate `json:"compatibility"`
-	Contract      Gate `json:"contract"`
-	Rollback      Gate `json:"rollback"`
+	Hard          Gate[HardEvidence]          `json:"hard"`
+	Recovery      Gate[RecoveryEvidence]      `json:"recovery"`
+	Cancellation  Gate[CancellationEvidence]  `json:"cancellation"`
+	Compatibility Gate[CompatibilityEvidence] `json:"compatibility"`
+	Contract      Gate[ContractEvidence]      `json:"contract"`
+	Rollback      Gate[RollbackEvidence]      `json:"rollback"`
 }
 
-// Gate is one gate's verdict. A gate that was not evaluated has Pass true and Evaluated
-// false, and its evidence says why ("reason") and what is known anyway; it never fails a
-// run. (The summary of a run that could not be made, verdict "error", has every gate
-// Pass false: nothing was shown to pass.) Evidence is never null.
-type Gate struct {
-	Pass      bool           `json:"pass"`
-	Evaluated bool           `json:"evaluated"`
-	Evidence  map[string]any `json:"evidence"`
+// Gate is one gate's verdict, E its evidence (evidence.go). A gate that was not evaluated
+// has Pass true and Evaluated false, and its evidence says why ("reason") and what is known
+// anyway; it never fails a run. (The summary of a run that could not be made, verdict
+// "error", has every gate Pass false: nothing was shown to pass.) Evidence is never null.
+type Gate[E any] struct {
+	Pass      bool `json:"pass"`
+	Evaluated bool `json:"evaluated"`
+	Evidence  E    `json:"evidence"`
 }
 
-// The gate names, as summary.json and RunInfo.Evidence key them.
+// The gate names, as summary.json keys them.
 const (
 	GateHard          = "hard"
 	GateRecovery      = "recovery"
@@ -37,21 +37,40 @@ const (
 	GateContract      = "contract"
 )
 
-// namedGate is a gate with its name, for walking the gates in order.
+// namedGate is a gate with its name, its evidence as plain JSON values (Gate.EvidenceMap),
+// for walking the gates in order whatever their evidence.
 type namedGate struct {
-	name string
-	gate *Gate
+	name            string
+	pass, evaluated bool
+	evidence        map[string]any
+}
+
+// viewOf is the gate g named name, for walking.
+func viewOf[E any](name string, g *Gate[E]) namedGate {
+	return namedGate{name: name, pass: g.Pass, evaluated: g.Evaluated, evidence: g.EvidenceMap()}
 }
 
 // list returns the gates in summary order.
 func (g *Gates) list() []namedGate {
 	return []namedGate{
-		{GateHard, &g.Hard},
-		{GateRecovery, &g.Recovery},
-		{GateCancellation, &g.Cancellation},
-		{GateCompatibility, &g.Compatibility},
-		{GateContract, &g.Contract},
-		{GateRollback, &g.Rollback},
+		viewOf(GateHard, &g.Hard),
+		viewOf(GateRecovery, &g.Recovery),
+		viewOf(GateCancellation, &g.Cancellation),
+		viewOf(GateCompatibility, &g.Compatibility),
+		viewOf(GateContract, &g.Contract),
+		viewOf(GateRollback, &g.Rollback),
+	}
+}
+
+// reasonOnlyGates are gates not evaluated, each with the evidence reason and nothing else.
+func reasonOnlyGates(reason string) Gates {
+	return Gates{
+		Hard:          Gate[HardEvidence]{Evidence: HardEvidence{Reason: reason}},
+		Recovery:      Gate[RecoveryEvidence]{Evidence: RecoveryEvidence{Reason: reason}},
+		Cancellation:  Gate[CancellationEvidence]{Evidence: CancellationEvidence{Reason: reason}},
+		Compatibility: Gate[CompatibilityEvidence]{Evidence: CompatibilityEvidence{Reason: reason}},
+		Contract:      Gate[ContractEvidence]{Evidence: ContractEvidence{Reason: reason}},
+		Rollback:      Gate[RollbackEvidence]{Evidence: RollbackEvidence{Reason: reason}},
 	}
 }
 
@@ -87,12 +106,8 @@ func buildGates(info RunInfo, s *Summary) Gates {
 	compat := compatibilityGate(info, s)
 	contract := contractGate(info.Contract)
 
-	g := Gates{Hard: hard, Recovery: recovery, Cancellation: cancellation, Compatibility: compat, Contract: contract,
+	return Gates{Hard: hard, Recovery: recovery, Cancellation: cancellation, Compatibility: compat, Contract: contract,
 		Rollback: rollbackGate(info)}
-	for _, ng := range g.list() {
-		mergeEvidence(ng.gate.Evidence, info.Evidence[ng.name])
-	}
-	return g
 }
 
 // Security is what the tenant isolation probes and the secret detector found. Its
@@ -129,16 +144,18 @@ type Security struct {
 // planted_secrets without canaries (secrets found in output files or error messages count
 // even then: a token is always a secret). Injection canaries that reached a client are
 // findings ("injection_findings"), not failures.
-func hardGate(info RunInfo, s *Summary) Gate {
+func hardGate(info RunInfo, s *Summary) Gate[HardEvidence] {
 	invalid := s.Counters[metrics.InvalidTransitions.Name()]
 	var notChecked []string
-	hard := Gate{Pass: invalid == 0, Evaluated: true, Evidence: map[string]any{
-		"invalid_transitions": invalid,
-		"duplicate_effects":   unknownCount(info.DuplicateEffects),
+	hard := Gate[HardEvidence]{Pass: invalid == 0, Evaluated: true, Evidence: HardEvidence{
+		InvalidTransitions:       invalid,
+		InvalidTransitionsDetail: info.InvalidTransitionSample,
+		DuplicateEffects:         knownCount(info.DuplicateEffects),
 	}}
+	ev := &hard.Evidence
 	if info.DuplicateEffects < 0 {
 		notChecked = append(notChecked, "duplicate_effects")
-		note(hard.Evidence, "duplicate_effects", ledgerNote)
+		note(&ev.Notes, "duplicate_effects", ledgerNote)
 	} else if info.DuplicateEffects > 0 {
 		hard.Pass = false
 	}
@@ -148,15 +165,13 @@ func hardGate(info RunInfo, s *Summary) Gate {
 	}
 	leaks := sum(sec.Leaks)
 	if sec.Probes || leaks > 0 {
-		hard.Evidence["cross_tenant_leaks"] = leaks
-		hard.Evidence["leaks_by_kind"] = nonNil(sec.Leaks)
-		hard.Evidence["probes_sent"] = nonNil(sec.ProbesSent)
-		hard.Evidence["probes_inconclusive"] = nonNil(sec.Inconclusive)
-		if sec.LeakSample != nil {
-			hard.Evidence["leak_sample"] = sec.LeakSample
-		}
+		ev.CrossTenantLeaks = &leaks
+		ev.LeaksByKind = nonNil(sec.Leaks)
+		ev.ProbesSent = nonNil(sec.ProbesSent)
+		ev.ProbesInconclusive = nonNil(sec.Inconclusive)
+		ev.LeakSample = sec.LeakSample
 		if len(sec.Touched) > 0 {
-			hard.Evidence["touched_tasks"] = sec.Touched
+			ev.TouchedTasks = sec.Touched
 		}
 	}
 	if !sec.Probes {
@@ -164,11 +179,9 @@ func hardGate(info RunInfo, s *Summary) Gate {
 	}
 	secrets := sum(sec.Secrets)
 	if secrets > 0 || sec.Canaries {
-		hard.Evidence["planted_secrets"] = secrets
-		hard.Evidence["secrets_by_where"] = nonNil(sec.Secrets)
-		if sec.SecretSample != nil {
-			hard.Evidence["secret_sample"] = sec.SecretSample
-		}
+		ev.PlantedSecrets = &secrets
+		ev.SecretsByWhere = nonNil(sec.Secrets)
+		ev.SecretSample = sec.SecretSample
 	}
 	if !sec.Canaries {
 		notChecked = append(notChecked, "planted_secrets")
@@ -177,9 +190,9 @@ func hardGate(info RunInfo, s *Summary) Gate {
 		hard.Pass = false
 	}
 	if len(sec.Injections) > 0 {
-		hard.Evidence["injection_findings"] = sec.Injections
+		ev.InjectionFindings = sec.Injections
 	}
-	hard.Evidence["not_checked"] = nonNilSlice(notChecked)
+	ev.NotChecked = nonNilSlice(notChecked)
 	return hard
 }
 
@@ -191,14 +204,13 @@ func sum(m map[string]int64) int64 {
 	return n
 }
 
-// note records in ev["notes"] why the figure name is null or not checked.
-func note(ev map[string]any, name, why string) {
-	notes, _ := ev["notes"].(map[string]string)
-	if notes == nil {
-		notes = map[string]string{}
-		ev["notes"] = notes
+// note records in *notes (an evidence's "notes") why the figure name is null or not
+// checked.
+func note(notes *map[string]string, name, why string) {
+	if *notes == nil {
+		*notes = map[string]string{}
 	}
-	notes[name] = why
+	(*notes)[name] = why
 }
 
 func nonNilSlice(s []string) []string {
@@ -206,27 +218,6 @@ func nonNilSlice(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// notEvaluated is a gate that passes only in the sense that it was not evaluated.
-func notEvaluated(reason string) Gate {
-	return Gate{Pass: true, Evidence: map[string]any{"reason": reason}}
-}
-
-// mergeEvidence adds the caller's evidence extra to ev (see RunInfo.Evidence).
-func mergeEvidence(ev map[string]any, extra any) {
-	switch x := extra.(type) {
-	case nil:
-	case map[string]any:
-		for k, v := range x {
-			if _, taken := ev[k]; taken {
-				k += "_detail"
-			}
-			ev[k] = v
-		}
-	default:
-		ev["detail"] = x
-	}
 }
 
 // trust applies the health check of the load generator (docs/METRICS.md): the run is not
@@ -247,42 +238,38 @@ func trust(lag metrics.Stat, poll time.Duration) (ok bool, note string) {
 }
 
 // recoveryGate is the recovery gate (see buildGates).
-func recoveryGate(info RunInfo, s *Summary) Gate {
+func recoveryGate(info RunInfo, s *Summary) Gate[RecoveryEvidence] {
 	c := s.Counters
 	list := maps.Clone(nonNil(info.Unknown))
 	if n := s.Tasks.ResultLost; n > 0 {
 		list[reasonResultLost] = n
 	}
-	ev := map[string]any{
-		"reconnects":                 c[metrics.Reconnects.Name()],
-		"resumed_observations":       c[metrics.Resumed.Name()],
-		"reconciled":                 c[metrics.Reconciled.Name()],
-		"retried_creates":            c[metrics.RetriedCreates.Name()],
-		"results_lost":               s.Tasks.ResultLost,
-		"tasks_unknown":              s.Tasks.Unknown,
-		"reconciliation_list":        list,
-		"faults_injected":            nonNil(info.Faults),
-		"second_creates":             unknownCount(info.SecondCreates),
-		"tasks_lost_after_reconnect": info.LostAfterReconnect,
+	ev := RecoveryEvidence{
+		Reconnects:                    c[metrics.Reconnects.Name()],
+		ResumedObservations:           c[metrics.Resumed.Name()],
+		Reconciled:                    c[metrics.Reconciled.Name()],
+		RetriedCreates:                c[metrics.RetriedCreates.Name()],
+		ResultsLost:                   s.Tasks.ResultLost,
+		TasksUnknown:                  s.Tasks.Unknown,
+		ReconciliationList:            list,
+		ReconciliationSample:          info.UnknownSample,
+		FaultsInjected:                nonNil(info.Faults),
+		SecondCreates:                 knownCount(info.SecondCreates),
+		TasksLostAfterReconnect:       info.LostAfterReconnect,
+		TasksLostAfterReconnectDetail: info.LostAfterReconnectSample,
 	}
 	if info.SecondCreates < 0 {
-		note(ev, "second_creates", ledgerNote)
-	}
-	if info.UnknownSample != nil {
-		ev["reconciliation_sample"] = info.UnknownSample
+		note(&ev.Notes, "second_creates", ledgerNote)
 	}
 	if !info.FaultsOn && c[metrics.Reconnects.Name()] == 0 {
 		reason := "no fault was injected and no session was lost"
 		if n := sum(list); n > 0 {
 			reason += fmt.Sprintf("; still, %d tasks are on the reconciliation list, their outcome unknown to the caller (reconciliation_list)", n)
 		}
-		ev["reason"] = reason
-		return Gate{Pass: true, Evidence: ev}
+		ev.Reason = reason
+		return Gate[RecoveryEvidence]{Pass: true, Evidence: ev}
 	}
-	g := Gate{Pass: true, Evaluated: true, Evidence: ev}
-	if info.SecondCreates > 0 {
-		g.Pass = false
-	}
+	pass := info.SecondCreates <= 0
 	var notChecked []string
 	if info.SecondCreates < 0 {
 		notChecked = append(notChecked, "second_creates")
@@ -292,21 +279,20 @@ func recoveryGate(info RunInfo, s *Summary) Gate {
 	t := s.Tasks
 	if info.UnknownCreated >= 0 && t.Created > 0 {
 		ended := t.Completed + t.Failed + t.Cancelled + t.Expired + t.ResultLost + info.UnknownCreated - c[metrics.SyncCalls.Name()]
-		ev["tasks_accounted"] = ended == t.Created
-		if ended != t.Created {
-			ev["accounting"] = fmt.Sprintf("%d tasks created, %d ended (completed, failed, cancelled, expired, result lost or unknown)", t.Created, ended)
-			g.Pass = false
+		accounted := ended == t.Created
+		ev.TasksAccounted = &accounted
+		if !accounted {
+			ev.Accounting = fmt.Sprintf("%d tasks created, %d ended (completed, failed, cancelled, expired, result lost or unknown)", t.Created, ended)
+			pass = false
 		}
 	} else {
 		notChecked = append(notChecked, "tasks_accounted")
 	}
-	if len(notChecked) > 0 {
-		ev["not_checked"] = notChecked
-	}
+	ev.NotChecked = notChecked
 	if info.LostAfterReconnect > 0 {
-		ev["finding"] = "tasks known to the client were gone (-32602) right after it reconnected: the server binds tasks to the session or lost them (the spec binds them to the authorization context, R52)"
+		ev.Finding = "tasks known to the client were gone (-32602) right after it reconnected: the server binds tasks to the session or lost them (the spec binds them to the authorization context, R52)"
 	}
-	return g
+	return Gate[RecoveryEvidence]{Pass: pass, Evaluated: true, Evidence: ev}
 }
 
 // reasonResultLost is the reconciliation list's reason for a task whose result was lost
@@ -321,34 +307,34 @@ const reasonResultLost = "result_lost"
 // the second being tasks whose own client sent no tasks/cancel: a task is cancelled only
 // through tasks/cancel, so someone else sent one (another client of the tenant, or another
 // tenant: the hard gate's touched_tasks).
-func cancellationGate(info RunInfo, s *Summary) Gate {
+func cancellationGate(info RunInfo, s *Summary) Gate[CancellationEvidence] {
 	c := s.Counters
 	cl := s.Metrics[metrics.CancelLatency.Name()]
-	sent, acked, broken := c[metrics.CancelsSent.Name()], c[metrics.CancelsAcked.Name()], c[metrics.CancelsBroken.Name()]
+	sent, broken := c[metrics.CancelsSent.Name()], c[metrics.CancelsBroken.Name()]
 	refused := c[metrics.CancelsRefused.Name()]
 	unrequested := c[metrics.CancelledUnrequested.Name()]
-	ev := map[string]any{
-		"cancels_sent":            sent,
-		"cancels_acked":           acked,
-		"cancels_late":            c[metrics.CancelsLate.Name()],
-		"cancels_broken":          broken,
-		"cancels_refused":         refused,
-		"tasks_cancelled":         s.Tasks.Cancelled,
-		"cancelled_by_own_cancel": s.Tasks.Cancelled - unrequested,
-		"cancelled_unrequested":   unrequested,
-		"effects_after_cancel":    unknownCount(info.EffectsAfterCancel),
-		"cancel_latency_count":    cl.Count,
-		"cancel_latency_p50_ms":   evidenceFigure(cl.P50, cl.Count == 0),
-		"cancel_latency_p99_ms":   evidenceFigure(cl.P99, cl.Count == 0),
+	ev := CancellationEvidence{
+		CancelsSent:          sent,
+		CancelsAcked:         c[metrics.CancelsAcked.Name()],
+		CancelsLate:          c[metrics.CancelsLate.Name()],
+		CancelsBroken:        broken,
+		CancelsRefused:       refused,
+		TasksCancelled:       s.Tasks.Cancelled,
+		CancelledByOwnCancel: s.Tasks.Cancelled - unrequested,
+		CancelledUnrequested: unrequested,
+		EffectsAfterCancel:   knownCount(info.EffectsAfterCancel),
+		CancelLatencyCount:   cl.Count,
+		CancelLatencyP50Ms:   measuredFigure(cl.P50, cl.Count == 0),
+		CancelLatencyP99Ms:   measuredFigure(cl.P99, cl.Count == 0),
 	}
 	if info.EffectsAfterCancel < 0 {
-		note(ev, "effects_after_cancel", ledgerNote)
+		note(&ev.Notes, "effects_after_cancel", ledgerNote)
 	}
 	if cl.Count == 0 {
-		note(ev, "cancel_latency", "no cancel was acknowledged with the task cancelled: nothing to measure")
+		note(&ev.Notes, "cancel_latency", "no cancel was acknowledged with the task cancelled: nothing to measure")
 	}
 	if unrequested > 0 {
-		ev["finding"] = fmt.Sprintf("%d tasks were cancelled although their own client sent no tasks/cancel: "+
+		ev.Finding = fmt.Sprintf("%d tasks were cancelled although their own client sent no tasks/cancel: "+
 			"someone else cancelled them (another client of the tenant, or another tenant: see the hard gate's touched_tasks)", unrequested)
 	}
 	if sent == 0 {
@@ -356,10 +342,10 @@ func cancellationGate(info RunInfo, s *Summary) Gate {
 		if unrequested > 0 {
 			reason += fmt.Sprintf("; the %d tasks cancelled were cancelled by someone else (cancelled_unrequested)", unrequested)
 		}
-		ev["reason"] = reason
-		return Gate{Pass: true, Evidence: ev}
+		ev.Reason = reason
+		return Gate[CancellationEvidence]{Pass: true, Evidence: ev}
 	}
-	return Gate{Pass: broken == 0 && refused == 0, Evaluated: true, Evidence: ev}
+	return Gate[CancellationEvidence]{Pass: broken == 0 && refused == 0, Evaluated: true, Evidence: ev}
 }
 
 // nonNil keeps a nil map out of the evidence as {} rather than null.

@@ -55,32 +55,32 @@ func mergedRunInfo(runs []shardRun) RunInfo {
 		}
 		kinds = append(kinds, s.Errors...)
 
-		hard := s.Gates.Hard.Evidence
-		ri.DuplicateEffects = addKnown(ri.DuplicateEffects, hard["duplicate_effects"])
-		invalid = append(invalid, list(hard["invalid_transitions_detail"])...)
+		hard := &s.Gates.Hard.Evidence
+		ri.DuplicateEffects = addKnown(ri.DuplicateEffects, hard.DuplicateEffects)
+		invalid = append(invalid, list(hard.InvalidTransitionsDetail)...)
 		addSecurity(sec, hard)
 
 		ri.Rollback = addRollback(ri.Rollback, s.Gates.Rollback)
 
-		rec := s.Gates.Recovery
-		ri.FaultsOn = ri.FaultsOn || rec.Evaluated
-		ri.Faults = addCounts(ri.Faults, rec.Evidence["faults_injected"])
-		ri.SecondCreates = addKnown(ri.SecondCreates, rec.Evidence["second_creates"])
-		ri.Unknown = addCounts(ri.Unknown, rec.Evidence["reconciliation_list"])
-		samples = append(samples, list(rec.Evidence["reconciliation_sample"])...)
-		ri.LostAfterReconnect += int64(number(rec.Evidence["tasks_lost_after_reconnect"]))
-		lostIDs = append(lostIDs, list(rec.Evidence["tasks_lost_after_reconnect_detail"])...)
+		rec := &s.Gates.Recovery.Evidence
+		ri.FaultsOn = ri.FaultsOn || s.Gates.Recovery.Evaluated
+		ri.Faults = addCounts(ri.Faults, rec.FaultsInjected)
+		ri.SecondCreates = addKnown(ri.SecondCreates, rec.SecondCreates)
+		ri.Unknown = addCounts(ri.Unknown, rec.ReconciliationList)
+		samples = append(samples, list(rec.ReconciliationSample)...)
+		ri.LostAfterReconnect += rec.TasksLostAfterReconnect
+		lostIDs = append(lostIDs, list(rec.TasksLostAfterReconnectDetail)...)
 		if u := s.Shard.TasksUnknownWithID; u < 0 || ri.UnknownCreated < 0 {
 			ri.UnknownCreated = -1
 		} else {
 			ri.UnknownCreated += u
 		}
 
-		ri.EffectsAfterCancel = addKnown(ri.EffectsAfterCancel, s.Gates.Cancellation.Evidence["effects_after_cancel"])
+		ri.EffectsAfterCancel = addKnown(ri.EffectsAfterCancel, s.Gates.Cancellation.Evidence.EffectsAfterCancel)
 		if ri.Compat == nil {
-			ri.Compat = compatOf(s.Gates.Compatibility.Evidence)
-		} else if c := compatOf(s.Gates.Compatibility.Evidence); c != nil {
-			ri.Compat.TaskParamsIgnored = addKnown(ri.Compat.TaskParamsIgnored, c.TaskParamsIgnored)
+			ri.Compat = compatOf(&s.Gates.Compatibility.Evidence)
+		} else if c := compatOf(&s.Gates.Compatibility.Evidence); c != nil {
+			ri.Compat.TaskParamsIgnored = addKnown(ri.Compat.TaskParamsIgnored, &c.TaskParamsIgnored)
 			for _, d := range c.Drift { // a drift any shard saw, once
 				if !slices.Contains(ri.Compat.Drift, d) {
 					ri.Compat.Drift = append(ri.Compat.Drift, d)
@@ -103,9 +103,9 @@ func mergedRunInfo(runs []shardRun) RunInfo {
 	if invalid == nil {
 		invalid = []any{} // a sample of none is [], as a run writes it
 	}
-	ri.Evidence = map[string]any{GateHard: map[string]any{"invalid_transitions": invalid}}
+	ri.InvalidTransitionSample = invalid
 	if lostIDs != nil {
-		ri.Evidence[GateRecovery] = map[string]any{"tasks_lost_after_reconnect": lostIDs}
+		ri.LostAfterReconnectSample = lostIDs
 	}
 	ri.Aborted = strings.Join(aborted, "; ")
 	if len(errs) > 0 {
@@ -169,83 +169,67 @@ func mergeErrorKinds(ks []ErrorKind) []ErrorKind {
 }
 
 // addSecurity adds a shard's hard-gate evidence of isolation probes and planted secrets.
-func addSecurity(sec *Security, hard map[string]any) {
-	notChecked := list(hard["not_checked"])
-	if _, ok := hard["cross_tenant_leaks"]; ok {
-		sec.Probes = sec.Probes || !slices.Contains(notChecked, any("cross_tenant_leaks"))
-		sec.Leaks = addCounts(sec.Leaks, hard["leaks_by_kind"])
-		sec.ProbesSent = addCounts(sec.ProbesSent, hard["probes_sent"])
-		sec.Inconclusive = addCounts(sec.Inconclusive, hard["probes_inconclusive"])
-		sec.LeakSample = appendAny(sec.LeakSample, hard["leak_sample"])
-		for _, t := range list(hard["touched_tasks"]) {
-			if s, ok := t.(string); ok {
-				sec.Touched = append(sec.Touched, s)
-			}
-		}
+func addSecurity(sec *Security, hard *HardEvidence) {
+	if hard.CrossTenantLeaks != nil {
+		sec.Probes = sec.Probes || !slices.Contains(hard.NotChecked, "cross_tenant_leaks")
+		sec.Leaks = addCounts(sec.Leaks, hard.LeaksByKind)
+		sec.ProbesSent = addCounts(sec.ProbesSent, hard.ProbesSent)
+		sec.Inconclusive = addCounts(sec.Inconclusive, hard.ProbesInconclusive)
+		sec.LeakSample = appendAny(sec.LeakSample, hard.LeakSample)
+		sec.Touched = append(sec.Touched, hard.TouchedTasks...)
 	}
-	if _, ok := hard["planted_secrets"]; ok {
-		sec.Canaries = sec.Canaries || !slices.Contains(notChecked, any("planted_secrets"))
-		sec.Secrets = addCounts(sec.Secrets, hard["secrets_by_where"])
-		sec.SecretSample = appendAny(sec.SecretSample, hard["secret_sample"])
+	if hard.PlantedSecrets != nil {
+		sec.Canaries = sec.Canaries || !slices.Contains(hard.NotChecked, "planted_secrets")
+		sec.Secrets = addCounts(sec.Secrets, hard.SecretsByWhere)
+		sec.SecretSample = appendAny(sec.SecretSample, hard.SecretSample)
 	}
-	sec.Injections = addCounts(sec.Injections, hard["injection_findings"])
+	sec.Injections = addCounts(sec.Injections, hard.InjectionFindings)
 }
 
 // compatOf rebuilds the compatibility gate's inputs from its evidence; nil when the gate
-// had no manifest to compare.
-func compatOf(ev map[string]any) *Compat {
-	if _, ok := ev["protocol_version"]; !ok {
+// had no manifest to compare (its evidence is the reason only).
+func compatOf(ev *CompatibilityEvidence) *Compat {
+	if reasonOnly(*ev, CompatibilityEvidence{Reason: ev.Reason}) {
 		return nil
 	}
-	str := func(k string) string { s, _ := ev[k].(string); return s }
-	flag := func(k string) bool { b, _ := ev[k].(bool); return b }
-	_, missing := ev["missing"]
-	c := &Compat{
-		Protocol: str("protocol_version"), Era: str("era"), EraFallback: str("era_fallback"),
-		TasksDeclared: flag("tasks_declared"), List: flag("tasks_list"), Cancel: flag("tasks_cancel"),
-		ToolsCall: flag("tasks_tools_call"), Tool: str("tool"), TaskSupport: str("tool_task_support"),
-		Supported: !missing, Why: str("missing"), AsTask: flag("as_task"), Fallback: str("declared_fallback"),
-		Taken: str("fallback_taken"), TaskParamsIgnored: addKnown(0, ev["task_params_ignored"]),
-		Pin: str("expected_manifest"),
+	deref := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
 	}
-	// A pin's drift, as the shard saw it: each shard probed the target itself.
-	for _, d := range list(ev["manifest_drift"]) {
-		m, _ := d.(map[string]any)
-		f, _ := m["field"].(string)
-		p, _ := m["pinned"].(string)
-		n, _ := m["now"].(string)
-		c.Drift = append(c.Drift, ManifestDrift{Field: f, Pinned: p, Now: n})
+	return &Compat{
+		Protocol: ev.ProtocolVersion, Era: ev.Era, EraFallback: ev.EraFallback,
+		TasksDeclared: ev.TasksDeclared, List: ev.TasksList, Cancel: ev.TasksCancel,
+		ToolsCall: ev.TasksToolsCall, Tool: ev.Tool, TaskSupport: ev.ToolTaskSupport,
+		Supported: ev.Missing == nil, Why: deref(ev.Missing), AsTask: ev.AsTask, Fallback: ev.DeclaredFallback,
+		Taken: deref(ev.FallbackTaken), TaskParamsIgnored: addKnown(0, ev.TaskParamsIgnored),
+		Pin: ev.ExpectedManifest,
+		// A pin's drift, as the shard saw it: each shard probed the target itself.
+		Drift: slices.Clone(ev.ManifestDrift),
 	}
-	return c
 }
 
-// addKnown adds a figure a shard may not have measured (null, or a negative count: -1) to
-// acc; -1 stays -1: one unknown part leaves the whole unknown.
-func addKnown(acc int64, v any) int64 {
-	var n int64 = -1
-	switch x := v.(type) {
-	case float64:
-		n = int64(x)
-	case int64:
-		n = x
-	}
-	if acc < 0 || n < 0 {
+// addKnown adds a figure a shard may not have measured (nil: null or absent) to acc; -1
+// stays -1: one unknown part leaves the whole unknown.
+func addKnown(acc int64, n *int64) int64 {
+	if acc < 0 || n == nil || *n < 0 {
 		return -1
 	}
-	return acc + n
+	return acc + *n
 }
 
-// addCounts adds a JSON object of counts into m, creating it when needed.
-func addCounts(m map[string]int64, v any) map[string]int64 {
-	obj, ok := v.(map[string]any)
-	if !ok {
+// addCounts adds the counts of m2 into m, creating m when m2 is an object (nil adds
+// nothing).
+func addCounts(m, m2 map[string]int64) map[string]int64 {
+	if m2 == nil {
 		return m
 	}
 	if m == nil {
 		m = map[string]int64{}
 	}
-	for k, x := range obj {
-		m[k] += int64(number(x))
+	for k, n := range m2 {
+		m[k] += n
 	}
 	return m
 }
@@ -274,11 +258,6 @@ func addClient(acc, c *Client) *Client {
 	return acc
 }
 
-func number(v any) float64 {
-	f, _ := v.(float64)
-	return f
-}
-
 func list(v any) []any {
 	l, _ := v.([]any)
 	return l
@@ -297,65 +276,63 @@ func appendAny(acc, v any) any {
 // own at the same offset, or on its own abort); the drain is the longest, unknown (-1) when
 // one shard's is; the server's figures are unknown when one shard's are; the samples are
 // concatenated. A shard whose switch never flipped adds its plan.
-func addRollback(acc *Rollback, g Gate) *Rollback {
-	ev := g.Evidence
+func addRollback(acc *Rollback, g Gate[RollbackEvidence]) *Rollback {
+	ev := &g.Evidence
 	if !g.Evaluated {
-		planned, ok := ev["planned"].(string)
-		if !ok { // no drill in this shard
+		if ev.Planned == "" { // no drill in this shard
 			return acc
 		}
 		if acc == nil {
-			acc = &Rollback{Planned: planned, DrainS: -1, ServerCreatesAfter: -1}
+			acc = &Rollback{Planned: ev.Planned, DrainS: -1, ServerCreatesAfter: -1}
 		}
 		return acc
 	}
-	n := func(k string) int64 { return int64(number(ev[k])) }
-	trigger, _ := ev["trigger"].(string)
-	at := number(ev["switched_at_s"])
 	drain := -1.0
-	if d, ok := ev["drain_s"].(float64); ok {
-		drain = d
+	if ev.DrainS != nil {
+		drain = *ev.DrainS
 	}
 	if acc == nil || acc.Trigger == "" {
-		acc = &Rollback{Planned: acc.planned(), Trigger: trigger, AtS: at, DrainS: drain,
-			ServerCreatesAfter: addKnown(0, ev["server_creates_after"])}
+		acc = &Rollback{Planned: acc.planned(), Trigger: ev.Trigger, AtS: ev.SwitchedAtS, DrainS: drain,
+			ServerCreatesAfter: addKnown(0, ev.ServerCreatesAfter)}
 	} else {
-		acc.AtS = min(acc.AtS, at)
+		acc.AtS = min(acc.AtS, ev.SwitchedAtS)
 		if acc.DrainS < 0 || drain < 0 {
 			acc.DrainS = -1
 		} else {
 			acc.DrainS = max(acc.DrainS, drain)
 		}
-		acc.ServerCreatesAfter = addKnown(acc.ServerCreatesAfter, ev["server_creates_after"])
+		acc.ServerCreatesAfter = addKnown(acc.ServerCreatesAfter, ev.ServerCreatesAfter)
 	}
-	acc.CreatesAfter += n("creates_after")
-	acc.TasksAfter += n("tasks_after_plain_call")
-	acc.PreSwitch += n("pre_switch")
-	acc.Settled += n("pre_switch_settled")
-	acc.Listed += n("pre_switch_listed")
-	acc.Unlisted += n("pre_switch_unlisted")
-	acc.Cancelled += n("watcher_cancelled")
-	acc.FallbackCalls += n("fallback_calls")
-	acc.FallbackErrors += n("fallback_errors")
-	acc.Refused += n("refused")
-	for _, id := range list(ev["unlisted_sample"]) {
-		if s, ok := id.(string); ok && len(acc.UnlistedSample) < rollbackSample {
-			acc.UnlistedSample = append(acc.UnlistedSample, s)
+	acc.CreatesAfter += ev.CreatesAfter
+	acc.TasksAfter += ev.TasksAfterPlainCall
+	acc.PreSwitch += ev.PreSwitch
+	acc.Settled += ev.PreSwitchSettled
+	acc.Listed += ev.PreSwitchListed
+	acc.Unlisted += ev.PreSwitchUnlisted
+	acc.Cancelled += ev.WatcherCancelled
+	acc.FallbackCalls += ev.FallbackCalls
+	acc.FallbackErrors += ev.FallbackErrors
+	acc.Refused += ev.Refused
+	for _, id := range ev.UnlistedSample {
+		if len(acc.UnlistedSample) < rollbackSample {
+			acc.UnlistedSample = append(acc.UnlistedSample, id)
 		}
 	}
-	if rc, ok := ev["reconciliation"].(map[string]any); ok {
+	if rc := ev.Reconciliation; rc != nil {
 		if acc.Reconciliation == nil {
 			acc.Reconciliation = &Reconciliation{}
 		}
 		r := acc.Reconciliation
-		r.InFlight += int(number(rc["in_flight"]))
-		r.TasksLost += int64(number(ev["tasks_lost"]))
-		r.Applied = append(r.Applied, reconciledOps(rc["applied_sample"])...)
-		r.NotApplied = append(r.NotApplied, reconciledOps(rc["not_applied_sample"])...)
-		r.Unknown = append(r.Unknown, reconciledOps(rc["unknown_sample"])...)
-		r.AppliedN += int(number(rc["applied"]))
-		r.NotAppliedN += int(number(rc["not_applied"]))
-		r.UnknownN += int(number(rc["unknown"]))
+		r.InFlight += rc.InFlight
+		if ev.TasksLost != nil {
+			r.TasksLost += *ev.TasksLost
+		}
+		r.Applied = append(r.Applied, rc.AppliedSample...)
+		r.NotApplied = append(r.NotApplied, rc.NotAppliedSample...)
+		r.Unknown = append(r.Unknown, rc.UnknownSample...)
+		r.AppliedN += rc.Applied
+		r.NotAppliedN += rc.NotApplied
+		r.UnknownN += rc.Unknown
 	}
 	return acc
 }
@@ -366,15 +343,4 @@ func (r *Rollback) planned() string {
 		return ""
 	}
 	return r.Planned
-}
-
-// reconciledOps reads a shard's reconciliation sample back.
-func reconciledOps(v any) []ReconciledOp {
-	var out []ReconciledOp
-	for _, x := range list(v) {
-		m, _ := x.(map[string]any)
-		str := func(k string) string { s, _ := m[k].(string); return s }
-		out = append(out, ReconciledOp{TaskID: str("task_id"), Key: str("idempotency_key"), Tenant: str("tenant"), Status: str("status")})
-	}
-	return out
 }

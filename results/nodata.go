@@ -106,21 +106,21 @@ func unfigure(p *float64) (v float64, noData bool) {
 	return *p, false
 }
 
-// evidenceFigure is v for a gate's evidence, or nil (null) when there is no data.
-func evidenceFigure(v float64, noData bool) any {
+// measuredFigure is v for a gate's evidence, or nil (null) when there is no data.
+func measuredFigure(v float64, noData bool) *float64 {
 	if noData {
 		return nil
 	}
-	return v
+	return &v
 }
 
-// unknownCount is a count from the embedded server for the evidence: nil (null) when it
-// is -1, unknown on an external target.
-func unknownCount(n int64) any {
+// knownCount is a count from the embedded server for the evidence: nil (null) when it is
+// -1, unknown on an external target.
+func knownCount(n int64) *int64 {
 	if n < 0 {
 		return nil
 	}
-	return n
+	return &n
 }
 
 // ledgerNote says why a figure of the embedded server's domain ledger is null.

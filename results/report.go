@@ -203,7 +203,7 @@ func buildPage(s *Summary, raw rawSummary, hists map[metrics.Hist]*hdrhistogram.
 		Lib: template.JS(asset("uPlot.iife.min.js")), Script: template.JS(asset("report.js")),
 	}
 	for _, g := range s.Gates.list() {
-		p.Gates = append(p.Gates, gateRowOf(g.name, g.gate))
+		p.Gates = append(p.Gates, gateRowOf(g))
 	}
 	for _, r := range raw.list("thresholds") {
 		if m, ok := r.(map[string]any); ok {

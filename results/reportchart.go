@@ -67,8 +67,8 @@ grid:
 // rollbackMark is the marker of a rollback drill's switch (the rollback gate's
 // switched_at_s), drawn on every time chart beside the fault markers; nil without one.
 func rollbackMark(s *Summary) []marker {
-	if at, ok := s.Gates.Rollback.Evidence["switched_at_s"].(float64); ok && s.Gates.Rollback.Evaluated {
-		return []marker{{T: at, Kind: "rollback.switch"}}
+	if g := s.Gates.Rollback; g.Evaluated {
+		return []marker{{T: g.Evidence.SwitchedAtS, Kind: "rollback.switch"}}
 	}
 	return nil
 }

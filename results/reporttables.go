@@ -201,9 +201,9 @@ func (p *reportPage) stats(s *Summary, raw rawSummary) {
 // faults fills the fault counts: the recovery gate's faults_injected (every fault, exact)
 // when present, else the events events.csv kept.
 func (p *reportPage) faults(s *Summary, ev *faultLog) {
-	if fi, ok := s.Gates.Recovery.Evidence["faults_injected"].(map[string]any); ok && len(fi) > 0 {
+	if fi := s.Gates.Recovery.Evidence.FaultsInjected; len(fi) > 0 {
 		for _, k := range slices.Sorted(maps.Keys(fi)) {
-			p.Faults = append(p.Faults, fact{K: k, V: valueText(fi[k])})
+			p.Faults = append(p.Faults, fact{K: k, V: strconv.FormatInt(fi[k], 10)})
 		}
 	} else if ev != nil && len(ev.events) > 0 {
 		n := map[string]int64{}

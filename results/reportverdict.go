@@ -177,18 +177,18 @@ var gateFailKeys = map[string][]string{
 
 // gateRowOf shows the gate g. A gate not evaluated keeps its reason as Why, out of its
 // evidence; a failing one marks the evidence that failed it.
-func gateRowOf(name string, g *Gate) gateRow {
-	ev := maps.Clone(g.Evidence)
+func gateRowOf(g namedGate) gateRow {
+	name, ev := g.name, maps.Clone(g.evidence)
 	row := gateRow{Name: name, Status: "pass", Class: "pass"}
 	switch {
-	case !g.Evaluated:
+	case !g.evaluated:
 		row.Status, row.Class = "not evaluated", "na"
 		row.Why = "not evaluated"
 		if r, ok := ev["reason"].(string); ok && r != "" {
 			row.Why += ": " + r
 			delete(ev, "reason")
 		}
-	case !g.Pass:
+	case !g.pass:
 		row.Status, row.Class = "FAIL", "fail"
 		failing := map[string]bool{}
 		var why []string

@@ -93,57 +93,55 @@ const rollbackSample = 20
 // A drill whose switch found no task in flight rehearsed nothing of the watcher: it fails,
 // as nothing passes on missing evidence. The evidence holds the watcher's time to drain,
 // the tasks the server lost, and on the embedded server its ledger's reconciliation.
-func rollbackGate(info RunInfo) Gate {
+func rollbackGate(info RunInfo) Gate[RollbackEvidence] {
 	r := info.Rollback
 	if r == nil {
-		return notEvaluated("the scenario rehearses no rollback (rollback: {at: D} or {on_abort: true})")
+		return Gate[RollbackEvidence]{Pass: true, Evidence: RollbackEvidence{
+			Reason: "the scenario rehearses no rollback (rollback: {at: D} or {on_abort: true})"}}
 	}
 	if r.Trigger == "" {
-		g := notEvaluated("the switch never flipped (planned " + r.Planned + "): the run ended first, or no abort_on_fail threshold failed")
-		g.Evidence["planned"] = r.Planned
-		return g
+		return Gate[RollbackEvidence]{Pass: true, Evidence: RollbackEvidence{Planned: r.Planned,
+			Reason: "the switch never flipped (planned " + r.Planned + "): the run ended first, or no abort_on_fail threshold failed"}}
 	}
-	ev := map[string]any{
-		"trigger":                r.Trigger,
-		"switched_at_s":          round3(r.AtS),
-		"creates_after":          r.CreatesAfter,
-		"tasks_after_plain_call": r.TasksAfter,
-		"server_creates_after":   unknownCount(r.ServerCreatesAfter),
-		"pre_switch":             r.PreSwitch,
-		"pre_switch_settled":     r.Settled,
-		"pre_switch_listed":      r.Listed,
-		"pre_switch_unlisted":    r.Unlisted,
-		"unlisted_sample":        nonNilSlice(r.UnlistedSample),
-		"watcher_cancelled":      r.Cancelled,
-		"drain_s":                nil,
-		"fallback_calls":         r.FallbackCalls,
-		"fallback_errors":        r.FallbackErrors,
-		"fallback_errors_rate":   nil,
-		"refused":                r.Refused,
+	ev := RollbackEvidence{
+		Trigger:             r.Trigger,
+		SwitchedAtS:         round3(r.AtS),
+		CreatesAfter:        r.CreatesAfter,
+		TasksAfterPlainCall: r.TasksAfter,
+		ServerCreatesAfter:  knownCount(r.ServerCreatesAfter),
+		PreSwitch:           r.PreSwitch,
+		PreSwitchSettled:    r.Settled,
+		PreSwitchListed:     r.Listed,
+		PreSwitchUnlisted:   r.Unlisted,
+		UnlistedSample:      nonNilSlice(r.UnlistedSample),
+		WatcherCancelled:    r.Cancelled,
+		FallbackCalls:       r.FallbackCalls,
+		FallbackErrors:      r.FallbackErrors,
+		Refused:             r.Refused,
 	}
 	if r.DrainS >= 0 {
-		ev["drain_s"] = round3(r.DrainS)
+		ev.DrainS = measuredFigure(round3(r.DrainS), false)
 	} else {
-		note(ev, "drain_s", "not every pre-switch task ended before the run did")
+		note(&ev.Notes, "drain_s", "not every pre-switch task ended before the run did")
 	}
 	if r.ServerCreatesAfter < 0 {
-		note(ev, "server_creates_after", "not observable on an external target: only the embedded server counts what it created")
+		note(&ev.Notes, "server_creates_after", "not observable on an external target: only the embedded server counts what it created")
 	}
 	if rc := r.Reconciliation; rc != nil {
 		applied, notApplied, unknown := rc.counts()
-		ev["tasks_lost"] = rc.TasksLost
-		ev["reconciliation"] = map[string]any{
-			"in_flight":          rc.InFlight,
-			"applied":            applied,
-			"not_applied":        notApplied,
-			"unknown":            unknown,
-			"applied_sample":     sample(rc.Applied),
-			"not_applied_sample": sample(rc.NotApplied),
-			"unknown_sample":     sample(rc.Unknown),
+		lost := rc.TasksLost
+		ev.TasksLost = &lost
+		ev.Reconciliation = &RollbackReconciliation{
+			InFlight:         rc.InFlight,
+			Applied:          applied,
+			NotApplied:       notApplied,
+			Unknown:          unknown,
+			AppliedSample:    sample(rc.Applied),
+			NotAppliedSample: sample(rc.NotApplied),
+			UnknownSample:    sample(rc.Unknown),
 		}
 	} else {
-		ev["tasks_lost"] = nil
-		note(ev, "tasks_lost", "not observable on an external target: the reconciliation is the embedded server's ledger")
+		note(&ev.Notes, "tasks_lost", "not observable on an external target: the reconciliation is the embedded server's ledger")
 	}
 	var failures []string
 	if r.CreatesAfter > 0 {
@@ -162,18 +160,16 @@ func rollbackGate(info RunInfo) Gate {
 		failures = append(failures, "tasks running at the switch vanished before their ttl (tasks/get -32602; the clients count them expired): the server lost them, whether their work happened is unknown, and no reconciliation list holds them")
 	}
 	if r.FallbackCalls == 0 {
-		note(ev, "fallback_errors_rate", fmt.Sprintf("no plain call after the switch: the fallback path was not exercised (refused: %d)", r.Refused))
+		note(&ev.Notes, "fallback_errors_rate", fmt.Sprintf("no plain call after the switch: the fallback path was not exercised (refused: %d)", r.Refused))
 	} else {
 		rate := 100 * float64(r.FallbackErrors) / float64(r.FallbackCalls)
-		ev["fallback_errors_rate"] = round3(rate)
+		ev.FallbackErrorsRate = measuredFigure(round3(rate), false)
 		if b := info.ErrorBudget; b != nil && rate > *b {
 			failures = append(failures, "the fallback path's error rate exceeds the error budget")
 		}
 	}
-	if len(failures) > 0 {
-		ev["failures"] = failures
-	}
-	return Gate{Pass: len(failures) == 0, Evaluated: true, Evidence: ev}
+	ev.Failures = failures
+	return Gate[RollbackEvidence]{Pass: len(failures) == 0, Evaluated: true, Evidence: ev}
 }
 
 // sample is at most rollbackSample of ops, never nil.
@@ -192,11 +188,11 @@ type rollbackView struct {
 }
 
 // rollbackViewOf is the section of the rollback gate g; nil when it was not evaluated.
-func rollbackViewOf(g Gate) *rollbackView {
+func rollbackViewOf(g Gate[RollbackEvidence]) *rollbackView {
 	if !g.Evaluated {
 		return nil
 	}
-	ev := g.Evidence
+	ev := g.EvidenceMap()
 	text := func(k string) string {
 		switch v := ev[k].(type) {
 		case nil:

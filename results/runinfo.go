@@ -37,12 +37,9 @@ type RunInfo struct {
 	Interrupted bool
 	// Aborted says which abort_on_fail threshold stopped the load early; "" = none.
 	Aborted string
-	// Evidence holds, per gate name ("hard", "recovery", "cancellation",
-	// "compatibility", "contract"), extra evidence such as sample task ids. A map[string]any is merged
-	// into the gate's evidence; a key that names a figure Build computed is kept as
-	// KEY_detail instead (so "invalid_transitions" samples sit beside the count as
-	// "invalid_transitions_detail"). Any other value is kept under "detail".
-	Evidence map[string]any
+	// InvalidTransitionSample is a sample of the invalid transitions
+	// (loadgen.Engine.Violations), the hard gate's invalid_transitions_detail; nil = absent.
+	InvalidTransitionSample any
 	// DuplicateEffects is the number of second domain effects for one idempotency key, from
 	// the embedded server's ledger; -1 = unknown (external target): null in the evidence,
 	// not checked.
@@ -79,7 +76,10 @@ type RunInfo struct {
 	UnknownSample any
 	// LostAfterReconnect counts known, unfinished tasks that a new session could not see
 	// (a finding: the server bound tasks to the session, or lost them).
-	LostAfterReconnect int64
+	// LostAfterReconnectSample is a sample of their ids, the recovery gate's
+	// tasks_lost_after_reconnect_detail; nil = absent.
+	LostAfterReconnect       int64
+	LostAfterReconnectSample any
 	// UnknownCreated counts the unknown outcomes of tasks whose id the client knew; -1 =
 	// not counted (the accounting check of the recovery gate is then skipped).
 	UnknownCreated int64

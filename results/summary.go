@@ -227,7 +227,7 @@ func (s *Summary) ExitCode() int {
 // and the run exits 130, not a pass, anyway.
 func verdict(s *Summary) string {
 	for _, g := range s.Gates.list() {
-		if g.gate.Evaluated && !g.gate.Pass {
+		if g.evaluated && !g.pass {
 			return VerdictFail
 		}
 	}

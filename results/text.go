@@ -104,11 +104,11 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 		if i > 0 {
 			head = "           "
 		}
-		p.f("%s %-14s %s\n", head, g.name, gateText(g.gate))
+		p.f("%s %-14s %s\n", head, g.name, gateText(g))
 		if g.name == GateContract && s.Contract != nil {
 			contractCasesText(p, s.Contract)
 		}
-		gateDetailText(p, g.name, g.gate)
+		gateDetailText(p, g)
 	}
 	for i, r := range s.Thresholds {
 		head := "thresholds "
@@ -138,34 +138,20 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 
 // gateDetailText writes, under a failed gate's line, why it failed where its evidence says it
 // in words (failures), and the drift of a pinned manifest.
-func gateDetailText(p *printer, name string, g *Gate) {
+func gateDetailText(p *printer, g namedGate) {
 	const indent = "                           "
-	if !g.Evaluated || g.Pass {
+	if !g.evaluated || g.pass {
 		return
 	}
-	switch fs := g.Evidence["failures"].(type) { // []any once read back from summary.json
-	case []string:
-		for _, f := range fs {
-			p.f("%s%s\n", indent, f)
-		}
-	case []any:
-		for _, f := range fs {
-			p.f("%s%v\n", indent, f)
-		}
+	for _, f := range list(g.evidence["failures"]) {
+		p.f("%s%v\n", indent, f)
 	}
-	if name != GateCompatibility {
+	if g.name != GateCompatibility {
 		return
 	}
-	switch d := g.Evidence["manifest_drift"].(type) {
-	case []ManifestDrift:
-		for _, x := range d {
-			p.f("%sdrift %s: pinned %s, now %s\n", indent, x.Field, x.Pinned, x.Now)
-		}
-	case []any:
-		for _, x := range d {
-			m, _ := x.(map[string]any)
-			p.f("%sdrift %v: pinned %v, now %v\n", indent, m["field"], m["pinned"], m["now"])
-		}
+	for _, x := range list(g.evidence["manifest_drift"]) {
+		m, _ := x.(map[string]any)
+		p.f("%sdrift %v: pinned %v, now %v\n", indent, m["field"], m["pinned"], m["now"])
 	}
 }
 
@@ -252,29 +238,29 @@ func measuredText(v float64, measured bool) string {
 
 // gateText is one gate's line: its verdict and its scalar evidence, and what was not
 // checked, with why when the evidence says.
-func gateText(g *Gate) string {
-	if !g.Evaluated {
-		if g.Pass {
-			return "not evaluated: " + fmt.Sprint(g.Evidence["reason"])
+func gateText(g namedGate) string {
+	if !g.evaluated {
+		if g.pass {
+			return "not evaluated: " + fmt.Sprint(g.evidence["reason"])
 		}
-		return "NOT EVALUATED: " + fmt.Sprint(g.Evidence["reason"])
+		return "NOT EVALUATED: " + fmt.Sprint(g.evidence["reason"])
 	}
 	var b strings.Builder
-	if g.Pass {
+	if g.pass {
 		b.WriteString("pass")
 	} else {
 		b.WriteString("FAIL")
 	}
-	for _, k := range slices.Sorted(maps.Keys(g.Evidence)) {
-		switch v := g.Evidence[k].(type) {
+	for _, k := range slices.Sorted(maps.Keys(g.evidence)) {
+		switch v := g.evidence[k].(type) {
 		case float64: // from ReadSummary
 			fmt.Fprintf(&b, " %s=%s", k, num(v))
 		case string, bool, int, int64:
 			fmt.Fprintf(&b, " %s=%v", k, v)
 		}
 	}
-	if nc := stringList(g.Evidence["not_checked"]); len(nc) > 0 {
-		notes := g.Evidence["notes"]
+	if nc := stringList(g.evidence["not_checked"]); len(nc) > 0 {
+		notes := g.evidence["notes"]
 		for i, name := range nc {
 			if why := noteOf(notes, name); why != "" {
 				nc[i] = name + " (" + why + ")"

@@ -385,17 +385,18 @@ func stat(s *results.Summary, name string) metrics.Stat { return s.Metrics[name]
 // "threshold tasks.failed_rate < 1%".
 func failedChecks(s *results.Summary) []string {
 	failed := []string{}
+	g := &s.Gates
 	for _, g := range []struct {
-		name string
-		gate results.Gate
+		name              string
+		evaluated, passed bool
 	}{
-		{results.GateHard, s.Gates.Hard},
-		{results.GateRecovery, s.Gates.Recovery},
-		{results.GateCancellation, s.Gates.Cancellation},
-		{results.GateCompatibility, s.Gates.Compatibility},
-		{results.GateContract, s.Gates.Contract},
+		{results.GateHard, g.Hard.Evaluated, g.Hard.Pass},
+		{results.GateRecovery, g.Recovery.Evaluated, g.Recovery.Pass},
+		{results.GateCancellation, g.Cancellation.Evaluated, g.Cancellation.Pass},
+		{results.GateCompatibility, g.Compatibility.Evaluated, g.Compatibility.Pass},
+		{results.GateContract, g.Contract.Evaluated, g.Contract.Pass},
 	} {
-		if g.gate.Evaluated && !g.gate.Pass {
+		if g.evaluated && !g.passed {
 			failed = append(failed, "gate "+g.name)
 		}
 	}
