@@ -73,14 +73,14 @@ func TestCompatibilityGate(t *testing.T) {
 			if s.ExitCode() != wantExit {
 				t.Errorf("ExitCode() = %d, want %d", s.ExitCode(), wantExit)
 			}
-			fails, _ := g.Evidence["failures"].([]string)
+			fails := g.Evidence.Failures
 			if tc.failure != "" && !strings.Contains(strings.Join(fails, "; "), tc.failure) {
 				t.Errorf("failures %q, want one mentioning %q", fails, tc.failure)
 			}
 			if tc.pass && len(fails) > 0 {
 				t.Errorf("passing gate lists failures %q", fails)
 			}
-			if !tc.evaluated && g.Evidence["reason"] == "" {
+			if !tc.evaluated && g.Evidence.Reason == "" {
 				t.Errorf("not evaluated without a reason: %v", g.Evidence)
 			}
 		})
@@ -88,14 +88,14 @@ func TestCompatibilityGate(t *testing.T) {
 
 	// The evidence of a supported target carries the manifest leaves.
 	g := Build(RunInfo{Compat: &supported}, taskRun, nil).Gates.Compatibility
-	if g.Evidence["reason"] != "the target supports tasks for this tool: no fallback needed" ||
-		g.Evidence["tasks_tools_call"] != true || g.Evidence["tasks_cancel"] != true || g.Evidence["tool_task_support"] != "optional" {
+	if ev := g.Evidence; ev.Reason != "the target supports tasks for this tool: no fallback needed" ||
+		!ev.TasksToolsCall || !ev.TasksCancel || ev.ToolTaskSupport != "optional" {
 		t.Errorf("supported evidence %v", g.Evidence)
 	}
 	// The evidence of a passing fallback counts what ran.
 	g = Build(RunInfo{Compat: &noCap}, syncRun, nil).Gates.Compatibility
-	if g.Evidence["task_params_sent"] != int64(0) || g.Evidence["sync_calls"] != int64(10) ||
-		g.Evidence["sync_completed"] != int64(9) || g.Evidence["sync_failed"] != int64(1) || g.Evidence["tasks_created"] != int64(0) {
+	if ev := g.Evidence; *ev.TaskParamsSent != 0 || *ev.SyncCalls != 10 ||
+		*ev.SyncCompleted != 9 || *ev.SyncFailed != 1 || *ev.TasksCreated != 0 {
 		t.Errorf("fallback evidence %v", g.Evidence)
 	}
 	// A modern-first client that fell back to 2025-11-25 is evaluated, and passes when the
@@ -103,7 +103,7 @@ func TestCompatibilityGate(t *testing.T) {
 	fellBack := supported
 	fellBack.Era, fellBack.EraFallback = "2025-11-25", "2026-07-28 was tried first and answered as a legacy server answers"
 	g = Build(RunInfo{Compat: &fellBack}, taskRun, nil).Gates.Compatibility
-	if !g.Evaluated || !g.Pass || g.Evidence["era_fallback"] != fellBack.EraFallback || g.Evidence["era"] != "2025-11-25" {
+	if !g.Evaluated || !g.Pass || g.Evidence.EraFallback != fellBack.EraFallback || g.Evidence.Era != "2025-11-25" {
 		t.Errorf("era fallback: evaluated %v pass %v evidence %v", g.Evaluated, g.Pass, g.Evidence)
 	}
 	// ... and fails when nothing was called in the era fallen back to.

@@ -63,7 +63,7 @@ func TestContractGate(t *testing.T) {
 
 	s := Build(info, total, windows)
 	g := s.Gates.Contract
-	if !g.Pass || g.Evaluated || g.Evidence["reason"] != contractNotRun || s.Contract != nil {
+	if !g.Pass || g.Evaluated || g.Evidence.Reason != contractNotRun || s.Contract != nil {
 		t.Errorf("without a contract: %+v, contract %v; want not evaluated, with the reason", g, s.Contract)
 	}
 	if s.Verdict != VerdictPass {
@@ -77,25 +77,25 @@ func TestContractGate(t *testing.T) {
 		t.Errorf("a failing suite: gate pass %v evaluated %v, verdict %s exit %d; want a failure, 99", g.Pass, g.Evaluated, s.Verdict, s.ExitCode())
 	}
 	ev := g.Evidence
-	if ev["cases_passed"] != 3 || ev["cases_failed"] != 2 || ev["cases_skipped"] != 2 || ev["tasks_created"] != 3 {
-		t.Errorf("counts: %v", ev)
+	if ev.CasesPassed != 3 || ev.CasesFailed != 2 || ev.CasesSkipped != 2 || ev.TasksCreated != 3 {
+		t.Errorf("counts: %+v", ev)
 	}
-	if !slices.Equal(ev["rules_broken"].([]string), []string{"R26", "R53"}) ||
-		!slices.Equal(ev["left_behind"].([]string), []string{"4567ef...0123"}) {
-		t.Errorf("rules_broken %v, left_behind %v", ev["rules_broken"], ev["left_behind"])
+	if !slices.Equal(ev.RulesBroken, []string{"R26", "R53"}) ||
+		!slices.Equal(ev.LeftBehind, []string{"4567ef...0123"}) {
+		t.Errorf("rules_broken %v, left_behind %v", ev.RulesBroken, ev.LeftBehind)
 	}
-	failed := ev["failed"].([]map[string]any)
-	if len(failed) != 2 || failed[0]["id"] != "cancel.terminal" || !slices.Equal(failed[1]["rules"].([]string), []string{"R53"}) ||
-		!strings.HasPrefix(failed[0]["message"].(string), "R26: expected error -32602") {
+	failed := ev.Failed
+	if len(failed) != 2 || failed[0].ID != "cancel.terminal" || !slices.Equal(failed[1].Rules, []string{"R53"}) ||
+		!strings.HasPrefix(failed[0].Message, "R26: expected error -32602") {
 		t.Errorf("failed: %+v", failed)
 	}
-	skipped := ev["skipped"].([]map[string]any)
-	if len(skipped) != 2 || skipped[0]["id"] != "isolation.list" || skipped[0]["reason"] != "no second identity" ||
-		skipped[0]["enable"] != "give --other-header with a second identity's token" || skipped[1]["enable"] != nil {
+	skipped := ev.Skipped
+	if len(skipped) != 2 || skipped[0].ID != "isolation.list" || skipped[0].Reason != "no second identity" ||
+		skipped[0].Enable != "give --other-header with a second identity's token" || skipped[1].Enable != "" {
 		t.Errorf("skipped: %+v", skipped)
 	}
-	if _, ok := ev["failure"]; ok {
-		t.Errorf("failure %q beside failed cases", ev["failure"])
+	if ev.Failure != "" {
+		t.Errorf("failure %q beside failed cases", ev.Failure)
 	}
 	if s.Contract == nil || len(s.Contract.Cases) != 7 || s.Contract.Cases[5].Evidence == nil {
 		t.Errorf("summary contract: %+v; want every case, evidence never null", s.Contract)
@@ -116,7 +116,7 @@ func TestContractGate(t *testing.T) {
 	none.Count()
 	info.Contract = none
 	s = Build(info, total, windows)
-	if g := s.Gates.Contract; g.Pass || s.Verdict != VerdictFail || !strings.HasPrefix(g.Evidence["failure"].(string), "no case ran") {
+	if g := s.Gates.Contract; g.Pass || s.Verdict != VerdictFail || !strings.HasPrefix(g.Evidence.Failure, "no case ran") {
 		t.Errorf("a suite that skipped everything: %+v, verdict %s", g, s.Verdict)
 	}
 	page := pageOf(t, s)

@@ -122,7 +122,7 @@ func fixture() (RunInfo, *metrics.Snapshot, []metrics.Window) {
 		PollInterval:     time.Second,
 		DuplicateEffects: 0,
 		UnknownCreated:   2, // both unknown tasks had an id: the outcomes add up to the 8 created
-		Evidence:         map[string]any{GateHard: map[string]any{"invalid_transitions": []string{}}},
+		InvalidTransitionSample: []string{},
 		Thresholds: []scenarios.Threshold{
 			{Expr: "latency_tasks_get.p99 < 200ms"},
 			{Expr: "task_e2e.p99 < 2s"},

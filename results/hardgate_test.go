@@ -32,13 +32,13 @@ func TestHardGateSecurity(t *testing.T) {
 			if g.Pass != tc.pass {
 				t.Errorf("pass = %v, want %v (evidence %v)", g.Pass, tc.pass, g.Evidence)
 			}
-			if nc, _ := g.Evidence["not_checked"].([]string); !slices.Equal(nc, tc.notChecked) {
+			if nc := g.Evidence.NotChecked; !slices.Equal(nc, tc.notChecked) {
 				t.Errorf("not_checked = %v, want %v", nc, tc.notChecked)
 			}
 			if !tc.pass && s.ExitCode() != ExitGateFailed {
 				t.Errorf("exit code %d", s.ExitCode())
 			}
-			if tc.sec != nil && len(tc.sec.Injections) > 0 && g.Evidence["injection_findings"] == nil {
+			if tc.sec != nil && len(tc.sec.Injections) > 0 && g.Evidence.InjectionFindings == nil {
 				t.Error("injection findings missing from the evidence")
 			}
 		})

@@ -39,7 +39,7 @@ func writeFixtureRun(t testing.TB, dir string) {
 	info.Scenario = plantedScenario
 	info.FaultsOn = true
 	info.Faults = map[string]int64{"client.crash": 2, "server.http_5xx": 1, "client." + plantedKind: 1}
-	info.Evidence = map[string]any{GateHard: map[string]any{"invalid_transitions": []string{plantedTask + " working->working"}}}
+	info.InvalidTransitionSample = []string{plantedTask + " working->working"}
 	info.SecondCreates, info.EffectsAfterCancel = 0, 0
 	info.Security = &Security{Probes: true, Leaks: map[string]int64{"get": 2, "list": 1},
 		ProbesSent: map[string]int64{"get": 10, "list": 5},

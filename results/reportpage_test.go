@@ -59,7 +59,7 @@ func TestReportVerdict(t *testing.T) {
 			s.Thresholds[0].Pass, s.Verdict = false, VerdictFail
 		}, "FAIL", "threshold latency_tasks_get.p99 < 200ms failed: value 58.015 ms", 0},
 		{"gate", func(s *Summary) {
-			s.Gates.Hard.Pass, s.Gates.Hard.Evidence["duplicate_effects"], s.Verdict = false, int64(2), VerdictFail
+			s.Gates.Hard.Pass, s.Gates.Hard.Evidence.DuplicateEffects, s.Verdict = false, knownCount(2), VerdictFail
 		}, "FAIL", "hard gate failed: duplicate_effects 2", 0},
 		{"untrustworthy failure", func(s *Summary) {
 			s.Thresholds[0].Pass, s.Verdict = false, VerdictFail

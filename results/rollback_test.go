@@ -32,19 +32,19 @@ func TestRollbackGate(t *testing.T) {
 			r := clean()
 			tc.edit(r)
 			g := rollbackGate(RunInfo{Rollback: r, ErrorBudget: &budget})
-			failures, _ := g.Evidence["failures"].([]string)
+			failures := g.Evidence.Failures
 			if !g.Evaluated || g.Pass != (tc.failed == "") || (tc.failed != "" && !slices.Equal(failures, []string{tc.failed})) {
 				t.Errorf("gate pass %v evaluated %v, failures %q; want failure %q", g.Pass, g.Evaluated, failures, tc.failed)
 			}
 		})
 	}
 	g := rollbackGate(RunInfo{Rollback: clean(), ErrorBudget: &budget})
-	rc := g.Evidence["reconciliation"].(map[string]any)
-	if rc["applied"] != 25 || len(rc["applied_sample"].([]ReconciledOp)) != rollbackSample || g.Evidence["drain_s"] != 1.25 || g.Evidence["fallback_errors_rate"] != 5.0 {
+	rc := g.Evidence.Reconciliation
+	if rc.Applied != 25 || len(rc.AppliedSample) != rollbackSample || *g.Evidence.DrainS != 1.25 || *g.Evidence.FallbackErrorsRate != 5.0 {
 		t.Errorf("evidence %v", g.Evidence)
 	}
 	for _, r := range []*Rollback{nil, {}} {
-		if g := rollbackGate(RunInfo{Rollback: r}); g.Evaluated || !g.Pass || g.Evidence["reason"] == nil {
+		if g := rollbackGate(RunInfo{Rollback: r}); g.Evaluated || !g.Pass || g.Evidence.Reason == "" {
 			t.Errorf("rollback %+v: gate %+v, want not evaluated with a reason", r, g)
 		}
 	}

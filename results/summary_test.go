@@ -115,10 +115,8 @@ func TestGates(t *testing.T) {
 	})
 	info := RunInfo{
 		DuplicateEffects: -1,
-		Evidence: map[string]any{
-			GateHard:     map[string]any{"invalid_transitions": []string{"t-1", "t-7"}, "first_at": "t-1"},
-			GateRecovery: []string{"resumed t-3"},
-		},
+		InvalidTransitionSample:  []string{"t-1", "t-7"},
+		LostAfterReconnectSample: []string{"t-3"},
 	}
 	s := Build(info, total, nil)
 	hard := s.Gates.Hard
@@ -126,31 +124,31 @@ func TestGates(t *testing.T) {
 		t.Errorf("hard: pass %v evaluated %v, want a failure", hard.Pass, hard.Evaluated)
 	}
 	ev := hard.Evidence
-	if ev["invalid_transitions"] != int64(3) || ev["duplicate_effects"] != nil ||
-		!slices.Equal(ev["invalid_transitions_detail"].([]string), []string{"t-1", "t-7"}) || ev["first_at"] != "t-1" {
-		t.Errorf("hard evidence: %v", ev)
+	if ev.InvalidTransitions != 3 || ev.DuplicateEffects != nil ||
+		!slices.Equal(ev.InvalidTransitionsDetail.([]string), []string{"t-1", "t-7"}) {
+		t.Errorf("hard evidence: %+v", ev)
 	}
-	if nc := ev["not_checked"].([]string); !slices.Contains(nc, "duplicate_effects") || !slices.Contains(nc, "cross_tenant_leaks") {
+	if nc := ev.NotChecked; !slices.Contains(nc, "duplicate_effects") || !slices.Contains(nc, "cross_tenant_leaks") {
 		t.Errorf("hard not_checked: %v", nc)
 	}
-	if why := ev["notes"].(map[string]string)["duplicate_effects"]; !strings.Contains(why, "external target") {
-		t.Errorf("hard notes: %v: want why duplicate_effects is null", ev["notes"])
+	if why := ev.Notes["duplicate_effects"]; !strings.Contains(why, "external target") {
+		t.Errorf("hard notes: %v: want why duplicate_effects is null", ev.Notes)
 	}
 	for _, g := range s.Gates.list()[2:] {
-		if !g.gate.Pass || g.gate.Evaluated || g.gate.Evidence["reason"] == "" {
-			t.Errorf("%s: pass %v evaluated %v evidence %v; want not evaluated, with a reason", g.name, g.gate.Pass, g.gate.Evaluated, g.gate.Evidence)
+		if !g.pass || g.evaluated || g.evidence["reason"] == "" {
+			t.Errorf("%s: pass %v evaluated %v evidence %v; want not evaluated, with a reason", g.name, g.pass, g.evaluated, g.evidence)
 		}
 	}
 	// Sessions were lost (5 reconnects): recovery is evaluated; no second create: it passes.
-	if r := s.Gates.Recovery; !r.Pass || !r.Evaluated || r.Evidence["reconnects"] != int64(5) {
+	if r := s.Gates.Recovery; !r.Pass || !r.Evaluated || r.Evidence.Reconnects != 5 {
 		t.Errorf("recovery: %+v", r)
 	}
-	if d := s.Gates.Recovery.Evidence["detail"]; !slices.Equal(d.([]string), []string{"resumed t-3"}) {
+	if d := s.Gates.Recovery.Evidence.TasksLostAfterReconnectDetail; !slices.Equal(d.([]string), []string{"t-3"}) {
 		t.Errorf("recovery detail: %v", d)
 	}
 	c := s.Gates.Cancellation.Evidence
-	if c["tasks_cancelled"] != int64(2) || c["cancel_latency_count"] != int64(1) || c["cancel_latency_p99_ms"] != 40.031 {
-		t.Errorf("cancellation evidence: %v", c)
+	if c.TasksCancelled != 2 || c.CancelLatencyCount != 1 || *c.CancelLatencyP99Ms != 40.031 {
+		t.Errorf("cancellation evidence: %+v", c)
 	}
 	if s.Verdict != VerdictFail {
 		t.Errorf("verdict %s, want fail", s.Verdict)
@@ -176,10 +174,10 @@ func TestRecoveryGate(t *testing.T) {
 		if g.Evaluated != tc.evaluated || g.Pass != tc.pass {
 			t.Errorf("%s: evaluated %v pass %v, want %v %v (%v)", tc.name, g.Evaluated, g.Pass, tc.evaluated, tc.pass, g.Evidence)
 		}
-		if g.Evidence["reconciled"] != int64(2) {
+		if g.Evidence.Reconciled != 2 {
 			t.Errorf("%s: evidence %v", tc.name, g.Evidence)
 		}
-		if nc, _ := g.Evidence["not_checked"].([]string); (tc.info.SecondCreates < 0) != slices.Contains(nc, "second_creates") {
+		if nc := g.Evidence.NotChecked; (tc.info.SecondCreates < 0) != slices.Contains(nc, "second_creates") {
 			t.Errorf("%s: not_checked %v", tc.name, nc)
 		}
 	}
@@ -190,13 +188,13 @@ func TestRecoveryGate(t *testing.T) {
 		sh.Add(metrics.TasksCompleted, 1)
 		sh.Add(metrics.TasksUnknown, 1)
 	})
-	if g := Build(RunInfo{FaultsOn: true, UnknownCreated: 1}, three, nil).Gates.Recovery; g.Pass || g.Evidence["tasks_accounted"] != false {
+	if g := Build(RunInfo{FaultsOn: true, UnknownCreated: 1}, three, nil).Gates.Recovery; g.Pass || *g.Evidence.TasksAccounted {
 		t.Errorf("a task that never ended passed the recovery gate: %+v", g)
 	}
-	if g := Build(RunInfo{FaultsOn: true, UnknownCreated: 2}, three, nil).Gates.Recovery; !g.Pass || g.Evidence["tasks_accounted"] != true {
+	if g := Build(RunInfo{FaultsOn: true, UnknownCreated: 2}, three, nil).Gates.Recovery; !g.Pass || !*g.Evidence.TasksAccounted {
 		t.Errorf("accounted tasks failed the recovery gate: %+v", g)
 	}
-	if g := Build(RunInfo{FaultsOn: true, LostAfterReconnect: 3}, total, nil).Gates.Recovery; !g.Pass || g.Evidence["finding"] == nil {
+	if g := Build(RunInfo{FaultsOn: true, LostAfterReconnect: 3}, total, nil).Gates.Recovery; !g.Pass || g.Evidence.Finding == "" {
 		t.Errorf("tasks lost after a reconnect are a finding, not a failure: %+v", g)
 	}
 }
@@ -220,7 +218,7 @@ func TestCancellationGate(t *testing.T) {
 			sh.Add(metrics.TasksCancelled, tc.cancel)
 		})
 		g := Build(RunInfo{EffectsAfterCancel: 7}, total, nil).Gates.Cancellation
-		if g.Evaluated != tc.evaluated || g.Pass != tc.pass || g.Evidence["effects_after_cancel"] != int64(7) {
+		if g.Evaluated != tc.evaluated || g.Pass != tc.pass || *g.Evidence.EffectsAfterCancel != 7 {
 			t.Errorf("%s: evaluated %v pass %v, want %v %v (%v)", tc.name, g.Evaluated, g.Pass, tc.evaluated, tc.pass, g.Evidence)
 		}
 	}

@@ -197,8 +197,8 @@ func TestErrorSummary(t *testing.T) {
 		t.Errorf("verdict %q exit %d error %q", s.Verdict, s.ExitCode(), s.Error)
 	}
 	for _, g := range s.Gates.list() {
-		if g.gate.Pass || g.gate.Evaluated {
-			t.Errorf("gate %s: pass %v evaluated %v; want neither", g.name, g.gate.Pass, g.gate.Evaluated)
+		if g.pass || g.evaluated {
+			t.Errorf("gate %s: pass %v evaluated %v; want neither", g.name, g.pass, g.evaluated)
 		}
 	}
 	if len(s.Thresholds) != 3 || s.Thresholds[0].Pass || s.Thresholds[1].Pass || s.Thresholds[1].Source != SourceErrorBudget ||
@@ -268,21 +268,21 @@ func TestPlaceholdersAreNull(t *testing.T) {
 	total := run(func(sh *metrics.Shard) { sh.Add(metrics.CancelsSent, 1) })
 	s := Build(info, total, nil)
 	for _, c := range []struct {
-		gate *Gate
-		key  string
+		evidence map[string]any
+		key      string
 	}{
-		{&s.Gates.Hard, "duplicate_effects"},
-		{&s.Gates.Recovery, "second_creates"},
-		{&s.Gates.Cancellation, "effects_after_cancel"},
-		{&s.Gates.Cancellation, "cancel_latency_p50_ms"},
-		{&s.Gates.Compatibility, "task_params_ignored"},
+		{s.Gates.Hard.EvidenceMap(), "duplicate_effects"},
+		{s.Gates.Recovery.EvidenceMap(), "second_creates"},
+		{s.Gates.Cancellation.EvidenceMap(), "effects_after_cancel"},
+		{s.Gates.Cancellation.EvidenceMap(), "cancel_latency_p50_ms"},
+		{s.Gates.Compatibility.EvidenceMap(), "task_params_ignored"},
 	} {
-		if v, ok := c.gate.Evidence[c.key]; !ok || v != nil {
+		if v, ok := c.evidence[c.key]; !ok || v != nil {
 			t.Errorf("%s = %v (present %v), want null", c.key, v, ok)
 		}
-		notes, _ := c.gate.Evidence["notes"].(map[string]string)
+		notes, _ := c.evidence["notes"].(map[string]any)
 		name := strings.TrimSuffix(strings.TrimSuffix(c.key, "_p50_ms"), "_p99_ms")
-		if notes[name] == "" {
+		if notes[name] == nil {
 			t.Errorf("%s: no note saying why (notes %v)", c.key, notes)
 		}
 	}
@@ -331,7 +331,7 @@ func TestResultLost(t *testing.T) {
 		t.Errorf("tasks.result_lost %d", s.Tasks.ResultLost)
 	}
 	ev := s.Gates.Recovery.Evidence
-	if ev["reconciliation_list"].(map[string]int64)["result_lost"] != 1 || !reflect.DeepEqual(ev["reconciliation_sample"], sample) || ev["tasks_accounted"] != true {
+	if ev.ReconciliationList["result_lost"] != 1 || !reflect.DeepEqual(ev.ReconciliationSample, sample) || !*ev.TasksAccounted {
 		t.Errorf("recovery evidence %v", ev)
 	}
 	if r := s.Thresholds; r[0].Pass || r[0].Value != 1 || !r[1].Pass || r[1].Value != 25 {
@@ -350,11 +350,11 @@ func TestCancelledUnrequested(t *testing.T) {
 		sh.Add(metrics.CancelledUnrequested, 11)
 	})
 	g := Build(RunInfo{}, total, nil).Gates.Cancellation
-	reason, _ := g.Evidence["reason"].(string)
+	reason := g.Evidence.Reason
 	if g.Evaluated || !strings.Contains(reason, "sent no tasks/cancel") || !strings.Contains(reason, "11 tasks cancelled were cancelled by someone else") {
 		t.Errorf("reason %q", reason)
 	}
-	if g.Evidence["cancelled_unrequested"] != int64(11) || g.Evidence["cancelled_by_own_cancel"] != int64(0) || g.Evidence["finding"] == nil {
+	if g.Evidence.CancelledUnrequested != 11 || g.Evidence.CancelledByOwnCancel != 0 || g.Evidence.Finding == "" {
 		t.Errorf("evidence %v", g.Evidence)
 	}
 }
@@ -369,7 +369,7 @@ func TestEvidenceAgreesWithCounts(t *testing.T) {
 		sh.Add(metrics.TasksUnknown, 20)
 	})
 	g := Build(RunInfo{Unknown: map[string]int64{"token_revoked": 20}}, total, nil).Gates.Recovery
-	if reason, _ := g.Evidence["reason"].(string); g.Evaluated || !strings.Contains(reason, "20 tasks are on the reconciliation list") {
+	if reason := g.Evidence.Reason; g.Evaluated || !strings.Contains(reason, "20 tasks are on the reconciliation list") {
 		t.Errorf("recovery reason %q: want the 20 unknown tasks named", reason)
 	}
 
@@ -397,7 +397,7 @@ func TestCancelsRefusedFailTheGate(t *testing.T) {
 			sh.Add(metrics.CancelsRefused, refused)
 		})
 		g := Build(RunInfo{}, total, nil).Gates.Cancellation
-		if !g.Evaluated || g.Pass != (refused == 0) || g.Evidence["cancels_refused"] != refused {
+		if !g.Evaluated || g.Pass != (refused == 0) || g.Evidence.CancelsRefused != refused {
 			t.Errorf("%d refused: gate %+v", refused, g)
 		}
 	}
