@@ -119,9 +119,9 @@ func fixture() (RunInfo, *metrics.Snapshot, []metrics.Window) {
 		Runtime: Runtimes{Run: &Runtime{Go: "go1.26.8", GOMAXPROCS: 2, GOGC: 400, MemoryLimit: 12 << 30, SetBy: "tasksim"}},
 		Server: Server{Run: &ServerStats{TasksCreated: 8, Faults: map[string]uint64{}, Rejections: map[string]uint64{},
 			Requests: map[string]map[string]uint64{"tools_call": {"ok": 8, "rpc_error": 0, "http_error": 0}}}},
-		PollInterval:     time.Second,
-		DuplicateEffects: 0,
-		UnknownCreated:   2, // both unknown tasks had an id: the outcomes add up to the 8 created
+		PollInterval:            time.Second,
+		DuplicateEffects:        0,
+		UnknownCreated:          2, // both unknown tasks had an id: the outcomes add up to the 8 created
 		InvalidTransitionSample: []string{},
 		Thresholds: []scenarios.Threshold{
 			{Expr: "latency_tasks_get.p99 < 200ms"},

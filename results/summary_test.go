@@ -114,7 +114,7 @@ func TestGates(t *testing.T) {
 		sh.RecordDuration(metrics.CancelLatency, 40*time.Millisecond)
 	})
 	info := RunInfo{
-		DuplicateEffects: -1,
+		DuplicateEffects:         -1,
 		InvalidTransitionSample:  []string{"t-1", "t-7"},
 		LostAfterReconnectSample: []string{"t-3"},
 	}

@@ -30,17 +30,17 @@ func TestRollbackDrillCounts(t *testing.T) {
 		}
 		g := sum.Gates.Rollback
 		ev := g.Evidence
-		pre := ev["pre_switch"].(int64)
-		rc := ev["reconciliation"].(map[string]any)
-		if !g.Evaluated || !g.Pass || pre == 0 || ev["pre_switch_settled"] != pre || ev["pre_switch_listed"] != int64(0) ||
-			ev["pre_switch_unlisted"] != int64(0) || rc["in_flight"] != int(pre) || rc["applied"] != int(pre) {
+		pre := ev.PreSwitch
+		rc := ev.Reconciliation
+		if !g.Evaluated || !g.Pass || pre == 0 || ev.PreSwitchSettled != pre || ev.PreSwitchListed != 0 ||
+			ev.PreSwitchUnlisted != 0 || rc.InFlight != int(pre) || rc.Applied != int(pre) {
 			t.Fatalf("rollback gate %+v", g)
 		}
-		if ev["creates_after"] != int64(0) || ev["server_creates_after"] != int64(0) || ev["trigger"] != "at 5s" {
-			t.Errorf("after the switch: %v", ev)
+		if ev.CreatesAfter != 0 || *ev.ServerCreatesAfter != 0 || ev.Trigger != "at 5s" {
+			t.Errorf("after the switch: %+v", ev)
 		}
-		calls := ev["fallback_calls"].(int64)
-		if calls == 0 || ev["fallback_errors"] != int64(0) || counter(sum, metrics.SyncCalls) != calls {
+		calls := ev.FallbackCalls
+		if calls == 0 || ev.FallbackErrors != 0 || counter(sum, metrics.SyncCalls) != calls {
 			t.Errorf("fallback calls %d, sync_calls %d", calls, counter(sum, metrics.SyncCalls))
 		}
 		if created := sum.Tasks.Created; created == 0 || sum.Tasks.Completed != created+calls {
@@ -60,11 +60,11 @@ func TestRollbackOnAbort(t *testing.T) {
 		sum, _ := runVirtual(t, "rollback-drill", results.VerdictFail, "duration=12s", "grace=12s",
 			"rollback={on_abort: true}", "thresholds=[{expr: 'task_e2e.max < 1ms', abort_on_fail: true}]")
 		ev := sum.Gates.Rollback.Evidence
-		trigger, _ := ev["trigger"].(string)
+		trigger := ev.Trigger
 		if !strings.HasPrefix(trigger, `on_abort: threshold "task_e2e.max < 1ms" failed in window`) || sum.Aborted != "" {
 			t.Fatalf("trigger %q, aborted %q: the threshold flips the switch, it does not stop the load", trigger, sum.Aborted)
 		}
-		if !sum.Gates.Rollback.Pass || ev["fallback_calls"].(int64) == 0 || ev["pre_switch"].(int64) == 0 {
+		if !sum.Gates.Rollback.Pass || ev.FallbackCalls == 0 || ev.PreSwitch == 0 {
 			t.Errorf("rollback gate %+v", sum.Gates.Rollback)
 		}
 		if th := sum.Thresholds[0]; th.Pass || !th.AbortOnFail {
@@ -84,14 +84,14 @@ func TestRollbackLostTasksDemo(t *testing.T) {
 		}
 		g := sum.Gates.Rollback
 		ev := g.Evidence
-		failures, _ := ev["failures"].([]string)
-		pre := ev["pre_switch"].(int64)
-		rc := ev["reconciliation"].(map[string]any)
+		failures := ev.Failures
+		pre := ev.PreSwitch
+		rc := ev.Reconciliation
 		if !g.Evaluated || g.Pass || len(failures) != 1 || !strings.Contains(failures[0], "no reconciliation list holds them") {
 			t.Fatalf("rollback gate %+v", g)
 		}
-		if pre == 0 || ev["pre_switch_unlisted"] != pre || ev["tasks_lost"].(int64) < pre || rc["unknown"] != int(pre) {
-			t.Errorf("pre_switch %d, unlisted %v, tasks_lost %v, unknown %v: every task running at the switch lost", pre, ev["pre_switch_unlisted"], ev["tasks_lost"], rc["unknown"])
+		if pre == 0 || ev.PreSwitchUnlisted != pre || *ev.TasksLost < pre || rc.Unknown != int(pre) {
+			t.Errorf("pre_switch %d, unlisted %v, tasks_lost %v, unknown %v: every task running at the switch lost", pre, ev.PreSwitchUnlisted, *ev.TasksLost, rc.Unknown)
 		}
 	})
 }

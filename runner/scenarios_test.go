@@ -159,7 +159,7 @@ func TestScenarioReconnectStorm(t *testing.T) {
 			}
 		}
 		if sum.Tasks.Unknown != 0 {
-			t.Errorf("%d tasks unknown: %v %v", sum.Tasks.Unknown, sum.Gates.Recovery.Evidence["reconciliation_list"], sum.Gates.Recovery.Evidence["reconciliation_sample"])
+			t.Errorf("%d tasks unknown: %v %v", sum.Tasks.Unknown, sum.Gates.Recovery.Evidence.ReconciliationList, sum.Gates.Recovery.Evidence.ReconciliationSample)
 		}
 	})
 }
@@ -174,8 +174,8 @@ func TestScenarioCancelStorm(t *testing.T) {
 		if counter(sum, metrics.CancelsAcked) == 0 || counter(sum, metrics.CancelsLate) == 0 {
 			t.Errorf("acked %d, late %d: want both (some cancels win, some lose the race)", counter(sum, metrics.CancelsAcked), counter(sum, metrics.CancelsLate))
 		}
-		if n, _ := g.Evidence["effects_after_cancel"].(int64); n == 0 {
-			t.Errorf("effects_after_cancel = %v: effect_first should apply some before the cancel", g.Evidence["effects_after_cancel"])
+		if n := g.Evidence.EffectsAfterCancel; n == nil || *n == 0 {
+			t.Errorf("effects_after_cancel = %v: effect_first should apply some before the cancel", n)
 		}
 	})
 }
@@ -186,7 +186,7 @@ func TestScenarioInputRequired(t *testing.T) {
 		if sum.Tasks.Unknown != 0 || sum.Tasks.Completed == 0 {
 			t.Errorf("tasks %+v: every task must end", sum.Tasks)
 		}
-		faults, _ := sum.Gates.Recovery.Evidence["faults_injected"].(map[string]int64)
+		faults := sum.Gates.Recovery.Evidence.FaultsInjected
 		for _, k := range []string{"client.input_before_answer", "client.input_after_answer", "client.result_stream"} {
 			if faults[k] == 0 {
 				t.Errorf("no %s fault injected (%v)", k, faults)
@@ -201,7 +201,7 @@ func TestScenarioServerRestart(t *testing.T) {
 		if counter(sum, metrics.Reconnects) == 0 || sum.Tasks.Unknown != 0 {
 			t.Errorf("%d reconnects, %d unknown", counter(sum, metrics.Reconnects), sum.Tasks.Unknown)
 		}
-		faults, _ := sum.Gates.Recovery.Evidence["faults_injected"].(map[string]int64)
+		faults := sum.Gates.Recovery.Evidence.FaultsInjected
 		if faults["server.restart"] != 3 { // at 10, 20 and 30 s of a 35 s run
 			t.Errorf("%d restarts, want 3", faults["server.restart"])
 		}
@@ -232,8 +232,8 @@ func TestScenarioNoTasksPeer(t *testing.T) {
 			t.Fatalf("compatibility gate %+v: want evaluated and passing", g)
 		}
 		ev := g.Evidence
-		if ev["task_params_sent"] != int64(0) || ev["task_params_ignored"] != int64(0) || ev["tasks_declared"] != false {
-			t.Errorf("compatibility evidence %v", ev)
+		if *ev.TaskParamsSent != 0 || *ev.TaskParamsIgnored != 0 || ev.TasksDeclared {
+			t.Errorf("compatibility evidence %+v", ev)
 		}
 		calls := sum.Requests["tools/call"].Count
 		if calls == 0 || sum.Tasks.Created != 0 || sum.Tasks.Completed != calls {

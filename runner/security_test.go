@@ -14,22 +14,22 @@ func TestScenarioTenantIsolation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sum, _ := runVirtual(t, "tenant-isolation", results.VerdictPass)
 		ev := sum.Gates.Hard.Evidence
-		if nc, _ := ev["not_checked"].([]string); len(nc) != 0 {
+		if nc := ev.NotChecked; len(nc) != 0 {
 			t.Errorf("not_checked = %v: probes and canaries ran", nc)
 		}
-		sent, _ := ev["probes_sent"].(map[string]int64)
+		sent := ev.ProbesSent
 		for _, k := range []string{"get", "result", "cancel", "list", "guess", "meta", "session", "revoked"} {
 			if sent[k] == 0 {
 				t.Errorf("no %s probe sent: %v", k, sent)
 			}
 		}
-		if ev["cross_tenant_leaks"] != int64(0) || ev["planted_secrets"] != int64(0) {
-			t.Errorf("leaks %v, secrets %v", ev["cross_tenant_leaks"], ev["planted_secrets"])
+		if ev.CrossTenantLeaks == nil || *ev.CrossTenantLeaks != 0 || ev.PlantedSecrets == nil || *ev.PlantedSecrets != 0 {
+			t.Errorf("leaks %v, secrets %v", ev.CrossTenantLeaks, ev.PlantedSecrets)
 		}
-		if f, _ := ev["injection_findings"].(map[string]int64); f["result of tasks/result"] == 0 {
+		if f := ev.InjectionFindings; f["result of tasks/result"] == 0 {
 			t.Errorf("injection findings %v: the server planted canaries in results", f)
 		}
-		if list, _ := sum.Gates.Recovery.Evidence["reconciliation_list"].(map[string]int64); list[loadgen.ReasonRevoked] == 0 {
+		if list := sum.Gates.Recovery.Evidence.ReconciliationList; list[loadgen.ReasonRevoked] == 0 {
 			t.Logf("no task ended token_revoked (%v): initech had none in flight at the revocation", list)
 		}
 	})
@@ -41,13 +41,13 @@ func TestScenarioTenantLeakDemo(t *testing.T) {
 		if sum.ExitCode() != results.ExitGateFailed || sum.Gates.Hard.Pass {
 			t.Fatalf("exit code %d, hard gate %+v", sum.ExitCode(), sum.Gates.Hard)
 		}
-		leaks, _ := sum.Gates.Hard.Evidence["leaks_by_kind"].(map[string]int64)
+		leaks := sum.Gates.Hard.Evidence.LeaksByKind
 		for _, k := range []string{"get", "result", "cancel", "list", "guess"} {
 			if leaks[k] == 0 {
 				t.Errorf("no %s leak: %v", k, leaks)
 			}
 		}
-		if touched, _ := sum.Gates.Hard.Evidence["touched_tasks"].([]string); len(touched) == 0 {
+		if touched := sum.Gates.Hard.Evidence.TouchedTasks; len(touched) == 0 {
 			t.Error("no touched task reported")
 		}
 	})

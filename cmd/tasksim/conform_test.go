@@ -160,7 +160,7 @@ func TestRunContractGate(t *testing.T) {
 			}
 			var sum struct {
 				Gates struct {
-					Contract results.Gate `json:"contract"`
+					Contract results.Gate[results.ContractEvidence] `json:"contract"`
 				} `json:"gates"`
 				Contract *results.Contract `json:"contract"`
 			}

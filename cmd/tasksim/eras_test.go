@@ -98,7 +98,7 @@ func TestRunEraFallback(t *testing.T) {
 	}
 	sum, m := readRun(t, dir)
 	g := sum.Gates.Compatibility
-	if m.Era != "2025-11-25" || m.EraFallback == "" || !g.Evaluated || !g.Pass || g.Evidence["era_fallback"] != m.EraFallback {
+	if m.Era != "2025-11-25" || m.EraFallback == "" || !g.Evaluated || !g.Pass || g.Evidence.EraFallback != m.EraFallback {
 		t.Errorf("era %q, era_fallback %q; compatibility gate evaluated %v pass %v evidence %v", m.Era, m.EraFallback, g.Evaluated, g.Pass, g.Evidence)
 	}
 }

@@ -273,11 +273,11 @@ func TestMergeRollbackGate(t *testing.T) {
 			stdout, stderr, code := tasksim(t, append(append([]string{"merge"}, dirs...), "--out", out)...)
 			m := readSum(t, out)
 			g := m.Gates.Rollback
-			var pre float64
+			var pre int64
 			for _, d := range dirs {
-				pre += float64(readSum(t, d).Gates.Rollback.Evidence["pre_switch"].(float64))
+				pre += readSum(t, d).Gates.Rollback.Evidence.PreSwitch
 			}
-			if code != c.code || !g.Evaluated || g.Pass != (c.code == 0) || g.Evidence["pre_switch"] != pre || pre == 0 {
+			if code != c.code || !g.Evaluated || g.Pass != (c.code == 0) || g.Evidence.PreSwitch != pre || pre == 0 {
 				t.Errorf("merge: exit %d, want %d; rollback gate %+v (shards' pre_switch %v)\n%s%s", code, c.code, g, pre, stdout, stderr)
 			}
 		})

@@ -114,13 +114,13 @@ func TestRunExpectManifest(t *testing.T) {
 	}
 	s, stderr, code := runAgainst(approved)
 	g := s.Gates.Compatibility
-	if code != 0 || !g.Evaluated || !g.Pass || g.Evidence["expected_manifest"] != pin {
+	if code != 0 || !g.Evaluated || !g.Pass || g.Evidence.ExpectedManifest != pin {
 		t.Fatalf("the approved server: exit %d, gate %+v\n%s", code, g, stderr)
 	}
 	s, _, code = runAgainst(startServe(t, "--poll-interval", "200ms"))
 	g = s.Gates.Compatibility
-	drift, _ := g.Evidence["manifest_drift"].([]any)
-	if code != exitGate || g.Pass || len(drift) != 1 || drift[0].(map[string]any)["now"] != "200" {
+	drift := g.Evidence.ManifestDrift
+	if code != exitGate || g.Pass || len(drift) != 1 || drift[0].Now != "200" {
 		t.Errorf("a changed server: exit %d, gate %+v", code, g)
 	}
 	if err := os.Remove(pin); err != nil {
