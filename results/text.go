@@ -253,35 +253,22 @@ func gateText(g namedGate) string {
 	}
 	for _, k := range slices.Sorted(maps.Keys(g.evidence)) {
 		switch v := g.evidence[k].(type) {
-		case float64: // from ReadSummary
+		case float64: // every number, in the map view
 			fmt.Fprintf(&b, " %s=%s", k, num(v))
-		case string, bool, int, int64:
+		case string, bool:
 			fmt.Fprintf(&b, " %s=%v", k, v)
 		}
 	}
 	if nc := stringList(g.evidence["not_checked"]); len(nc) > 0 {
-		notes := g.evidence["notes"]
+		notes, _ := g.evidence["notes"].(map[string]any)
 		for i, name := range nc {
-			if why := noteOf(notes, name); why != "" {
+			if why, _ := notes[name].(string); why != "" {
 				nc[i] = name + " (" + why + ")"
 			}
 		}
 		b.WriteString("; not checked: " + strings.Join(nc, ", "))
 	}
 	return b.String()
-}
-
-// noteOf returns notes[name]: notes is a map[string]string from Build, a map[string]any
-// from ReadSummary.
-func noteOf(notes any, name string) string {
-	switch m := notes.(type) {
-	case map[string]string:
-		return m[name]
-	case map[string]any:
-		s, _ := m[name].(string)
-		return s
-	}
-	return ""
 }
 
 // stringList returns a copy of v as a list of strings: []string from Build, []any from
