@@ -113,6 +113,8 @@ func TestCheckSourceAddrs(t *testing.T) {
 		{"loopback to elsewhere", "http://10.9.9.9:1/mcp", lo[:1], nil, []string{"127.0.0.1 is a loopback address, and the target 10.9.9.9 is not on loopback"}},
 		{"family", "http://[::1]:1/mcp", lo[:1], nil, []string{"127.0.0.1 is IPv4, and the target ::1 is IPv6"}},
 		{"v6 loopback", "http://[::1]:1/mcp", v6, nil, nil},
+		{"localhost is IPv4", "http://localhost:1/mcp", v6, nil, []string{"::1 is IPv6, and the target localhost is IPv4"}},
+		{"v6 target, v4 source", "http://[::1]:1/mcp", ten, nil, []string{"use addresses of ::1"}},
 		{"not this machine's", "http://10.9.9.9:1/mcp", ten, []netip.Addr{netip.MustParseAddr("10.0.0.1")}, []string{"10.1.2.3 is not an address of this machine"}},
 		{"this machine's", "http://mcp.example:1/mcp", ten, ten, nil},
 		{"every problem", "http://127.0.0.1:1/mcp", append(slices.Clone(ten), netip.MustParseAddr("192.168.0.1")), nil,

@@ -18,10 +18,17 @@ const maxSourceAddrs = 4096
 // network's first included). It says which entry is wrong, and why.
 func ParseSourceAddrs(entries []string) ([]netip.Addr, error) {
 	var out []netip.Addr
+	seen := map[netip.Addr]int{}
 	for i, e := range entries {
 		addrs, err := parseSourceEntry(strings.TrimSpace(e), maxSourceAddrs-len(out))
 		if err != nil {
 			return nil, fmt.Errorf("entry %d (%q): %w", i, e, err)
+		}
+		for _, a := range addrs {
+			if j, dup := seen[a]; dup {
+				return nil, fmt.Errorf("entry %d (%q): %s is in entry %d too: each address once", i, e, a, j)
+			}
+			seen[a] = i
 		}
 		out = append(out, addrs...)
 	}
@@ -117,15 +124,23 @@ func SourceProblems(target string, addrs []netip.Addr) []string {
 	}
 	loopTarget := strings.EqualFold(host, "localhost")
 	literal, isLiteral := netip.Addr{}, false
-	if a, err := netip.ParseAddr(host); err == nil {
+	if loopTarget {
+		// localhost is reached over IPv4 (the resolver gives 127.0.0.1 first, and a ::1
+		// source finds no IPv6 address to go with it)
+		literal, isLiteral = netip.AddrFrom4([4]byte{127, 0, 0, 1}), true
+	} else if a, err := netip.ParseAddr(host); err == nil {
 		literal, isLiteral = a.Unmap(), true
 		loopTarget = literal.IsLoopback()
+	}
+	use := "127.0.0.0/8"
+	if isLiteral && literal.Is6() {
+		use = "::1"
 	}
 	var out []string
 	for _, a := range addrs {
 		switch {
 		case loopTarget && !a.IsLoopback():
-			out = append(out, fmt.Sprintf("%s is not a loopback address, and the target %s is on loopback: use addresses of 127.0.0.0/8 (or ::1)", a, host))
+			out = append(out, fmt.Sprintf("%s is not a loopback address, and the target %s is on loopback: use addresses of %s", a, host, use))
 		case !loopTarget && a.IsLoopback():
 			out = append(out, fmt.Sprintf("%s is a loopback address, and the target %s is not on loopback: it cannot be reached from there", a, host))
 		case isLiteral && a.Is4() != literal.Is4():

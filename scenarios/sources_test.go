@@ -36,6 +36,7 @@ func TestParseSourceAddrs(t *testing.T) {
 		{in: []string{"fe80::1%eth0"}, err: "a zone is not allowed"},
 		{in: []string{"localhost"}, err: "not an IP address"},
 		{in: []string{"127.0.0.1/33"}, err: "not a CIDR prefix"},
+		{in: []string{"127.0.0.1-127.0.0.3", "127.0.0.2"}, err: `entry 1 ("127.0.0.2"): 127.0.0.2 is in entry 0 too`},
 	} {
 		got, err := ParseSourceAddrs(c.in)
 		switch {

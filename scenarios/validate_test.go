@@ -105,7 +105,7 @@ func TestValidateRules(t *testing.T) {
 			`t.yaml:5:54: client.source_addresses[2]: "": empty: want an address, a range A-B or a prefix A/N`,
 			`t.yaml:5:58: client.source_addresses[3]: "127.0.0.0/8": more than 4096 source addresses in all`}},
 		{"source_addresses embedded", minimal + "client:\n  source_addresses: [10.0.0.1, \"::1\"]\n", []string{
-			"t.yaml:5:22: client.source_addresses[0]: 10.0.0.1 is not a loopback address, and the target 127.0.0.1 is on loopback: use addresses of 127.0.0.0/8 (or ::1)",
+			"t.yaml:5:22: client.source_addresses[0]: 10.0.0.1 is not a loopback address, and the target 127.0.0.1 is on loopback: use addresses of 127.0.0.0/8",
 			"t.yaml:5:32: client.source_addresses[1]: ::1 is IPv6, and the target 127.0.0.1 is IPv4"}},
 		{"source_addresses remote", minimal + "target: http://10.0.0.9:8080/mcp\nclient:\n  source_addresses: [127.0.0.2, 10.0.0.1]\n", []string{
 			"t.yaml:6:22: client.source_addresses[0]: 127.0.0.2 is a loopback address, and the target 10.0.0.9 is not on loopback: it cannot be reached from there"}},
