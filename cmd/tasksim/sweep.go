@@ -395,6 +395,7 @@ func failedChecks(s *results.Summary) []string {
 		{results.GateCancellation, g.Cancellation.Evaluated, g.Cancellation.Pass},
 		{results.GateCompatibility, g.Compatibility.Evaluated, g.Compatibility.Pass},
 		{results.GateContract, g.Contract.Evaluated, g.Contract.Pass},
+		{results.GateRollback, g.Rollback.Evaluated, g.Rollback.Pass},
 	} {
 		if g.evaluated && !g.passed {
 			failed = append(failed, "gate "+g.name)
