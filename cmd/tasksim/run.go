@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -233,34 +231,19 @@ func runWithSignals(sc *scenarios.Scenario, opts runner.Options, obs *runObserve
 	defer cancel()
 	stop := make(chan struct{})
 	opts.Stop, opts.Observer = stop, obs
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-sig:
-		case <-done:
-			return
-		}
+	defer onSignals(func() func() {
 		switch obs.phase.Load() {
 		case int32(runner.PhaseContract):
 			fmt.Fprintln(stderr, "\ntasksim run: stopping the contract suite (Ctrl-C again to stop at once); the load will not start")
-			signal.Stop(sig)
 			close(stop)
-			return
+			return nil
 		case int32(runner.PhaseWait): // the run stops before its load, and says so
 		default:
 			fmt.Fprintln(stderr, "\ntasksim run: stopping: draining in-flight tasks (Ctrl-C again to stop at once)")
 		}
 		close(stop)
-		select {
-		case <-sig:
-			cancel()
-		case <-done:
-		}
-	}()
+		return cancel
+	})()
 	return runner.Run(ctx, sc, opts)
 }
 

@@ -7,12 +7,10 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -288,21 +286,7 @@ func runCells(p process, f *sweepFlags, name, dir string, r *sweepResult, bars *
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stop := make(chan struct{})
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		for _, halt := range []func(){func() { close(stop) }, cancel} {
-			select {
-			case <-sig:
-				halt()
-			case <-done:
-				return
-			}
-		}
-	}()
+	defer onSignals(func() func() { close(stop); return cancel })()
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		if r.Interrupted {
