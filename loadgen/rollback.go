@@ -286,10 +286,10 @@ func (v *vu) countAugmented(params []byte) {
 // watch adjusts a pre-switch task's cancel once the switch has flipped, and reports whether
 // it did: with RollbackPolicy.Cancel the task is cancelled now, else a planned cancel not
 // yet sent is dropped.
-func (v *vu) watch(now time.Time, t *taskState) bool {
+func (v *vu) watch(t *taskState) bool {
 	rb := v.e.rb
 	if rb == nil || !t.preSwitch || t.watched || !rb.on.Load() {
-		return false
+		return false // without a drill, nothing more on a poll's path than this test
 	}
 	t.watched = true
 	lc := &v.lc
@@ -297,7 +297,7 @@ func (v *vu) watch(now time.Time, t *taskState) bool {
 		return false
 	}
 	if v.e.cfg.Rollback.Cancel {
-		lc.CancelAt = now
+		lc.CancelAt = time.Now()
 		rb.c.cancelled.Add(1)
 		return true
 	}

@@ -508,7 +508,7 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 	rec := &e.recovery
 	for {
 		var st Step
-		if v.waiting && v.woke && v.watch(time.Now(), t) {
+		if v.waiting && v.woke && v.watch(t) {
 			v.waiting = false // a rollback changed the task's cancel: its next step is decided again
 		}
 		if v.waiting { // back from the wait for st
@@ -518,7 +518,7 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 				return time.Time{}, false
 			}
 		} else {
-			v.watch(time.Now(), t) // rollback.go
+			v.watch(t) // rollback.go
 			st = lc.Next(time.Now())
 			if st.Kind == StepDone {
 				return time.Time{}, false
