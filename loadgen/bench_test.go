@@ -155,12 +155,24 @@ func (lr loopbackRun) run(tb testing.TB) *loopbackResult {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	res.measure(tb, ctx, eng, rec, nil)
+	res.server = srv.Stats()
+	return res
+}
+
+// measure runs eng to its end beside a collector as cmd/tasksim has (one window of rec a
+// second; everySecond, when given, runs after each), and records in res what the run
+// cost: its wall time, allocations and collections, this process's CPU time and the rest
+// of the machine's (another process serving the run is among the others), the windows
+// and the most file descriptors open, the RSS at the end and its high-water mark, and the
+// run's totals.
+func (res *loopbackResult) measure(tb testing.TB, ctx context.Context, eng *loadgen.Engine, rec *metrics.Recorder, everySecond func()) {
+	tb.Helper()
 	start := time.Now()
 	cpuBefore, busyBefore := cpuTime(), machineBusy()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	allocBefore, gcBefore := ms.TotalAlloc, ms.NumGC
-	// A collector as cmd/tasksim has: one window a second.
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -172,6 +184,9 @@ func (lr loopbackRun) run(tb testing.TB) *loopbackResult {
 				w := rec.Flush(now)
 				res.windows = append(res.windows, windowFigures(&w))
 				res.peakFDs = max(res.peakFDs, openFDs())
+				if everySecond != nil {
+					everySecond()
+				}
 			case <-quit:
 				return
 			}
@@ -195,8 +210,6 @@ func (lr loopbackRun) run(tb testing.TB) *loopbackResult {
 	res.rssEnd = procStatus("VmRSS")
 	res.hwm = max(procStatus("VmHWM"), res.rssEnd) // RSS may grow between the two reads
 	res.snap = rec.Total()
-	res.server = srv.Stats()
-	return res
 }
 
 // procStatus reads a "kB" field of /proc/self/status in bytes; -1 if it cannot.

@@ -241,59 +241,29 @@ func (xr externalRun) run(tb testing.TB, bin string) *externalResult {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	// At the load phase's last second: the live heap clients hold (and, when asked, a heap
+	// profile), before the drain releases them.
 	profile := os.Getenv("TASKSIM_BENCH_HEAPPROFILE")
-	start := time.Now()
-	cpuBefore, busyBefore := cpuTime(), machineBusy()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	allocBefore, gcBefore := ms.TotalAlloc, ms.NumGC
-	quit := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		loadEnd := time.After(xr.Duration - time.Second)
-		for {
-			select {
-			case now := <-tick.C:
-				w := rec.Flush(now)
-				res.windows = append(res.windows, windowFigures(&w))
-				res.peakFDs = max(res.peakFDs, openFDs())
-				res.peakLive = max(res.peakLive, liveHeap())
-				res.peakGoroutine = max(res.peakGoroutine, runtime.NumGoroutine())
-			case <-loadEnd:
-				if profile != "" {
-					runtime.GC()
-					if f, err := os.Create(profile); err == nil {
-						_ = pprof.Lookup("heap").WriteTo(f, 0)
-						f.Close()
-					}
-				}
-				res.liveHeap = liveHeap()
-			case <-quit:
-				return
+	loadEndDone := make(chan struct{})
+	atLoadEnd := time.AfterFunc(xr.Duration-time.Second, func() {
+		defer close(loadEndDone)
+		if profile != "" {
+			runtime.GC()
+			if f, err := os.Create(profile); err == nil {
+				_ = pprof.Lookup("heap").WriteTo(f, 0)
+				f.Close()
 			}
 		}
+		res.liveHeap = liveHeap()
 	})
-	if err := eng.Run(ctx); err != nil {
-		tb.Fatal(err)
+	res.loopbackResult.measure(tb, ctx, eng, rec, func() {
+		res.peakLive = max(res.peakLive, liveHeap())
+		res.peakGoroutine = max(res.peakGoroutine, runtime.NumGoroutine())
+	})
+	if !atLoadEnd.Stop() {
+		<-loadEndDone // it ran: res.liveHeap is written
 	}
-	res.wall = time.Since(start)
-	runtime.ReadMemStats(&ms)
-	res.allocBytes, res.gcCycles = ms.TotalAlloc-allocBefore, ms.NumGC-gcBefore
-	if c := cpuTime(); c >= 0 && cpuBefore >= 0 {
-		res.cpu = c - cpuBefore
-		if b := machineBusy(); b >= 0 && busyBefore >= 0 {
-			res.others = max(0, b-busyBefore-res.cpu) // the server process is among the others
-		}
-	}
-	close(quit)
-	wg.Wait()
-	rec.Flush(time.Now())
-	res.rssEnd = procStatus("VmRSS")
-	res.hwm = max(procStatus("VmHWM"), res.rssEnd)
 	res.serverHWM = procStatusOf(srv.cmd.Process.Pid, "VmHWM")
-	res.snap = rec.Total()
 	return res
 }
 
