@@ -1,6 +1,9 @@
 package results
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // Rollback is what a rollback drill showed (scenario `rollback:`, docs/ARCHITECTURE.md#rollback):
 // the kill switch, what the clients did after it, what became of the tasks created before
@@ -192,46 +195,44 @@ func rollbackViewOf(g Gate[RollbackEvidence]) *rollbackView {
 	if !g.Evaluated {
 		return nil
 	}
-	ev := g.EvidenceMap()
-	text := func(k string) string {
-		switch v := ev[k].(type) {
-		case nil:
+	e := &g.Evidence
+	count := func(n int64) string { return strconv.FormatInt(n, 10) }
+	known := func(p *int64) string {
+		if p == nil {
 			return "not measured"
-		case float64:
-			return num(v)
-		case string:
-			return v
-		default:
-			return fmt.Sprint(v)
 		}
+		return count(*p)
 	}
-	bad := func(k string) string {
-		if n, ok := ev[k].(float64); ok && n > 0 {
-			return "fail"
+	decimal := func(p *float64) string {
+		if p == nil {
+			return "not measured"
 		}
-		if n, ok := ev[k].(int64); ok && n > 0 {
+		return num(*p)
+	}
+	failIf := func(bad bool) string {
+		if bad {
 			return "fail"
 		}
 		return ""
 	}
-	v := &rollbackView{Switch: fmt.Sprintf("flipped %s s into the run (%s)", text("switched_at_s"), text("trigger"))}
-	add := func(k, label, class string) { v.Facts = append(v.Facts, fact{K: label, V: text(k), Class: class}) }
-	add("pre_switch", "tasks running at the switch", "")
-	add("pre_switch_settled", "of them, ended with a known outcome", "")
-	add("pre_switch_listed", "of them, unknown and on the reconciliation list", "")
-	add("pre_switch_unlisted", "of them, lost: unknown and on no list", bad("pre_switch_unlisted"))
-	add("watcher_cancelled", "cancelled by the watcher", "")
-	add("drain_s", "watcher's time to drain, s", "")
-	add("creates_after", "task-augmented creates sent after the switch", bad("creates_after"))
-	add("tasks_after_plain_call", "tasks a server made of plain calls after it", bad("tasks_after_plain_call"))
-	add("server_creates_after", "tasks the embedded server created after it", bad("server_creates_after"))
-	add("fallback_calls", "plain calls after the switch (the fallback)", "")
-	add("fallback_errors_rate", "their error rate, %", "")
-	add("refused", "new work refused (no plain call to fall back to)", "")
-	add("tasks_lost", "task records the server lost after the switch", "")
-	if rc, ok := ev["reconciliation"].(map[string]any); ok {
-		v.Facts = append(v.Facts, fact{K: "ledger: in flight at the switch, applied / not applied / unknown",
-			V: fmt.Sprintf("%v: %v / %v / %v", rc["in_flight"], rc["applied"], rc["not_applied"], rc["unknown"])})
+	v := &rollbackView{Switch: fmt.Sprintf("flipped %s s into the run (%s)", num(e.SwitchedAtS), e.Trigger)}
+	add := func(label, value, class string) { v.Facts = append(v.Facts, fact{K: label, V: value, Class: class}) }
+	add("tasks running at the switch", count(e.PreSwitch), "")
+	add("of them, ended with a known outcome", count(e.PreSwitchSettled), "")
+	add("of them, unknown and on the reconciliation list", count(e.PreSwitchListed), "")
+	add("of them, lost: unknown and on no list", count(e.PreSwitchUnlisted), failIf(e.PreSwitchUnlisted > 0))
+	add("cancelled by the watcher", count(e.WatcherCancelled), "")
+	add("watcher's time to drain, s", decimal(e.DrainS), "")
+	add("task-augmented creates sent after the switch", count(e.CreatesAfter), failIf(e.CreatesAfter > 0))
+	add("tasks a server made of plain calls after it", count(e.TasksAfterPlainCall), failIf(e.TasksAfterPlainCall > 0))
+	add("tasks the embedded server created after it", known(e.ServerCreatesAfter), failIf(e.ServerCreatesAfter != nil && *e.ServerCreatesAfter > 0))
+	add("plain calls after the switch (the fallback)", count(e.FallbackCalls), "")
+	add("their error rate, %", decimal(e.FallbackErrorsRate), "")
+	add("new work refused (no plain call to fall back to)", count(e.Refused), "")
+	add("task records the server lost after the switch", known(e.TasksLost), "")
+	if rc := e.Reconciliation; rc != nil {
+		add("ledger: in flight at the switch, applied / not applied / unknown",
+			fmt.Sprintf("%d: %d / %d / %d", rc.InFlight, rc.Applied, rc.NotApplied, rc.Unknown), "")
 	}
 	return v
 }
