@@ -28,7 +28,7 @@ type Manifest struct {
 	Tasks           TasksManifest      `json:"tasks"`
 	Tools           []ToolManifest     `json:"tools"`
 	Tool            string             `json:"tool"`              // the tool this run calls
-	TaskSupport     string             `json:"tool_task_support"` // its taskSupport
+	TaskSupport     string             `json:"tool_task_support,omitempty"` // its taskSupport; omitted in 2026-07-28
 	AsTask          bool               `json:"as_task"`           // whether calls carry a task parameter (2026-07-28: declare the extension)
 	Fallback        string             `json:"fallback,omitempty"`
 
@@ -99,7 +99,7 @@ type TasksManifest struct {
 // ToolManifest is one tool, its taskSupport and the arguments its inputSchema declares.
 type ToolManifest struct {
 	Name        string   `json:"name"`
-	TaskSupport string   `json:"task_support"`
+	TaskSupport string   `json:"task_support,omitempty"` // "" (omitted) in 2026-07-28, where tools declare none
 	Args        []string `json:"args,omitempty"` // inputSchema.properties, sorted
 
 	schema json.RawMessage // inputSchema as listed, for MinimalArgs

@@ -28,7 +28,7 @@ type Manifest struct {
 	Tasks           ManifestTasks      `json:"tasks"`
 	Tools           []ManifestTool     `json:"tools"`
 	Tool            string             `json:"tool"`
-	TaskSupport     string             `json:"tool_task_support"`
+	TaskSupport     string             `json:"tool_task_support,omitempty"`
 	AsTask          bool               `json:"as_task"`
 	Fallback        string             `json:"fallback,omitempty"`
 
@@ -61,7 +61,7 @@ type ManifestTasks struct {
 // ManifestTool is one tool of the manifest.
 type ManifestTool struct {
 	Name        string   `json:"name"`
-	TaskSupport string   `json:"task_support"`
+	TaskSupport string   `json:"task_support,omitempty"` // "" (omitted) in 2026-07-28, where tools declare none
 	Args        []string `json:"args,omitempty"`
 }
 

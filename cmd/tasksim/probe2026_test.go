@@ -62,6 +62,9 @@ func TestProbeModernOnly(t *testing.T) {
 	if len(m.Tools) != 3 || m.taskSupport("work") != "" {
 		t.Errorf("tools %+v: want the three tools, without taskSupport (E40)", m.Tools)
 	}
+	if out, _, _ := tasksim(t, "probe", "--target", url); strings.Contains(out, `"task_support"`) || strings.Contains(out, `"tool_task_support"`) {
+		t.Errorf("probe printed a task_support key in 2026-07-28, where tools declare none:\n%s", out)
+	}
 
 	m, _ = probeEra(t, "--target", url, "--create-task")
 	if m.PollIntervalMs == nil || *m.PollIntervalMs != 250 || m.TTLMs == nil || *m.TTLMs != 90_000 {
