@@ -64,6 +64,10 @@ type Options struct {
 	// runtime.max_headroom_bytes; 0 = none.
 	GCSetBy       string
 	GCMaxHeadroom int64
+	// Overwrite lets Dir hold an earlier run's files, which this run replaces (--force);
+	// false = a Dir that already holds a run (RunInDir) is refused before anything runs, so
+	// that a run never mixes its files with, or destroys, another's.
+	Overwrite bool
 }
 
 // Observer follows a run for a display. Its methods are called from the run's goroutines, one
@@ -117,6 +121,11 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*results.Su
 	r := newRunRequest(sc, opts)
 	if err := Validate(sc, opts.Shard); err != nil {
 		return nil, r.secrets.Error(err)
+	}
+	if !opts.Overwrite {
+		if f := RunInDir(r.dir); f != "" {
+			return nil, &UsageError{fmt.Errorf("output directory %s already holds a run (%s): choose another --out, or --force to replace it", r.dir, f)}
+		}
 	}
 	if opts.InProcess && (sc.Target != "" || sc.Faults.Network.On()) {
 		return nil, &UsageError{errors.New("an in-process run needs the embedded server and no network faults: the target and the chaos proxy are reached through sockets")}
@@ -182,6 +191,17 @@ func newRunRequest(sc *scenarios.Scenario, opts Options) *runRequest {
 		r.dir = DefaultDir(sc, r.start)
 	}
 	return r
+}
+
+// RunInDir names the first file of a run's (summary.json, timeseries.csv, histograms.hlog,
+// conform.json) that dir holds; "" = none, or no such directory.
+func RunInDir(dir string) string {
+	for _, f := range []string{results.SummaryJSONFile, results.TimeseriesFile, results.HistogramLogFile, results.ContractFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return f
+		}
+	}
+	return ""
 }
 
 // DefaultDir is the output directory of a run of sc started at start that names none:

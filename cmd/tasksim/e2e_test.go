@@ -154,6 +154,18 @@ func TestRunWritesParsableFiles(t *testing.T) {
 	if n == 0 {
 		t.Error("histograms.hlog holds no interval histogram")
 	}
+
+	// A second run onto the same --out is refused before anything runs, the first run's files
+	// untouched; --force replaces them.
+	_, errOut, code := tasksim(t, "run", "smoke", "--duration", "1s", "--out", dir, "--no-progress")
+	if after, _ := os.ReadFile(filepath.Join(dir, "summary.json")); code != 2 || !strings.Contains(errOut, "already holds a run") ||
+		!strings.Contains(errOut, "--force") || !bytes.Equal(after, b) {
+		t.Errorf("run onto an existing run: exit %d, stderr %q, summary.json kept %v; want 2, the refusal naming --force, the file unchanged",
+			code, errOut, bytes.Equal(after, b))
+	}
+	if stdout, stderr, code := tasksim(t, "run", "smoke", "--duration", "1s", "--set", "grace=3s", "--out", dir, "--no-progress", "--force"); code != 0 {
+		t.Errorf("--force onto an existing run: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
 }
 
 func TestExitCodes(t *testing.T) {
