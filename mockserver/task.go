@@ -320,6 +320,11 @@ func (t *task) askLocked() {
 	}
 	e := t.srv.newElicitation(t, t.round+1)
 	t.pending = append(t.pending, e)
+	if fc := t.work.fixture; fc != nil { // a fixture may ask several at once (fixtures.go)
+		for range fc.asks - 1 {
+			t.pending = append(t.pending, t.srv.newElicitation(t, t.round+1))
+		}
+	}
 	t.setLocked(mcp.StatusInputRequired, "waiting for input: round "+strconv.Itoa(t.round+1)+" of "+strconv.Itoa(t.work.rounds))
 	snap := t.srv.statusNotification(t)
 	deliverGET := t.waiters == 0 && t.owner.getReaders.Load() > 0 // no tasks/result stream to carry it (R39)
@@ -331,9 +336,11 @@ func (t *task) askLocked() {
 	}
 }
 
-// answer applies the requestor's answer to elicitation e: accept resumes the work (R38),
-// anything else ends the task failed.
-func (t *task) answer(e *elicitation, action string, rpcErr bool) {
+// answer applies the requestor's answer to elicitation e: accept resumes the work (R38)
+// once every elicitation of the round is answered (a fixture may ask several at once,
+// fixtures.go), anything else ends the task failed. content is the accepted answer's
+// content, which a fixture keeps for its result.
+func (t *task) answer(e *elicitation, action string, content []byte, rpcErr bool) {
 	t.mu.Lock()
 	if t.status != mcp.StatusInputRequired || e.answered {
 		t.mu.Unlock()
@@ -352,6 +359,15 @@ func (t *task) answer(e *elicitation, action string, rpcErr bool) {
 		}
 		t.finishLocked(endDeclined, mcp.StatusFailed, "input round "+strconv.Itoa(e.round)+" answered with "+action)
 		return
+	}
+	if fc := t.work.fixture; fc != nil {
+		fc.answers = append(fc.answers, content)
+		if len(t.pending) > 0 { // the round asked for more at once: it waits for them all
+			t.updated = stampOf(time.Now())
+			t.signalLocked()
+			t.mu.Unlock()
+			return
+		}
 	}
 	t.round++
 	t.setLocked(mcp.StatusWorking, "")

@@ -59,8 +59,10 @@ func TestProbeModernOnly(t *testing.T) {
 		!strings.Contains(e.Session.Note, "no sessions") {
 		t.Errorf("session %+v %+v: want none, the checks not applicable", m.Session, e.Session)
 	}
-	if len(m.Tools) != 3 || m.taskSupport("work") != "" {
-		t.Errorf("tools %+v: want the three tools, without taskSupport (E40)", m.Tools)
+	// tasksim's three tools, then the conformance suite's seven fixtures (fixtures.go), none
+	// with a taskSupport (E40)
+	if len(m.Tools) != 10 || m.Tools[0].Name != "work" || m.taskSupport("work") != "" || m.taskSupport("slow_compute") != "" {
+		t.Errorf("tools %+v: want the three tools, then the seven fixtures, without taskSupport (E40)", m.Tools)
 	}
 
 	m, _ = probeEra(t, "--target", url, "--create-task")
