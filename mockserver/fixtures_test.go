@@ -276,3 +276,43 @@ func TestFixturesLegacy(t *testing.T) {
 		}
 	})
 }
+
+// TestFixtureMultiInputLegacy: in 2025-11-25 multi_input's two elicitation/create requests
+// go out at once on the tasks/result stream, and the task ends only when both are answered.
+func TestFixtureMultiInputLegacy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, mockserver.Config{Fixtures: true})
+		c := h.connect()
+		tk := c.createTask("multi_input", nil)
+		synctest.Wait()
+		resp := c.start("tasks/result", map[string]any{"taskId": tk.TaskID})
+		var asks []mcp.Message
+		for len(asks) < 2 {
+			data, ok := resp.nextEvent()
+			if !ok {
+				t.Fatalf("tasks/result stream ended after %d elicitations, want 2 at once", len(asks))
+			}
+			if msg, err := mcp.Decode(data); err == nil && msg.Method == mcp.MethodElicit {
+				asks = append(asks, msg)
+			}
+		}
+		c.send(string(mcp.AppendResult(nil, asks[0].ID, []byte(`{"action":"accept","content":{"name":"a"}}`))))
+		synctest.Wait()
+		if got, _ := c.get(tk.TaskID); got.Status != mcp.StatusInputRequired {
+			t.Fatalf("after one answer: %+v, want still input_required", got)
+		}
+		c.send(string(mcp.AppendResult(nil, asks[1].ID, []byte(`{"action":"accept","content":{"name":"b"}}`))))
+		synctest.Wait()
+		var final []byte
+		for {
+			data, ok := resp.nextEvent()
+			if !ok {
+				break
+			}
+			final = data
+		}
+		if !strings.Contains(string(final), "multi_input got a and b") {
+			t.Fatalf("final reply %s, want both answers", final)
+		}
+	})
+}

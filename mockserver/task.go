@@ -318,21 +318,29 @@ func (t *task) askLocked() {
 		t.finishLocked(endDeclined, mcp.StatusFailed, "input required, but the client did not declare form elicitation (R60)")
 		return
 	}
-	e := t.srv.newElicitation(t, t.round+1)
-	t.pending = append(t.pending, e)
-	if fc := t.work.fixture; fc != nil { // a fixture may ask several at once (fixtures.go)
-		for range fc.asks - 1 {
-			t.pending = append(t.pending, t.srv.newElicitation(t, t.round+1))
-		}
+	asks := 1
+	if fc := t.work.fixture; fc != nil {
+		asks = fc.asks // a fixture may ask several at once (fixtures.go)
 	}
+	first := len(t.pending)
+	for range asks {
+		t.pending = append(t.pending, t.srv.newElicitation(t, t.round+1))
+	}
+	asked := t.pending[first:]
 	t.setLocked(mcp.StatusInputRequired, "waiting for input: round "+strconv.Itoa(t.round+1)+" of "+strconv.Itoa(t.work.rounds))
 	snap := t.srv.statusNotification(t)
 	deliverGET := t.waiters == 0 && t.owner.getReaders.Load() > 0 // no tasks/result stream to carry it (R39)
-	e.onGET = deliverGET                                          // H6: no other stream repeats it meanwhile
+	var msgs [][]byte
+	if deliverGET {
+		for _, e := range asked {
+			e.onGET = true // H6: no other stream repeats it meanwhile
+			msgs = append(msgs, e.msg)
+		}
+	}
 	t.mu.Unlock()
 	t.srv.notifyOwner(t.owner, snap)
-	if deliverGET {
-		t.srv.sendOwner(t.owner, e.msg)
+	for _, m := range msgs {
+		t.srv.sendOwner(t.owner, m)
 	}
 }
 
