@@ -316,3 +316,23 @@ func TestFixtureMultiInputLegacy(t *testing.T) {
 		}
 	})
 }
+
+// TestFixtureMultiInputGET: with no tasks/result stream open, both elicitations of
+// multi_input's round go out on the owner's GET stream (R39), not only the first.
+func TestFixtureMultiInputGET(t *testing.T) {
+	ruleRun(t, "multi_input on the GET stream", func(t *testing.T) {
+		_, c := ruleSetup(t, mockserver.Config{Fixtures: true})
+		get := ruleGETStream(t, c)
+		tk := ruleCreate(t, c, mockserver.FixtureMultiInput, map[string]any{}, nil)
+		synctest.Wait()
+		first, second := ruleNextMessage(t, get), ruleNextMessage(t, get)
+		if first.Method != mcp.MethodElicit || second.Method != mcp.MethodElicit || string(first.ID) == string(second.ID) {
+			t.Fatalf("GET stream carried %s and %s, want two elicitation/create requests", first.Raw, second.Raw)
+		}
+		ruleAnswer(t, c, first, mcp.ElicitAccept)
+		ruleWantStatus(t, c, tk.TaskID, mcp.StatusInputRequired)
+		ruleAnswer(t, c, second, mcp.ElicitAccept)
+		synctest.Wait()
+		ruleWantStatus(t, c, tk.TaskID, mcp.StatusCompleted)
+	})
+}
