@@ -106,6 +106,12 @@ type Config struct {
 	// deletion) and orphaned_tasks. Default nil: Stats only.
 	Metrics *metrics.Shard
 
+	// Fixtures lists the official conformance suite's fixture tools (greet, slow_compute,
+	// failing_job, protocol_error_job, confirm_delete, multi_input, test_tool_with_task;
+	// fixtures.go) after the default tools, and serves them on the same task core. tasksim
+	// serve sets it. Default false: the default tools only.
+	Fixtures bool
+
 	// NoTasks plays a server without the tasks capability (compat.go): no
 	// capabilities.tasks, no execution.taskSupport on tools, tasks/* unknown (-32601), and a
 	// task parameter on tools/call ignored: the call runs synchronously (R4). Default false.

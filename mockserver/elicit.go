@@ -24,13 +24,22 @@ type elicitation struct {
 // elicitationSchema is the form every input round asks for.
 const elicitationSchema = `{"type":"object","properties":{"answer":{"type":"string","description":"any text"}},"required":["answer"]}`
 
+// appendFormLocked appends the message and requestedSchema members of round's elicitation
+// of t, after a leading "message": key: tasksim's own form, or a fixture's (fixtures.go).
+func (t *task) appendFormLocked(dst []byte, round int) []byte {
+	if fc := t.work.fixture; fc != nil && fc.schema != "" {
+		dst = mcp.AppendString(dst, fc.message)
+		return append(dst, `,"requestedSchema":`+fc.schema...)
+	}
+	dst = mcp.AppendString(dst, "tasksim needs input for task "+t.id+" (round "+strconv.Itoa(round)+" of "+strconv.Itoa(t.work.rounds)+")")
+	return append(dst, `,"requestedSchema":`+elicitationSchema...)
+}
+
 // newElicitation builds and registers the request for round of t. It carries related-task
 // _meta (R31, R36).
 func (s *Server) newElicitation(t *task, round int) *elicitation {
 	id := mcp.StringID("e-" + strconv.FormatUint(s.elicitSeq.Add(1), 10))
-	params := []byte(`{"mode":"form","message":`)
-	params = mcp.AppendString(params, "tasksim needs input for task "+t.id+" (round "+strconv.Itoa(round)+" of "+strconv.Itoa(t.work.rounds)+")")
-	params = append(params, `,"requestedSchema":`+elicitationSchema...)
+	params := t.appendFormLocked([]byte(`{"mode":"form","message":`), round)
 	if !s.cfg.KnownBad.InputNoMeta { // R36 broken without it (knownbad.go)
 		params = append(params, `,"_meta":`...)
 		params = append(params, mcp.RelatedTaskMeta(t.id)...)
@@ -72,7 +81,7 @@ func (s *Server) answerElicitation(msg *mcp.Message, tenant string) {
 // POSTed to the legacy endpoint, an inputResponses entry of tasks/update (modern.go).
 func (s *Server) applyAnswer(e *elicitation, rpcErr bool, result json.RawMessage) {
 	if rpcErr {
-		e.t.answer(e, "", true)
+		e.t.answer(e, "", nil, true)
 		return
 	}
 	var r mcp.ElicitResult
@@ -84,7 +93,7 @@ func (s *Server) applyAnswer(e *elicitation, rpcErr bool, result json.RawMessage
 		e.t.echoAnswerLocked(r.Content) // echo_secrets (insecure.go)
 		e.t.mu.Unlock()
 	}
-	e.t.answer(e, r.Action, false)
+	e.t.answer(e, r.Action, r.Content, false)
 }
 
 // statusNotification encodes notifications/tasks/status for t when they are enabled; nil

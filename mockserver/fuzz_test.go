@@ -75,6 +75,9 @@ func FuzzHandler(f *testing.F) {
 		post(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, 1, 0),
 		post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"work","arguments":{"duration_ms":50},"task":{"ttl":60000}}}`, 1, 0),
 		post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"work_sync","arguments":{"duration_ms":50}}}`, 1, 0),
+		post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"greet","arguments":{"name":"x"}}}`, 1, 0),
+		post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow_compute","arguments":{"seconds":0.05,"label":"x"},"task":{}}}`, 1, 0),
+		post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"multi_input","arguments":{},"task":{}}}`, 1, 0),
 		post(`{"jsonrpc":"2.0","id":"g","method":"tasks/get","params":{"taskId":"$TASK"}}`, 1, 1),
 		post(`{"jsonrpc":"2.0","id":"r","method":"tasks/result","params":{"taskId":"$TASK"}}`, 1, 0),
 		post(`{"jsonrpc":"2.0","id":"r","method":"tasks/result","params":{"taskId":"$TASK"}}`, 1, 1),
@@ -150,7 +153,7 @@ type fuzzRun struct {
 }
 
 func newFuzzRun(t *testing.T, bound bool) *fuzzRun {
-	cfg := mockserver.Config{MaxTTL: fzMaxTTL, PollInterval: 100 * time.Millisecond}
+	cfg := mockserver.Config{MaxTTL: fzMaxTTL, PollInterval: 100 * time.Millisecond, Fixtures: true}
 	if bound {
 		cfg.Tokens = map[string]string{"tok-a": "alice", "tok-b": "bob"}
 		cfg.ListPageSize = 1

@@ -152,7 +152,7 @@ func (s *Server) instructions() string {
 }
 
 func (s *Server) toolsList() ([]byte, *mcp.Error) {
-	tools := toolList()
+	tools := s.toolList()
 	if !s.tasksOn() {
 		tools = toolsWithoutTasks(tools) // compat.go
 	}
@@ -175,9 +175,13 @@ func readToolCall(c *call) (callParams, mcp.TaskSupport, bool) {
 		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "invalid tools/call params: %s", why))
 		return p, "", false
 	}
-	ts, ok := taskSupport(p.name)
+	ts, ok := c.srv.toolSupport(p.name)
 	if !ok {
-		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "unknown tool %q (tools: %s, %s, %s)", p.name, ToolWork, ToolWorkTask, ToolWorkSync))
+		names := ToolWork + ", " + ToolWorkTask + ", " + ToolWorkSync
+		if c.srv.cfg.Fixtures {
+			names += ", " + fixtureNames()
+		}
+		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "unknown tool %q (tools: %s)", p.name, names))
 		return p, "", false
 	}
 	return p, ts, true

@@ -388,7 +388,7 @@ func (s *Server) toolsListModern() ([]byte, *mcp.Error) {
 		mcp.ListToolsResult
 		TTLMs      mcp.Ms         `json:"ttlMs"`
 		CacheScope mcp.CacheScope `json:"cacheScope"`
-	}{mcp.ListToolsResult{Tools: toolsWithoutTasks(toolList())}, 60_000, mcp.CachePublic})
+	}{mcp.ListToolsResult{Tools: toolsWithoutTasks(s.toolList())}, 60_000, mcp.CachePublic})
 	if err != nil {
 		return nil, mcp.Errorf(mcp.CodeInternalError, "encoding tools: %v", err)
 	}
@@ -408,7 +408,17 @@ func (s *Server) toolsCallModern(c *call) {
 		c.reply(nil, c.modern.requireTasks("tools/call of tool "+strconv.Quote(p.name)))
 		return
 	}
-	plan, perr := s.planWork(p.name, p.args)
+	var plan workPlan
+	var perr *mcp.Error
+	if f := s.fixtureOf(p.name); f != nil && f.name == FixtureToolWithTask && s.tasksOn() {
+		name, ok := s.toolWithTaskMRTR(c) // MRTR before the task (E47, fixtures.go)
+		if !ok {
+			return // asked for the name, or refused
+		}
+		plan, perr = s.planFixture(f, p.args, true, name)
+	} else {
+		plan, perr = s.planWork(p.name, p.args)
+	}
 	if perr != nil {
 		c.reply(nil, perr)
 		return
@@ -488,9 +498,7 @@ func (t *task) inputRequestsLocked() mcp.InputRequests {
 		if reqs == nil {
 			reqs = mcp.InputRequests{}
 		}
-		params := []byte(`{"mode":"form","message":`)
-		params = mcp.AppendString(params, "tasksim needs input for task "+t.id+" (round "+strconv.Itoa(e.round)+" of "+strconv.Itoa(t.work.rounds)+")")
-		params = append(params, `,"requestedSchema":`+elicitationSchema+`}`...)
+		params := append(t.appendFormLocked([]byte(`{"mode":"form","message":`), e.round), '}')
 		reqs[t.srv.inputKeyOf(e)] = mcp.InputRequest{Method: mcp.V20260728{}.Method(mcp.OpElicit), Params: params}
 	}
 	return reqs

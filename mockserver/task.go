@@ -318,22 +318,37 @@ func (t *task) askLocked() {
 		t.finishLocked(endDeclined, mcp.StatusFailed, "input required, but the client did not declare form elicitation (R60)")
 		return
 	}
-	e := t.srv.newElicitation(t, t.round+1)
-	t.pending = append(t.pending, e)
+	asks := 1
+	if fc := t.work.fixture; fc != nil {
+		asks = fc.asks // a fixture may ask several at once (fixtures.go)
+	}
+	first := len(t.pending)
+	for range asks {
+		t.pending = append(t.pending, t.srv.newElicitation(t, t.round+1))
+	}
+	asked := t.pending[first:]
 	t.setLocked(mcp.StatusInputRequired, "waiting for input: round "+strconv.Itoa(t.round+1)+" of "+strconv.Itoa(t.work.rounds))
 	snap := t.srv.statusNotification(t)
 	deliverGET := t.waiters == 0 && t.owner.getReaders.Load() > 0 // no tasks/result stream to carry it (R39)
-	e.onGET = deliverGET                                          // H6: no other stream repeats it meanwhile
+	var msgs [][]byte
+	if deliverGET {
+		for _, e := range asked {
+			e.onGET = true // H6: no other stream repeats it meanwhile
+			msgs = append(msgs, e.msg)
+		}
+	}
 	t.mu.Unlock()
 	t.srv.notifyOwner(t.owner, snap)
-	if deliverGET {
-		t.srv.sendOwner(t.owner, e.msg)
+	for _, m := range msgs {
+		t.srv.sendOwner(t.owner, m)
 	}
 }
 
-// answer applies the requestor's answer to elicitation e: accept resumes the work (R38),
-// anything else ends the task failed.
-func (t *task) answer(e *elicitation, action string, rpcErr bool) {
+// answer applies the requestor's answer to elicitation e: accept resumes the work (R38)
+// once every elicitation of the round is answered (a fixture may ask several at once,
+// fixtures.go), anything else ends the task failed. content is the accepted answer's
+// content, which a fixture keeps for its result.
+func (t *task) answer(e *elicitation, action string, content []byte, rpcErr bool) {
 	t.mu.Lock()
 	if t.status != mcp.StatusInputRequired || e.answered {
 		t.mu.Unlock()
@@ -352,6 +367,15 @@ func (t *task) answer(e *elicitation, action string, rpcErr bool) {
 		}
 		t.finishLocked(endDeclined, mcp.StatusFailed, "input round "+strconv.Itoa(e.round)+" answered with "+action)
 		return
+	}
+	if fc := t.work.fixture; fc != nil {
+		fc.answers = append(fc.answers, content)
+		if len(t.pending) > 0 { // the round asked for more at once: it waits for them all
+			t.updated = stampOf(time.Now())
+			t.signalLocked()
+			t.mu.Unlock()
+			return
+		}
 	}
 	t.round++
 	t.setLocked(mcp.StatusWorking, "")

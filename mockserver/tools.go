@@ -29,11 +29,21 @@ const workInputSchema = `{"type":"object","additionalProperties":false,"properti
 	`"payload_bytes":{"type":"integer","minimum":0,"maximum":1048576,"description":"size of filler text in the result"},` +
 	`"note":{"type":"string","description":"free text for the caller's records; never shown back (tasksim plants secret canaries here)"}}}`
 
-// toolList returns the tools/list entries. Sessions without Tasks see the same list:
+// toolList returns the tools/list entries: the default tools, then the fixture tools when
+// Config.Fixtures is set (fixtures.go). Sessions without Tasks see the same list:
 // taskSupport means nothing to them without the capability (R6), and R4 lets them call
 // every tool synchronously. A server without the tasks capability at all (Config.NoTasks,
 // or a Config.Protocol without Tasks) lists them without execution (compat.go).
-func toolList() []mcp.Tool {
+func (s *Server) toolList() []mcp.Tool {
+	tools := defaultTools()
+	if s.cfg.Fixtures {
+		tools = append(tools, fixtureList()...)
+	}
+	return tools
+}
+
+// defaultTools returns the tools/list entries of the default tools.
+func defaultTools() []mcp.Tool {
 	mk := func(name, desc string, ts mcp.TaskSupport) mcp.Tool {
 		return mcp.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(workInputSchema),
 			Execution: &mcp.ToolExecution{TaskSupport: ts}}
@@ -43,6 +53,18 @@ func toolList() []mcp.Tool {
 		mk(ToolWorkTask, "Simulated long work; must run as a task.", mcp.TaskRequired),
 		mk(ToolWorkSync, "Simulated work; never runs as a task.", mcp.TaskForbidden),
 	}
+}
+
+// toolSupport returns the taskSupport of a listed tool: a default tool, or a fixture when
+// they are on; ok is false for an unknown tool.
+func (s *Server) toolSupport(name string) (ts mcp.TaskSupport, ok bool) {
+	if ts, ok = taskSupport(name); ok {
+		return ts, true
+	}
+	if f := s.fixtureOf(name); f != nil {
+		return f.ts, true
+	}
+	return "", false
 }
 
 // taskSupport returns the taskSupport of a default tool; ok is false for an unknown tool.
@@ -77,11 +99,15 @@ type workPlan struct {
 	inputDrawn     bool   // rounds came from the tool profile, not the arguments
 	idempotencyKey string
 	payloadBytes   int
+	fixture        *fixtureCall // a fixture tool's call (fixtures.go); nil for the default tools
 }
 
 // planWork decodes and checks a call's arguments; every problem is reported at once, as
 // -32602 with what was wrong.
 func (s *Server) planWork(tool string, raw json.RawMessage) (workPlan, *mcp.Error) {
+	if f := s.fixtureOf(tool); f != nil {
+		return s.planFixture(f, raw, false, "") // fixtures.go
+	}
 	var a workArgs
 	if len(raw) > 0 && string(raw) != "null" && !readArgs(raw, &a) { // params.go
 		var err error
@@ -155,13 +181,16 @@ func simulatedError() *mcp.Error {
 func appendToolResult(dst []byte, p *workPlan, end ending, taskID, statusMessage string) []byte {
 	dst = append(dst, `{"content":[{"type":"text","text":`...)
 	isError := true
-	switch end {
-	case endCompleted:
+	switch {
+	case p.fixture != nil && (end == endCompleted || end == endToolError): // fixtures.go
+		isError = end == endToolError
+		dst = mcp.AppendString(dst, p.fixture.resultText())
+	case end == endCompleted:
 		isError = false
 		dst = append(dst, `"work completed in `...) // plain ASCII: no escapes to write
 		dst = strconv.AppendInt(dst, p.duration.Milliseconds(), 10)
 		dst = append(dst, ` ms"`...)
-	case endCancelled:
+	case end == endCancelled:
 		// docs/RULES.md#gap-1: tasks/result of a cancelled task is unspecified;
 		// tasksim answers with an isError result so the reply still carries related-task _meta.
 		dst = mcp.AppendString(dst, "task was cancelled before its work finished")

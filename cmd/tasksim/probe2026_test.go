@@ -59,8 +59,10 @@ func TestProbeModernOnly(t *testing.T) {
 		!strings.Contains(e.Session.Note, "no sessions") {
 		t.Errorf("session %+v %+v: want none, the checks not applicable", m.Session, e.Session)
 	}
-	if len(m.Tools) != 3 || m.taskSupport("work") != "" {
-		t.Errorf("tools %+v: want the three tools, without taskSupport (E40)", m.Tools)
+	// tasksim's three tools, then the conformance suite's seven fixtures (fixtures.go), none
+	// with a taskSupport (E40)
+	if len(m.Tools) != 10 || m.Tools[0].Name != "work" || m.taskSupport("work") != "" || m.taskSupport("slow_compute") != "" {
+		t.Errorf("tools %+v: want the three tools, then the seven fixtures, without taskSupport (E40)", m.Tools)
 	}
 	if out, _, _ := tasksim(t, "probe", "--target", url); strings.Contains(out, `"task_support"`) || strings.Contains(out, `"tool_task_support"`) {
 		t.Errorf("probe printed a task_support key in 2026-07-28, where tools declare none:\n%s", out)

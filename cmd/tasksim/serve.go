@@ -140,6 +140,7 @@ value replaces that default):
 	fs.IntVar(&cfg.MaxSubscriptions, "max-subscriptions", 1024, "open subscriptions/listen streams (2026-07-28) at most, in `STREAMS`; one more gets 429")
 	fs.BoolVar(&notify, "status-notifications", def.StatusNotifications, "send task status notifications: notifications/tasks/status on the owning session's GET stream (2025-11-25), notifications/tasks on subscriptions/listen streams (2026-07-28) (server.status_notifications)")
 	fs.StringVar(&protocols, "protocols", "both", "protocol eras answered, `ERAS`: both (each request in its era), modern (2026-07-28 with the Tasks extension only) or legacy (2025-11-25 and older only) (server.protocols)")
+	fs.BoolVar(&cfg.Fixtures, "fixtures", true, "list the official conformance suite's fixture tools (greet, slow_compute, failing_job, protocol_error_job, confirm_delete, multi_input, test_tool_with_task) after tasksim's own (docs/ARCHITECTURE.md#fixture-tools)")
 	fs.StringArrayVar(&sets, "set", nil, "override a scenario field, `path=value` (repeatable), e.g. server.backpressure.workers=4")
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
@@ -204,7 +205,7 @@ value replaces that default):
 	}
 	scfg.Addr, scfg.DefaultDuration = cfg.Addr, cfg.DefaultDuration
 	scfg.AllowedOrigins, scfg.MaxBodyBytes = cfg.AllowedOrigins, cfg.MaxBodyBytes
-	scfg.MaxSubscriptions = cfg.MaxSubscriptions
+	scfg.MaxSubscriptions, scfg.Fixtures = cfg.MaxSubscriptions, cfg.Fixtures
 	if err := scfg.Validate(); err != nil {
 		return scfg, usageError{err}
 	}

