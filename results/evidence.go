@@ -56,6 +56,7 @@ type RecoveryEvidence struct {
 	Accounting              string            `json:"accounting,omitempty"` // why tasks_accounted is false
 	FaultsInjected          map[string]int64  `json:"faults_injected"`
 	Finding                 string            `json:"finding,omitempty"`
+	Lost                    string            `json:"lost,omitempty"` // why tasks_lost fails the gate
 	NotChecked              []string          `json:"not_checked,omitempty"`
 	Notes                   map[string]string `json:"notes,omitempty"`
 	Reason                  string            `json:"reason,omitempty"`
@@ -68,6 +69,7 @@ type RecoveryEvidence struct {
 	RetriedCreates          int64             `json:"retried_creates"`
 	SecondCreates           *int64            `json:"second_creates"`            // null: an external target
 	TasksAccounted          *bool             `json:"tasks_accounted,omitempty"` // absent when not checked
+	TasksLost               int64             `json:"tasks_lost"`
 	TasksLostAfterReconnect int64             `json:"tasks_lost_after_reconnect"`
 	// TasksLostAfterReconnectDetail is the sample of their ids
 	// (RunInfo.LostAfterReconnectSample); absent when none was given.

@@ -77,12 +77,14 @@ func reasonOnlyGates(reason string) Gates {
 // buildGates evaluates the gates that can be evaluated from what s and info hold.
 //
 //	hard          see hardGate
-//	recovery      evaluated when faults were injected or a session was lost:
-//	              pass = second_creates == 0 (a tools/call repeating a key the server already
-//	              had; null on an external target, listed in "not_checked") and every
-//	              task created ended exactly once: completed + failed + cancelled + expired +
-//	              results_lost + unknown-with-an-id == created (tasks_accounted). The unknown
-//	              ones and those whose result was lost (reason "result_lost") are the
+//	recovery      evaluated when faults were injected, a session was lost, or a task was
+//	              lost: pass = tasks_lost == 0 (tasks gone before their ttl: the server
+//	              lost them) and second_creates == 0 (a tools/call repeating a key the
+//	              server already had; null on an external target, listed in "not_checked")
+//	              and every task created ended exactly once: completed + failed + cancelled
+//	              + expired + lost + results_lost + unknown-with-an-id == created
+//	              (tasks_accounted). The unknown ones, the lost ones (reason "lost") and
+//	              those whose result was lost (reason "result_lost") are the
 //	              reconciliation list, in the evidence by reason with sample keys.
 //	cancellation  evaluated when a cancel was sent: pass = cancels_broken == 0 (an accepted
 //	              cancel whose task did not stay terminal cancelled when read again: R14, R28)
@@ -244,6 +246,9 @@ func recoveryGate(info RunInfo, s *Summary) Gate[RecoveryEvidence] {
 	if n := s.Tasks.ResultLost; n > 0 {
 		list[reasonResultLost] = n
 	}
+	if n := s.Tasks.Lost; n > 0 {
+		list[reasonLost] = n
+	}
 	ev := RecoveryEvidence{
 		Reconnects:                    c[metrics.Reconnects.Name()],
 		ResumedObservations:           c[metrics.Resumed.Name()],
@@ -251,6 +256,7 @@ func recoveryGate(info RunInfo, s *Summary) Gate[RecoveryEvidence] {
 		RetriedCreates:                c[metrics.RetriedCreates.Name()],
 		ResultsLost:                   s.Tasks.ResultLost,
 		TasksUnknown:                  s.Tasks.Unknown,
+		TasksLost:                     s.Tasks.Lost,
 		ReconciliationList:            list,
 		ReconciliationSample:          info.UnknownSample,
 		FaultsInjected:                nonNil(info.Faults),
@@ -261,7 +267,7 @@ func recoveryGate(info RunInfo, s *Summary) Gate[RecoveryEvidence] {
 	if info.SecondCreates < 0 {
 		note(&ev.Notes, "second_creates", ledgerNote)
 	}
-	if !info.FaultsOn && c[metrics.Reconnects.Name()] == 0 {
+	if !info.FaultsOn && c[metrics.Reconnects.Name()] == 0 && s.Tasks.Lost == 0 {
 		reason := "no fault was injected and no session was lost"
 		if n := sum(list); n > 0 {
 			reason += fmt.Sprintf("; still, %d tasks are on the reconciliation list, their outcome unknown to the caller (reconciliation_list)", n)
@@ -269,7 +275,11 @@ func recoveryGate(info RunInfo, s *Summary) Gate[RecoveryEvidence] {
 		ev.Reason = reason
 		return Gate[RecoveryEvidence]{Pass: true, Evidence: ev}
 	}
-	pass := info.SecondCreates <= 0
+	pass := info.SecondCreates <= 0 && s.Tasks.Lost == 0
+	if n := s.Tasks.Lost; n > 0 {
+		ev.Lost = fmt.Sprintf("%d tasks vanished (-32602) before their granted ttl ran out and before a terminal status was seen: "+
+			"the server lost them (a restart without durable storage, a purge), and whether their work happened is unknown", n)
+	}
 	var notChecked []string
 	if info.SecondCreates < 0 {
 		notChecked = append(notChecked, "second_creates")
@@ -278,11 +288,11 @@ func recoveryGate(info RunInfo, s *Summary) Gate[RecoveryEvidence] {
 	// and on the reconciliation list. Outcomes of synchronous calls (no task) are left out.
 	t := s.Tasks
 	if info.UnknownCreated >= 0 && t.Created > 0 {
-		ended := t.Completed + t.Failed + t.Cancelled + t.Expired + t.ResultLost + info.UnknownCreated - c[metrics.SyncCalls.Name()]
+		ended := t.Completed + t.Failed + t.Cancelled + t.Expired + t.Lost + t.ResultLost + info.UnknownCreated - c[metrics.SyncCalls.Name()]
 		accounted := ended == t.Created
 		ev.TasksAccounted = &accounted
 		if !accounted {
-			ev.Accounting = fmt.Sprintf("%d tasks created, %d ended (completed, failed, cancelled, expired, result lost or unknown)", t.Created, ended)
+			ev.Accounting = fmt.Sprintf("%d tasks created, %d ended (completed, failed, cancelled, expired, lost, result lost or unknown)", t.Created, ended)
 			pass = false
 		}
 	} else {
@@ -296,8 +306,11 @@ func recoveryGate(info RunInfo, s *Summary) Gate[RecoveryEvidence] {
 }
 
 // reasonResultLost is the reconciliation list's reason for a task whose result was lost
-// (loadgen.ReasonResultLost).
-const reasonResultLost = "result_lost"
+// (loadgen.ReasonResultLost), reasonLost for a task lost before its ttl (loadgen.ReasonLost).
+const (
+	reasonResultLost = "result_lost"
+	reasonLost       = "lost"
+)
 
 // cancellationGate is the cancellation gate (see buildGates). Its evidence splits the
 // tasks cancelled by who cancelled them:
