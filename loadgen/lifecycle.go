@@ -76,7 +76,10 @@ type Violation struct {
 //	deadline passed                          StepDone (outcome unknown)
 //	terminal seen, payload wanted            StepResult now (cancelled: no payload, StepDone);
 //	                                         Inline: StepPoll as below (E50)
-//	terminal seen, payload in hand           StepDone
+//	terminal seen, payload in hand           StepDone, but a cancel planned before the next
+//	                                         poll and not sent: StepCancel at the cancel
+//	                                         time (a late cancel, which must change nothing:
+//	                                         R26, R14; LateCancelDue)
 //	input_required seen (not Inline)         StepResult now (R37)
 //	block strategy, no result call failed    StepResult now, bounded by cancel time / deadline
 //	(not Inline)
@@ -296,6 +299,8 @@ func (l *Lifecycle) Next(now time.Time) Step {
 	switch {
 	case l.Outcome == OutcomeExpired || l.Outcome == OutcomeLost || l.Outcome == OutcomeUnknown:
 		return Step{Kind: StepDone, At: now}
+	case l.Status.Terminal() && l.payload && l.LateCancelDue():
+		return Step{Kind: StepCancel, At: maxTime(l.CancelAt, now)}
 	case l.Status.Terminal() && (l.payload || l.Status == mcp.StatusCancelled):
 		return Step{Kind: StepDone, At: now} // R29: a cancelled task has no defined payload
 	case l.Status.Terminal() && !l.Inline:
@@ -324,6 +329,21 @@ func (l *Lifecycle) Next(now time.Time) Step {
 		return Step{Kind: StepPoll, At: l.Deadline} // the last look before giving up
 	}
 	return Step{Kind: StepPoll, At: next}
+}
+
+// LateCancelDue reports whether the client still sends its planned cancel to a task it has
+// seen completed or failed: the cancel, not sent yet, was due before the poll that would
+// have followed the terminal one, so the client's decision crossed the task's end. The
+// cancel is then late for sure, and the server must leave the task as it is (R26 refuses
+// it in 2025-11-25; 2026-07-28 acknowledges it, E60): a server that turns it cancelled is
+// seen doing so.
+func (l *Lifecycle) LateCancelDue() bool {
+	if l.CancelAt.IsZero() || !l.CancelSentAt.IsZero() || l.TerminalSeen.IsZero() ||
+		(l.Status != mcp.StatusCompleted && l.Status != mcp.StatusFailed) ||
+		(l.Outcome != OutcomeCompleted && l.Outcome != OutcomeFailed) {
+		return false
+	}
+	return l.CancelAt.Before(l.TerminalSeen.Add(l.Policy.Wait(l.Polls, l.Advertised, nil)))
 }
 
 // bound returns the earlier of limit and the deadline (zero = unbounded).

@@ -88,6 +88,18 @@ func TestLifecycleTable(t *testing.T) {
 			outcome: OutcomeCancelled,
 		},
 		{
+			name:    "a cancel due before the next poll still goes to a task seen completed (R26, R14)",
+			events:  []ev{{0, "start", mcp.StatusWorking, 1000, false, 1500 * time.Millisecond}, {1000, "obs", mcp.StatusCompleted, 1000, false, 0}, {1010, "result", 0, 0, false, 0}, {1500, "cancelSent", 0, 0, false, 0}},
+			wants:   []want{{StepPoll, 1000}, {StepResult, -1}, {StepCancel, 1500}, {StepDone, 1500}},
+			outcome: OutcomeCompleted,
+		},
+		{
+			name:    "a cancel due after the next poll is dropped once the task is seen completed",
+			events:  []ev{{0, "start", mcp.StatusWorking, 1000, false, 2500 * time.Millisecond}, {1000, "obs", mcp.StatusCompleted, 1000, false, 0}, {1010, "result", 0, 0, false, 0}},
+			wants:   []want{{StepPoll, 1000}, {StepResult, -1}, {StepDone, 1010}},
+			outcome: OutcomeCompleted,
+		},
+		{
 			name:    "vanished after its ttl: expired (R45, R46)",
 			ttl:     3 * time.Second,
 			events:  []ev{{0, "start", mcp.StatusWorking, 1000, false, 0}, {3000, "gone", 0, 0, false, 0}},

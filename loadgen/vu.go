@@ -420,7 +420,8 @@ type taskState struct {
 	// 2026-07-28 (vu2026.go)
 	inputs     mcp.InputRequests // the input requests of the latest poll, to answer
 	answered   []string          // the input keys answered (E56: never twice)
-	ackPending bool              // tasks/cancel was acknowledged; the outcome is not seen yet
+	ackPending bool              // tasks/cancel was accepted, the task not seen terminal since (canceleffect.go)
+	ackAt      time.Time         // when that cancel's reply came (client clock)
 
 	// A rollback drill (rollback.go)
 	preSwitch bool // created before the switch: the watcher's
@@ -560,10 +561,11 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 				v.answerInputs(ctx, t) // 2026-07-28: input is answered between polls (E55)
 			}
 		case StepCancel:
+			wasTerminal := lc.Status.Terminal() // a late cancel (Lifecycle.LateCancelDue)
 			lc.CancelSent(time.Now())
 			v.shard.Add(metrics.CancelsSent, 1)
 			if v.e.env != nil {
-				v.cancelModern(ctx, t)
+				v.cancelModern(ctx, t, wasTerminal)
 				break
 			}
 			cut := v.cut(e.cfg.Faults.CancelReply, "cancel_reply", CutReply) // fault point 5
@@ -576,11 +578,10 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 				lc.Replied(time.Now())
 				break
 			}
+			violations := len(lc.Violations)
 			v.observe(mcp.OpTasksCancel, rep, err, t)
-			if err == nil && rep.Err == nil && lc.Status == mcp.StatusCancelled {
-				v.shard.Add(metrics.CancelsAcked, 1)
-				v.shard.RecordDuration(metrics.CancelLatency, time.Since(lc.CancelSentAt))
-				v.confirmCancelled(ctx, t)
+			if err == nil && rep.Err == nil {
+				v.cancelAccepted(ctx, t, wasTerminal, violations) // canceleffect.go
 			}
 		case StepResult:
 			if lc.Status.Terminal() && !t.beforeResult && v.fires(e.cfg.Faults.BeforeResult, "before_result") {
@@ -1035,6 +1036,9 @@ func (v *vu) apply(now time.Time, tk *mcp.Task, t *taskState) {
 	}
 	if !wasTerminal && lc.Status.Terminal() {
 		t.srv.terminal = parseTime(tk.LastUpdatedAt)
+		if t.ackPending {
+			v.settleCancel(now, t) // canceleffect.go
+		}
 	}
 }
 

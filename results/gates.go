@@ -89,7 +89,14 @@ func reasonOnlyGates(reason string) Gates {
 //	cancellation  evaluated when a cancel was sent: pass = cancels_broken == 0 (an accepted
 //	              cancel whose task did not stay terminal cancelled when read again: R14, R28)
 //	              and cancels_refused == 0 (a cancel refused -32602 as late while the task
-//	              was still working: R26, R27).
+//	              was still working: R26, R27) and cancels_undone == 0 (a late cancel that
+//	              turned a completed or failed task cancelled: R26, R14) and
+//	              cancels_ignored_pct <= cancels_ignored_limit_pct, where
+//	              cancels_ignored_pct = 100 * cancels_ignored / cancels_sent (cancels
+//	              accepted while the task had work left, which then ended completed or
+//	              failed) and the limit is 0% in 2025-11-25 (R27: a valid cancel is carried
+//	              out) and IgnoredCancelLimit2026 in 2026-07-28 (E60 allows a server to go on
+//	              working; ignored_rule says so).
 //	              Effects applied anyway (effects_after_cancel) are reported,
 //	              not failed: a cancel is a request, not a rollback. Tasks cancelled by
 //	              someone other than their own client (cancelled_unrequested) are a finding.
@@ -326,12 +333,17 @@ func cancellationGate(info RunInfo, s *Summary) Gate[CancellationEvidence] {
 	sent, broken := c[metrics.CancelsSent.Name()], c[metrics.CancelsBroken.Name()]
 	refused := c[metrics.CancelsRefused.Name()]
 	unrequested := c[metrics.CancelledUnrequested.Name()]
+	ignored, undone := c[metrics.CancelsIgnored.Name()], c[metrics.CancelsUndone.Name()]
+	limit, rule := ignoredCancelLimit(s.Protocol)
 	ev := CancellationEvidence{
 		CancelsSent:          sent,
 		CancelsAcked:         c[metrics.CancelsAcked.Name()],
 		CancelsLate:          c[metrics.CancelsLate.Name()],
 		CancelsBroken:        broken,
 		CancelsRefused:       refused,
+		CancelsIgnored:       ignored,
+		CancelsIgnoredLimit:  limit,
+		CancelsUndone:        undone,
 		TasksCancelled:       s.Tasks.Cancelled,
 		CancelledByOwnCancel: s.Tasks.Cancelled - unrequested,
 		CancelledUnrequested: unrequested,
@@ -358,8 +370,45 @@ func cancellationGate(info RunInfo, s *Summary) Gate[CancellationEvidence] {
 		ev.Reason = reason
 		return Gate[CancellationEvidence]{Pass: true, Evidence: ev}
 	}
-	return Gate[CancellationEvidence]{Pass: broken == 0 && refused == 0, Evaluated: true, Evidence: ev}
+	if ignored > 0 {
+		ev.IgnoredRule = rule
+	}
+	ev.CancelsIgnoredShare = round3(100 * float64(ignored) / float64(sent))
+	var failures []string
+	if broken > 0 {
+		failures = append(failures, fmt.Sprintf("%d accepted cancels did not leave their task cancelled (cancels_broken: R14, R28)", broken))
+	}
+	if refused > 0 {
+		failures = append(failures, fmt.Sprintf("%d cancels were refused -32602 while their task was working (cancels_refused: R26, R27)", refused))
+	}
+	if undone > 0 {
+		failures = append(failures, fmt.Sprintf("%d late cancels turned a task seen completed or failed into cancelled (cancels_undone: R26, R14)", undone))
+	}
+	if ev.CancelsIgnoredShare > limit {
+		failures = append(failures, fmt.Sprintf("%d of %d cancels (%s%%) were accepted while the task had work left and the task went on to end completed or failed (cancels_ignored), above the %s%% allowed",
+			ignored, sent, num(ev.CancelsIgnoredShare), num(limit)))
+	}
+	ev.Failures = failures
+	return Gate[CancellationEvidence]{Pass: len(failures) == 0, Evaluated: true, Evidence: ev}
 }
+
+// IgnoredCancelLimit2026 is the share of cancels (in % of cancels sent) a 2026-07-28 server
+// may ignore before the cancellation gate fails (docs/METRICS.md#cancels_ignored): E60 lets
+// a server go on working after it acknowledged a cancel, so some are allowed; a server that
+// ignores more leaves its callers paying for work they called off.
+const IgnoredCancelLimit2026 = 10.0
+
+// ignoredCancelLimit is the share of ignored cancels the gate allows in protocol, and what
+// the era's spec says of them.
+func ignoredCancelLimit(protocol string) (limit float64, rule string) {
+	if protocol == protocolModern {
+		return IgnoredCancelLimit2026, fmt.Sprintf("E60 allows it: a 2026-07-28 server only signals intent, and MAY go on working and end the task completed or failed; the gate allows up to %s%% of the cancels sent", num(IgnoredCancelLimit2026))
+	}
+	return 0, "R27 forbids it: a 2025-11-25 server MUST make the task cancelled before it replies to a valid cancel"
+}
+
+// protocolModern is the protocol version of 2026-07-28 (loadgen.ProtocolModern).
+const protocolModern = "2026-07-28"
 
 // nonNil keeps a nil map out of the evidence as {} rather than null.
 func nonNil[V any](m map[string]V) map[string]V {
