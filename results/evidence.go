@@ -53,10 +53,11 @@ type HardEvidence struct {
 
 // RecoveryEvidence is the recovery gate's evidence (recoveryGate).
 type RecoveryEvidence struct {
-	Accounting              string            `json:"accounting,omitempty"` // why tasks_accounted is false
+	Accounting string `json:"accounting,omitempty"` // why tasks_accounted is false
+	// Failures says in words why tasks_lost fails the gate; absent when none was lost.
+	Failures                []string          `json:"failures,omitempty"`
 	FaultsInjected          map[string]int64  `json:"faults_injected"`
 	Finding                 string            `json:"finding,omitempty"`
-	Lost                    string            `json:"lost,omitempty"` // why tasks_lost fails the gate
 	NotChecked              []string          `json:"not_checked,omitempty"`
 	Notes                   map[string]string `json:"notes,omitempty"`
 	Reason                  string            `json:"reason,omitempty"`

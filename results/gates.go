@@ -284,8 +284,8 @@ func recoveryGate(info RunInfo, s *Summary) Gate[RecoveryEvidence] {
 	}
 	pass := info.SecondCreates <= 0 && s.Tasks.Lost == 0
 	if n := s.Tasks.Lost; n > 0 {
-		ev.Lost = fmt.Sprintf("%d tasks vanished (-32602) before their granted ttl ran out and before a terminal status was seen: "+
-			"the server lost them (a restart without durable storage, a purge), and whether their work happened is unknown", n)
+		ev.Failures = append(ev.Failures, fmt.Sprintf("%d tasks vanished (-32602) before their granted ttl ran out and before a terminal status was seen: "+
+			"the server lost them (a restart without durable storage, a purge), and whether their work happened is unknown", n))
 	}
 	var notChecked []string
 	if info.SecondCreates < 0 {

@@ -26,7 +26,7 @@ func TestLostIsNotExpired(t *testing.T) {
 					t.Fatalf("lost %d, expired %d: want the tasks the restart forgot lost, none expired", tk.Lost, tk.Expired)
 				}
 				g := sum.Gates.Recovery
-				if !g.Evaluated || g.Pass || g.Evidence.TasksLost != tk.Lost || g.Evidence.ReconciliationList["lost"] != tk.Lost || g.Evidence.Lost == "" {
+				if !g.Evaluated || g.Pass || g.Evidence.TasksLost != tk.Lost || g.Evidence.ReconciliationList["lost"] != tk.Lost || len(g.Evidence.Failures) != 1 {
 					t.Errorf("recovery gate %+v: want evaluated, failed on %d lost tasks listed for reconciliation", g, tk.Lost)
 				}
 				if tasks := g.Evidence.TasksAccounted; tasks == nil || !*tasks {
