@@ -59,6 +59,7 @@ type Engine struct {
 	unknownIDs  int64            // of them, tasks whose id the client knew (created)
 	unknownEv   []UnknownEvidence
 	lostResults []UnknownEvidence // a sample of the tasks ended result_lost (ResultsLost)
+	lostTasks   []UnknownEvidence // a sample of the tasks ended lost (TasksLost)
 	lostAfter   []string          // task ids a new session could not see (R52 finding)
 	lostCount   int64
 	violations  []ViolationEvidence
@@ -226,6 +227,23 @@ func (e *Engine) noteResultLost(u UnknownEvidence) {
 	defer e.mu.Unlock()
 	if len(e.lostResults) < maxEvidence {
 		e.lostResults = append(e.lostResults, u)
+	}
+}
+
+// TasksLost returns a sample of the tasks that vanished before their ttl (outcome lost,
+// counted in metrics.TasksLost), with their keys: the server lost them, so whether their
+// work happened is unknown, and they belong on the reconciliation list.
+func (e *Engine) TasksLost() []UnknownEvidence {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.lostTasks)
+}
+
+func (e *Engine) noteTaskLost(u UnknownEvidence) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.lostTasks) < maxEvidence {
+		e.lostTasks = append(e.lostTasks, u)
 	}
 }
 

@@ -15,15 +15,24 @@ const (
 	OutcomeCompleted                // terminal completed observed
 	OutcomeFailed                   // terminal failed observed (isError, JSON-RPC error)
 	OutcomeCancelled                // terminal cancelled observed
-	OutcomeExpired                  // the task vanished (-32602) before a terminal status was seen
+	OutcomeExpired                  // the task vanished (-32602) after its ttl, before a terminal status was seen
 	OutcomeUnknown                  // never established: deadline passed, or the create was lost
 	// OutcomeResultLost: terminal completed or failed observed, but the payload could not be
 	// read (the result budget spent, purged first, access revoked). For the caller the work
 	// is not done: what it produced never arrived, so the domain outcome is unknown.
 	OutcomeResultLost
+	// OutcomeLost: the task vanished (-32602) before a terminal status was seen and before
+	// its granted ttl ran out (Lifecycle.Gone): the server lost it (a restart without durable
+	// storage, a purge), so whether its work happened is unknown.
+	OutcomeLost
 )
 
-var outcomeNames = [...]string{"pending", "completed", "failed", "cancelled", "expired", "unknown", "result_lost"}
+var outcomeNames = [...]string{"pending", "completed", "failed", "cancelled", "expired", "unknown", "result_lost", "lost"}
+
+// LostGrace is how long before its expiry a task may vanish and still count expired rather
+// than lost (docs/METRICS.md#lost): it absorbs the millisecond resolution of createdAt and
+// a reaper that rounds its instants.
+const LostGrace = time.Second
 
 func (o Outcome) String() string { return outcomeNames[o] }
 
@@ -63,11 +72,14 @@ type Violation struct {
 // no I/O and reads no clock, so it is table-tested without a network.
 //
 //	state (derived)                          Next
-//	done                                     StepDone
+//	done (expired, lost, unknown included)   StepDone
 //	deadline passed                          StepDone (outcome unknown)
 //	terminal seen, payload wanted            StepResult now (cancelled: no payload, StepDone);
 //	                                         Inline: StepPoll as below (E50)
-//	terminal seen, payload in hand           StepDone
+//	terminal seen, payload in hand           StepDone, but a cancel planned before the next
+//	                                         poll and not sent: StepCancel at the cancel
+//	                                         time (a late cancel, which must change nothing:
+//	                                         R26, R14; LateCancelDue)
 //	input_required seen (not Inline)         StepResult now (R37)
 //	block strategy, no result call failed    StepResult now, bounded by cancel time / deadline
 //	(not Inline)
@@ -95,6 +107,9 @@ type Lifecycle struct {
 	Raises       int           // replies advertising a longer pollInterval than the one before
 	TerminalSeen time.Time     // first observation of a terminal status
 	Violations   []Violation
+	// Expires is when the task's granted ttl runs out, on the client clock (Granted); zero:
+	// no ttl was granted (null: unlimited), so any vanishing is a loss.
+	Expires time.Time
 
 	lastReply   time.Time // latest status reply, from which the next poll is timed
 	payload     bool      // tasks/result payload in hand
@@ -249,10 +264,25 @@ func (l *Lifecycle) ResultLost() {
 // next poll is timed from at, which may lie ahead to honour Retry-After.
 func (l *Lifecycle) Replied(at time.Time) { l.lastReply = at }
 
-// Gone records that the server no longer knows the task (-32602, R46): it expired or was
-// purged before a terminal status was seen.
-func (l *Lifecycle) Gone() {
-	if l.Outcome == OutcomePending {
+// Granted records the retention the server granted the task (R44, E45; ttlMs may change
+// over the task's life): ttl from created, which the caller takes no later than the server's
+// createdAt so that a clock skew never makes an expiry look early. nil ttl is unlimited.
+func (l *Lifecycle) Granted(created time.Time, ttl *mcp.Ms) {
+	l.Expires = time.Time{}
+	if ttl != nil && !created.IsZero() {
+		l.Expires = created.Add(ttl.Duration())
+	}
+}
+
+// Gone records that the server no longer knows the task (-32602, R46) at now, before a
+// terminal status was seen. It is expired when now is no earlier than Expires - LostGrace
+// (the ttl ran out, R45), and lost otherwise: gone before its ttl, or with none granted.
+func (l *Lifecycle) Gone(now time.Time) {
+	if l.Outcome != OutcomePending {
+		return
+	}
+	l.Outcome = OutcomeLost
+	if !l.Expires.IsZero() && !now.Before(l.Expires.Add(-LostGrace)) {
 		l.Outcome = OutcomeExpired
 	}
 }
@@ -267,8 +297,10 @@ func (l *Lifecycle) Abandon() {
 // Next returns the next step at time now.
 func (l *Lifecycle) Next(now time.Time) Step {
 	switch {
-	case l.Outcome == OutcomeExpired || l.Outcome == OutcomeUnknown:
+	case l.Outcome == OutcomeExpired || l.Outcome == OutcomeLost || l.Outcome == OutcomeUnknown:
 		return Step{Kind: StepDone, At: now}
+	case l.Status.Terminal() && l.payload && l.LateCancelDue():
+		return Step{Kind: StepCancel, At: maxTime(l.CancelAt, now)}
 	case l.Status.Terminal() && (l.payload || l.Status == mcp.StatusCancelled):
 		return Step{Kind: StepDone, At: now} // R29: a cancelled task has no defined payload
 	case l.Status.Terminal() && !l.Inline:
@@ -297,6 +329,21 @@ func (l *Lifecycle) Next(now time.Time) Step {
 		return Step{Kind: StepPoll, At: l.Deadline} // the last look before giving up
 	}
 	return Step{Kind: StepPoll, At: next}
+}
+
+// LateCancelDue reports whether the client still sends its planned cancel to a task it has
+// seen completed or failed: the cancel, not sent yet, was due before the poll that would
+// have followed the terminal one, so the client's decision crossed the task's end. The
+// cancel is then late for sure, and the server must leave the task as it is (R26 refuses
+// it in 2025-11-25; 2026-07-28 acknowledges it, E60): a server that turns it cancelled is
+// seen doing so.
+func (l *Lifecycle) LateCancelDue() bool {
+	if l.CancelAt.IsZero() || !l.CancelSentAt.IsZero() || l.TerminalSeen.IsZero() ||
+		(l.Status != mcp.StatusCompleted && l.Status != mcp.StatusFailed) ||
+		(l.Outcome != OutcomeCompleted && l.Outcome != OutcomeFailed) {
+		return false
+	}
+	return l.CancelAt.Before(l.TerminalSeen.Add(l.Policy.Wait(l.Polls, l.Advertised, nil)))
 }
 
 // bound returns the earlier of limit and the deadline (zero = unbounded).

@@ -41,6 +41,7 @@ func TestLifecycleTable(t *testing.T) {
 		name     string
 		policy   PollPolicy
 		strategy ResultStrategy
+		ttl      time.Duration // granted at "start" when non-zero (Lifecycle.Granted)
 		events   []ev
 		wants    []want // one per event
 		outcome  Outcome
@@ -87,10 +88,43 @@ func TestLifecycleTable(t *testing.T) {
 			outcome: OutcomeCancelled,
 		},
 		{
-			name:    "vanished task is expired (R46)",
+			name:    "a cancel due before the next poll still goes to a task seen completed (R26, R14)",
+			events:  []ev{{0, "start", mcp.StatusWorking, 1000, false, 1500 * time.Millisecond}, {1000, "obs", mcp.StatusCompleted, 1000, false, 0}, {1010, "result", 0, 0, false, 0}, {1500, "cancelSent", 0, 0, false, 0}},
+			wants:   []want{{StepPoll, 1000}, {StepResult, -1}, {StepCancel, 1500}, {StepDone, 1500}},
+			outcome: OutcomeCompleted,
+		},
+		{
+			name:    "a cancel due after the next poll is dropped once the task is seen completed",
+			events:  []ev{{0, "start", mcp.StatusWorking, 1000, false, 2500 * time.Millisecond}, {1000, "obs", mcp.StatusCompleted, 1000, false, 0}, {1010, "result", 0, 0, false, 0}},
+			wants:   []want{{StepPoll, 1000}, {StepResult, -1}, {StepDone, 1010}},
+			outcome: OutcomeCompleted,
+		},
+		{
+			name:    "vanished after its ttl: expired (R45, R46)",
+			ttl:     3 * time.Second,
+			events:  []ev{{0, "start", mcp.StatusWorking, 1000, false, 0}, {3000, "gone", 0, 0, false, 0}},
+			wants:   []want{{StepPoll, 1000}, {StepDone, 3000}},
+			outcome: OutcomeExpired,
+		},
+		{
+			name:    "vanished within the grace before its ttl: expired",
+			ttl:     3 * time.Second,
+			events:  []ev{{0, "start", mcp.StatusWorking, 1000, false, 0}, {2000, "gone", 0, 0, false, 0}},
+			wants:   []want{{StepPoll, 1000}, {StepDone, 2000}},
+			outcome: OutcomeExpired,
+		},
+		{
+			name:    "vanished before its ttl: lost",
+			ttl:     300 * time.Second,
+			events:  []ev{{0, "start", mcp.StatusWorking, 1000, false, 0}, {5000, "gone", 0, 0, false, 0}},
+			wants:   []want{{StepPoll, 1000}, {StepDone, 5000}},
+			outcome: OutcomeLost,
+		},
+		{
+			name:    "vanished with no ttl granted (unlimited): lost",
 			events:  []ev{{0, "start", mcp.StatusWorking, 1000, false, 0}, {1000, "gone", 0, 0, false, 0}},
 			wants:   []want{{StepPoll, 1000}, {StepDone, 1000}},
-			outcome: OutcomeExpired,
+			outcome: OutcomeLost,
 		},
 		{
 			name:    "deadline is absolute: progress does not extend it",
@@ -114,6 +148,9 @@ func TestLifecycleTable(t *testing.T) {
 				switch e.kind {
 				case "start":
 					l.Start(now, task(e.status, e.pollMs), e.cancel)
+					if tc.ttl > 0 {
+						l.Granted(now, mcp.Millis(tc.ttl))
+					}
 				case "obs":
 					l.Observed(now, task(e.status, e.pollMs))
 				case "poll":
@@ -123,7 +160,7 @@ func TestLifecycleTable(t *testing.T) {
 				case "resultFailed":
 					l.ResultFailed(now)
 				case "gone":
-					l.Gone()
+					l.Gone(now)
 				case "cancelSent":
 					l.CancelSent(now)
 				}

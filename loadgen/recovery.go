@@ -63,6 +63,7 @@ const (
 	ReasonStopped         = "run_stopped"                   // the run ended (grace over, Ctrl-C) first
 	ReasonProtocol        = "protocol"                      // the create reply could not be understood
 	ReasonResultLost      = "result_lost"                   // terminal, but its payload could not be read
+	ReasonLost            = "lost"                          // gone before its ttl ran out (outcome lost)
 	ReasonRolledBack      = "rolled_back"                   // a rollback's switch flipped before the create could be retried or answered (rollback.go)
 
 	// reasonNotMade is reconcile's answer when a lookup by key proves the target never made
@@ -139,6 +140,8 @@ type taskRecord struct {
 	Advertised    time.Duration `json:"advertised_ns,omitempty"`
 	FirstAdvised  time.Duration `json:"first_advised_ns,omitempty"`
 	ServerCreated string        `json:"server_created,omitempty"`
+	CreateSent    time.Time     `json:"create_sent,omitzero"`
+	TTL           *mcp.Ms       `json:"ttl_ms,omitempty"` // as granted; absent: unlimited
 }
 
 // persist writes the current task's record (only when crashes can happen: it costs an
@@ -153,6 +156,7 @@ func (v *vu) persist(t *taskState, next time.Time) {
 		LastUpdatedAt: t.lastUpdated, NextPoll: next, Created: lc.Created, Intended: t.intended,
 		Deadline: lc.Deadline, CancelAt: lc.CancelAt, CancelSent: !lc.CancelSentAt.IsZero(), CancelSentAt: lc.CancelSentAt,
 		Polls: lc.Polls, Advertised: lc.Advertised, FirstAdvised: lc.FirstAdvised,
+		CreateSent: t.createSent, TTL: t.srv.ttl,
 	}
 	if !t.srv.created.IsZero() {
 		r.ServerCreated = t.srv.created.Format(time.RFC3339Nano)
@@ -172,12 +176,13 @@ func (v *vu) crash(t *taskState) {
 	}
 	st, _ := mcp.ParseStatus(r.Status)
 	*t = taskState{id: r.TaskID, key: r.Key, correlation: r.Correlation, lastUpdated: r.LastUpdatedAt,
-		intended: r.Intended, params: taskIDParams(r.TaskID)}
+		intended: r.Intended, params: taskIDParams(r.TaskID), createSent: r.CreateSent}
 	t.srv.created = parseTime(r.ServerCreated)
 	v.lc = v.newLifecycle()
 	v.lc.Resume(ResumePoint{Status: st, Created: r.Created, Deadline: r.Deadline, CancelAt: r.CancelAt,
 		CancelSent: r.CancelSent, Polls: r.Polls, Advertised: r.Advertised, FirstAdvised: r.FirstAdvised,
 		NextPoll: r.NextPoll, CancelSentAt: r.CancelSentAt})
+	v.grant(t, r.TTL)
 	// The next reply resumes the observation (observe counts it, once).
 }
 

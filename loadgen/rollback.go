@@ -319,11 +319,11 @@ func (v *vu) endPreSwitch(now time.Time, t *taskState, reason string) {
 	case OutcomeCompleted, OutcomeFailed, OutcomeCancelled:
 		c.settled.Add(1)
 	case OutcomeExpired:
-		if t.srv.ttl != nil && !t.srv.created.IsZero() && !now.Before(t.srv.created.Add(time.Duration(*t.srv.ttl)*time.Millisecond)) {
-			c.settled.Add(1) // its ttl ran out: an outcome the contract allows
-			break
-		}
-		// The server stopped knowing it before its ttl ran out: lost, and on no list.
+		c.settled.Add(1) // its ttl ran out: an outcome the contract allows
+	case OutcomeLost:
+		// The server stopped knowing it before its ttl ran out (Lifecycle.Gone): lost. The
+		// recovery gate lists it for reconciliation; the rollback gate names it unlisted, as
+		// no watcher of the switch could settle it.
 		c.lost.Add(1)
 		rb.sampleMu.Lock()
 		if len(rb.sample) < unlistedSampleMax {

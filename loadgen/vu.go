@@ -405,7 +405,8 @@ type taskState struct {
 	correlation string // the client's own name for the task: key, or client-sequence
 	lastUpdated string // lastUpdatedAt of the latest status seen
 	intended    time.Time
-	params      []byte // {"taskId": id}
+	createSent  time.Time // when the create that made the task was sent (client clock), for its expiry (grant)
+	params      []byte    // {"taskId": id}
 	srv         serverTimes
 
 	statusFails  int  // failed status reads and cancels (Budgets.Status)
@@ -419,7 +420,8 @@ type taskState struct {
 	// 2026-07-28 (vu2026.go)
 	inputs     mcp.InputRequests // the input requests of the latest poll, to answer
 	answered   []string          // the input keys answered (E56: never twice)
-	ackPending bool              // tasks/cancel was acknowledged; the outcome is not seen yet
+	ackPending bool              // tasks/cancel was accepted, the task not seen terminal since (canceleffect.go)
+	ackAt      time.Time         // when that cancel's reply came (client clock)
 
 	// A rollback drill (rollback.go)
 	preSwitch bool // created before the switch: the watcher's
@@ -474,6 +476,7 @@ func (v *vu) beginTask(ctx context.Context, intended time.Time) bool {
 	t.id, t.params = task.TaskID, taskIDParams(task.TaskID)
 	t.srv = serverTimes{created: parseTime(task.CreatedAt), ttl: task.TTL}
 	t.lastUpdated = task.LastUpdatedAt
+	v.grant(t, task.TTL)
 	v.cur = task.TaskID
 	if v.resumed { // found by reconciliation: its status may have moved on (no R13 check)
 		lc.Resume(ResumePoint{Created: now, NextPoll: now})
@@ -558,10 +561,11 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 				v.answerInputs(ctx, t) // 2026-07-28: input is answered between polls (E55)
 			}
 		case StepCancel:
+			wasTerminal := lc.Status.Terminal() // a late cancel (Lifecycle.LateCancelDue)
 			lc.CancelSent(time.Now())
 			v.shard.Add(metrics.CancelsSent, 1)
 			if v.e.env != nil {
-				v.cancelModern(ctx, t)
+				v.cancelModern(ctx, t, wasTerminal)
 				break
 			}
 			cut := v.cut(e.cfg.Faults.CancelReply, "cancel_reply", CutReply) // fault point 5
@@ -574,11 +578,10 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 				lc.Replied(time.Now())
 				break
 			}
+			violations := len(lc.Violations)
 			v.observe(mcp.OpTasksCancel, rep, err, t)
-			if err == nil && rep.Err == nil && lc.Status == mcp.StatusCancelled {
-				v.shard.Add(metrics.CancelsAcked, 1)
-				v.shard.RecordDuration(metrics.CancelLatency, time.Since(lc.CancelSentAt))
-				v.confirmCancelled(ctx, t)
+			if err == nil && rep.Err == nil {
+				v.cancelAccepted(ctx, t, wasTerminal, violations) // canceleffect.go
 			}
 		case StepResult:
 			if lc.Status.Terminal() && !t.beforeResult && v.fires(e.cfg.Faults.BeforeResult, "before_result") {
@@ -629,7 +632,7 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 				// the payload is lost (asking again would only get -32602 again).
 				lc.ResultLost()
 			case rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams:
-				lc.Gone() // R46: expired or purged before a terminal status was seen
+				lc.Gone(time.Now()) // R46: expired, or lost before its ttl, before a terminal status was seen
 			default:
 				if v.resuming {
 					v.resuming = false
@@ -684,6 +687,7 @@ func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 		}
 		cut := v.cut(e.cfg.Faults.CreateReply, "create_reply", CutReply) // fault point 1
 		sentAt := time.Now()
+		t.createSent = sentAt
 		rep, err := v.call(ctx, mcp.OpToolsCall, params, time.Time{}, nil, cut)
 		v.afterCreate()
 		if errors.Is(err, ErrCut) {
@@ -923,7 +927,20 @@ func (v *vu) retryDelay(n int) time.Duration {
 // serverTimes are the server's own instants for the task, for lags and amplification.
 type serverTimes struct {
 	created, terminal time.Time
-	ttl               *mcp.Ms // as granted; nil = unlimited
+	ttl               *mcp.Ms // as granted, the latest seen; nil = unlimited
+}
+
+// grant records the ttl the server granted t's task (the latest seen: ttlMs may change over
+// a task's life, E45) in the lifecycle, counted from the earlier of the create's send (client
+// clock) and the server's createdAt: no later than the task's true creation whatever the
+// skew between the two clocks, so that a skew never makes an expiry look like a loss.
+func (v *vu) grant(t *taskState, ttl *mcp.Ms) {
+	t.srv.ttl = ttl
+	from := t.createSent
+	if c := t.srv.created; !c.IsZero() && (from.IsZero() || c.Before(from)) {
+		from = c
+	}
+	v.lc.Granted(from, ttl)
 }
 
 // malformed recounts the latest request of m, counted ok when its reply arrived, as a
@@ -958,7 +975,7 @@ func (v *vu) observe(m mcp.Op, rep Reply, err error, t *taskState) {
 		if v.resuming && !lc.Status.Terminal() {
 			v.e.noteLostAfterReconnect(t.id) // a finding: bound to the session? (R52)
 		}
-		lc.Gone() // R46: unknown, expired or purged
+		lc.Gone(now) // R46: expired, or lost before its ttl
 		lc.Replied(now)
 		return
 	case rep.Err != nil:
@@ -993,6 +1010,7 @@ func (v *vu) apply(now time.Time, tk *mcp.Task, t *taskState) {
 		v.shard.Add(metrics.Resumed, 1)
 	}
 	t.lastUpdated = tk.LastUpdatedAt
+	v.grant(t, tk.TTL)
 	if t.lateCancel {
 		t.lateCancel = false
 		if !tk.Status.Terminal() {
@@ -1018,6 +1036,9 @@ func (v *vu) apply(now time.Time, tk *mcp.Task, t *taskState) {
 	}
 	if !wasTerminal && lc.Status.Terminal() {
 		t.srv.terminal = parseTime(tk.LastUpdatedAt)
+		if t.ackPending {
+			v.settleCancel(now, t) // canceleffect.go
+		}
 	}
 }
 
@@ -1028,7 +1049,7 @@ func (v *vu) finish(ctx context.Context, t *taskState) {
 	now := time.Now()
 	reason := ""
 	switch lc.Outcome {
-	case OutcomeCompleted, OutcomeFailed, OutcomeCancelled, OutcomeExpired, OutcomeResultLost:
+	case OutcomeCompleted, OutcomeFailed, OutcomeCancelled, OutcomeExpired, OutcomeResultLost, OutcomeLost:
 	default:
 		switch reason = t.reason; {
 		case reason != "":
@@ -1061,6 +1082,9 @@ func (v *vu) finish(ctx context.Context, t *taskState) {
 		}
 	case OutcomeExpired:
 		v.shard.Add(metrics.TasksExpired, 1)
+	case OutcomeLost:
+		v.shard.Add(metrics.TasksLost, 1)
+		v.e.noteTaskLost(UnknownEvidence{Key: t.key, TaskID: t.id, Reason: ReasonLost})
 	case OutcomeResultLost:
 		v.shard.Add(metrics.ResultsLost, 1)
 		v.e.noteResultLost(UnknownEvidence{Key: t.key, TaskID: t.id, Reason: ReasonResultLost})

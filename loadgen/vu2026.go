@@ -100,18 +100,7 @@ func (v *vu) observeModern(rep Reply, t *taskState) {
 		return
 	}
 	task := r.Task()
-	v.apply(now, &task, t)
-	if t.ackPending && lc.Status.Terminal() {
-		// The cancel was acknowledged, which is no promise (E60): the outcome is what the
-		// task ended as.
-		t.ackPending = false
-		if lc.Status == mcp.StatusCancelled {
-			v.shard.Add(metrics.CancelsAcked, 1)
-			v.shard.RecordDuration(metrics.CancelLatency, now.Sub(lc.CancelSentAt))
-		} else {
-			v.shard.Add(metrics.CancelsLate, 1)
-		}
-	}
+	v.apply(now, &task, t) // an acknowledged cancel is judged there when the task ends (settleCancel)
 	switch {
 	case r.Status == mcp.StatusCompleted && !lc.payload:
 		failed := isErrorResult(r.Result)
@@ -288,9 +277,11 @@ func (v *vu) losePayload() bool {
 }
 
 // cancelModern sends tasks/cancel in 2026-07-28 and applies its reply: an acknowledgement
-// says nothing of the outcome (E60), which later polls show (observeModern); a -32602 is the
+// says nothing of the outcome (E60), which later polls show (settleCancel); a -32602 is the
 // task already terminal or gone, as in 2025-11-25 (docs/RULES.md#e60: accepted either way).
-func (v *vu) cancelModern(ctx context.Context, t *taskState) {
+// The acknowledged cancel of a task the client had seen terminal (wasTerminal) is read back
+// at once (lateCancelModern).
+func (v *vu) cancelModern(ctx context.Context, t *taskState, wasTerminal bool) {
 	lc := &v.lc
 	cut := v.cut(v.e.cfg.Faults.CancelReply, "cancel_reply", CutReply) // fault point 5
 	rep, err := v.call(ctx, mcp.OpTasksCancel, t.params, time.Time{}, nil, cut)
@@ -303,9 +294,12 @@ func (v *vu) cancelModern(ctx context.Context, t *taskState) {
 		lc.Replied(time.Now())
 	case rep.Err != nil:
 		v.observe(mcp.OpTasksCancel, rep, err, t)
-	default:
-		t.ackPending = true
+	case wasTerminal:
 		lc.Replied(time.Now())
+		v.lateCancelModern(ctx, t)
+	default:
+		t.ackPending, t.ackAt = true, time.Now()
+		lc.Replied(t.ackAt)
 	}
 }
 

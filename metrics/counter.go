@@ -41,6 +41,9 @@ const (
 	CancelledUnrequested                // tasks seen cancelled whose own client sent no tasks/cancel
 	CancelsRefused                      // cancels refused -32602 while the task was still working (R27)
 	SyncCalls                           // synchronous calls that ended without a task (counted completed or failed too)
+	TasksLost                           // gone (-32602) before their granted ttl ran out: the server lost them
+	CancelsIgnored                      // cancels sent while the task had work left, whose task then ended completed or failed
+	CancelsUndone                       // cancels that turned a task the client had seen completed or failed into cancelled (R14, R26)
 	NumCounters                         // number of counters; not a counter
 )
 
@@ -113,6 +116,12 @@ func (c Counter) Name() string {
 		return "cancels_refused"
 	case SyncCalls:
 		return "sync_calls"
+	case TasksLost:
+		return "tasks_lost"
+	case CancelsIgnored:
+		return "cancels_ignored"
+	case CancelsUndone:
+		return "cancels_undone"
 	}
 	return "counter(" + strconv.Itoa(int(c)) + ")"
 }

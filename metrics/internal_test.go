@@ -11,7 +11,7 @@ func TestMemoryFigures(t *testing.T) {
 			t.Errorf("%s: counts hold %d bytes, histogramBytes says %d", h, got, want)
 		}
 	}
-	if got := ShardBytes(); got != 5_645_776 {
-		t.Errorf("ShardBytes() = %d, the doc comments say 5,645,776", got)
+	if got := ShardBytes(); got != 5_645_824 {
+		t.Errorf("ShardBytes() = %d, the doc comments say 5,645,824", got)
 	}
 }

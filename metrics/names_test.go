@@ -68,6 +68,7 @@ func TestCounterGaugeNames(t *testing.T) {
 		"results_lost", "creates_not_found", "input_required_seen",
 		"elicitations_received", "elicitations_accepted", "elicitations_declined",
 		"elicitations_cancelled", "cancelled_unrequested", "cancels_refused", "sync_calls",
+		"tasks_lost", "cancels_ignored", "cancels_undone",
 	}
 	for c := range metrics.NumCounters {
 		if got := c.Name(); got != counters[c] {

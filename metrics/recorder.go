@@ -66,7 +66,7 @@ func newTally() *tally {
 
 // ShardBytes is the memory one shard holds: two tallies, each NumHists histograms (14
 // durations of 184 KiB, 2 counts of 88 KiB) and the counter tables, about 5.4 MiB
-// (5,645,776 bytes, histogram headers aside). The run totals hold one tally more per
+// (5,645,824 bytes, histogram headers aside). The run totals hold one tally more per
 // Recorder.
 func ShardBytes() int {
 	n := int(unsafe.Sizeof(tally{}))

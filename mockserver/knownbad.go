@@ -83,6 +83,8 @@ import (
 //	input_no_meta          the elicitation/create requests of input_required lack related-task
 //	                       _meta (R36).
 //
+// cancel_ignored and cancel_terminal act on tasks/cancel of either era (knownbadcancel.go).
+//
 // Sequential task ids (predictable_ids) and broken isolation (session_bound,
 // no_tenant_check) are insecure modes (insecure.go).
 //
@@ -113,6 +115,8 @@ type KnownBad struct {
 	SelfCancel         bool // work that ends ends the task cancelled (R27)
 	MissingSession404  bool // a request without Mcp-Session-Id gets 404, not 400 (H2)
 	BooleanLeaves      bool // capabilities.tasks leaves sent as true, not {} (R1)
+	CancelIgnored      bool // a cancel of a working task is accepted and does nothing (R27; E60 allows it)
+	CancelTerminal     bool // a cancel of a completed or failed task makes it cancelled (R26, R14, R28)
 
 	KnownBad2026 // the modes of the modern era (knownbad2026.go)
 }

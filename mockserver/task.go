@@ -390,6 +390,9 @@ func (t *task) answer(e *elicitation, action string, content []byte, rpcErr bool
 func (t *task) cancel(dst []byte) ([]byte, *mcp.Error) {
 	t.mu.Lock()
 	if t.status.Terminal() {
+		if t.srv.cfg.KnownBad.CancelTerminal && t.status != mcp.StatusCancelled { // knownbadcancel.go
+			return t.cancelTerminalLocked(dst), nil
+		}
 		if t.srv.cfg.KnownBad.CancelTerminalOK { // knownbad.go
 			dst = t.appendLocked(dst)
 			t.mu.Unlock()
@@ -398,6 +401,9 @@ func (t *task) cancel(dst []byte) ([]byte, *mcp.Error) {
 		st := t.status
 		t.mu.Unlock()
 		return dst, mcp.Errorf(mcp.CodeInvalidParams, "cannot cancel task %s: it is already %s (R26)", t.id, st)
+	}
+	if t.srv.cfg.KnownBad.CancelIgnored { // knownbadcancel.go
+		return t.cancelIgnoredLocked(dst), nil
 	}
 	if t.timer != nil && t.srv.cfg.KnownBad.CancelNotFinal { // its work is under way (knownbad.go)
 		return t.cancelNotFinalLocked(dst), nil

@@ -264,12 +264,13 @@ func (t Threshold) runValue(s *Summary) (v float64, ok bool) {
 // settledCounters are the outcomes tasks.settled adds up: tasks (and synchronous calls,
 // counted completed or failed) whose outcome became known.
 var settledCounters = [...]metrics.Counter{metrics.TasksCompleted, metrics.TasksFailed,
-	metrics.TasksCancelled, metrics.TasksExpired, metrics.ResultsLost}
+	metrics.TasksCancelled, metrics.TasksExpired, metrics.TasksLost, metrics.ResultsLost}
 
 // doneCounters are the outcomes tasks.done adds up: tasks (and synchronous calls) that ended
-// without failing: completed, cancelled (as asked), or expired (as their ttl said). A task
-// that failed, or whose result never arrived, is known but shows no server working.
-var doneCounters = [...]metrics.Counter{metrics.TasksCompleted, metrics.TasksCancelled, metrics.TasksExpired}
+// without failing: completed, or cancelled (as asked). A task that failed, expired (its
+// ttl ran out before anyone saw it end), was lost, or whose result never arrived, is known
+// but shows no server doing its work.
+var doneCounters = [...]metrics.Counter{metrics.TasksCompleted, metrics.TasksCancelled}
 
 // windowValue is t's metric over one window; ok is false when the window had nothing to
 // measure.

@@ -53,7 +53,9 @@ type HardEvidence struct {
 
 // RecoveryEvidence is the recovery gate's evidence (recoveryGate).
 type RecoveryEvidence struct {
-	Accounting              string            `json:"accounting,omitempty"` // why tasks_accounted is false
+	Accounting string `json:"accounting,omitempty"` // why tasks_accounted is false
+	// Failures says in words why tasks_lost fails the gate; absent when none was lost.
+	Failures                []string          `json:"failures,omitempty"`
 	FaultsInjected          map[string]int64  `json:"faults_injected"`
 	Finding                 string            `json:"finding,omitempty"`
 	NotChecked              []string          `json:"not_checked,omitempty"`
@@ -68,6 +70,7 @@ type RecoveryEvidence struct {
 	RetriedCreates          int64             `json:"retried_creates"`
 	SecondCreates           *int64            `json:"second_creates"`            // null: an external target
 	TasksAccounted          *bool             `json:"tasks_accounted,omitempty"` // absent when not checked
+	TasksLost               int64             `json:"tasks_lost"`
 	TasksLostAfterReconnect int64             `json:"tasks_lost_after_reconnect"`
 	// TasksLostAfterReconnectDetail is the sample of their ids
 	// (RunInfo.LostAfterReconnectSample); absent when none was given.
@@ -77,21 +80,29 @@ type RecoveryEvidence struct {
 
 // CancellationEvidence is the cancellation gate's evidence (cancellationGate).
 type CancellationEvidence struct {
-	CancelLatencyCount   int64             `json:"cancel_latency_count"`
-	CancelLatencyP50Ms   *float64          `json:"cancel_latency_p50_ms"` // null: nothing measured
-	CancelLatencyP99Ms   *float64          `json:"cancel_latency_p99_ms"` // null: nothing measured
-	CancelledByOwnCancel int64             `json:"cancelled_by_own_cancel"`
-	CancelledUnrequested int64             `json:"cancelled_unrequested"`
-	CancelsAcked         int64             `json:"cancels_acked"`
-	CancelsBroken        int64             `json:"cancels_broken"`
-	CancelsLate          int64             `json:"cancels_late"`
-	CancelsRefused       int64             `json:"cancels_refused"`
-	CancelsSent          int64             `json:"cancels_sent"`
-	EffectsAfterCancel   *int64            `json:"effects_after_cancel"` // null: an external target
-	Finding              string            `json:"finding,omitempty"`
-	Notes                map[string]string `json:"notes,omitempty"`
-	Reason               string            `json:"reason,omitempty"`
-	TasksCancelled       int64             `json:"tasks_cancelled"`
+	CancelLatencyCount   int64    `json:"cancel_latency_count"`
+	CancelLatencyP50Ms   *float64 `json:"cancel_latency_p50_ms"` // null: nothing measured
+	CancelLatencyP99Ms   *float64 `json:"cancel_latency_p99_ms"` // null: nothing measured
+	CancelledByOwnCancel int64    `json:"cancelled_by_own_cancel"`
+	CancelledUnrequested int64    `json:"cancelled_unrequested"`
+	CancelsAcked         int64    `json:"cancels_acked"`
+	CancelsBroken        int64    `json:"cancels_broken"`
+	CancelsIgnored       int64    `json:"cancels_ignored"`
+	CancelsIgnoredLimit  float64  `json:"cancels_ignored_limit_pct"` // the share the gate allows
+	CancelsIgnoredShare  float64  `json:"cancels_ignored_pct"`       // of cancels_sent
+	CancelsLate          int64    `json:"cancels_late"`
+	CancelsRefused       int64    `json:"cancels_refused"`
+	CancelsSent          int64    `json:"cancels_sent"`
+	CancelsUndone        int64    `json:"cancels_undone"`
+	EffectsAfterCancel   *int64   `json:"effects_after_cancel"` // null: an external target
+	Failures             []string `json:"failures,omitempty"`
+	Finding              string   `json:"finding,omitempty"`
+	// IgnoredRule says what the spec of the run's era says of an ignored cancel (R27, E60);
+	// absent when none was ignored.
+	IgnoredRule    string            `json:"ignored_rule,omitempty"`
+	Notes          map[string]string `json:"notes,omitempty"`
+	Reason         string            `json:"reason,omitempty"`
+	TasksCancelled int64             `json:"tasks_cancelled"`
 }
 
 // CompatibilityEvidence is the compatibility gate's evidence (compatibilityGate). The

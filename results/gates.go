@@ -77,17 +77,26 @@ func reasonOnlyGates(reason string) Gates {
 // buildGates evaluates the gates that can be evaluated from what s and info hold.
 //
 //	hard          see hardGate
-//	recovery      evaluated when faults were injected or a session was lost:
-//	              pass = second_creates == 0 (a tools/call repeating a key the server already
-//	              had; null on an external target, listed in "not_checked") and every
-//	              task created ended exactly once: completed + failed + cancelled + expired +
-//	              results_lost + unknown-with-an-id == created (tasks_accounted). The unknown
-//	              ones and those whose result was lost (reason "result_lost") are the
+//	recovery      evaluated when faults were injected, a session was lost, or a task was
+//	              lost: pass = tasks_lost == 0 (tasks gone before their ttl: the server
+//	              lost them) and second_creates == 0 (a tools/call repeating a key the
+//	              server already had; null on an external target, listed in "not_checked")
+//	              and every task created ended exactly once: completed + failed + cancelled
+//	              + expired + lost + results_lost + unknown-with-an-id == created
+//	              (tasks_accounted). The unknown ones, the lost ones (reason "lost") and
+//	              those whose result was lost (reason "result_lost") are the
 //	              reconciliation list, in the evidence by reason with sample keys.
 //	cancellation  evaluated when a cancel was sent: pass = cancels_broken == 0 (an accepted
 //	              cancel whose task did not stay terminal cancelled when read again: R14, R28)
 //	              and cancels_refused == 0 (a cancel refused -32602 as late while the task
-//	              was still working: R26, R27).
+//	              was still working: R26, R27) and cancels_undone == 0 (a late cancel that
+//	              turned a completed or failed task cancelled: R26, R14) and
+//	              cancels_ignored_pct <= cancels_ignored_limit_pct, where
+//	              cancels_ignored_pct = 100 * cancels_ignored / cancels_sent (cancels
+//	              accepted while the task had work left, which then ended completed or
+//	              failed) and the limit is 0% in 2025-11-25 (R27: a valid cancel is carried
+//	              out) and IgnoredCancelLimit2026 in 2026-07-28 (E60 allows a server to go on
+//	              working; ignored_rule says so).
 //	              Effects applied anyway (effects_after_cancel) are reported,
 //	              not failed: a cancel is a request, not a rollback. Tasks cancelled by
 //	              someone other than their own client (cancelled_unrequested) are a finding.
@@ -244,6 +253,9 @@ func recoveryGate(info RunInfo, s *Summary) Gate[RecoveryEvidence] {
 	if n := s.Tasks.ResultLost; n > 0 {
 		list[reasonResultLost] = n
 	}
+	if n := s.Tasks.Lost; n > 0 {
+		list[reasonLost] = n
+	}
 	ev := RecoveryEvidence{
 		Reconnects:                    c[metrics.Reconnects.Name()],
 		ResumedObservations:           c[metrics.Resumed.Name()],
@@ -251,6 +263,7 @@ func recoveryGate(info RunInfo, s *Summary) Gate[RecoveryEvidence] {
 		RetriedCreates:                c[metrics.RetriedCreates.Name()],
 		ResultsLost:                   s.Tasks.ResultLost,
 		TasksUnknown:                  s.Tasks.Unknown,
+		TasksLost:                     s.Tasks.Lost,
 		ReconciliationList:            list,
 		ReconciliationSample:          info.UnknownSample,
 		FaultsInjected:                nonNil(info.Faults),
@@ -261,7 +274,7 @@ func recoveryGate(info RunInfo, s *Summary) Gate[RecoveryEvidence] {
 	if info.SecondCreates < 0 {
 		note(&ev.Notes, "second_creates", ledgerNote)
 	}
-	if !info.FaultsOn && c[metrics.Reconnects.Name()] == 0 {
+	if !info.FaultsOn && c[metrics.Reconnects.Name()] == 0 && s.Tasks.Lost == 0 {
 		reason := "no fault was injected and no session was lost"
 		if n := sum(list); n > 0 {
 			reason += fmt.Sprintf("; still, %d tasks are on the reconciliation list, their outcome unknown to the caller (reconciliation_list)", n)
@@ -269,7 +282,11 @@ func recoveryGate(info RunInfo, s *Summary) Gate[RecoveryEvidence] {
 		ev.Reason = reason
 		return Gate[RecoveryEvidence]{Pass: true, Evidence: ev}
 	}
-	pass := info.SecondCreates <= 0
+	pass := info.SecondCreates <= 0 && s.Tasks.Lost == 0
+	if n := s.Tasks.Lost; n > 0 {
+		ev.Failures = append(ev.Failures, fmt.Sprintf("%d tasks vanished (-32602) before their granted ttl ran out and before a terminal status was seen: "+
+			"the server lost them (a restart without durable storage, a purge), and whether their work happened is unknown", n))
+	}
 	var notChecked []string
 	if info.SecondCreates < 0 {
 		notChecked = append(notChecked, "second_creates")
@@ -278,11 +295,11 @@ func recoveryGate(info RunInfo, s *Summary) Gate[RecoveryEvidence] {
 	// and on the reconciliation list. Outcomes of synchronous calls (no task) are left out.
 	t := s.Tasks
 	if info.UnknownCreated >= 0 && t.Created > 0 {
-		ended := t.Completed + t.Failed + t.Cancelled + t.Expired + t.ResultLost + info.UnknownCreated - c[metrics.SyncCalls.Name()]
+		ended := t.Completed + t.Failed + t.Cancelled + t.Expired + t.Lost + t.ResultLost + info.UnknownCreated - c[metrics.SyncCalls.Name()]
 		accounted := ended == t.Created
 		ev.TasksAccounted = &accounted
 		if !accounted {
-			ev.Accounting = fmt.Sprintf("%d tasks created, %d ended (completed, failed, cancelled, expired, result lost or unknown)", t.Created, ended)
+			ev.Accounting = fmt.Sprintf("%d tasks created, %d ended (completed, failed, cancelled, expired, lost, result lost or unknown)", t.Created, ended)
 			pass = false
 		}
 	} else {
@@ -296,8 +313,11 @@ func recoveryGate(info RunInfo, s *Summary) Gate[RecoveryEvidence] {
 }
 
 // reasonResultLost is the reconciliation list's reason for a task whose result was lost
-// (loadgen.ReasonResultLost).
-const reasonResultLost = "result_lost"
+// (loadgen.ReasonResultLost), reasonLost for a task lost before its ttl (loadgen.ReasonLost).
+const (
+	reasonResultLost = "result_lost"
+	reasonLost       = "lost"
+)
 
 // cancellationGate is the cancellation gate (see buildGates). Its evidence splits the
 // tasks cancelled by who cancelled them:
@@ -313,12 +333,17 @@ func cancellationGate(info RunInfo, s *Summary) Gate[CancellationEvidence] {
 	sent, broken := c[metrics.CancelsSent.Name()], c[metrics.CancelsBroken.Name()]
 	refused := c[metrics.CancelsRefused.Name()]
 	unrequested := c[metrics.CancelledUnrequested.Name()]
+	ignored, undone := c[metrics.CancelsIgnored.Name()], c[metrics.CancelsUndone.Name()]
+	limit, rule := ignoredCancelLimit(s.Protocol)
 	ev := CancellationEvidence{
 		CancelsSent:          sent,
 		CancelsAcked:         c[metrics.CancelsAcked.Name()],
 		CancelsLate:          c[metrics.CancelsLate.Name()],
 		CancelsBroken:        broken,
 		CancelsRefused:       refused,
+		CancelsIgnored:       ignored,
+		CancelsIgnoredLimit:  limit,
+		CancelsUndone:        undone,
 		TasksCancelled:       s.Tasks.Cancelled,
 		CancelledByOwnCancel: s.Tasks.Cancelled - unrequested,
 		CancelledUnrequested: unrequested,
@@ -345,8 +370,45 @@ func cancellationGate(info RunInfo, s *Summary) Gate[CancellationEvidence] {
 		ev.Reason = reason
 		return Gate[CancellationEvidence]{Pass: true, Evidence: ev}
 	}
-	return Gate[CancellationEvidence]{Pass: broken == 0 && refused == 0, Evaluated: true, Evidence: ev}
+	if ignored > 0 {
+		ev.IgnoredRule = rule
+	}
+	ev.CancelsIgnoredShare = round3(100 * float64(ignored) / float64(sent))
+	var failures []string
+	if broken > 0 {
+		failures = append(failures, fmt.Sprintf("%d accepted cancels did not leave their task cancelled (cancels_broken: R14, R28)", broken))
+	}
+	if refused > 0 {
+		failures = append(failures, fmt.Sprintf("%d cancels were refused -32602 while their task was working (cancels_refused: R26, R27)", refused))
+	}
+	if undone > 0 {
+		failures = append(failures, fmt.Sprintf("%d late cancels turned a task seen completed or failed into cancelled (cancels_undone: R26, R14)", undone))
+	}
+	if ev.CancelsIgnoredShare > limit {
+		failures = append(failures, fmt.Sprintf("%d of %d cancels (%s%%) were accepted while the task had work left and the task went on to end completed or failed (cancels_ignored), above the %s%% allowed",
+			ignored, sent, num(ev.CancelsIgnoredShare), num(limit)))
+	}
+	ev.Failures = failures
+	return Gate[CancellationEvidence]{Pass: len(failures) == 0, Evaluated: true, Evidence: ev}
 }
+
+// IgnoredCancelLimit2026 is the share of cancels (in % of cancels sent) a 2026-07-28 server
+// may ignore before the cancellation gate fails (docs/METRICS.md#cancels_ignored): E60 lets
+// a server go on working after it acknowledged a cancel, so some are allowed; a server that
+// ignores more leaves its callers paying for work they called off.
+const IgnoredCancelLimit2026 = 10.0
+
+// ignoredCancelLimit is the share of ignored cancels the gate allows in protocol, and what
+// the era's spec says of them.
+func ignoredCancelLimit(protocol string) (limit float64, rule string) {
+	if protocol == protocolModern {
+		return IgnoredCancelLimit2026, fmt.Sprintf("E60 allows it: a 2026-07-28 server only signals intent, and MAY go on working and end the task completed or failed; the gate allows up to %s%% of the cancels sent", num(IgnoredCancelLimit2026))
+	}
+	return 0, "R27 forbids it: a 2025-11-25 server MUST make the task cancelled before it replies to a valid cancel"
+}
+
+// protocolModern is the protocol version of 2026-07-28 (loadgen.ProtocolModern).
+const protocolModern = "2026-07-28"
 
 // nonNil keeps a nil map out of the evidence as {} rather than null.
 func nonNil[V any](m map[string]V) map[string]V {

@@ -16,7 +16,7 @@ const (
 )
 
 // evidenceExpr is the threshold every run is judged by besides its error budget: at least
-// one task (or synchronous call) ended without failing (completed, cancelled, expired). A
+// one task (or synchronous call) ended without failing (completed, cancelled). A
 // run whose every create was refused (429s, capacity refusals: backpressure, not errors),
 // whose tasks never ended, or whose every task failed or lost its result has not shown the
 // target working: nothing to pass on.

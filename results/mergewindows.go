@@ -161,6 +161,7 @@ var rowCounters = []struct {
 	{"reconnects", metrics.Reconnects}, {"invalid_transitions", metrics.InvalidTransitions},
 	{"orphaned_tasks", metrics.OrphanedTasks}, {"results_lost", metrics.ResultsLost},
 	{"amplification_polls", metrics.AmplificationPolls}, {"amplification_advised", metrics.AmplificationAdvised},
+	{"lost", metrics.TasksLost},
 }
 
 // rowGauges are the gauges whose level timeseries.csv holds, by column.

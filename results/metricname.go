@@ -163,7 +163,7 @@ func resolveTasks(name, sub string) (source, string, error) {
 	if close := closest(name, want); len(close) > 0 {
 		return source{}, "", fmt.Errorf("%s (did you mean %s?)", msg, strings.Join(close, ", "))
 	}
-	return source{}, "", fmt.Errorf("%s (want tasks.<outcome> or tasks.<outcome>_rate, outcome one of created, completed, failed, cancelled, expired, result_lost, unknown, dropped; or tasks.settled, tasks.done)", msg)
+	return source{}, "", fmt.Errorf("%s (want tasks.<outcome> or tasks.<outcome>_rate, outcome one of created, completed, failed, cancelled, expired, lost, result_lost, unknown, dropped; or tasks.settled, tasks.done)", msg)
 }
 
 // histStats lists the statistics of h, as error messages offer them.

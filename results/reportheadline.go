@@ -52,7 +52,18 @@ func (p *reportPage) headline(s *Summary, raw rawSummary) {
 	} else {
 		bp.Sub = "not counted by this run"
 	}
-	p.Figures = []figure{tasks, errFig, polls,
+	missing := figure{ID: "fig-unknown", Label: "Lost or unknown", Unit: "tasks"}
+	if t.Created > 0 || t.Unknown > 0 {
+		n := t.Lost + t.Unknown + t.ResultLost
+		missing.Value = thousands(n)
+		missing.Sub = fmt.Sprintf("%s lost before their ttl, %s of unknown outcome, %s results lost", thousands(t.Lost), thousands(t.Unknown), thousands(t.ResultLost))
+		if n > 0 {
+			missing.Class = "warn"
+		}
+	} else {
+		missing.Sub = "no task was created"
+	}
+	p.Figures = []figure{tasks, errFig, missing, polls,
 		statFigure("fig-detection", "Detection lag p99", "ms", s.Metrics[metrics.DetectionLag.Name()], true),
 		statFigure("fig-e2e", "Task e2e p99", "ms", s.Metrics[metrics.TaskE2E.Name()], true),
 		bp}
@@ -85,13 +96,19 @@ func statFigure(id, label, unit string, st metrics.Stat, p99 bool) figure {
 // figureMetrics maps the metric a threshold reads (its whole left side, else the part
 // before the first ".") to the headline figure it is about.
 var figureMetrics = map[string]string{
-	"requests.errors":      "fig-errors",
-	"requests.errors_rate": "fig-errors",
-	"polls_per_task":       "fig-polls",
-	"poll_amplification":   "fig-polls",
-	"detection_lag":        "fig-detection",
-	"task_e2e":             "fig-e2e",
-	"backpressure_signals": "fig-backpressure",
+	"requests.errors":        "fig-errors",
+	"requests.errors_rate":   "fig-errors",
+	"polls_per_task":         "fig-polls",
+	"poll_amplification":     "fig-polls",
+	"detection_lag":          "fig-detection",
+	"task_e2e":               "fig-e2e",
+	"backpressure_signals":   "fig-backpressure",
+	"tasks.lost":             "fig-unknown",
+	"tasks.lost_rate":        "fig-unknown",
+	"tasks.unknown":          "fig-unknown",
+	"tasks.unknown_rate":     "fig-unknown",
+	"tasks.result_lost":      "fig-unknown",
+	"tasks.result_lost_rate": "fig-unknown",
 }
 
 // markFailingFigures marks the figures that a failing threshold reads.

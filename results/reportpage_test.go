@@ -125,6 +125,7 @@ func TestReportHeadlineNoData(t *testing.T) {
 		"fig-detection":    " 8 ms",
 		"fig-e2e":          "fail 2,101 ms", // task_e2e.p99 < 2s failed
 		"fig-backpressure": " 1 signals",
+		"fig-unknown":      "warn 3 tasks", // the fixture's unknown tasks and lost result
 	} {
 		if got[id] != want {
 			t.Errorf("%s: %q, want %q", id, got[id], want)
@@ -245,6 +246,7 @@ func TestReportOlderAndNullSummary(t *testing.T) {
 		delete(raw, k)
 	}
 	delete(raw["tasks"].(map[string]any), "result_lost")
+	delete(raw["tasks"].(map[string]any), "lost") // added later than the others
 	raw["manifest"], raw["fleet"] = nil, nil
 	raw["metrics"].(map[string]any)["detection_lag"] = nil
 	raw["gates"].(map[string]any)["recovery"].(map[string]any)["evidence"] = nil

@@ -34,7 +34,7 @@ type requestRow struct {
 
 // outcomeOrder is the order of the task outcomes; an outcome a newer summary adds comes
 // after them, in key order.
-var outcomeOrder = []string{"created", "completed", "failed", "cancelled", "expired", "result_lost", "unknown", "dropped"}
+var outcomeOrder = []string{"created", "completed", "failed", "cancelled", "expired", "lost", "result_lost", "unknown", "dropped"}
 
 // outcomes lists the task outcomes the summary has, each with its share of the tasks
 // created (dropped arrivals were never created: they have no share).

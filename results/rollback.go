@@ -160,7 +160,7 @@ func rollbackGate(info RunInfo) Gate[RollbackEvidence] {
 		failures = append(failures, "no task was in flight at the switch: the drill rehearsed no watcher")
 	}
 	if r.Unlisted > 0 {
-		failures = append(failures, "tasks running at the switch vanished before their ttl (tasks/get -32602; the clients count them expired): the server lost them, whether their work happened is unknown, and no reconciliation list holds them")
+		failures = append(failures, "tasks running at the switch vanished before their ttl (tasks/get -32602; the clients count them lost, and the recovery gate lists them for reconciliation): the server lost them, and whether their work happened is unknown")
 	}
 	if r.FallbackCalls == 0 {
 		note(&ev.Notes, "fallback_errors_rate", fmt.Sprintf("no plain call after the switch: the fallback path was not exercised (refused: %d)", r.Refused))

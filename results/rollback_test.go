@@ -24,7 +24,7 @@ func TestRollbackGate(t *testing.T) {
 		{"server created after", func(r *Rollback) { r.ServerCreatesAfter = 2 }, "the embedded server created tasks after the switch"},
 		{"external target", func(r *Rollback) { r.ServerCreatesAfter, r.Reconciliation = -1, nil }, ""},
 		{"nothing in flight", func(r *Rollback) { r.PreSwitch, r.Settled, r.Listed = 0, 0, 0 }, "no task was in flight at the switch: the drill rehearsed no watcher"},
-		{"lost tasks", func(r *Rollback) { r.Settled, r.Unlisted = 8, 1 }, "tasks running at the switch vanished before their ttl (tasks/get -32602; the clients count them expired): the server lost them, whether their work happened is unknown, and no reconciliation list holds them"},
+		{"lost tasks", func(r *Rollback) { r.Settled, r.Unlisted = 8, 1 }, "tasks running at the switch vanished before their ttl (tasks/get -32602; the clients count them lost, and the recovery gate lists them for reconciliation): the server lost them, and whether their work happened is unknown"},
 		{"fallback errors", func(r *Rollback) { r.FallbackErrors = 6 }, "the fallback path's error rate exceeds the error budget"},
 		{"no fallback", func(r *Rollback) { r.FallbackCalls, r.FallbackErrors, r.Refused = 0, 0, 40 }, ""},
 	} {

@@ -111,13 +111,17 @@ type Summary struct {
 }
 
 // Tasks holds the task outcome counts: each task created ends in exactly one of completed,
-// failed, cancelled, expired, result_lost or unknown.
+// failed, cancelled, expired, lost, result_lost or unknown.
 type Tasks struct {
 	Created   int64 `json:"created"`   // CreateTaskResult received
 	Completed int64 `json:"completed"` // terminal completed observed, result in hand
 	Failed    int64 `json:"failed"`    // terminal failed observed
 	Cancelled int64 `json:"cancelled"` // terminal cancelled observed
-	Expired   int64 `json:"expired"`   // gone before a terminal status was seen
+	Expired   int64 `json:"expired"`   // gone after its ttl, before a terminal status was seen
+	// Lost counts tasks gone (-32602) before their granted ttl ran out and before a terminal
+	// status was seen: the server lost them, and whether their work happened is unknown
+	// (counter tasks_lost).
+	Lost int64 `json:"lost"`
 	// ResultLost counts tasks seen terminal whose tasks/result payload could not be read:
 	// for the caller the work's outcome is unknown (counter results_lost).
 	ResultLost int64 `json:"result_lost"`
@@ -249,6 +253,7 @@ var outcomeCounters = [...]struct {
 	{"failed", metrics.TasksFailed},
 	{"cancelled", metrics.TasksCancelled},
 	{"expired", metrics.TasksExpired},
+	{"lost", metrics.TasksLost},
 	{"result_lost", metrics.ResultsLost},
 	{"unknown", metrics.TasksUnknown},
 	{"dropped", metrics.TasksDropped},
@@ -283,6 +288,7 @@ func tasksOf(c *[metrics.NumCounters]int64) Tasks {
 		Failed:     c[metrics.TasksFailed],
 		Cancelled:  c[metrics.TasksCancelled],
 		Expired:    c[metrics.TasksExpired],
+		Lost:       c[metrics.TasksLost],
 		ResultLost: c[metrics.ResultsLost],
 		Unknown:    c[metrics.TasksUnknown],
 		Dropped:    c[metrics.TasksDropped],

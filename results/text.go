@@ -67,8 +67,8 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 		p.f("tasks       none created: tools/call ran synchronously (the target cannot run the tool as a task); calls completed %d, failed %d, unknown %d\n",
 			t.Completed, t.Failed, t.Unknown)
 	} else {
-		p.f("tasks       created %d, completed %d, failed %d, cancelled %d, expired %d, result lost %d, unknown %d, dropped %d\n",
-			t.Created, t.Completed, t.Failed, t.Cancelled, t.Expired, t.ResultLost, t.Unknown, t.Dropped)
+		p.f("tasks       created %d, completed %d, failed %d, cancelled %d, expired %d, lost %d, result lost %d, unknown %d, dropped %d\n",
+			t.Created, t.Completed, t.Failed, t.Cancelled, t.Expired, t.Lost, t.ResultLost, t.Unknown, t.Dropped)
 		if n := s.Counters[metrics.SyncCalls.Name()]; n > 0 {
 			p.f("            of which %d synchronous calls (no task: a fallback's plain tools/call), counted completed or failed\n", n)
 		}

@@ -21,7 +21,7 @@ import (
 //	t_s                          window end, seconds since the run's start, 3 decimals
 //	created completed failed     task outcome counts (docs/METRICS.md#task-outcomes)
 //	cancelled expired unknown
-//	dropped
+//	dropped                      (lost, the outcome added later, is the last column)
 //	in_flight                    level: tasks in flight in the load generator
 //	polls                        tasks/get sent
 //	requests errors              requests sent, of every method; those whose outcome is an
@@ -65,7 +65,7 @@ var timeseriesColumns = []string{
 	"orphaned_tasks", "downstream_in_flight", "downstream_queue_depth",
 	"results_lost", "status_reads", "amplification_polls", "amplification_advised", "sessions",
 	"in_flight_max", "retained_tasks_max", "downstream_in_flight_max", "downstream_queue_depth_max",
-	"sessions_max",
+	"sessions_max", "lost",
 }
 
 // timeseriesOutcomes are the outcome counts of timeseries.csv, in column order.
@@ -176,6 +176,7 @@ func appendRow(b []byte, start time.Time, w *metrics.Window) []byte {
 	for _, g := range maxGauges {
 		b = appendInt(b, w.GaugeMax[g])
 	}
+	b = appendInt(b, w.Counters[metrics.TasksLost])
 	return append(b, '\n')
 }
 

@@ -416,7 +416,9 @@ func TestEvidenceIsATaskThatDidNotFail(t *testing.T) {
 	}{
 		{"every task failed", func(sh *metrics.Shard) { sh.Add(metrics.TasksFailed, 200) }, false, ExitGateFailed},
 		{"every result lost", func(sh *metrics.Shard) { sh.Add(metrics.ResultsLost, 200) }, false, ExitGateFailed},
-		{"every task expired (as its ttl said)", func(sh *metrics.Shard) { sh.Add(metrics.TasksExpired, 20) }, false, 0},
+		{"every task expired (no one saw it end before its ttl)", func(sh *metrics.Shard) { sh.Add(metrics.TasksExpired, 20) }, false, ExitGateFailed},
+		{"every task lost", func(sh *metrics.Shard) { sh.Add(metrics.TasksLost, 20) }, false, ExitGateFailed},
+		{"one task completed", func(sh *metrics.Shard) { sh.Add(metrics.TasksCompleted, 1); sh.Add(metrics.TasksExpired, 20) }, false, 0},
 		{"cut short before any task ended", func(sh *metrics.Shard) {}, true, ExitInterrupted},
 	} {
 		total := run(func(sh *metrics.Shard) {
@@ -426,6 +428,35 @@ func TestEvidenceIsATaskThatDidNotFail(t *testing.T) {
 		s := Build(RunInfo{ErrorBudget: &five, Interrupted: tc.interrupted}, total, nil)
 		if s.ExitCode() != tc.exit {
 			t.Errorf("%s: exit %d (verdict %s), want %d", tc.name, s.ExitCode(), s.Verdict, tc.exit)
+		}
+	}
+}
+
+// A task lost before its ttl makes the recovery gate evaluated, and fail, even when no fault
+// was injected and no session was lost (a 2026-07-28 target restarted without durable
+// storage); expired tasks alone do not.
+func TestLostTasksFailTheRecoveryGate(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		lost, expired   int64
+		evaluated, pass bool
+	}{
+		{"lost", 3, 0, true, false},
+		{"expired", 0, 3, false, true},
+	} {
+		total := run(func(sh *metrics.Shard) {
+			sh.Add(metrics.TasksCreated, 10)
+			sh.Add(metrics.TasksCompleted, 10-tc.lost-tc.expired)
+			sh.Add(metrics.TasksLost, tc.lost)
+			sh.Add(metrics.TasksExpired, tc.expired)
+		})
+		s := Build(RunInfo{}, total, nil)
+		g := s.Gates.Recovery
+		if g.Evaluated != tc.evaluated || g.Pass != tc.pass {
+			t.Errorf("%s: recovery gate evaluated %v pass %v, want %v %v (%+v)", tc.name, g.Evaluated, g.Pass, tc.evaluated, tc.pass, g.Evidence)
+		}
+		if g.Evidence.TasksLost != tc.lost || g.Evidence.ReconciliationList["lost"] != tc.lost || s.Tasks.Lost != tc.lost {
+			t.Errorf("%s: tasks_lost %d, listed %d, tasks.lost %d; want %d", tc.name, g.Evidence.TasksLost, g.Evidence.ReconciliationList["lost"], s.Tasks.Lost, tc.lost)
 		}
 	}
 }

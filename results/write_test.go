@@ -121,7 +121,7 @@ func TestSummaryShape(t *testing.T) {
 		raw  json.RawMessage
 		want []string
 	}{
-		{"tasks", m["tasks"], []string{"created", "completed", "failed", "cancelled", "expired", "result_lost", "unknown", "dropped"}},
+		{"tasks", m["tasks"], []string{"created", "completed", "failed", "cancelled", "expired", "lost", "result_lost", "unknown", "dropped"}},
 		{"input", m["input"], []string{"input_required_seen", "elicitations_received", "accepted", "declined", "cancelled"}},
 		{"requests[tasks/get]", sub(m["requests"], "tasks/get"), []string{"count", "errors", "by_outcome", "by_code", "by_status"}},
 		{"metrics[latency_tasks_get]", sub(m["metrics"], "latency_tasks_get"), []string{"unit", "count", "min", "p50", "p90", "p99", "p999", "max", "mean"}},

@@ -147,6 +147,8 @@ func knownBad(s scenarios.Server) mockserver.KnownBad {
 		SelfCancel:         s.KnownBadOn(scenarios.KnownBadSelfCancel),
 		MissingSession404:  s.KnownBadOn(scenarios.KnownBadMissingSession404),
 		BooleanLeaves:      s.KnownBadOn(scenarios.KnownBadBooleanLeaves),
+		CancelIgnored:      s.KnownBadOn(scenarios.KnownBadCancelIgnored),
+		CancelTerminal:     s.KnownBadOn(scenarios.KnownBadCancelTerminal),
 		KnownBad2026:       knownBad2026(s),
 	}
 }

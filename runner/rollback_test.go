@@ -87,7 +87,7 @@ func TestRollbackLostTasksDemo(t *testing.T) {
 		failures := ev.Failures
 		pre := ev.PreSwitch
 		rc := ev.Reconciliation
-		if !g.Evaluated || g.Pass || len(failures) != 1 || !strings.Contains(failures[0], "no reconciliation list holds them") {
+		if !g.Evaluated || g.Pass || len(failures) != 1 || !strings.Contains(failures[0], "the recovery gate lists them for reconciliation") {
 			t.Fatalf("rollback gate %+v", g)
 		}
 		if pre == 0 || ev.PreSwitchUnlisted != pre || *ev.TasksLost < pre || rc.Unknown != int(pre) {

@@ -116,8 +116,9 @@ func TestScenarioTTLExpiry(t *testing.T) {
 		if lag := sum.Metrics[metrics.CleanupLag.Name()]; lag.Count == 0 || lag.Max <= 0 {
 			t.Errorf("cleanup_lag %+v, want values above zero", lag)
 		}
-		if sum.Tasks.Expired == 0 {
-			t.Error("clients saw no task expire")
+		if sum.Tasks.Expired == 0 || sum.Tasks.Lost != 0 || sum.Tasks.Completed == 0 {
+			t.Errorf("expired %d, lost %d, completed %d: want tasks expired after their ttl, none lost, some seen completed first",
+				sum.Tasks.Expired, sum.Tasks.Lost, sum.Tasks.Completed)
 		}
 	})
 }

@@ -161,8 +161,8 @@ func summarize(r *runRequest, srv *mockserver.Server, eng *loadgen.Engine, rec *
 	unknown, sample := eng.Unknown()
 	lost, lostIDs := eng.LostAfterReconnect()
 	var unknownSample any
-	if sample = append(sample, eng.ResultsLost()...); len(sample) > 0 {
-		unknownSample = sample // the reconciliation list: unknown outcomes, then lost results
+	if sample = append(append(sample, eng.TasksLost()...), eng.ResultsLost()...); len(sample) > 0 {
+		unknownSample = sample // the reconciliation list: unknown outcomes, lost tasks, then lost results
 	}
 	second, afterCancel := int64(-1), int64(-1)
 	if srv != nil {

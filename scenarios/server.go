@@ -299,6 +299,8 @@ const (
 	KnownBadSelfCancel         KnownBadMode = "self_cancel"           // work that ends ends the task cancelled (R27)
 	KnownBadMissingSession404  KnownBadMode = "missing_session_404"   // no Mcp-Session-Id: 404, not 400 (H2)
 	KnownBadBooleanLeaves      KnownBadMode = "boolean_leaves"        // capabilities.tasks leaves sent as true (R1)
+	KnownBadCancelIgnored      KnownBadMode = "cancel_ignored"        // a working task's cancel accepted, not carried out (R27; E60 allows it)
+	KnownBadCancelTerminal     KnownBadMode = "cancel_terminal"       // a completed or failed task's cancel makes it cancelled (R26, R14)
 )
 
 // Known-bad modes of the modern era (2026-07-28 with the Tasks extension:
@@ -326,7 +328,7 @@ func KnownBadModes() []KnownBadMode {
 		KnownBadListWithoutAuth, KnownBadListTruncated, KnownBadWrongErrorCodes, KnownBadNoTaskSupportCheck,
 		KnownBadNeverExpire, KnownBadLostSession400, KnownBadSessionless, KnownBadAnyVersion, KnownBadInputNoMeta,
 		KnownBadIgnoreTaskParam, KnownBadRefuseTaskParam, KnownBadSelfCancel, KnownBadMissingSession404,
-		KnownBadBooleanLeaves,
+		KnownBadBooleanLeaves, KnownBadCancelIgnored, KnownBadCancelTerminal,
 		KnownBadNoResultType, KnownBadLenientEnvelope, KnownBadNoHeaderCheck, KnownBadUnknownMethod200,
 		KnownBadLegacyMethods, KnownBadTasksUndeclared, KnownBadModernMissingFields, KnownBadGetNotReady,
 		KnownBadIsErrorFailed, KnownBadNoInlinePayload, KnownBadReuseInputKeys, KnownBadAckWithTask,

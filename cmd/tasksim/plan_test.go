@@ -27,7 +27,7 @@ func TestDryRunShownScenarios(t *testing.T) {
 			"lost creates reconciled by it",
 		},
 		"cancel-storm": {
-			"cancel       60% of tasks, uniform(200ms..3.5s) after their creation",
+			"cancel       60% of tasks, uniform(200ms..4.5s) after their creation",
 			"client.cancel_reply ", "20% of cancels: tasks/cancel reaches the server, its reply is lost",
 			"server.effect_first ", "30% of tasks: the domain effect is applied when the work starts",
 		},
