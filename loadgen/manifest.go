@@ -27,9 +27,9 @@ type Manifest struct {
 	SessionID       bool               `json:"session_id"` // the server issued Mcp-Session-Id (H2)
 	Tasks           TasksManifest      `json:"tasks"`
 	Tools           []ToolManifest     `json:"tools"`
-	Tool            string             `json:"tool"`              // the tool this run calls
+	Tool            string             `json:"tool"`                        // the tool this run calls
 	TaskSupport     string             `json:"tool_task_support,omitempty"` // its taskSupport; omitted in 2026-07-28
-	AsTask          bool               `json:"as_task"`           // whether calls carry a task parameter (2026-07-28: declare the extension)
+	AsTask          bool               `json:"as_task"`                     // whether calls carry a task parameter (2026-07-28: declare the extension)
 	Fallback        string             `json:"fallback,omitempty"`
 
 	// Era is the era the manifest describes, by its version: 2025-11-25 (initialize and
@@ -100,7 +100,7 @@ type TasksManifest struct {
 type ToolManifest struct {
 	Name        string   `json:"name"`
 	TaskSupport string   `json:"task_support,omitempty"` // "" (omitted) in 2026-07-28, where tools declare none
-	Args        []string `json:"args,omitempty"` // inputSchema.properties, sorted
+	Args        []string `json:"args,omitempty"`         // inputSchema.properties, sorted
 
 	schema json.RawMessage // inputSchema as listed, for MinimalArgs
 }
