@@ -369,6 +369,16 @@ func (t *Target) connectError(err error) error {
 	return fmt.Errorf("cannot reach target %s: %w", t.URL, err)
 }
 
+// ProbeTimedOut says that err ended a probe at its time limit, when it did: "no reply within
+// LIMIT (SETBY): err", SETBY naming what sets the limit (a flag); ctx is the probe's context.
+// Any other err is returned as it is.
+func ProbeTimedOut(ctx context.Context, err error, limit time.Duration, setBy string) error {
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != context.DeadlineExceeded {
+		return err
+	}
+	return fmt.Errorf("no reply within %v, the probe's limit (%s): %w", limit, setBy, err)
+}
+
 // modernOnlyInit returns a *ModernOnlyError when err is an initialize refused with -32022
 // whose data.supported lists only modern versions: a modern-only server saying so (E35).
 func (t *Target) modernOnlyInit(err error) error {

@@ -68,7 +68,14 @@ type Options struct {
 	// false = a Dir that already holds a run (RunInDir) is refused before anything runs, so
 	// that a run never mixes its files with, or destroys, another's.
 	Overwrite bool
+	// ProbeTimeout bounds the probe of the target before the load (era detection, the
+	// manifest): a target that has not answered by then ends the run (exit 1), saying so;
+	// 0 = DefaultProbeTimeout.
+	ProbeTimeout time.Duration
 }
+
+// DefaultProbeTimeout is the probe's limit when Options.ProbeTimeout is 0.
+const DefaultProbeTimeout = 15 * time.Second
 
 // Observer follows a run for a display. Its methods are called from the run's goroutines, one
 // at a time, and must return quickly.

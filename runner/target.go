@@ -46,8 +46,10 @@ func (r *runRequest) reach(ctx context.Context, rec *metrics.Recorder, events *m
 		closers = append(closers, srv.Close)
 		r.cfg.Reconciler = embeddedReconciler(sc, srv)
 	}
-	probeCtx, cancelProbe := context.WithTimeout(ctx, 15*time.Second)
+	limit := cmp.Or(r.opts.ProbeTimeout, DefaultProbeTimeout)
+	probeCtx, cancelProbe := context.WithTimeout(ctx, limit)
 	manifest, err := probeRun(probeCtx, target, srv != nil, sc)
+	err = loadgen.ProbeTimedOut(probeCtx, err, limit, "--probe-timeout sets it")
 	cancelProbe()
 	if err != nil {
 		return nil, nil, nil, &TargetError{err} // unreachable target, or not of the era pinned: exit 1 with the reason

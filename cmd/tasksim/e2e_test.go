@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -563,4 +564,43 @@ func TestNoTokenInErrors(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestProbeTimeoutSaysItsLimit: a target on loopback that accepts connections and never
+// answers ends run and probe at their limit, and the error names the limit and the flag that
+// sets it.
+func TestProbeTimeoutSaysItsLimit(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn // the black hole keeps every connection open, unanswered
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				break
+			}
+			held = append(held, c)
+		}
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+	url := "http://" + ln.Addr().String() + "/mcp"
+
+	_, errOut, code := tasksim(t, "run", "--target", url, "--probe-timeout", "1s", "--out", t.TempDir(), "--no-progress")
+	if code != 1 || !strings.Contains(errOut, "no reply within 1s") || !strings.Contains(errOut, "--probe-timeout sets it") {
+		t.Errorf("run against a black hole: exit %d, stderr %q; want 1, the limit and --probe-timeout named", code, errOut)
+	}
+	_, errOut, code = tasksim(t, "probe", "--target", url, "--timeout", "1s")
+	if code != 1 || !strings.Contains(errOut, "no reply within 1s") || !strings.Contains(errOut, "--timeout sets it") {
+		t.Errorf("probe against a black hole: exit %d, stderr %q; want 1, the limit and --timeout named", code, errOut)
+	}
+	if _, errOut, code = tasksim(t, "run", "--probe-timeout", "0s", "--dry-run"); code != 2 || !strings.Contains(errOut, "--probe-timeout") {
+		t.Errorf("--probe-timeout 0s: exit %d, stderr %q; want a usage error", code, errOut)
+	}
 }

@@ -151,6 +151,7 @@ Flags:
 	defer cancel()
 	m, err := loadgen.ProbeWith(ctx, t, opts)
 	if err != nil {
+		err = loadgen.ProbeTimedOut(ctx, err, timeout, "--timeout sets it")
 		var me *loadgen.ModernOnlyError
 		if errors.As(err, &me) && protocol == loadgen.ProtocolLegacy {
 			err = fmt.Errorf("%w (leave out --protocol %s, or give --protocol %s, to describe it in %s)", err,

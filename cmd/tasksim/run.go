@@ -27,6 +27,7 @@ type runFlags struct {
 	shard, startAt                string
 	clients, shards               int
 	duration, pollInterval        time.Duration
+	probeTimeout                  time.Duration
 	headers, sets                 []string
 	seed                          uint64
 	dryRun, noProgress, contract  bool
@@ -57,12 +58,16 @@ func parseRunFlags(args []string, _ io.Writer) (*runFlags, string, error) {
 	fs.StringVar(&f.shard, "shard", "", "run slice `I/N` of the scenario (0 <= I < N): its clients, arrivals and tenants split as in docs/ARCHITECTURE.md#shards")
 	fs.IntVar(&f.shards, "shards", 0, "run one of `N` slices, the index from "+jobIndexEnv+" (a Kubernetes Indexed Job sets it); --shard I/N wins over its index, and must name the same N")
 	fs.StringVar(&f.startAt, "start-at", "", "start the load at this `RFC3339` instant (at most 24h ahead), the same in every shard; a start past by over 1s is reported")
+	fs.DurationVar(&f.probeTimeout, "probe-timeout", runner.DefaultProbeTimeout, "bound on the probe of the target before the load (server/discover, initialize, tools/list)")
 	fs.BoolVar(&f.force, "force", false, "write into an --out DIR that already holds a run, replacing its files (without it such a DIR is refused, exit 2)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan (load, cancels, faults, thresholds) and run nothing")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress bars (they show only when stderr is a terminal)")
 	f.fs = fs
 	if err := parseFlags(fs, args); err != nil {
 		return nil, "", err
+	}
+	if f.probeTimeout <= 0 {
+		return nil, "", usagef("--probe-timeout must be > 0, got %v", f.probeTimeout)
 	}
 	if fs.NArg() > 1 {
 		return nil, "", usagef("run takes one scenario NAME or FILE, got %d arguments", fs.NArg())
@@ -212,7 +217,7 @@ func runRun(p process, args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	opts := runner.Options{Dir: cmp.Or(f.out, runner.DefaultDir(sc, now)), Shard: shard, StartAt: startAt, Start: now,
-		GCSetBy: p.gc.SetBy, GCMaxHeadroom: p.gc.MaxHeadroom, Overwrite: f.force, Notes: func(line string) { fmt.Fprintln(stderr, "tasksim run: "+line) }}
+		GCSetBy: p.gc.SetBy, GCMaxHeadroom: p.gc.MaxHeadroom, Overwrite: f.force, ProbeTimeout: f.probeTimeout, Notes: func(line string) { fmt.Fprintln(stderr, "tasksim run: "+line) }}
 	obs := &runObserver{w: stderr, bars: !f.noProgress && isTerminal(stderr), duration: time.Duration(sc.Duration)}
 	sum, err := runWithSignals(sc, opts, obs, stderr)
 	if sum != nil && !errors.Is(err, runner.ErrNoRunSummary) { // the run's own summary, as text
