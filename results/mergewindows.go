@@ -82,6 +82,9 @@ func mergeWindows(runs []shardRun, out string, ri RunInfo) (*mergedWindows, erro
 		return nil, err
 	}
 	defer ts.Close()
+	if ri.Target != "" && ri.Target != "embedded" {
+		ts.OmitServerGauges()
+	}
 	f, err := os.Create(filepath.Join(out, HistogramLogFile))
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)

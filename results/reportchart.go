@@ -156,7 +156,9 @@ func (p *reportPage) timeCharts(ts *timeseries, ev *faultLog, embedded bool, ext
 	tasks.add("created/s", "y", perS(ts.col("created")))
 	tasks.add("finished/s", "y", perS(results))
 	tasks.add("in flight", "y2", points(ts.col("in_flight")))
-	tasks.add("retained", "y2", points(ts.col("retained_tasks")))
+	if embedded { // the server's task store: not measured on an external target
+		tasks.add("retained", "y2", points(ts.col("retained_tasks")))
+	}
 	p.addChart(tasks.drawn())
 }
 

@@ -81,10 +81,21 @@ var maxGauges = [...]metrics.Gauge{metrics.InFlight, metrics.RetainedTasks, metr
 // the one collector goroutine that flushes the windows; it is not safe for concurrent
 // use.
 type Timeseries struct {
-	f     *os.File
-	start time.Time
-	row   []byte // reused row buffer
+	f        *os.File
+	start    time.Time
+	row      []byte // reused row buffer
+	noServer bool   // OmitServerGauges: the server-side cells are left empty
 }
+
+// serverColumns are the columns measured only inside the embedded mock server: the task
+// store, orphans, the sessions it holds and the downstream system. Against an external target they are not
+// measured, and their cells are empty (OmitServerGauges), never 0.
+var serverColumns = []string{"retained_tasks", "orphaned_tasks", "downstream_in_flight", "downstream_queue_depth",
+	"sessions", "retained_tasks_max", "downstream_in_flight_max", "downstream_queue_depth_max", "sessions_max"}
+
+// OmitServerGauges leaves the cells of serverColumns empty in every row from now on: the
+// run's target is not the embedded server, so nothing measured them.
+func (ts *Timeseries) OmitServerGauges() { ts.noServer = true }
 
 // NewTimeseries creates (or truncates) dir/timeseries.csv, creating dir if needed, and
 // writes its header. Row times are counted from start.
@@ -108,7 +119,7 @@ func (ts *Timeseries) Add(w metrics.Window) error {
 	if ts.f == nil {
 		return errors.New("results: Add to a closed Timeseries")
 	}
-	ts.row = appendRow(ts.row[:0], ts.start, &w)
+	ts.row = appendRow(ts.row[:0], ts.start, &w, !ts.noServer)
 	if _, err := ts.f.Write(ts.row); err != nil {
 		return fmt.Errorf("results: writing %s: %w", TimeseriesFile, err)
 	}
@@ -132,8 +143,15 @@ func (ts *Timeseries) Close() error {
 	return nil
 }
 
-// appendRow appends w's row of timeseries.csv, columns as timeseriesColumns.
-func appendRow(b []byte, start time.Time, w *metrics.Window) []byte {
+// appendRow appends w's row of timeseries.csv, columns as timeseriesColumns; the cells of
+// serverColumns are empty unless server.
+func appendRow(b []byte, start time.Time, w *metrics.Window, server bool) []byte {
+	level := func(b []byte, v int64) []byte {
+		if !server {
+			return append(b, ',')
+		}
+		return appendInt(b, v)
+	}
 	var requests, errs int64
 	for m := range mcp.NumOps {
 		requests += w.RequestCount(m)
@@ -164,17 +182,21 @@ func appendRow(b []byte, start time.Time, w *metrics.Window) []byte {
 	b = appendMS(b, w, metrics.TaskE2E, statP99)
 	b = appendMS(b, w, metrics.DetectionLag, statP99)
 	b = appendMS(b, w, metrics.ScheduleLag, statP99)
-	b = appendInt(b, w.Gauges[metrics.RetainedTasks])
-	b = appendInt(b, w.Counters[metrics.OrphanedTasks])
-	b = appendInt(b, w.Gauges[metrics.DownstreamInFlight])
-	b = appendInt(b, w.Gauges[metrics.DownstreamQueueDepth])
+	b = level(b, w.Gauges[metrics.RetainedTasks])
+	b = level(b, w.Counters[metrics.OrphanedTasks])
+	b = level(b, w.Gauges[metrics.DownstreamInFlight])
+	b = level(b, w.Gauges[metrics.DownstreamQueueDepth])
 	b = appendInt(b, w.Counters[metrics.ResultsLost])
 	b = appendInt(b, w.RequestCount(mcp.OpTasksGet)+w.RequestCount(mcp.OpTasksList))
 	b = appendInt(b, w.Counters[metrics.AmplificationPolls])
 	b = appendInt(b, w.Counters[metrics.AmplificationAdvised])
-	b = appendInt(b, w.Gauges[metrics.Sessions])
+	b = level(b, w.Gauges[metrics.Sessions])
 	for _, g := range maxGauges {
-		b = appendInt(b, w.GaugeMax[g])
+		if g == metrics.InFlight {
+			b = appendInt(b, w.GaugeMax[g]) // the load generator's own
+		} else {
+			b = level(b, w.GaugeMax[g])
+		}
 	}
 	b = appendInt(b, w.Counters[metrics.TasksLost])
 	return append(b, '\n')

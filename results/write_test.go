@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -294,5 +295,46 @@ func TestBuildEmpty(t *testing.T) {
 	var buf bytes.Buffer
 	if err := WriteText(&buf, s, ""); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTimeseriesWithoutServerGauges: against an external target the cells that only the
+// embedded server measures are empty, never 0, in every row; the load generator's own stay.
+func TestTimeseriesWithoutServerGauges(t *testing.T) {
+	_, _, windows := fixture()
+	dir := t.TempDir()
+	ts, err := NewTimeseries(dir, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.OmitServerGauges()
+	for _, w := range windows {
+		w.Gauges[metrics.RetainedTasks], w.Gauges[metrics.Sessions] = 7, 3 // would show if written
+		if err := ts.Add(w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ts.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, TimeseriesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) != len(windows)+1 {
+		t.Fatalf("%d rows, err %v", len(rows), err)
+	}
+	for _, row := range rows[1:] {
+		for i, col := range rows[0] {
+			empty := row[i] == ""
+			switch {
+			case slices.Contains(serverColumns, col) && !empty:
+				t.Errorf("%s = %q against a target, want an empty cell", col, row[i])
+			case (col == "in_flight" || col == "in_flight_max" || col == "created") && empty:
+				t.Errorf("%s is empty: the load generator's own figures are measured", col)
+			}
+		}
 	}
 }

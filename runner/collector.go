@@ -59,6 +59,7 @@ func newCollector(dir string, start time.Time, rec *metrics.Recorder, eng *loadg
 	tally := results.NewWindowTally(sc.Thresholds, errorBudget(sc))
 	if srv == nil {
 		tally.WithoutServerSide() // a real target: those metrics are not measured
+		ts.OmitServerGauges()
 	}
 	return &collector{rec: rec, eng: eng, srv: srv, start: start, ts: ts, hlogFile: f,
 		hlog: metrics.NewLogWriter(f, start), tally: tally, aborts: abortRules(sc, srv == nil),
