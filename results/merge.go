@@ -57,6 +57,10 @@ type MergeInfo struct {
 	Partial bool `json:"partial"`
 	// Note says, in words, what a reader must know: a partial merge, shards started late.
 	Note string `json:"note,omitempty"`
+	// FailedAsPartial is the verdict's one reason when nothing the shards measured failed
+	// but shards are missing: a partial merge is never a pass. "" = the verdict has other
+	// reasons (its gates and thresholds), or the merge is whole.
+	FailedAsPartial string `json:"failed_as_partial,omitempty"`
 }
 
 // MergedShard is one shard a merge read.
@@ -122,6 +126,8 @@ func MergeRuns(dirs []string, out string, opts MergeOptions) (*Summary, error) {
 		// Part of the scenario passing is no evidence that the whole does: never a pass
 		// (exit 99), as an interrupted run is never one.
 		s.Verdict = VerdictFail
+		info.FailedAsPartial = fmt.Sprintf("partial merge: %d of %d shards merged, shard %s missing; what they measured passed, but part of the scenario passing is no pass",
+			len(info.Merged), info.Count, intList(info.Missing))
 	}
 	r, err := RenderRun(out, s)
 	if err != nil {

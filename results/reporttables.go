@@ -156,11 +156,12 @@ func (p *reportPage) config(s *Summary) {
 	if m := s.Merge; m != nil {
 		v := fmt.Sprintf("%d of %d shards (tasksim merge)", len(m.Merged), m.Count)
 		fc := fact{K: "merged", V: v}
-		if m.Note != "" {
-			fc.V += ": " + m.Note
-		}
-		if m.Partial {
+		switch {
+		case m.Partial: // the verdict's reason says it in full, with the note
+			fc.V += "; missing: shard " + intList(m.Missing)
 			fc.Class = "fail"
+		case m.Note != "":
+			fc.V += ": " + m.Note
 		}
 		p.Config = append(p.Config, fc)
 	} else if sh := s.Shard; sh != nil && sh.Count > 1 {

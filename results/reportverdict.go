@@ -58,8 +58,8 @@ func (p *reportPage) verdict(s *Summary) {
 	switch {
 	case s.Verdict == VerdictFail:
 		v.Word, v.Class = "FAIL", "fail"
-		if s.Merge != nil && s.Merge.Partial {
-			fails = append(fails, failure{what: "partial merge", detail: s.Merge.Note + ": part of the scenario passing is no pass"})
+		if s.Merge != nil && s.Merge.Partial { // the reason (first when the only one), and said once
+			fails = append(fails, failure{what: s.Merge.Note, detail: "part of the scenario passing is no pass"})
 		}
 		if len(fails) == 0 {
 			fails = []failure{{what: "the summary's verdict is fail", detail: "no failing gate or threshold is recorded"}}
@@ -91,7 +91,7 @@ func (p *reportPage) verdict(s *Summary) {
 	default:
 		v.Word, v.Class, v.Reason = "PASS", "pass", p.passReason()
 	}
-	if m := s.Merge; m != nil && m.Note != "" { // a partial merge, a shard started late
+	if m := s.Merge; m != nil && m.Note != "" && !(m.Partial && v.Class == "fail") { // shards started late; a partial merge, unless its failure says it
 		v.Notes = append(v.Notes, "merged shards: "+m.Note)
 	}
 }

@@ -121,6 +121,8 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 		p.f("verdict     ERROR: the run did not complete (exit code %d)\n", code)
 	} else if code == ExitInterrupted {
 		p.f("verdict     %s so far, but the run was interrupted (exit code %d)\n", strings.ToUpper(s.Verdict), code)
+	} else if m := s.Merge; m != nil && m.FailedAsPartial != "" {
+		p.f("verdict     %s (exit code %d): the partial merge alone (MERGE NOTE above)\n", strings.ToUpper(s.Verdict), code)
 	} else {
 		p.f("verdict     %s (exit code %d)\n", strings.ToUpper(s.Verdict), code)
 	}

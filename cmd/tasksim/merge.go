@@ -87,6 +87,9 @@ func runMerge(args []string, stdout, _ io.Writer) error {
 	case results.ExitRuntimeError:
 		return errors.New(sum.Error)
 	case results.ExitGateFailed:
+		if sum.Merge != nil && sum.Merge.FailedAsPartial != "" {
+			return gateError{sum.Merge.FailedAsPartial}
+		}
 		return gateError{}
 	case results.ExitInterrupted:
 		return interruptedError{"a shard was stopped early by a signal; nothing failed in what the shards measured"}

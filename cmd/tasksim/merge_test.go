@@ -224,9 +224,16 @@ func TestMergeRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	for where, text := range map[string]string{"stdout": stdout, "report.html": string(page)} {
-		if !strings.Contains(text, "partial merge: shard 1 of 3 missing") {
-			t.Errorf("%s does not say the merge is partial", where)
+		if n := strings.Count(text, "partial merge: shard 1 of 3 missing"); n != 1 {
+			t.Errorf("%s says the merge is partial %d times, want once", where, n)
 		}
+	}
+	// The partial merge is the verdict's only reason: the verdict line and the error say so,
+	// not "a gate or threshold failed".
+	if m.Merge == nil || !strings.Contains(m.Merge.FailedAsPartial, "2 of 3 shards merged, shard 1 missing") ||
+		!strings.Contains(stdout, "verdict     FAIL (exit code 99): the partial merge alone") ||
+		!strings.Contains(stderr, "tasksim merge: partial merge: 2 of 3 shards merged") || strings.Contains(stderr, "a gate or threshold failed") {
+		t.Errorf("a partial merge's reason: failed_as_partial %q\nstdout:\n%s\nstderr:\n%s", m.Merge.FailedAsPartial, stdout, stderr)
 	}
 }
 
