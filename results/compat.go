@@ -64,7 +64,9 @@ type ManifestDrift struct {
 //	                                   them (as_task), else 0
 //	               pass = task_params_sent == 0 && task_params_ignored <= 0
 //	                      && fallback == "sync" && sync_calls > 0 && tasks_created == 0
-//	               (sync_calls = tools/call sent; refuse stops the run before it starts)
+//	               (sync_calls = tools/call sent; refuse stops the run before it starts);
+//	               when a rollback drill's switch flipped on a target that supports tasks:
+//	               the drill's fallback calls (drillFallbackGate)
 //
 // With a pin (expect_manifest), the gate is evaluated in any case and also fails on drift:
 // expected_manifest names the pin, manifest_drift lists each field that changed.
@@ -94,6 +96,33 @@ func nonNilDrift(d []ManifestDrift) []ManifestDrift {
 	return d
 }
 
+// drillFallbackGate is the compatibility gate of a target that supports tasks, when a
+// rollback drill's switch made the fleet fall back (rollbackGate): the same evidence as
+// the rollback gate's, read as a fallback, so that the two gates agree:
+//
+//	task_params_sent = creates_after (task-augmented calls after the switch)
+//	sync_calls       = fallback_calls; tasks_created = tasks_after_plain_call
+//	pass = task_params_sent == 0 && tasks_created == 0
+//	not evaluated when sync_calls == refused == 0 and nothing failed: no work came after the switch
+func drillFallbackGate(ev CompatibilityEvidence, c *Compat, r *Rollback) Gate[CompatibilityEvidence] {
+	taken := fmt.Sprintf("rollback drill: the switch flipped %s (%ss into the run); %d plain calls, %d refused",
+		r.Trigger, num(round3(r.AtS)), r.FallbackCalls, r.Refused)
+	sent, calls, created := r.CreatesAfter, r.FallbackCalls, r.TasksAfter
+	ev.FallbackTaken, ev.TaskParamsSent, ev.SyncCalls, ev.TasksCreated = &taken, &sent, &calls, &created
+	if sent > 0 {
+		ev.Failures = append(ev.Failures, fmt.Sprintf("%d tools/call after the switch still carried a task (creates_after of the rollback gate)", sent))
+	}
+	if created > 0 {
+		ev.Failures = append(ev.Failures, fmt.Sprintf("the target answered %d plain calls after the switch with a task", created))
+	}
+	if calls == 0 && r.Refused == 0 && len(ev.Failures) == 0 {
+		ev.FallbackTaken, ev.TaskParamsSent, ev.SyncCalls, ev.TasksCreated = nil, nil, nil, nil
+		ev.Reason = "the rollback drill's switch flipped, but no new work started after it: nothing to judge the fallback by (the rollback gate judges the drill)"
+		return Gate[CompatibilityEvidence]{Pass: true, Evidence: ev}
+	}
+	return Gate[CompatibilityEvidence]{Pass: len(ev.Failures) == 0, Evaluated: true, Evidence: ev}
+}
+
 // fallbackGate is the compatibility gate without a pin (see compatibilityGate).
 func fallbackGate(info RunInfo, s *Summary) Gate[CompatibilityEvidence] {
 	c := info.Compat
@@ -119,6 +148,9 @@ func fallbackGate(info RunInfo, s *Summary) Gate[CompatibilityEvidence] {
 		note(&ev.Notes, "task_params_ignored", "not observable on an external target: only the embedded server counts the task parameters it ignored")
 	}
 	calls := s.Requests[mcp.OpToolsCall.Name()].Count
+	if r := info.Rollback; c.Supported && c.EraFallback == "" && r != nil && r.Trigger != "" {
+		return drillFallbackGate(ev, c, r)
+	}
 	if c.Supported && c.EraFallback == "" {
 		ev.Reason = "the target supports tasks for this tool: no fallback needed"
 		return Gate[CompatibilityEvidence]{Pass: true, Evidence: ev}

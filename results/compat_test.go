@@ -112,3 +112,48 @@ func TestCompatibilityGate(t *testing.T) {
 		t.Errorf("era fallback without a call: evaluated %v pass %v evidence %v", g.Evaluated, g.Pass, g.Evidence)
 	}
 }
+
+// TestCompatibilityGateAgreesWithTheDrill: on a target that supports tasks, a rollback
+// drill whose switch flipped is the fleet falling back: the compatibility gate is evaluated
+// on the drill's own counts, and fails where the rollback gate's evidence shows tasks after
+// the switch.
+func TestCompatibilityGateAgreesWithTheDrill(t *testing.T) {
+	supported := Compat{Protocol: "2025-11-25", TasksDeclared: true, ToolsCall: true, Tool: "work",
+		TaskSupport: "optional", Supported: true, AsTask: true, Fallback: "sync"}
+	total := run(func(sh *metrics.Shard) { sh.Request(mcp.OpToolsCall, metrics.OutcomeOK, 0, 200) })
+	for _, tc := range []struct {
+		name    string
+		drill   Rollback
+		pass    bool
+		failure string
+	}{
+		{"plain calls after the switch", Rollback{Trigger: "at 10s", AtS: 10, FallbackCalls: 200, ServerCreatesAfter: 0}, true, ""},
+		{"new work refused (a required tool)", Rollback{Trigger: "at 10s", AtS: 10, Refused: 5}, true, ""},
+		{"task-augmented calls after the switch", Rollback{Trigger: "at 10s", AtS: 10, FallbackCalls: 200, CreatesAfter: 3}, false, "still carried a task"},
+		{"tasks for plain calls", Rollback{Trigger: "at 10s", AtS: 10, FallbackCalls: 200, TasksAfter: 2}, false, "answered 2 plain calls"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := Build(RunInfo{Compat: &supported, Rollback: &tc.drill}, total, nil).Gates.Compatibility
+			if !g.Evaluated || g.Pass != tc.pass {
+				t.Fatalf("evaluated %v pass %v, want evaluated, pass %v; evidence %+v", g.Evaluated, g.Pass, tc.pass, g.Evidence)
+			}
+			if got := strings.Join(g.Evidence.Failures, "; "); tc.failure != "" && !strings.Contains(got, tc.failure) {
+				t.Errorf("failures %q, want one mentioning %q", got, tc.failure)
+			}
+			if ev := g.Evidence; ev.FallbackTaken == nil || !strings.Contains(*ev.FallbackTaken, "rollback drill") ||
+				*ev.SyncCalls != tc.drill.FallbackCalls || *ev.TaskParamsSent != tc.drill.CreatesAfter {
+				t.Errorf("evidence %+v: want the drill's counts", ev)
+			}
+		})
+	}
+	// A switch after which no work started shows nothing of the fallback: not evaluated.
+	g := Build(RunInfo{Compat: &supported, Rollback: &Rollback{Trigger: "at 10s", AtS: 10}}, total, nil).Gates.Compatibility
+	if g.Evaluated || !g.Pass || !strings.Contains(g.Evidence.Reason, "no new work started after it") {
+		t.Errorf("no work after the switch: evaluated %v pass %v reason %q, want not evaluated, saying why", g.Evaluated, g.Pass, g.Evidence.Reason)
+	}
+	// A drill whose switch never flipped leaves the gate as it was: no fallback needed.
+	g = Build(RunInfo{Compat: &supported, Rollback: &Rollback{Planned: "at 10s"}}, total, nil).Gates.Compatibility
+	if g.Evaluated || !g.Pass {
+		t.Errorf("switch never flipped: evaluated %v pass %v, want not evaluated", g.Evaluated, g.Pass)
+	}
+}
