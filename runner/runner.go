@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -200,15 +201,27 @@ func newRunRequest(sc *scenarios.Scenario, opts Options) *runRequest {
 	return r
 }
 
-// RunInDir names the first file of a run's (summary.json, timeseries.csv, histograms.hlog,
-// conform.json) that dir holds; "" = none, or no such directory.
+// RunInDir names the first file of a run's measurements (timeseries.csv, histograms.hlog,
+// conform.json, summary.json) that dir holds; "" = none, or no such directory. A
+// summary.json alone whose verdict is "error" (a run that ended before it measured
+// anything, results.ErrorSummary) is no run: replacing it loses nothing.
 func RunInDir(dir string) string {
-	for _, f := range []string{results.SummaryJSONFile, results.TimeseriesFile, results.HistogramLogFile, results.ContractFile} {
+	for _, f := range []string{results.TimeseriesFile, results.HistogramLogFile, results.ContractFile} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			return f
 		}
 	}
-	return ""
+	b, err := os.ReadFile(filepath.Join(dir, results.SummaryJSONFile))
+	if err != nil {
+		return ""
+	}
+	var s struct {
+		Verdict string `json:"verdict"`
+	}
+	if json.Unmarshal(b, &s) == nil && s.Verdict == results.VerdictError {
+		return ""
+	}
+	return results.SummaryJSONFile
 }
 
 // DefaultDir is the output directory of a run of sc started at start that names none:

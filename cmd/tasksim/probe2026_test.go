@@ -111,7 +111,7 @@ func TestModernOnlyTargetRefused(t *testing.T) {
 	url := startServe(t, "--protocols", "modern")
 	want := "target " + url + " speaks only 2026-07-28 (initialize was refused with -32022"
 	for _, args := range [][]string{
-		{"run", "smoke", "--target", url, "--duration", "1s", "--no-progress", "--out", t.TempDir()},
+		{"run", "smoke", "--target", url, "--duration", "1s", "--no-progress", "--out", t.TempDir(), "--force"}, // the second run replaces the first
 		{"sweep", "smoke", "--target", url, "--vary", "clients=1,2", "--cell-duration", "1s", "--out", t.TempDir(), "--no-progress"},
 	} {
 		if _, errOut, code := tasksim(t, args...); code != 0 {

@@ -299,7 +299,7 @@ func runCells(p process, f *sweepFlags, name, dir string, r *sweepResult, bars *
 		}
 		c.Run = true
 		bars.startCell(r.label(c))
-		sum, runErr := runner.Run(ctx, sc, runner.Options{Dir: filepath.Join(dir, c.Cell), Stop: stop, GCSetBy: p.gc.SetBy, GCMaxHeadroom: p.gc.MaxHeadroom})
+		sum, runErr := runner.Run(ctx, sc, runner.Options{Dir: filepath.Join(dir, c.Cell), Overwrite: true, Stop: stop, GCSetBy: p.gc.SetBy, GCMaxHeadroom: p.gc.MaxHeadroom})
 		bars.endCell()
 		c.ExitCode = exitCode(runErr)
 		stopped := c.ExitCode == exitSignal // Ctrl-C or SIGTERM stopped the cell: it stops the sweep too
