@@ -29,6 +29,7 @@ var modernCases = []caseDef{
 	{id: "modern.result.failed", title: "a call that ends in a JSON-RPC error is failed, the error inlined", rules: []string{"E49", "E50"}, run: caseModernFailed},
 	{id: "modern.input", title: "input_required inlines inputRequests; tasks/update is acknowledged empty; an answered key is never asked again", rules: []string{"E50", "E57", "E58"}, run: caseModernInput},
 	{id: "modern.cancel", title: "tasks/cancel is acknowledged with an empty result", rules: []string{"E60", "E51"}, run: caseModernCancel},
+	{id: "modern.cancel.terminal", title: "tasks/cancel of a completed and of a failed task leaves its status and its inlined result unchanged", rules: []string{"E48", "E60"}, run: caseModernCancelTerminal},
 	{id: "modern.unknown", title: "tasks/get of an unknown id gets -32602; tasks/update and tasks/cancel an error", rules: []string{"E65", "E58", "E60"}, run: caseModernUnknown},
 	{id: "modern.routing", title: "task requests route by Mcp-Name: answered when it names the task, -32020 when it contradicts the body or is missing", rules: []string{"E64", "E26"}, run: caseRouting},
 	{id: "modern.isolation", title: "a second identity cannot read, answer or cancel the first one's task", rules: []string{"E67"}, run: caseModernIsolation},

@@ -44,6 +44,8 @@ func TestModernKnownBadMatrix(t *testing.T) {
 			want: fails{"modern.unknown": "E65"}},
 		{name: "cancel_not_final", set: func(c *mockserver.Config) { c.KnownBad.CancelNotFinal = true },
 			want: fails{"modern.transitions": "E48"}},
+		{name: "cancel_terminal_flip", set: func(c *mockserver.Config) { c.KnownBad.CancelTerminalFlip = true },
+			want: fails{"modern.cancel.terminal": "E48", "modern.transitions": "E48"}},
 		{name: "predictable_ids", set: func(c *mockserver.Config) { c.Insecure.PredictableIDs = true },
 			want: fails{"modern.create.ids": "E66"}},
 		{name: "no_tenant_check", set: func(c *mockserver.Config) { c.Insecure.NoTenantCheck = true },

@@ -32,6 +32,12 @@ type Options struct {
 	// Args are Tool's arguments; nil = the minimal arguments its inputSchema requires (on
 	// tasksim's mock: arguments that set each task's duration and outcome).
 	Args json.RawMessage
+	// FailArgs are arguments that make Tool end in a tool error (a CallToolResult with
+	// isError: true); ErrorArgs arguments that make it end in a protocol error (a JSON-RPC
+	// error). They let the cases of R51 and E49 run on any server. nil = unknown: on
+	// tasksim's mock the suite knows them (outcome: failed, outcome: error); elsewhere those
+	// cases skip, naming the flag that would enable them.
+	FailArgs, ErrorArgs json.RawMessage
 	// ToolArgs are the arguments of named tools in the taskSupport cases; a tool not named
 	// gets the minimal arguments its inputSchema requires.
 	ToolArgs map[string]json.RawMessage

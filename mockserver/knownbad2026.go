@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/tasksim/tasksim/internal/mcp"
 )
@@ -57,6 +58,14 @@ type KnownBad2026 struct {
 	NoInlinePayload     bool // no result or error in a terminal tasks/get (E50)
 	ReuseInputKeys      bool // every input request keyed "input" (E57)
 	AckWithTask         bool // update and cancel answered with the task (E58, E60)
+
+	// The modes of the contract suite's terminal-cancel case (conform's
+	// modern.cancel.terminal):
+	//
+	//	cancel_terminal_flip   tasks/cancel of a completed or failed task makes it cancelled,
+	//	                       its inlined result or error dropped, instead of leaving it as
+	//	                       it ended (E48: a terminal status is final).
+	CancelTerminalFlip bool // a terminal task's cancel makes it cancelled (E48)
 }
 
 // badModernReply reports whether a mode changes modern results or error statuses as they
@@ -210,4 +219,18 @@ func (s *Server) modernAck(t *task) []byte {
 		return mcp.AppendEmptyResult(nil, s.modern.info)
 	}
 	return b
+}
+
+// flipTerminal makes t, terminal, cancelled, as cancel_terminal_flip does on its tasks/cancel
+// (E48 broken); a task still running, or with the mode off, is left alone.
+func (t *task) flipTerminal() {
+	if !t.srv.cfg.KnownBad.CancelTerminalFlip {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.status.Terminal() && t.status != mcp.StatusCancelled {
+		t.status, t.statusMessage, t.end = mcp.StatusCancelled, "cancelled by requestor", endCancelled
+		t.updated = stampOf(time.Now())
+	}
 }

@@ -318,6 +318,11 @@ const (
 	KnownBadAckWithTask         KnownBadMode = "ack_with_task"         // tasks/update and tasks/cancel answered with the task (E58, E60)
 )
 
+// The known-bad mode of the modern suite's terminal-cancel case (modern.cancel.terminal).
+const (
+	KnownBadCancelTerminalFlip KnownBadMode = "cancel_terminal_flip" // a completed or failed task's cancel makes it cancelled (E48)
+)
+
 // KnownBadModes returns every known-bad mode, in the order above.
 func KnownBadModes() []KnownBadMode {
 	return []KnownBadMode{
@@ -330,6 +335,7 @@ func KnownBadModes() []KnownBadMode {
 		KnownBadNoResultType, KnownBadLenientEnvelope, KnownBadNoHeaderCheck, KnownBadUnknownMethod200,
 		KnownBadLegacyMethods, KnownBadTasksUndeclared, KnownBadModernMissingFields, KnownBadGetNotReady,
 		KnownBadIsErrorFailed, KnownBadNoInlinePayload, KnownBadReuseInputKeys, KnownBadAckWithTask,
+		KnownBadCancelTerminalFlip,
 	}
 }
 

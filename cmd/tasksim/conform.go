@@ -32,6 +32,7 @@ func runConform(args []string, stdout, stderr io.Writer) (err error) {
 	defer func() { err = secrets.Error(err) }()
 	var (
 		target, tool, toolArgs, junit, out string
+		failArgs, errorArgs                string
 		protocol                           string
 		headers, others, perTool           []string
 		only, skip                         []string
@@ -91,6 +92,8 @@ Flags:
 	fs.StringVar(&protocol, "protocol", "", "the suite to run, `ERA`: 2025-11-25, 2026-07-28 or both (default: every era the target serves)")
 	fs.StringVar(&tool, "tool", "", "`NAME` of the task tool of the lifecycle cases (default: the first tool that supports tasks)")
 	fs.StringVar(&toolArgs, "args", "", "--tool's arguments as a `JSON` object (default: the minimal ones its inputSchema requires)")
+	fs.StringVar(&failArgs, "fail-args", "", "arguments, a `JSON` object, that make the lifecycle tool (--tool, or the suite's default) end in a tool error (isError: true): enables the R51/E49 checks of result.failed and modern.result.completed on any server")
+	fs.StringVar(&errorArgs, "error-args", "", "arguments, a `JSON` object, that make the lifecycle tool end in a protocol error (a JSON-RPC error): enables result.failed's and modern.result.failed's checks on any server")
 	fs.StringArrayVar(&perTool, "tool-args", nil, "arguments of one tool in the taskSupport cases, `NAME=JSON` (repeatable)")
 	fs.StringSliceVar(&only, "only", nil, "run only these cases, `ID,...`")
 	fs.StringSliceVar(&skip, "skip", nil, "leave out these cases, `ID,...`")
@@ -145,6 +148,18 @@ Flags:
 			return usagef("--args are the arguments of --tool: give --tool too")
 		}
 		o.Args = json.RawMessage(toolArgs)
+	}
+	for _, fa := range []struct {
+		flag, value string
+		dst         *json.RawMessage
+	}{{"--fail-args", failArgs, &o.FailArgs}, {"--error-args", errorArgs, &o.ErrorArgs}} {
+		if fa.value == "" {
+			continue
+		}
+		if !isJSONObject(fa.value) {
+			return usagef("%s: not a JSON object: %s", fa.flag, fa.value)
+		}
+		*fa.dst = json.RawMessage(fa.value)
 	}
 	for _, ta := range perTool {
 		name, js, ok := strings.Cut(ta, "=")
