@@ -207,48 +207,86 @@ func orText(s, alt string) string {
 	return s
 }
 
+// maxCapabilityTools bounds the tools modern.capability calls.
+const maxCapabilityTools = 32
+
+// caseCapability calls every listed tool without declaring the extension: a tool the server
+// can serve only as a task gets -32021 naming the extension (E44, E5), and no call gets a
+// task (E39). The era's tools/list says nothing of tasks (E40), so every tool is tried, not
+// only --tool. On tasksim's mock the tools are known: work_task must get -32021, work a
+// plain result.
 func caseCapability(r *run) {
 	r.needExt()
-	p := r.needPlan()
-	w := p.short
-	if r.s.mock {
-		w.tool = "work_task" // the mock runs it only as a task
+	r.needPlan()
+	tools := r.s.tools
+	if len(tools) > maxCapabilityTools {
+		r.pass("(only the first %d of %d tools tried)", maxCapabilityTools, len(tools))
+		tools = tools[:maxCapabilityTools]
 	}
-	c := r.mcall("", callReq(w, false))
-	r.relabel("tools/call without the extension declared")
-	switch {
-	case c.code() == mcp.CodeMissingRequiredClientCapability:
-		var data mcp.MissingRequiredClientCapabilityData
-		_ = json.Unmarshal(c.rpc.Data, &data)
-		if !data.RequiredCapabilities.DeclaresTasks() {
-			r.fail("E44", "-32021 should name %s in data.requiredCapabilities.extensions; data is %s", mcp.ExtTasks, orAbsent(c.rpc.Data))
+	var refused, plain, other []string
+	for i := range tools {
+		t := &tools[i]
+		args, err := r.s.capabilityArgs(t)
+		if err != nil {
+			other = append(other, fmt.Sprintf("%q not tried (%v)", t.Name, err))
+			continue
 		}
-		if c.status != http.StatusBadRequest {
-			r.fail("E5", "-32021 goes with HTTP 400; got HTTP %d", c.status)
+		c := r.mcall("", callReq(work{tool: t.Name, args: args}, false))
+		r.relabel("tools/call of " + t.Name + " without the extension declared")
+		switch {
+		case c.code() == mcp.CodeMissingRequiredClientCapability:
+			var data mcp.MissingRequiredClientCapabilityData
+			_ = json.Unmarshal(c.rpc.Data, &data)
+			if !data.RequiredCapabilities.DeclaresTasks() {
+				r.fail("E44", "-32021 for %q should name %s in data.requiredCapabilities.extensions; data is %s", t.Name, mcp.ExtTasks, orAbsent(c.rpc.Data))
+			}
+			if c.status != http.StatusBadRequest {
+				r.fail("E5", "-32021 for %q goes with HTTP 400; got HTTP %d", t.Name, c.status)
+			}
+			if r.s.mock && t.Name != "work_task" && t.Name != "work" {
+				other = append(other, fmt.Sprintf("%q -32021", t.Name))
+				continue
+			}
+			if r.s.mock && t.Name == "work" {
+				r.fail("E39", "%q without the extension should run synchronously; got %s", t.Name, c)
+				continue
+			}
+			refused = append(refused, t.Name)
+		case c.err == nil && c.rpc == nil && resultType(c.result) == string(mcp.ResultTask):
+			r.fail("E44", "%q, called without declaring %s, was answered with a task: a request that can be served only as a task gets -32021 (E44), and no task goes to an undeclaring request (E39)", t.Name, mcp.ExtTasks)
+		case r.s.mock && t.Name == "work_task":
+			r.fail("E44", "%q can run only as a task: called without the extension it should get -32021; got %s", t.Name, c)
+		case c.err == nil && c.rpc == nil:
+			plain = append(plain, t.Name)
+		case r.s.mock && t.Name == "work":
+			r.fail("E39", "%q without the extension should run synchronously; got %s", t.Name, c)
+		default: // the tool's own error, or its arguments refused: no evidence either way
+			other = append(other, fmt.Sprintf("%q %s", t.Name, oneLine(c.String(), 80)))
 		}
-		r.pass("%q without the extension: -32021 naming it", w.tool)
-	case c.err == nil && c.rpc == nil && resultType(c.result) == string(mcp.ResultTask):
-		r.fail("E44", "%q, called without declaring %s, was answered with a task: a request that can be served only as a task gets -32021 (E44), and no task goes to an undeclaring request (E39)", w.tool, mcp.ExtTasks)
-	case r.s.mock:
-		r.fail("E44", "%q can run only as a task: called without the extension it should get -32021; got %s", w.tool, c)
-	case c.err == nil && c.rpc == nil:
-		r.pass("%q without the extension ran synchronously", w.tool)
-	default:
-		r.pass("%q without the extension: %s", w.tool, c)
 	}
-	if !r.s.mock {
-		return
+	if len(refused)+len(plain) == 0 && len(r.failed) == 0 {
+		r.skip("no tool could be judged without the extension: "+strings.Join(other, "; "), "give --tool-args NAME=JSON for the tools whose minimal arguments are refused")
 	}
-	w.tool = "work" // a task when declared, else synchronous
-	c = r.mcall("", callReq(w, false))
-	r.relabel("tools/call of work without the extension declared")
-	if rt := resultType(c.result); c.err == nil && c.rpc == nil && rt == string(mcp.ResultTask) {
-		r.fail("E39", "%q, called without declaring %s, was answered with a task", w.tool, mcp.ExtTasks)
-	} else if c.err != nil || c.rpc != nil {
-		r.fail("E39", "%q without the extension should run synchronously; got %s", w.tool, c)
-	} else {
-		r.pass("%q without the extension: a plain result", w.tool)
+	var saw []string
+	if len(refused) > 0 {
+		saw = append(saw, "-32021 naming the extension: "+strings.Join(refused, ", "))
 	}
+	if len(plain) > 0 {
+		saw = append(saw, "a plain result: "+strings.Join(plain, ", "))
+	}
+	if len(other) > 0 {
+		saw = append(saw, "not judged: "+strings.Join(other, "; "))
+	}
+	r.pass("without the extension, %s", strings.Join(saw, "; "))
+}
+
+// capabilityArgs are the arguments modern.capability calls t with: the lifecycle work's for
+// the lifecycle tool, else --tool-args or t's minimal ones.
+func (s *suite) capabilityArgs(t *mcp.Tool) (json.RawMessage, error) {
+	if t.Name == s.plan.tool && s.plan.short.args != nil {
+		return s.plan.short.args, nil
+	}
+	return s.minimalArgs(t)
 }
 
 func caseResultType(r *run) {

@@ -433,6 +433,7 @@ func (s *suite) runCase(ctx context.Context, res *results.Contract, c caseDef, s
 		}
 		c.run(r)
 	}()
+	r.addSchemaFails()
 	r.c.DurationMs = float64(time.Since(start).Microseconds()) / 1000
 	// Failures found before an interruption or the case's deadline stand (fail ignores
 	// those after); a case that found none and could not finish is skipped, saying why.
@@ -478,6 +479,10 @@ type run struct {
 	skipped bool
 	ex      []results.Exchange
 	dropped int
+	// schemaSeen are the methods whose reply failed the schema in this case, schemaFails
+	// those failures (schema.go).
+	schemaSeen  map[string]bool
+	schemaFails []schemaFail
 }
 
 // fail records a failure of rule: what was expected and what came back.
@@ -600,6 +605,7 @@ func (r *run) call(sess *loadgen.Session, identity string, op mcp.Op, params any
 		}
 	}
 	r.record(results.Exchange{Method: method, Identity: identity, Request: excerpt(body, 300), HTTPStatus: p.status, Reply: p.String()})
+	r.checkSchema(false, method, p)
 	r.s.observeReply(op, p)
 	return p
 }

@@ -249,5 +249,6 @@ func knownBad2026(s scenarios.Server) mockserver.KnownBad2026 {
 		AckWithTask:         s.KnownBadOn(scenarios.KnownBadAckWithTask),
 
 		CancelTerminalFlip: s.KnownBadOn(scenarios.KnownBadCancelTerminalFlip),
+		NoInlineResultType: s.KnownBadOn(scenarios.KnownBadNoInlineResultType),
 	}
 }

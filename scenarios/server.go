@@ -318,9 +318,11 @@ const (
 	KnownBadAckWithTask         KnownBadMode = "ack_with_task"         // tasks/update and tasks/cancel answered with the task (E58, E60)
 )
 
-// The known-bad mode of the modern suite's terminal-cancel case (modern.cancel.terminal).
+// Known-bad modes of the modern suite's terminal-cancel case (modern.cancel.terminal) and its
+// schema check of inlined results.
 const (
-	KnownBadCancelTerminalFlip KnownBadMode = "cancel_terminal_flip" // a completed or failed task's cancel makes it cancelled (E48)
+	KnownBadCancelTerminalFlip KnownBadMode = "cancel_terminal_flip"  // a completed or failed task's cancel makes it cancelled (E48)
+	KnownBadNoInlineResultType KnownBadMode = "no_inline_result_type" // no resultType on the result inlined in tasks/get (E11, E50)
 )
 
 // KnownBadModes returns every known-bad mode, in the order above.
@@ -335,7 +337,7 @@ func KnownBadModes() []KnownBadMode {
 		KnownBadNoResultType, KnownBadLenientEnvelope, KnownBadNoHeaderCheck, KnownBadUnknownMethod200,
 		KnownBadLegacyMethods, KnownBadTasksUndeclared, KnownBadModernMissingFields, KnownBadGetNotReady,
 		KnownBadIsErrorFailed, KnownBadNoInlinePayload, KnownBadReuseInputKeys, KnownBadAckWithTask,
-		KnownBadCancelTerminalFlip,
+		KnownBadCancelTerminalFlip, KnownBadNoInlineResultType,
 	}
 }
 
