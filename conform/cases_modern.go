@@ -190,14 +190,35 @@ func caseRemoved(r *run) {
 	case c.code() == mcp.CodeMissingRequiredClientCapability && !r.s.mock:
 		r.pass("params.task ignored: %q can only run as a task, -32021", w.tool)
 	case c.err != nil || c.rpc != nil:
-		if !r.s.mock && c.code() == mcp.CodeInvalidParams {
-			r.pass("(params.task: the call of %q was refused with -32602, which may be its arguments)", w.tool)
-			return
-		}
-		r.fail("E37", "a tools/call carrying params.task should run as if it had none; it was refused: %s", c)
+		r.judgeTaskRefusal(w, c)
+	case isToolError(c.result):
+		r.pass("params.task ignored: the call ran synchronously, and the tool reported its own error (isError), which is no refusal of params.task")
 	default:
 		r.pass("params.task ignored: the call ran synchronously")
 	}
+}
+
+// judgeTaskRefusal judges a tools/call of w carrying params.task that got the error c: the
+// same call without params.task tells a refusal of the parameter (E37) from the tool's own
+// failure, or its arguments refused, which say nothing of params.task.
+func (r *run) judgeTaskRefusal(w work, c reply) {
+	ctl := r.mcall("", callReq(w, false))
+	r.relabel("tools/call of " + w.tool + " without params.task (the control)")
+	switch {
+	case ctl.err == nil && ctl.rpc == nil:
+		r.fail("E37", "a tools/call carrying params.task should run as if it had none; it was refused (%s), and the same call without params.task was served", c)
+	case ctl.code() == c.code():
+		r.pass("(params.task not judged: the call of %q fails without params.task too, %s: the tool's own error or its arguments, not a refusal of params.task)", w.tool, ctl)
+	default:
+		r.fail("E37", "a tools/call carrying params.task should run as if it had none; it got %s, and the same call without params.task %s", c, ctl)
+	}
+}
+
+// isToolError reports whether result is a CallToolResult with isError: true (the tool's
+// own failure, E49).
+func isToolError(result json.RawMessage) bool {
+	var t mcp.CallToolResult
+	return json.Unmarshal(result, &t) == nil && t.IsError
 }
 
 func orText(s, alt string) string {
