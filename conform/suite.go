@@ -454,6 +454,9 @@ func (s *suite) runCase(ctx context.Context, res *results.Contract, c caseDef, s
 		r.c.Broken = r.broken
 	case r.skipped:
 		r.c.Verdict = results.CaseSkip
+	case len(r.passed) == 0: // nothing failed, and nothing was seen to pass: no evidence
+		r.c.Verdict = results.CaseSkip
+		r.c.Message = "the case ended without evidence of what it checks: nothing failed, and nothing was seen to hold"
 	default:
 		r.c.Verdict = results.CasePass
 		r.c.Message = strings.Join(r.passed, "; ")
