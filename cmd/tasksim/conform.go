@@ -63,6 +63,11 @@ inputSchema requires), and calls every listed tool once or twice in the taskSupp
 created that is still running when it ends (where the server declares tasks/cancel), and
 lists the ids it created and those it left behind. Point it at a staging server.
 
+Every reply is checked against the official JSON schemas of its era, embedded in the
+binary: a reply that fails them fails its case, naming the definition and the path.
+--fail-args and --error-args give the calls that end in a tool error and in a protocol
+error, so that the isError and failed checks (R51, E49) run on any server.
+
 Against tasksim serve nothing needs to be given: its tools are known. With
 --other-header (a second identity, e.g. another tenant's token) the isolation cases check
 that it cannot read, fetch, cancel or list the first identity's tasks.
