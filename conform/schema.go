@@ -112,5 +112,6 @@ func inlineResult2026(method string, p reply) error {
 // length a verdict can carry.
 func schemaText(err error) string {
 	text, _, _ := strings.Cut(err.Error(), "\n  in: ")
-	return oneLine(strings.TrimPrefix(text, "schema: "), 400)
+	text = strings.ReplaceAll(strings.TrimPrefix(text, "schema: "), ": schema: ", ": ")
+	return oneLine(text, 400)
 }
