@@ -17,15 +17,16 @@ var allowedImports = map[string][]string{
 	"internal/gcpolicy": {},
 	"internal/peers":    {},
 	"internal/redact":   {},
+	"internal/schema":   {},
 	"metrics":           {"internal/mcp"},
 	"scenarios":         {"internal/mcp"},
 	"results":           {"internal/mcp", "metrics", "scenarios"},
 	"loadgen":           {"internal/mcp", "metrics", "scenarios"},
 	"loadgen/chaos":     {"internal/mcp", "metrics", "scenarios"},
 	"mockserver":        {"internal/mcp", "metrics", "scenarios"},
-	"conform":           {"internal/mcp", "loadgen", "metrics", "scenarios", "results"},
+	"conform":           {"internal/mcp", "internal/schema", "loadgen", "metrics", "scenarios", "results"},
 	"runner": {"internal/mcp", "internal/gcpolicy", "internal/redact", "metrics", "scenarios", "results",
-		"loadgen", "loadgen/chaos", "mockserver", "conform"},
+		"loadgen", "loadgen/chaos", "mockserver", "conform", "internal/schema"},
 }
 
 // TestImportRules runs `go list -deps` for every library package and fails on any tasksim

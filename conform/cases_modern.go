@@ -29,6 +29,7 @@ var modernCases = []caseDef{
 	{id: "modern.result.failed", title: "a call that ends in a JSON-RPC error is failed, the error inlined", rules: []string{"E49", "E50"}, run: caseModernFailed},
 	{id: "modern.input", title: "input_required inlines inputRequests; tasks/update is acknowledged empty; an answered key is never asked again", rules: []string{"E50", "E57", "E58"}, run: caseModernInput},
 	{id: "modern.cancel", title: "tasks/cancel is acknowledged with an empty result", rules: []string{"E60", "E51"}, run: caseModernCancel},
+	{id: "modern.cancel.terminal", title: "tasks/cancel of a completed and of a failed task leaves its status and its inlined result unchanged", rules: []string{"E48", "E60"}, run: caseModernCancelTerminal},
 	{id: "modern.unknown", title: "tasks/get of an unknown id gets -32602; tasks/update and tasks/cancel an error", rules: []string{"E65", "E58", "E60"}, run: caseModernUnknown},
 	{id: "modern.routing", title: "task requests route by Mcp-Name: answered when it names the task, -32020 when it contradicts the body or is missing", rules: []string{"E64", "E26"}, run: caseRouting},
 	{id: "modern.isolation", title: "a second identity cannot read, answer or cancel the first one's task", rules: []string{"E67"}, run: caseModernIsolation},
@@ -189,14 +190,35 @@ func caseRemoved(r *run) {
 	case c.code() == mcp.CodeMissingRequiredClientCapability && !r.s.mock:
 		r.pass("params.task ignored: %q can only run as a task, -32021", w.tool)
 	case c.err != nil || c.rpc != nil:
-		if !r.s.mock && c.code() == mcp.CodeInvalidParams {
-			r.pass("(params.task: the call of %q was refused with -32602, which may be its arguments)", w.tool)
-			return
-		}
-		r.fail("E37", "a tools/call carrying params.task should run as if it had none; it was refused: %s", c)
+		r.judgeTaskRefusal(w, c)
+	case isToolError(c.result):
+		r.pass("params.task ignored: the call ran synchronously, and the tool reported its own error (isError), which is no refusal of params.task")
 	default:
 		r.pass("params.task ignored: the call ran synchronously")
 	}
+}
+
+// judgeTaskRefusal judges a tools/call of w carrying params.task that got the error c: the
+// same call without params.task tells a refusal of the parameter (E37) from the tool's own
+// failure, or its arguments refused, which say nothing of params.task.
+func (r *run) judgeTaskRefusal(w work, c reply) {
+	ctl := r.mcall("", callReq(w, false))
+	r.relabel("tools/call of " + w.tool + " without params.task (the control)")
+	switch {
+	case ctl.err == nil && ctl.rpc == nil:
+		r.fail("E37", "a tools/call carrying params.task should run as if it had none; it was refused (%s), and the same call without params.task was served", c)
+	case ctl.code() == c.code():
+		r.pass("(params.task not judged: the call of %q fails without params.task too, %s: the tool's own error or its arguments, not a refusal of params.task)", w.tool, ctl)
+	default:
+		r.fail("E37", "a tools/call carrying params.task should run as if it had none; it got %s, and the same call without params.task %s", c, ctl)
+	}
+}
+
+// isToolError reports whether result is a CallToolResult with isError: true (the tool's
+// own failure, E49).
+func isToolError(result json.RawMessage) bool {
+	var t mcp.CallToolResult
+	return json.Unmarshal(result, &t) == nil && t.IsError
 }
 
 func orText(s, alt string) string {
@@ -206,48 +228,86 @@ func orText(s, alt string) string {
 	return s
 }
 
+// maxCapabilityTools bounds the tools modern.capability calls.
+const maxCapabilityTools = 32
+
+// caseCapability calls every listed tool without declaring the extension: a tool the server
+// can serve only as a task gets -32021 naming the extension (E44, E5), and no call gets a
+// task (E39). The era's tools/list says nothing of tasks (E40), so every tool is tried, not
+// only --tool. On tasksim's mock the tools are known: work_task must get -32021, work a
+// plain result.
 func caseCapability(r *run) {
 	r.needExt()
-	p := r.needPlan()
-	w := p.short
-	if r.s.mock {
-		w.tool = "work_task" // the mock runs it only as a task
+	r.needPlan()
+	tools := r.s.tools
+	if len(tools) > maxCapabilityTools {
+		r.pass("(only the first %d of %d tools tried)", maxCapabilityTools, len(tools))
+		tools = tools[:maxCapabilityTools]
 	}
-	c := r.mcall("", callReq(w, false))
-	r.relabel("tools/call without the extension declared")
-	switch {
-	case c.code() == mcp.CodeMissingRequiredClientCapability:
-		var data mcp.MissingRequiredClientCapabilityData
-		_ = json.Unmarshal(c.rpc.Data, &data)
-		if !data.RequiredCapabilities.DeclaresTasks() {
-			r.fail("E44", "-32021 should name %s in data.requiredCapabilities.extensions; data is %s", mcp.ExtTasks, orAbsent(c.rpc.Data))
+	var refused, plain, other []string
+	for i := range tools {
+		t := &tools[i]
+		args, err := r.s.capabilityArgs(t)
+		if err != nil {
+			other = append(other, fmt.Sprintf("%q not tried (%v)", t.Name, err))
+			continue
 		}
-		if c.status != http.StatusBadRequest {
-			r.fail("E5", "-32021 goes with HTTP 400; got HTTP %d", c.status)
+		c := r.mcall("", callReq(work{tool: t.Name, args: args}, false))
+		r.relabel("tools/call of " + t.Name + " without the extension declared")
+		switch {
+		case c.code() == mcp.CodeMissingRequiredClientCapability:
+			var data mcp.MissingRequiredClientCapabilityData
+			_ = json.Unmarshal(c.rpc.Data, &data)
+			if !data.RequiredCapabilities.DeclaresTasks() {
+				r.fail("E44", "-32021 for %q should name %s in data.requiredCapabilities.extensions; data is %s", t.Name, mcp.ExtTasks, orAbsent(c.rpc.Data))
+			}
+			if c.status != http.StatusBadRequest {
+				r.fail("E5", "-32021 for %q goes with HTTP 400; got HTTP %d", t.Name, c.status)
+			}
+			if r.s.mock && t.Name != "work_task" && t.Name != "work" {
+				other = append(other, fmt.Sprintf("%q -32021", t.Name))
+				continue
+			}
+			if r.s.mock && t.Name == "work" {
+				r.fail("E39", "%q without the extension should run synchronously; got %s", t.Name, c)
+				continue
+			}
+			refused = append(refused, t.Name)
+		case c.err == nil && c.rpc == nil && resultType(c.result) == string(mcp.ResultTask):
+			r.fail("E44", "%q, called without declaring %s, was answered with a task: a request that can be served only as a task gets -32021 (E44), and no task goes to an undeclaring request (E39)", t.Name, mcp.ExtTasks)
+		case r.s.mock && t.Name == "work_task":
+			r.fail("E44", "%q can run only as a task: called without the extension it should get -32021; got %s", t.Name, c)
+		case c.err == nil && c.rpc == nil:
+			plain = append(plain, t.Name)
+		case r.s.mock && t.Name == "work":
+			r.fail("E39", "%q without the extension should run synchronously; got %s", t.Name, c)
+		default: // the tool's own error, or its arguments refused: no evidence either way
+			other = append(other, fmt.Sprintf("%q %s", t.Name, oneLine(c.String(), 80)))
 		}
-		r.pass("%q without the extension: -32021 naming it", w.tool)
-	case c.err == nil && c.rpc == nil && resultType(c.result) == string(mcp.ResultTask):
-		r.fail("E44", "%q, called without declaring %s, was answered with a task: a request that can be served only as a task gets -32021 (E44), and no task goes to an undeclaring request (E39)", w.tool, mcp.ExtTasks)
-	case r.s.mock:
-		r.fail("E44", "%q can run only as a task: called without the extension it should get -32021; got %s", w.tool, c)
-	case c.err == nil && c.rpc == nil:
-		r.pass("%q without the extension ran synchronously", w.tool)
-	default:
-		r.pass("%q without the extension: %s", w.tool, c)
 	}
-	if !r.s.mock {
-		return
+	if len(refused)+len(plain) == 0 && len(r.failed) == 0 {
+		r.skip("no tool could be judged without the extension: "+strings.Join(other, "; "), "give --tool-args NAME=JSON for the tools whose minimal arguments are refused")
 	}
-	w.tool = "work" // a task when declared, else synchronous
-	c = r.mcall("", callReq(w, false))
-	r.relabel("tools/call of work without the extension declared")
-	if rt := resultType(c.result); c.err == nil && c.rpc == nil && rt == string(mcp.ResultTask) {
-		r.fail("E39", "%q, called without declaring %s, was answered with a task", w.tool, mcp.ExtTasks)
-	} else if c.err != nil || c.rpc != nil {
-		r.fail("E39", "%q without the extension should run synchronously; got %s", w.tool, c)
-	} else {
-		r.pass("%q without the extension: a plain result", w.tool)
+	var saw []string
+	if len(refused) > 0 {
+		saw = append(saw, "-32021 naming the extension: "+strings.Join(refused, ", "))
 	}
+	if len(plain) > 0 {
+		saw = append(saw, "a plain result: "+strings.Join(plain, ", "))
+	}
+	if len(other) > 0 {
+		saw = append(saw, "not judged: "+strings.Join(other, "; "))
+	}
+	r.pass("without the extension, %s", strings.Join(saw, "; "))
+}
+
+// capabilityArgs are the arguments modern.capability calls t with: the lifecycle work's for
+// the lifecycle tool, else --tool-args or t's minimal ones.
+func (s *suite) capabilityArgs(t *mcp.Tool) (json.RawMessage, error) {
+	if t.Name == s.plan.tool && s.plan.short.args != nil {
+		return s.plan.short.args, nil
+	}
+	return s.minimalArgs(t)
 }
 
 func caseResultType(r *run) {

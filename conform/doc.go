@@ -13,10 +13,16 @@
 // given, the granted ttl is longer than the budget, a task ended before it could be
 // cancelled) is skipped, and says why and what would let it run.
 //
+// Every reply the suite reads is validated against the official JSON schemas of its era
+// (internal/schema, embedded in the binary): a reply that fails them fails the case that read
+// it, naming the definition and the path (docs/RULES.md#conform-schema).
+//
 // Against tasksim's own mock server (serverInfo "tasksim-mock") the suite knows the tools
 // and their arguments (duration_ms, outcome, input_required), so that every case runs;
 // against another server it uses the tool and arguments given, or builds the minimal
-// arguments each tool's inputSchema requires (loadgen.MinimalArgs).
+// arguments each tool's inputSchema requires (loadgen.MinimalArgs), and knows a call that
+// ends in a tool error or a protocol error only when told (Options.FailArgs, ErrorArgs).
 //
-// The package imports loadgen (the client) and results (the result model); it runs no load.
+// The package imports loadgen (the client), results (the result model) and internal/schema
+// (the official schemas); it runs no load.
 package conform

@@ -112,6 +112,7 @@ func (r *run) mcall(identity string, req loadgen.ModernRequest) reply {
 		p.err = fmt.Errorf("no reply within %v", requestTimeout)
 	}
 	r.record(results.Exchange{Method: req.Method, Identity: identity, Request: excerpt(req.Params, 300), HTTPStatus: status, Reply: p.String()})
+	r.checkSchema(true, req.Method, p)
 	r.s.observeModern(req.Method, p)
 	return p
 }

@@ -88,3 +88,30 @@ func TestPeerContract(t *testing.T) {
 		})
 	}
 }
+
+// TestPeerFailArgs: with --fail-args, result.failed runs against a server the suite does not
+// know (the SDK task server, whose outcome: failed returns an isError result): its tool error
+// ends the task failed and tasks/result returns the result (R51, R17), and the case says it
+// did not try a protocol error (no --error-args). Without the flag it skips, naming it.
+func TestPeerFailArgs(t *testing.T) {
+	url := peers.Start(t, peers.SDKTasks)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	o := conform.Options{Target: peerTarget(t, url), Budget: 30 * time.Second, Tool: "work_task",
+		Args: []byte(`{"duration_ms":50}`), FailArgs: []byte(`{"duration_ms":50,"outcome":"failed"}`), Only: []string{"result.failed"}}
+	res, err := conform.Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := res.Cases[0]; c.Verdict != results.CasePass || !strings.Contains(c.Message, "isError result: failed") || !strings.Contains(c.Message, "--error-args") {
+		dump(t, res)
+		t.Errorf("result.failed with --fail-args: %s %q, want a pass on the tool error that names --error-args as not tried", c.Verdict, c.Message)
+	}
+	o.FailArgs = nil
+	if res, err = conform.Run(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if c := res.Cases[0]; c.Verdict != results.CaseSkip || !strings.Contains(c.Enable, "--fail-args") {
+		t.Errorf("result.failed without --fail-args: %s %q (enable %q), want a skip naming --fail-args", c.Verdict, c.Message, c.Enable)
+	}
+}

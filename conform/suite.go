@@ -32,6 +32,12 @@ type Options struct {
 	// Args are Tool's arguments; nil = the minimal arguments its inputSchema requires (on
 	// tasksim's mock: arguments that set each task's duration and outcome).
 	Args json.RawMessage
+	// FailArgs are arguments that make Tool end in a tool error (a CallToolResult with
+	// isError: true); ErrorArgs arguments that make it end in a protocol error (a JSON-RPC
+	// error). They let the cases of R51 and E49 run on any server. nil = unknown: on
+	// tasksim's mock the suite knows them (outcome: failed, outcome: error); elsewhere those
+	// cases skip, naming the flag that would enable them.
+	FailArgs, ErrorArgs json.RawMessage
 	// ToolArgs are the arguments of named tools in the taskSupport cases; a tool not named
 	// gets the minimal arguments its inputSchema requires.
 	ToolArgs map[string]json.RawMessage
@@ -427,6 +433,7 @@ func (s *suite) runCase(ctx context.Context, res *results.Contract, c caseDef, s
 		}
 		c.run(r)
 	}()
+	r.addSchemaFails()
 	r.c.DurationMs = float64(time.Since(start).Microseconds()) / 1000
 	// Failures found before an interruption or the case's deadline stand (fail ignores
 	// those after); a case that found none and could not finish is skipped, saying why.
@@ -447,6 +454,9 @@ func (s *suite) runCase(ctx context.Context, res *results.Contract, c caseDef, s
 		r.c.Broken = r.broken
 	case r.skipped:
 		r.c.Verdict = results.CaseSkip
+	case len(r.passed) == 0: // nothing failed, and nothing was seen to pass: no evidence
+		r.c.Verdict = results.CaseSkip
+		r.c.Message = "the case ended without evidence of what it checks: nothing failed, and nothing was seen to hold"
 	default:
 		r.c.Verdict = results.CasePass
 		r.c.Message = strings.Join(r.passed, "; ")
@@ -472,6 +482,10 @@ type run struct {
 	skipped bool
 	ex      []results.Exchange
 	dropped int
+	// schemaSeen are the methods whose reply failed the schema in this case, schemaFails
+	// those failures (schema.go).
+	schemaSeen  map[string]bool
+	schemaFails []schemaFail
 }
 
 // fail records a failure of rule: what was expected and what came back.
@@ -594,6 +608,7 @@ func (r *run) call(sess *loadgen.Session, identity string, op mcp.Op, params any
 		}
 	}
 	r.record(results.Exchange{Method: method, Identity: identity, Request: excerpt(body, 300), HTTPStatus: p.status, Reply: p.String()})
+	r.checkSchema(false, method, p)
 	r.s.observeReply(op, p)
 	return p
 }

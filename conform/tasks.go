@@ -33,8 +33,8 @@ type plan struct {
 	long      work  // a task to cancel and to read while it works
 	medium    work  // a task that works a little while, to see tasks/result wait
 	short     work  // a task that ends soon on its own
-	failed    *work // a task whose tool result has isError: true (mock only)
-	errors    *work // a task whose call ends in a JSON-RPC error (mock only)
+	failed    *work // a task whose tool result has isError: true (the mock's, or FailArgs)
+	errors    *work // a task whose call ends in a JSON-RPC error (the mock's, or ErrorArgs)
 	input     *work // a task that asks for input (mock only)
 }
 
@@ -93,6 +93,7 @@ func (s *suite) planFor(tool *mcp.Tool) plan {
 		p.failed = mk(mockShort, `,"outcome":"failed"`)
 		p.errors = mk(mockShort, `,"outcome":"error"`)
 		p.input = mk(mockShort, `,"input_required":true`)
+		s.failWork(&p, tool)
 		return p
 	}
 	args := s.o.Args
@@ -105,8 +106,26 @@ func (s *suite) planFor(tool *mcp.Tool) plan {
 	}
 	w := work{tool: tool.Name, args: args}
 	p.long, p.medium, p.short = w, w, w
+	s.failWork(&p, tool)
 	return p
 }
+
+// failWork sets the failing work of p from Options.FailArgs and Options.ErrorArgs, where
+// given (over the mock's own).
+func (s *suite) failWork(p *plan, tool *mcp.Tool) {
+	if s.o.FailArgs != nil {
+		p.failed = &work{tool: tool.Name, args: s.o.FailArgs}
+	}
+	if s.o.ErrorArgs != nil {
+		p.errors = &work{tool: tool.Name, args: s.o.ErrorArgs}
+	}
+}
+
+// Where the flags of the failing work are named.
+const (
+	failArgsHint  = "give --fail-args JSON: arguments that make --tool end in a tool error (isError: true)"
+	errorArgsHint = "give --error-args JSON: arguments that make --tool end in a protocol error (a JSON-RPC error)"
+)
 
 // minimalArgs returns tool's arguments: --tool-args when given, else what its inputSchema
 // requires.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/tasksim/tasksim/internal/mcp"
 )
@@ -57,12 +58,26 @@ type KnownBad2026 struct {
 	NoInlinePayload     bool // no result or error in a terminal tasks/get (E50)
 	ReuseInputKeys      bool // every input request keyed "input" (E57)
 	AckWithTask         bool // update and cancel answered with the task (E58, E60)
+
+	// The modes of the contract suite's terminal-cancel case (conform's
+	// modern.cancel.terminal):
+	//
+	//	cancel_terminal_flip   tasks/cancel of a completed or failed task makes it cancelled,
+	//	                       its inlined result or error dropped, instead of leaving it as
+	//	                       it ended (E48: a terminal status is final).
+	//	no_inline_result_type  the result a completed task inlines in tasks/get (its
+	//	                       CallToolResult) carries no resultType, which the core schema's
+	//	                       CallToolResult requires (E11, E50): the official requester
+	//	                       @modelcontextprotocol/ext-tasks settles such a task failed.
+	//	                       (no_result_type leaves the inlined result alone.)
+	CancelTerminalFlip bool // a terminal task's cancel makes it cancelled (E48)
+	NoInlineResultType bool // no resultType on the result inlined in tasks/get (E11, E50)
 }
 
 // badModernReply reports whether a mode changes modern results or error statuses as they
 // are written (badModernResult, modernStatus).
 func (k *KnownBad2026) badModernReply() bool {
-	return k.NoResultType || k.ModernMissingFields || k.NoInlinePayload || k.UnknownMethod200
+	return k.NoResultType || k.ModernMissingFields || k.NoInlinePayload || k.UnknownMethod200 || k.NoInlineResultType
 }
 
 // reusedInputKey is the key of every input request with reuse_input_keys.
@@ -91,6 +106,9 @@ func (s *Server) badModernResult(c *call, b []byte) []byte {
 		}
 		if kb.NoInlinePayload {
 			drop = append(drop, "result", "error")
+		}
+		if kb.NoInlineResultType {
+			return withoutInlineResultType(b)
 		}
 	}
 	if len(drop) == 0 {
@@ -210,4 +228,42 @@ func (s *Server) modernAck(t *task) []byte {
 		return mcp.AppendEmptyResult(nil, s.modern.info)
 	}
 	return b
+}
+
+// flipTerminal makes t, terminal, cancelled, as cancel_terminal_flip does on its tasks/cancel
+// (E48 broken); a task still running, or with the mode off, is left alone.
+func (t *task) flipTerminal() {
+	if !t.srv.cfg.KnownBad.CancelTerminalFlip {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.status.Terminal() && t.status != mcp.StatusCancelled {
+		t.status, t.statusMessage, t.end = mcp.StatusCancelled, "cancelled by requestor", endCancelled
+		t.updated = stampOf(time.Now())
+	}
+}
+
+// withoutInlineResultType is the tasks/get result b with the resultType of its inlined
+// result dropped (no_inline_result_type); b itself when it inlines no result.
+func withoutInlineResultType(b []byte) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil || m["result"] == nil {
+		return b
+	}
+	var inner map[string]json.RawMessage
+	if json.Unmarshal(m["result"], &inner) != nil {
+		return b
+	}
+	delete(inner, "resultType")
+	r, err := json.Marshal(inner)
+	if err != nil {
+		return b
+	}
+	m["result"] = r
+	out, err := json.Marshal(m)
+	if err != nil {
+		return b
+	}
+	return out
 }

@@ -659,6 +659,7 @@ func (s *Server) tasksCancelModern(c *call) {
 		c.reply(nil, e)
 		return
 	}
+	t.flipTerminal() // cancel_terminal_flip (knownbad2026.go)
 	bp := getBuf()
 	b, _ := t.cancel(*bp) // a terminal task's -32602 (R26) is the legacy era's answer
 	putBuf(bp, b)

@@ -249,5 +249,8 @@ func knownBad2026(s scenarios.Server) mockserver.KnownBad2026 {
 		NoInlinePayload:     s.KnownBadOn(scenarios.KnownBadNoInlinePayload),
 		ReuseInputKeys:      s.KnownBadOn(scenarios.KnownBadReuseInputKeys),
 		AckWithTask:         s.KnownBadOn(scenarios.KnownBadAckWithTask),
+
+		CancelTerminalFlip: s.KnownBadOn(scenarios.KnownBadCancelTerminalFlip),
+		NoInlineResultType: s.KnownBadOn(scenarios.KnownBadNoInlineResultType),
 	}
 }

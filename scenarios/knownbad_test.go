@@ -46,7 +46,7 @@ func TestKnownBadValidate(t *testing.T) {
 		`any_version, input_no_meta, ignore_task_param, refuse_task_param, self_cancel, missing_session_404, boolean_leaves, ` +
 		`cancel_ignored, cancel_terminal, ` +
 		`no_result_type, lenient_envelope, no_header_check, unknown_method_200, legacy_methods, tasks_undeclared, ` +
-		`modern_missing_fields, get_not_ready, is_error_failed, no_inline_payload, reuse_input_keys, ack_with_task, got "leaky"`
+		`modern_missing_fields, get_not_ready, is_error_failed, no_inline_payload, reuse_input_keys, ack_with_task, cancel_terminal_flip, no_inline_result_type, got "leaky"`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Validate() = %v\nwant %s", err, want)
 	}

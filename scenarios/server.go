@@ -320,6 +320,13 @@ const (
 	KnownBadAckWithTask         KnownBadMode = "ack_with_task"         // tasks/update and tasks/cancel answered with the task (E58, E60)
 )
 
+// Known-bad modes of the modern suite's terminal-cancel case (modern.cancel.terminal) and its
+// schema check of inlined results.
+const (
+	KnownBadCancelTerminalFlip KnownBadMode = "cancel_terminal_flip"  // a completed or failed task's cancel makes it cancelled (E48)
+	KnownBadNoInlineResultType KnownBadMode = "no_inline_result_type" // no resultType on the result inlined in tasks/get (E11, E50)
+)
+
 // KnownBadModes returns every known-bad mode, in the order above.
 func KnownBadModes() []KnownBadMode {
 	return []KnownBadMode{
@@ -332,6 +339,7 @@ func KnownBadModes() []KnownBadMode {
 		KnownBadNoResultType, KnownBadLenientEnvelope, KnownBadNoHeaderCheck, KnownBadUnknownMethod200,
 		KnownBadLegacyMethods, KnownBadTasksUndeclared, KnownBadModernMissingFields, KnownBadGetNotReady,
 		KnownBadIsErrorFailed, KnownBadNoInlinePayload, KnownBadReuseInputKeys, KnownBadAckWithTask,
+		KnownBadCancelTerminalFlip, KnownBadNoInlineResultType,
 	}
 }
 

@@ -32,6 +32,7 @@ func runConform(args []string, stdout, stderr io.Writer) (err error) {
 	defer func() { err = secrets.Error(err) }()
 	var (
 		target, tool, toolArgs, junit, out string
+		failArgs, errorArgs                string
 		protocol                           string
 		headers, others, perTool           []string
 		only, skip                         []string
@@ -62,6 +63,11 @@ inputSchema requires), and calls every listed tool once or twice in the taskSupp
 created that is still running when it ends (where the server declares tasks/cancel), and
 lists the ids it created and those it left behind. Point it at a staging server.
 
+Every reply is checked against the official JSON schemas of its era, embedded in the
+binary: a reply that fails them fails its case, naming the definition and the path.
+--fail-args and --error-args give the calls that end in a tool error and in a protocol
+error, so that the isError and failed checks (R51, E49) run on any server.
+
 Against tasksim serve nothing needs to be given: its tools are known. With
 --other-header (a second identity, e.g. another tenant's token) the isolation cases check
 that it cannot read, fetch, cancel or list the first identity's tasks.
@@ -91,6 +97,8 @@ Flags:
 	fs.StringVar(&protocol, "protocol", "", "the suite to run, `ERA`: 2025-11-25, 2026-07-28 or both (default: every era the target serves)")
 	fs.StringVar(&tool, "tool", "", "`NAME` of the task tool of the lifecycle cases (default: the first tool that supports tasks)")
 	fs.StringVar(&toolArgs, "args", "", "--tool's arguments as a `JSON` object (default: the minimal ones its inputSchema requires)")
+	fs.StringVar(&failArgs, "fail-args", "", "arguments, a `JSON` object, that make the lifecycle tool (--tool, or the suite's default) end in a tool error (isError: true): enables the R51/E49 checks of result.failed and modern.result.completed on any server")
+	fs.StringVar(&errorArgs, "error-args", "", "arguments, a `JSON` object, that make the lifecycle tool end in a protocol error (a JSON-RPC error): enables result.failed's and modern.result.failed's checks on any server")
 	fs.StringArrayVar(&perTool, "tool-args", nil, "arguments of one tool in the taskSupport cases, `NAME=JSON` (repeatable)")
 	fs.StringSliceVar(&only, "only", nil, "run only these cases, `ID,...`")
 	fs.StringSliceVar(&skip, "skip", nil, "leave out these cases, `ID,...`")
@@ -145,6 +153,18 @@ Flags:
 			return usagef("--args are the arguments of --tool: give --tool too")
 		}
 		o.Args = json.RawMessage(toolArgs)
+	}
+	for _, fa := range []struct {
+		flag, value string
+		dst         *json.RawMessage
+	}{{"--fail-args", failArgs, &o.FailArgs}, {"--error-args", errorArgs, &o.ErrorArgs}} {
+		if fa.value == "" {
+			continue
+		}
+		if !isJSONObject(fa.value) {
+			return usagef("%s: not a JSON object: %s", fa.flag, fa.value)
+		}
+		*fa.dst = json.RawMessage(fa.value)
 	}
 	for _, ta := range perTool {
 		name, js, ok := strings.Cut(ta, "=")

@@ -311,3 +311,42 @@ func TestConformModern(t *testing.T) {
 		t.Errorf("--protocol 2024: exit %d, want 2; stderr:\n%s", code, errOut)
 	}
 }
+
+// TestConformFailArgs: --fail-args and --error-args give the calls that end in a tool error
+// and in a protocol error, so that E49 is checked with the operator's tool (work, not the
+// suite's default work_task): a server that ends a tool error failed (is_error_failed)
+// fails modern.result.completed (exit 99), the good server passes (exit 0), and arguments
+// that are not a JSON object are usage (exit 2). A server that flips a completed task to
+// cancelled on a late cancel (cancel_terminal_flip) fails modern.cancel.terminal.
+func TestConformFailArgs(t *testing.T) {
+	args := []string{"--no-progress", "--tool", "work", "--args", `{"duration_ms":50}`,
+		"--fail-args", `{"duration_ms":50,"outcome":"failed"}`, "--error-args", `{"duration_ms":50,"outcome":"error"}`,
+		"--only", "modern.result.completed,modern.result.failed,modern.cancel.terminal"}
+	good := startServe(t, "--protocols", "modern")
+	c, out, errOut, code := conformRun(t, t.TempDir(), append([]string{"--target", good}, args...)...)
+	if code != 0 || c == nil || c.Counts.Pass != 3 {
+		t.Errorf("good server: exit %d, want 0 with 3 cases passed; stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, tc := range []struct{ mode, id, rule string }{
+		{"is_error_failed", "modern.result.completed", "E49"},
+		{"cancel_terminal_flip", "modern.cancel.terminal", "E48"},
+	} {
+		bad := startServe(t, "--protocols", "modern", "--set", "server.known_bad=["+tc.mode+"]")
+		c, out, errOut, code = conformRun(t, t.TempDir(), append([]string{"--target", bad}, args...)...)
+		failed := false
+		if c != nil {
+			for _, k := range c.Cases {
+				failed = failed || (k.ID == tc.id && k.Verdict == results.CaseFail && len(k.Broken) > 0 && k.Broken[0] == tc.rule)
+			}
+		}
+		if code != 99 || !failed {
+			t.Errorf("%s: exit %d, want 99 with %s failed on %s; stdout:\n%s\nstderr:\n%s", tc.mode, code, tc.id, tc.rule, out, errOut)
+		}
+	}
+	for _, flag := range []string{"--fail-args", "--error-args"} {
+		_, _, errOut, code = conformRun(t, t.TempDir(), "--target", good, flag, "[1]")
+		if code != 2 || !strings.Contains(errOut, flag+": not a JSON object") {
+			t.Errorf("%s [1]: exit %d, want 2 naming the flag; stderr:\n%s", flag, code, errOut)
+		}
+	}
+}

@@ -1,34 +1,15 @@
 // Package mcptest is test support for the MCP wire layer, as net/http/httptest is for
-// net/http: it checks JSON-RPC messages and MCP results against the official JSON schemas,
-// each embedded byte for byte from the sources described in docs/RULES.md#sources, using the
-// draft 2020-12 validator github.com/santhosh-tekuri/jsonschema/v6:
+// net/http: it checks JSON-RPC messages and MCP results against the official JSON schemas of
+// 2025-11-25, of 2026-07-28 and of its Tasks extension (Validate, ValidateReply,
+// ValidateMessage, Validate2026, ValidateExt, ValidateReply2026, ValidateMessage2026), and
+// Must and MustFail turn their verdicts into test failures.
 //
-//   - protocol 2025-11-25 (testdata/schema-2025-11-25.json): Validate, ValidateReply,
-//     ValidateMessage;
-//   - protocol 2026-07-28 (testdata/schema-2026-07-28.json): Validate2026;
-//   - its Tasks extension io.modelcontextprotocol/tasks (testdata/ext-tasks-schema.json):
-//     ValidateExt;
-//   - the modern era, both of the last two at once: ValidateReply2026, ValidateMessage2026.
-//
-// It owns the embedded schemas, the tables that map each method to the definitions its
-// messages and replies must match, and the *SchemaError that says which definition (or
-// rule) failed and why.
+// The schemas and their validator are package internal/schema's, which the contract suite
+// also uses in production: one embedded copy of each schema (docs/RULES.md#sources). This
+// package names them for tests and adds nothing to what they judge.
 //
 // It is for tests only: production code must not import it (a test in this package checks
-// the module for such imports). It imports neither tasksim's wire layer (package mcp) nor
-// anything else of tasksim, so that it stays an independent oracle whose method names come
-// from the spec, not from the code under test, and so that tests of any package, package
-// mcp's own internal tests included, can use it.
-//
-// The schemas are the source of truth, with two JSON-RPC 2.0 rules they cannot express
-// added on top and reported as such: a response carries exactly one of "result" and
-// "error", and a message's shape (method and id, method alone, result, error) picks the one
-// member of the JSONRPCMessage union it must match, so that {"id":null,"method":"x"} is
-// judged as a request (and fails, H11) rather than passing as a notification with an extra
-// member. For the modern era, the resultType of a reply selects the definition it must match
-// and the error codes E14 forbids fail, both reported with their rule id (E13, E45, E14);
-// and every request must carry the core RequestParams (the _meta envelope, E1), the task
-// methods included, whose definitions in the extension schema leave it out.
-//
-// Formats ("uri", "byte") are annotations only, as draft 2020-12 specifies by default.
+// the module for such imports). It imports nothing of tasksim but internal/schema, which
+// imports nothing of tasksim, so that it stays an independent oracle and tests of any
+// package, package mcp's own internal tests included, can use it.
 package mcptest

@@ -16,7 +16,7 @@ import (
 )
 
 // officialSHA256 holds the digests of the official schema.json files given in
-// docs/RULES.md#sources, by file under testdata.
+// docs/RULES.md#sources, by file under internal/schema/official.
 var officialSHA256 = map[string]string{
 	"schema-2025-11-25.json": "268a5f82ba70fd7e4b6dc4aa1e64f116f74b4d0edcb69dc046829c79dd4e97e7",
 	"schema-2026-07-28.json": "ef70b61f99b6d2e5e3b46863822eab08dff6a45bedc7a08914e0e5b133f40203",
@@ -25,13 +25,13 @@ var officialSHA256 = map[string]string{
 
 func TestEmbeddedSchemaIsTheOfficialCopy(t *testing.T) {
 	for name, want := range officialSHA256 {
-		b, err := os.ReadFile("testdata/" + name)
+		b, err := os.ReadFile("../../schema/official/" + name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		sum := sha256.Sum256(b)
 		if got := hex.EncodeToString(sum[:]); got != want {
-			t.Errorf("testdata/%s has sha256 %s, want %s (the unmodified official copy)", name, got, want)
+			t.Errorf("internal/schema/official/%s has sha256 %s, want %s (the unmodified official copy)", name, got, want)
 		}
 	}
 }
@@ -238,7 +238,7 @@ func ExampleValidate() {
 	err := mcptest.Validate("GetTaskResult", []byte(`{"taskId":"t1","status":"done","createdAt":"2026-01-05T09:00:00Z","lastUpdatedAt":"2026-01-05T09:00:00Z","ttl":null}`))
 	fmt.Println(err)
 	// Output:
-	// mcptest: JSON text does not match #/$defs/GetTaskResult of schema 2025-11-25: jsonschema validation failed with 'urn:mcp:schema-2025-11-25#/$defs/GetTaskResult'
+	// schema: JSON text does not match #/$defs/GetTaskResult of schema 2025-11-25: jsonschema validation failed with 'urn:mcp:schema-2025-11-25#/$defs/GetTaskResult'
 	// - at '': 'allOf' failed
 	//   - at '/status': value must be one of 'cancelled', 'completed', 'failed', 'input_required', 'working'
 	//   in: {"taskId":"t1","status":"done","createdAt":"2026-01-05T09:00:00Z","lastUpdatedAt":"2026-01-05T09:00:00Z","ttl":null}

@@ -1,4 +1,4 @@
-package mcptest
+package schema
 
 import (
 	"encoding/json"
@@ -252,5 +252,5 @@ func ValidateMessage2026(raw []byte) error {
 
 // mcpRuleError reports a rule of docs/RULES.md that the schemas do not express.
 func mcpRuleError(raw []byte, rule, text string) error {
-	return &SchemaError{Rule: rule, Err: errors.New(text), Instance: excerpt(raw)}
+	return &Error{Rule: rule, Err: errors.New(text), Instance: excerpt(raw)}
 }

@@ -1,4 +1,4 @@
-package mcptest
+package schema
 
 import (
 	"errors"
@@ -130,7 +130,7 @@ func (s *Schema) ValidateReply(method string, raw []byte) error {
 	case len(errs) == 0:
 		return nil
 	case anyOne:
-		return fmt.Errorf("mcptest: %s result matches none of %s:\n%w", method, strings.Join(defs, ", "), errors.Join(errs...))
+		return fmt.Errorf("schema: %s result matches none of %s:\n%w", method, strings.Join(defs, ", "), errors.Join(errs...))
 	default:
 		return errors.Join(errs...)
 	}
@@ -206,5 +206,5 @@ func shapeOf(obj map[string]any, raw []byte) (string, error) {
 
 // ruleError reports a JSON-RPC 2.0 rule that the schema does not express.
 func ruleError(raw []byte, rule string) error {
-	return &SchemaError{Err: errors.New(rule), Instance: excerpt(raw)}
+	return &Error{Err: errors.New(rule), Instance: excerpt(raw)}
 }
