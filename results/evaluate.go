@@ -217,10 +217,11 @@ func (wt *WindowTally) Add(w *metrics.Window) {
 	for i := range wt.later {
 		d := &wt.later[i]
 		v, ok := d.th.windowValue(w)
+		v = round3(v)
 		if !ok {
 			v = math.NaN()
 		}
-		d.vals = append(d.vals, round3(v))
+		d.vals = append(d.vals, v)
 	}
 	wt.n++
 }

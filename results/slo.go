@@ -1,8 +1,7 @@
 package results
 
 import (
-	"slices"
-	"strconv"
+		"strconv"
 	"time"
 
 	"github.com/tasksim/tasksim/scenarios"
@@ -22,8 +21,9 @@ const SourceSLO = "slo"
 //	tasks.unknown               == 0                       every task's outcome was learned
 //	requests.setup_errors_rate  <= 1%                      initialize / server/discover
 //
-// The two latency SLOs read P and pass without data (no task was seen ending: the evidence
-// threshold tasks.done > 0 judges that); without a P (the clients do not follow the advice, or none
+// All but tasks.unknown pass without data (no task was seen ending, no handshake: the
+// evidence threshold tasks.done > 0 judges whether the target worked). The two latency SLOs
+// read P; without a P (the clients do not follow the advice, or none
 // was advertised and the clients have no interval) they are not applied, and say why.
 const (
 	sloLagFloor   = time.Second
@@ -147,9 +147,10 @@ func judgedSLOs(slos []SLO) ([]scenarios.Threshold, []string) {
 	for _, s := range slos {
 		if s.Skip == "" && s.Th.Expr != "" {
 			th := s.Th
-			if t, err := ParseThreshold(th.Expr); err == nil && slices.Contains(SLOMetrics, t.Metric) {
-				// No detection or no tasks/get (synchronous calls, expired tasks) is no
-				// latency to judge; tasks.done > 0 still asks that the target did work.
+			if t, err := ParseThreshold(th.Expr); err == nil && t.Metric != sloUnknownMetric {
+				// No detection, no tasks/get (synchronous calls, expired tasks) or no setup
+				// request (an era without a handshake) is nothing to judge; tasks.done > 0
+				// still asks that the target did work.
 				th.OnNoData = scenarios.NoDataPass
 			}
 			ths = append(ths, th)
