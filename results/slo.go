@@ -1,7 +1,7 @@
 package results
 
 import (
-		"strconv"
+	"strconv"
 	"time"
 
 	"github.com/tasksim/tasksim/scenarios"

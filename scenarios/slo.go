@@ -121,7 +121,7 @@ func (v *validator) slo() {
 		case "percent":
 			var p Percent
 			if err := p.UnmarshalText([]byte(k.lim.Value)); err != nil {
-				v.add(path, "want off or %v", err)
+				v.add(path, "want off or a percentage like 2%%: %v", err)
 			} else if p < 0 || p > 100 {
 				v.add(path, "must be in [0%%, 100%%], got %v", p)
 			}
