@@ -76,3 +76,36 @@ func TestSLOSectionErrorsAreLocated(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepVaryPollIntervalAgainstTarget: against a target whose advice the clients follow,
+// --vary poll_interval is a usage error naming what to vary instead, and no directory is
+// made; with clients that poll by their own policy it is meaningful, and said so.
+func TestSweepVaryPollIntervalAgainstTarget(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sweep")
+	_, stderr, code := runCLI("sweep", "smoke", "--target", "http://127.0.0.1:9/mcp", "--vary", "poll_interval=250ms,1s", "--out", out)
+	if code != exitUsage || !strings.Contains(stderr, "--set client.poll.policy=fixed --vary client.poll.interval=250ms,1s") {
+		t.Errorf("exit %d, want %d naming client.poll.interval:\n%s", code, exitUsage, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a refused sweep made %s", out)
+	}
+	_, stderr, code = runCLI("sweep", "smoke", "--target", "http://127.0.0.1:9/mcp", "--vary", "server.ttl=1m,2m", "--out", out)
+	if code != exitUsage || !strings.Contains(stderr, "server.* configures the embedded server") {
+		t.Errorf("--vary server.ttl against a target: exit %d\n%s", code, stderr)
+	}
+
+	f, name, vars, err := parseSweepFlags([]string{"smoke", "--target", "http://127.0.0.1:9/mcp", "--set", "client.poll.policy=fixed",
+		"--vary", "poll_interval=250ms,1s"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &sweepResult{Vary: vars, Cells: grid(vars)}
+	note, err := checkVariedAgainstTarget(f, name, r)
+	if err != nil || !strings.Contains(note, "client.poll.policy fixed, not by the target's advice") {
+		t.Errorf("fixed clients: note %q, err %v; want a note that the values are the clients' own", note, err)
+	}
+	f, name, vars, _ = parseSweepFlags([]string{"smoke", "--vary", "poll_interval=250ms,1s"}, nil)
+	if note, err := checkVariedAgainstTarget(f, name, &sweepResult{Vary: vars, Cells: grid(vars)}); note != "" || err != nil {
+		t.Errorf("the embedded server: note %q, err %v; want neither", note, err)
+	}
+}

@@ -41,7 +41,7 @@ const (
 // varyAliases map the short names of --vary onto run flags; any other name is a scenario
 // path passed as --set.
 var varyAliases = map[string]string{
-	"poll_interval": "--poll-interval", // advertised by the embedded server and the clients' fallback
+	"poll_interval": "--poll-interval", // advertised by the embedded server and the clients' fallback (checkVariedAgainstTarget)
 	"clients":       "--clients",
 	"rate":          "--rate",
 	"duration":      "--duration",
@@ -223,6 +223,10 @@ func runSweep(p process, args []string, stdout, stderr io.Writer) error {
 	if err := checkSweep(f, name, r); err != nil { // before anything is created
 		return err
 	}
+	note, err := checkVariedAgainstTarget(f, name, r)
+	if err != nil {
+		return err
+	}
 	dir := f.out
 	if dir == "" {
 		base := strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
@@ -232,6 +236,9 @@ func runSweep(p process, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("output directory: %w", err)
 	}
 	fmt.Fprintf(stderr, "tasksim sweep: %s, %d cells\n", name, len(r.Cells))
+	if note != "" {
+		fmt.Fprintf(stderr, "tasksim sweep: %s\n", note)
+	}
 
 	var bars *sweepBars
 	if !f.noProgress && isTerminal(stderr) {
@@ -351,6 +358,7 @@ func measureCell(c *sweepCell, s *results.Summary, slos []results.Threshold) {
 	}
 	c.Figures = &sweepFigures{
 		RequestRate:         requestRate(s),
+		RequestRateNoise:    requestRateNoise(s),
 		PollsPerTaskMean:    stat(s, "polls_per_task").Mean,
 		PollAmplification:   s.Fleet.PollAmplification,
 		DetectionLagP50:     stat(s, "detection_lag").P50,
@@ -404,6 +412,19 @@ func requestRate(s *results.Summary) float64 {
 		n += r.Count
 	}
 	return float64(n) / s.DurationS
+}
+
+// requestRateNoise is one standard deviation of requestRate from the run's own counts:
+// sqrt(N) / duration_s for N requests, as for any count of independent events.
+func requestRateNoise(s *results.Summary) float64 {
+	if s.DurationS <= 0 {
+		return 0
+	}
+	var n int64
+	for _, r := range s.Requests {
+		n += r.Count
+	}
+	return math.Sqrt(float64(n)) / s.DurationS
 }
 
 // exitCode is the exit code of a command that returned err: 2 for a usage error (the
