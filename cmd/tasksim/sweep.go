@@ -66,12 +66,16 @@ func parseSweepFlags(args []string, _ io.Writer) (*sweepFlags, string, []sweepVa
 Runs the scenario (default: baseline) once per cell of the grid of --vary values and
 recommends, for each client count, the cell with the lowest server request rate that passes
 and meets every --slo; with --vary clients, also the capacity (the largest client count that
-does, below the first that does not). NAME is poll_interval, clients, rate, duration or any
-scenario path (as for --set). Writes %s, %s, %s and one run directory per
+does, below the first that does not). Cells whose request rates differ by less than the
+noise of the runs are "indistinguishable": nothing is recommended on them. NAME is
+poll_interval, clients, rate, duration or any scenario path (as for --set); against a
+--target whose advice the clients follow, vary client.poll.interval (with
+client.poll.policy=fixed) rather than poll_interval. Writes %s, %s, %s and one run directory per
 cell (cell-00, ...) under --out, and prints the recommendations, the capacity and why each
 other cell lost. The whole grid is checked before anything runs or is written.
 
-Exit codes: 0 a cell is recommended (with --vary clients: a capacity was found), 1 runtime
+Exit codes: 0 a cell is recommended or the passing cells are indistinguishable (with --vary
+clients: a capacity was found), 1 runtime
 error (no cell produced a result), 2 usage (or a cell's scenario is invalid), 99 cells ran
 but none qualifies (with --vary clients: the smallest count failed), 130 stopped by Ctrl-C
 or SIGTERM (the cells run so far are written; nothing is recommended).
