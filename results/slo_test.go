@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -106,5 +107,41 @@ func TestFailingSLONamedInSummaryTextAndReport(t *testing.T) {
 	}
 	if want := "default SLO detection_lag.p99 &lt;= 6ms failed"; !strings.Contains(string(page), want) {
 		t.Errorf("report lacks %q in its verdict", want)
+	}
+}
+
+// TestMergeJudgesTheShardsSLOs: a merge judges the whole by the default SLOs its shards
+// were judged by, limits and notes as they were, over the merged run and its windows.
+func TestMergeJudgesTheShardsSLOs(t *testing.T) {
+	root := t.TempDir()
+	a, b, out := filepath.Join(root, "a"), filepath.Join(root, "b"), filepath.Join(root, "out")
+	writeShard(t, a, 0, 2, t0, 0, []shardWindow{{time.Second, 10, 5}, {2 * time.Second, 10, 5}})
+	writeShard(t, b, 1, 2, t0, 0, []shardWindow{{time.Second, 10, 5}, {2 * time.Second, 10, 300}})
+	slo := ThresholdResult{Expr: "latency_tasks_get.p99 <= 100ms", Source: SourceSLO, Note: "P = 100ms, the pollInterval the target advertised"}
+	for _, dir := range []string{a, b} {
+		s, err := ReadSummary(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Thresholds = append(s.Thresholds, slo)
+		if err := WriteSummary(dir, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := MergeRuns([]string{a, b}, out, MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *ThresholdResult
+	for i := range m.Thresholds {
+		if m.Thresholds[i].Source == SourceSLO {
+			got = &m.Thresholds[i]
+		}
+	}
+	if got == nil || got.Expr != slo.Expr || got.Note != slo.Note || got.Pass || got.WindowsEvaluated != 2 || got.WindowsFailed != 1 {
+		t.Errorf("merged SLO %+v, want %q failing in 1 of 2 windows, its note kept", got, slo.Expr)
+	}
+	if m.Verdict != VerdictFail {
+		t.Errorf("merged verdict %s, want fail", m.Verdict)
 	}
 }
