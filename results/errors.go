@@ -39,10 +39,10 @@ func ErrorSummary(info RunInfo) *Summary {
 	s.Counters, s.Gauges = map[string]int64{}, map[string]Level{}
 	s.Verdict, s.Error = VerdictError, info.Error
 	s.Gates = reasonOnlyGates(reason)
-	ths, sources := judged(info.Thresholds, info.ErrorBudget)
+	ths, sources, notes := judgedAll(info)
 	s.Thresholds = make([]ThresholdResult, 0, len(ths))
 	for i, th := range ths {
-		s.Thresholds = append(s.Thresholds, ThresholdResult{Expr: th.Expr, Source: sources[i], WorstWindow: -1,
+		s.Thresholds = append(s.Thresholds, ThresholdResult{Expr: th.Expr, Source: sources[i], Note: notes[i], WorstWindow: -1,
 			Error: "not evaluated: " + reason})
 	}
 	if s.Error == "" {

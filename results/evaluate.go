@@ -16,9 +16,12 @@ type ThresholdResult struct {
 	Value float64 `json:"value"` // whole-run value, in Unit, rounded to 3 decimals; null with NoData or Error
 	Pass  bool    `json:"pass"`
 	Unit  string  `json:"unit"` // "ms", "count", "ratio", "per_s" or "%"; "" with Error
-	// Source is where the threshold comes from: SourceScenario, SourceErrorBudget or
-	// SourceEvidence.
+	// Source is where the threshold comes from: SourceScenario, SourceErrorBudget,
+	// SourceEvidence or SourceSLO.
 	Source string `json:"source"`
+	// Note says, for a default SLO, what its limit was computed from ("P = 250ms, advertised
+	// by the target"); absent otherwise.
+	Note string `json:"note,omitempty"`
 	// NoData says the whole run had nothing to measure (an empty histogram, a rate with
 	// nothing to divide by, a figure the target cannot report): Value is then 0 here and
 	// null in summary.json, and no window was evaluated.
@@ -73,7 +76,11 @@ func (t Threshold) observe(acc *windowAcc, i int, w *metrics.Window) {
 	if !ok {
 		return
 	}
-	wv = round3(wv)
+	t.observeValue(acc, i, round3(wv))
+}
+
+// observeValue adds window i's value wv (rounded) to acc.
+func (t Threshold) observeValue(acc *windowAcc, i int, wv float64) {
 	acc.evaluated++
 	if !t.Op.holds(wv, t.Limit) {
 		acc.failed++
@@ -110,8 +117,49 @@ func (t Threshold) result(s *Summary, acc *windowAcc) ThresholdResult {
 // which over an hour-long soak would be gigabytes. Build reads it through RunInfo.Windows.
 // Call Add from one goroutine.
 type WindowTally struct {
-	ths []tallied // in the order of the scenario's thresholds
-	n   int       // windows added
+	ths   []tallied  // in the order of the scenario's thresholds
+	later []deferred // metrics whose limit is known only at the end (Defer)
+	n     int        // windows added
+}
+
+// deferred is a metric of a WindowTally whose threshold is not known yet: its value in each
+// window (NaN: no data) is kept, 8 bytes a window, and replayed once the limit is known.
+type deferred struct {
+	th   Threshold // the metric; its limit is a placeholder
+	vals []float64
+}
+
+// Defer has wt keep the window values of each metric (a threshold's left side, e.g.
+// detection_lag.p99) for a threshold whose limit is known only after the run: the default
+// SLOs (SLOMetrics). A metric that does not parse is ignored. It returns wt.
+func (wt *WindowTally) Defer(metricNames ...string) *WindowTally {
+	for _, m := range metricNames {
+		if t, err := ParseThreshold(m + " < 0"); err == nil && !t.isTotal() {
+			wt.later = append(wt.later, deferred{th: t})
+		}
+	}
+	return wt
+}
+
+// deferred returns the values kept for t's metric; nil when none are.
+func (wt *WindowTally) deferred(t Threshold) *deferred {
+	for i := range wt.later {
+		if wt.later[i].th.Metric == t.Metric {
+			return &wt.later[i]
+		}
+	}
+	return nil
+}
+
+// replay tallies the kept window values against t.
+func (d *deferred) replay(t Threshold) *windowAcc {
+	acc := newWindowAcc()
+	for i, v := range d.vals {
+		if !math.IsNaN(v) {
+			t.observeValue(&acc, i, v)
+		}
+	}
+	return &acc
 }
 
 // tallied is one threshold of a WindowTally; an expression that does not parse has no
@@ -166,6 +214,15 @@ func (wt *WindowTally) Add(w *metrics.Window) {
 			e.th.observe(&e.acc, wt.n, w)
 		}
 	}
+	for i := range wt.later {
+		d := &wt.later[i]
+		v, ok := d.th.windowValue(w)
+		v = round3(v)
+		if !ok {
+			v = math.NaN()
+		}
+		d.vals = append(d.vals, v)
+	}
 	wt.n++
 }
 
@@ -187,7 +244,7 @@ func (t Threshold) FailsIn(w *metrics.Window) (value float64, failed bool) {
 // isTotal reports whether t reads a count that only makes sense over the whole run.
 func (t Threshold) isTotal() bool {
 	switch t.src.kind {
-	case kindCounter, kindRequests, kindSettled, kindDone:
+	case kindCounter, kindRequests, kindSettled, kindDone, kindSetup:
 		return true
 	case kindStat:
 		return t.src.stat == statCount
@@ -235,6 +292,16 @@ func (t Threshold) runValue(s *Summary) (v float64, ok bool) {
 			return float64(errs), true
 		}
 		return float64(n), true
+	case kindSetup, kindSetupRate:
+		var n, errs int64
+		for _, op := range setupOps {
+			rs := s.Requests[op.Name()]
+			n, errs = n+rs.Count, errs+rs.Errors
+		}
+		if src.kind == kindSetupRate {
+			return rate(errs, n)
+		}
+		return float64(errs), true
 	case kindFleetAmp:
 		return s.Fleet.PollAmplification, c(metrics.AmplificationAdvised) > 0
 	case kindStatusReads:
@@ -260,6 +327,9 @@ func (t Threshold) runValue(s *Summary) (v float64, ok bool) {
 	}
 	return 0, false
 }
+
+// setupOps are the requests that set a client up: requests.setup_errors counts their errors.
+var setupOps = [...]mcp.Op{mcp.OpInitialize, mcp.OpServerDiscover}
 
 // settledCounters are the outcomes tasks.settled adds up: tasks (and synchronous calls,
 // counted completed or failed) whose outcome became known.
@@ -287,6 +357,12 @@ func (t Threshold) windowValue(w *metrics.Window) (v float64, ok bool) {
 		for m := range mcp.NumOps {
 			n += w.RequestCount(m)
 			errs += w.ErrorCount(m)
+		}
+		return rate(errs, n)
+	case kindSetupRate:
+		var n, errs int64
+		for _, op := range setupOps {
+			n, errs = n+w.RequestCount(op), errs+w.ErrorCount(op)
 		}
 		return rate(errs, n)
 	case kindFleetAmp:

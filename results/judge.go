@@ -41,30 +41,48 @@ func judged(ths []scenarios.Threshold, errorBudget *float64) ([]scenarios.Thresh
 	return out, append(sources, SourceErrorBudget, SourceEvidence)
 }
 
-// judge evaluates every threshold the run is judged by (judged) over the run summarized
+// judgedAll returns every threshold info's run is judged by (judged), then its default SLOs
+// (info.SLOs, source SourceSLO), with the source of each and its note ("" but for an SLO:
+// what its limit was computed from).
+func judgedAll(info RunInfo) (ths []scenarios.Threshold, sources, notes []string) {
+	ths, sources = judged(info.Thresholds, info.ErrorBudget)
+	notes = make([]string, len(ths))
+	slos, sloNotes := judgedSLOs(info.SLOs)
+	ths = append(ths[:len(ths):len(ths)], slos...)
+	for range slos {
+		sources = append(sources, SourceSLO)
+	}
+	return ths, sources, append(notes, sloNotes...)
+}
+
+// judge evaluates every threshold the run is judged by (judgedAll) over the run summarized
 // by s: whole-run values from s, windows from info.Windows when set, else from windows.
 //
 //	no data       the metric had no sample in the run: the threshold fails, unless the
 //	              scenario opted in with on_no_data: pass
 //	abort_on_fail one failing window fails the threshold, whatever the whole-run value
 func judge(info RunInfo, s *Summary, windows []metrics.Window) []ThresholdResult {
-	ths, sources := judged(info.Thresholds, info.ErrorBudget)
+	ths, sources, notes := judgedAll(info)
 	out := make([]ThresholdResult, 0, len(ths))
 	for i, th := range ths {
 		source := sources[i]
 		t, err := ParseThreshold(th.Expr)
 		if err != nil {
 			out = append(out, ThresholdResult{Expr: strings.TrimSpace(th.Expr), Source: source,
-				WorstWindow: -1, Error: err.Error()})
+				Note: notes[i], WorstWindow: -1, Error: err.Error()})
 			continue
 		}
 		var r ThresholdResult
-		if wt := info.Windows; wt != nil && i < len(wt.ths) && wt.ths[i].ok {
+		wt := info.Windows
+		switch {
+		case source == SourceSLO && wt != nil && wt.deferred(t) != nil:
+			r = t.result(s, wt.deferred(t).replay(t)) // the limit is known only now
+		case source != SourceSLO && wt != nil && i < len(wt.ths) && wt.ths[i].ok:
 			r = t.result(s, &wt.ths[i].acc) // tallied as the windows came
-		} else {
+		default:
 			r = t.Eval(s, windows)
 		}
-		r.Source = source
+		r.Source, r.Note = source, notes[i]
 		if r.NoData && th.PassesOnNoData() {
 			r.Pass, r.OnNoData = true, string(scenarios.NoDataPass)
 		}

@@ -26,6 +26,7 @@ func mergedRunInfo(runs []shardRun) RunInfo {
 		UnknownCreated:     0,
 	}
 	ri.Thresholds, ri.ErrorBudget = judgedBy(s0.Thresholds)
+	ri.SLOs = slosOf(s0.Thresholds)
 	var (
 		invalid, lostIDs, samples []any
 		runtimes                  []*Runtime

@@ -46,7 +46,7 @@ type hlogLine struct {
 // merged timeseries.csv and histograms.hlog into out and feeds every merged second to the
 // thresholds of ri. One second's histograms are held at a time.
 func mergeWindows(runs []shardRun, out string, ri RunInfo) (*mergedWindows, error) {
-	m := &mergedWindows{tally: NewWindowTally(ri.Thresholds, ri.ErrorBudget)}
+	m := &mergedWindows{tally: NewWindowTally(ri.Thresholds, ri.ErrorBudget).Defer(SLOMetrics...)}
 	if ri.Target != "" && ri.Target != "embedded" {
 		m.tally.WithoutServerSide()
 	}

@@ -26,6 +26,8 @@ const (
 	kindGauge                          // a gauge's last (or max) level
 	kindSettled                        // tasks and synchronous calls that reached a known outcome
 	kindDone                           // tasks and synchronous calls that ended without failing
+	kindSetup                          // initialize and server/discover in error, a count
+	kindSetupRate                      // 100 * of them in error / of them sent
 )
 
 // source is what a threshold's metric reads, resolved from its name.
@@ -116,8 +118,12 @@ func resolve(name string) (source, string, error) {
 			return source{kind: kindRequests, errors: true}, "count", nil
 		case "errors_rate":
 			return source{kind: kindErrorsRate}, "%", nil
+		case "setup_errors":
+			return source{kind: kindSetup}, "count", nil
+		case "setup_errors_rate":
+			return source{kind: kindSetupRate}, "%", nil
 		}
-		return source{}, "", fmt.Errorf("unknown metric %q (want requests.count, requests.errors or requests.errors_rate)", name)
+		return source{}, "", fmt.Errorf("unknown metric %q (want requests.count, requests.errors, requests.errors_rate, requests.setup_errors or requests.setup_errors_rate)", name)
 	}
 	if dotted {
 		if c, ok := parseCounter(base); ok {

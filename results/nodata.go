@@ -55,6 +55,7 @@ type thresholdJSON struct {
 	Pass             bool     `json:"pass"`
 	Unit             string   `json:"unit"`
 	Source           string   `json:"source"`
+	Note             string   `json:"note,omitempty"`
 	NoData           bool     `json:"no_data"`
 	OnNoData         string   `json:"on_no_data,omitempty"`
 	WindowsEvaluated int      `json:"windows_evaluated"`
@@ -71,7 +72,7 @@ type thresholdJSON struct {
 func (r ThresholdResult) MarshalJSON() ([]byte, error) {
 	return marshalPlain(thresholdJSON{
 		Expr: r.Expr, Value: optFigure(r.Value, r.NoData || r.Error != ""), Pass: r.Pass, Unit: r.Unit,
-		Source: r.Source, NoData: r.NoData, OnNoData: r.OnNoData,
+		Source: r.Source, Note: r.Note, NoData: r.NoData, OnNoData: r.OnNoData,
 		WindowsEvaluated: r.WindowsEvaluated, WindowsFailed: r.WindowsFailed,
 		WorstWindow: r.WorstWindow, WorstValue: optFigure(r.WorstValue, r.WorstWindow < 0),
 		Error: r.Error, AbortOnFail: r.AbortOnFail,

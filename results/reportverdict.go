@@ -48,7 +48,11 @@ func (p *reportPage) verdict(s *Summary) {
 	}
 	for _, t := range p.Thresholds {
 		if t.Class == "fail" {
-			fails = append(fails, failure{"threshold " + t.Expr + " failed", t.Why})
+			what := "threshold " + t.Expr + " failed"
+			if t.SLO {
+				what = "default SLO " + t.Expr + " failed"
+			}
+			fails = append(fails, failure{what, t.Why})
 		}
 	}
 	v := &p.Verdict
@@ -243,6 +247,7 @@ func failingValue(v any) (string, bool) {
 // thresholdRow is one threshold. Why is what a failure shows in the verdict.
 type thresholdRow struct {
 	Expr, Value, Status, Class, Windows, Why string
+	SLO                                      bool // a default SLO (source slo)
 }
 
 // thresholdRowOf shows the threshold result m (an element of summary.json's thresholds).
@@ -251,7 +256,8 @@ type thresholdRow struct {
 func thresholdRowOf(m map[string]any, ts *timeseries) thresholdRow {
 	unit := jsonString(m, "unit")
 	value, measured := jsonNumber(m, "value")
-	row := thresholdRow{Expr: jsonString(m, "expr"), Value: exactText(value, unit), Status: "pass", Class: "pass"}
+	row := thresholdRow{Expr: jsonString(m, "expr"), Value: exactText(value, unit), Status: "pass", Class: "pass",
+		SLO: jsonString(m, "source") == SourceSLO}
 	if !jsonBool(m, "pass") {
 		row.Status, row.Class = "FAIL", "fail"
 	}
@@ -281,6 +287,9 @@ func thresholdRowOf(m map[string]any, ts *timeseries) thresholdRow {
 		row.Windows = "whole run only"
 	}
 	row.Why = "value " + row.Value
+	if note := jsonString(m, "note"); row.SLO && note != "" {
+		row.Why += " (" + note + ")"
+	}
 	if failed > 0 {
 		row.Why += "; " + row.Windows
 	}

@@ -51,6 +51,9 @@ type RunInfo struct {
 	// requests.errors_rate <= ErrorBudget after its Thresholds. nil = no budget (only for
 	// callers that judge no real run: every run has one).
 	ErrorBudget *float64
+	// SLOs are the run's default SLOs, resolved (DefaultSLOs): those judged follow the error
+	// budget, source SourceSLO. nil = none (callers that judge no real run).
+	SLOs []SLO
 	// Windows, when set, is NewWindowTally(Thresholds, ErrorBudget) fed every window of the
 	// run: the thresholds' windows are read from it, and Build's windows argument may be nil.
 	Windows *WindowTally

@@ -310,6 +310,12 @@ func thresholdText(r ThresholdResult) string {
 		line += " (error budget)"
 	case SourceEvidence:
 		line += " (evidence: a task ended without failing)"
+	case SourceSLO:
+		line += " (default SLO"
+		if r.Note != "" {
+			line += ": " + r.Note
+		}
+		line += ")"
 	}
 	if r.WindowsFailed > 0 {
 		line += fmt.Sprintf(" (%d of %d windows failed, worst %s in window %d)",

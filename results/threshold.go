@@ -36,6 +36,8 @@ import (
 //	requests.errors           requests whose outcome is an error (metrics.Outcome.IsError:
 //	                          not ok, stopped, backpressure, expected or injected), count
 //	requests.errors_rate      100 * requests.errors / requests.count, %
+//	requests.setup_errors     initialize and server/discover requests in error, count
+//	requests.setup_errors_rate 100 * requests.setup_errors / those requests sent, %
 //	<counter>                 a metrics.Counter by name (invalid_transitions, polls, ...), count
 //	<gauge>.last, <gauge>.max a metrics.Gauge (retained_tasks, ...): level at the end, highest
 //	                          level; count

@@ -110,7 +110,7 @@ func TestParseThresholdErrors(t *testing.T) {
 		{"polls_per_second < 5/s", `bad unit "/s" for polls_per_second, a rate per second`},
 		{"tasks.faild_rate < 1%", `unknown metric "tasks.faild_rate" (did you mean tasks.failed_rate`},
 		{"tasks.vanished_everywhere < 1", `unknown metric "tasks.vanished_everywhere" (want tasks.<outcome> or tasks.<outcome>_rate`},
-		{"requests.latency < 1", `unknown metric "requests.latency" (want requests.count, requests.errors or requests.errors_rate)`},
+		{"requests.latency < 1", `unknown metric "requests.latency" (want requests.count, requests.errors, requests.errors_rate, requests.setup_errors or requests.setup_errors_rate)`},
 		{"polls.count < 1", "polls is a counter: write it without .count"},
 		{"retained_tasks < 10", "retained_tasks is a gauge: write retained_tasks.last (level at the end) or retained_tasks.max (highest level)"},
 	}

@@ -56,7 +56,7 @@ func newCollector(dir string, start time.Time, rec *metrics.Recorder, eng *loadg
 		ts.Close()
 		return nil, fmt.Errorf("%s: %w", results.HistogramLogFile, err)
 	}
-	tally := results.NewWindowTally(sc.Thresholds, errorBudget(sc))
+	tally := results.NewWindowTally(sc.Thresholds, errorBudget(sc)).Defer(results.SLOMetrics...)
 	if srv == nil {
 		tally.WithoutServerSide() // a real target: those metrics are not measured
 		ts.OmitServerGauges()

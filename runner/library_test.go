@@ -61,7 +61,14 @@ func TestScenarioLibrary(t *testing.T) {
 				sets = append(sets, "duration="+min(time.Duration(sc.Duration), shortMode).String())
 			}
 			synctest.Test(t, func(t *testing.T) {
-				runVirtual(t, info.Name, want, sets...)
+				sum, _ := runVirtual(t, info.Name, want, sets...)
+				if want == results.VerdictFail && sum != nil {
+					// A demo fails for its own reason, a gate, whatever else fails with it.
+					g := sum.Gates
+					if g.Hard.Pass && g.Rollback.Pass && g.Recovery.Pass && g.Cancellation.Pass {
+						t.Errorf("%s fails, but on no gate: thresholds %+v", info.Name, sum.Thresholds)
+					}
+				}
 			})
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,7 +48,13 @@ func runVirtual(t *testing.T, name string, want string, sets ...string) (*result
 	}
 	if sum.Verdict != want {
 		g := sum.Gates
-		t.Errorf("%s: verdict %s (%v), want %s; gates: hard %+v, recovery %+v, cancellation %+v", name, sum.Verdict, err, want, g.Hard, g.Recovery, g.Cancellation)
+		var failed []string
+		for _, th := range sum.Thresholds {
+			if !th.Pass {
+				failed = append(failed, fmt.Sprintf("%s = %v %s (%s %s)", th.Expr, th.Value, th.Unit, th.Source, th.Note))
+			}
+		}
+		t.Errorf("%s: verdict %s (%v), want %s; failed thresholds %q; gates: hard %+v, recovery %+v, cancellation %+v", name, sum.Verdict, err, want, failed, g.Hard, g.Recovery, g.Cancellation)
 	}
 	return sum, dir
 }

@@ -206,6 +206,7 @@ func summarize(r *runRequest, srv *mockserver.Server, eng *loadgen.Engine, rec *
 		DuplicateEffects:         duplicateEffects(srv),
 		Thresholds:               sc.Thresholds,
 		ErrorBudget:              errorBudget(sc),
+		SLOs:                     defaultSLOs(sc, manifest.FirstPollInterval()),
 		Errors:                   errorKinds(eng, r.secrets.String),
 		Compat:                   compatInfo(sc, manifest, srv),
 		Rollback:                 r.rollbackInfo(eng, srv),

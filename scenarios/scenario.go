@@ -64,6 +64,9 @@ type Scenario struct {
 	// for capacity) and refusals the contract prescribes are not errors. 0%..100%.
 	// Default 5%.
 	ErrorBudget Percent `yaml:"error_budget"`
+	// SLO overrides or switches off the default SLOs judged after the error budget (slo.go,
+	// docs/METRICS.md#default-slos). Default: every default SLO on.
+	SLO SLO `yaml:"slo"`
 	// Rollback rehearses the canary's kill switch (rollback.go). Default off.
 	Rollback Rollback `yaml:"rollback"`
 	// ExpectManifest names a pin file (`tasksim probe --pin`): the target's manifest is

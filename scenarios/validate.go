@@ -36,6 +36,7 @@ func (s *Scenario) Validate() error {
 	v.faults()
 	v.security()
 	v.rollback()
+	v.slo()
 	for i, t := range s.Thresholds {
 		if strings.TrimSpace(t.Expr) == "" {
 			v.add(indexPath("thresholds", i), "must not be empty")

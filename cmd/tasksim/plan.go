@@ -62,7 +62,8 @@ func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config, conns r
 	if runner.Protocol(sc) == loadgen.ProtocolModern {
 		result = "inline with the terminal status (2026-07-28: no tasks/result)"
 	}
-	fmt.Fprintf(w, "result       %s, poll interval %v, deadline %v\n", result, cfg.Poll.Interval, cfg.Poll.Deadline)
+	fmt.Fprintf(w, "result       %s, deadline %v\n", result, cfg.Poll.Deadline)
+	fmt.Fprintf(w, "polling      %s\n", pollText(sc))
 	if cfg.Model == loadgen.Closed && cfg.Ramp > 0 {
 		fmt.Fprintf(w, "ramp         the clients start evenly over %v\n", cfg.Ramp)
 	}
@@ -96,6 +97,7 @@ func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config, conns r
 	creates, sessions := recoveryText(cfg.Recovery)
 	fmt.Fprintf(w, "recovery     %s\n             %s\n", creates, sessions)
 	printThresholds(w, sc.Thresholds, sc.ErrorBudget)
+	printSLOs(w, sc)
 }
 
 // cancelText is the share of tasks the clients cancel, and when.

@@ -41,7 +41,7 @@ const (
 // varyAliases map the short names of --vary onto run flags; any other name is a scenario
 // path passed as --set.
 var varyAliases = map[string]string{
-	"poll_interval": "--poll-interval", // advertised by the embedded server and the clients' fallback
+	"poll_interval": "--poll-interval", // advertised by the embedded server and the clients' fallback (checkVariedAgainstTarget)
 	"clients":       "--clients",
 	"rate":          "--rate",
 	"duration":      "--duration",
@@ -66,12 +66,16 @@ func parseSweepFlags(args []string, _ io.Writer) (*sweepFlags, string, []sweepVa
 Runs the scenario (default: baseline) once per cell of the grid of --vary values and
 recommends, for each client count, the cell with the lowest server request rate that passes
 and meets every --slo; with --vary clients, also the capacity (the largest client count that
-does, below the first that does not). NAME is poll_interval, clients, rate, duration or any
-scenario path (as for --set). Writes %s, %s, %s and one run directory per
+does, below the first that does not). Cells whose request rates differ by less than the
+noise of the runs are "indistinguishable": nothing is recommended on them. NAME is
+poll_interval, clients, rate, duration or any scenario path (as for --set); against a
+--target whose advice the clients follow, vary client.poll.interval (with
+client.poll.policy=fixed) rather than poll_interval. Writes %s, %s, %s and one run directory per
 cell (cell-00, ...) under --out, and prints the recommendations, the capacity and why each
 other cell lost. The whole grid is checked before anything runs or is written.
 
-Exit codes: 0 a cell is recommended (with --vary clients: a capacity was found), 1 runtime
+Exit codes: 0 a cell is recommended or the passing cells are indistinguishable (with --vary
+clients: a capacity was found), 1 runtime
 error (no cell produced a result), 2 usage (or a cell's scenario is invalid), 99 cells ran
 but none qualifies (with --vary clients: the smallest count failed), 130 stopped by Ctrl-C
 or SIGTERM (the cells run so far are written; nothing is recommended).
@@ -223,6 +227,10 @@ func runSweep(p process, args []string, stdout, stderr io.Writer) error {
 	if err := checkSweep(f, name, r); err != nil { // before anything is created
 		return err
 	}
+	note, err := checkVariedAgainstTarget(f, name, r)
+	if err != nil {
+		return err
+	}
 	dir := f.out
 	if dir == "" {
 		base := strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
@@ -232,6 +240,9 @@ func runSweep(p process, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("output directory: %w", err)
 	}
 	fmt.Fprintf(stderr, "tasksim sweep: %s, %d cells\n", name, len(r.Cells))
+	if note != "" {
+		fmt.Fprintf(stderr, "tasksim sweep: %s\n", note)
+	}
 
 	var bars *sweepBars
 	if !f.noProgress && isTerminal(stderr) {
@@ -351,6 +362,7 @@ func measureCell(c *sweepCell, s *results.Summary, slos []results.Threshold) {
 	}
 	c.Figures = &sweepFigures{
 		RequestRate:         requestRate(s),
+		RequestRateNoise:    requestRateNoise(s),
 		PollsPerTaskMean:    stat(s, "polls_per_task").Mean,
 		PollAmplification:   s.Fleet.PollAmplification,
 		DetectionLagP50:     stat(s, "detection_lag").P50,
@@ -404,6 +416,19 @@ func requestRate(s *results.Summary) float64 {
 		n += r.Count
 	}
 	return float64(n) / s.DurationS
+}
+
+// requestRateNoise is one standard deviation of requestRate from the run's own counts:
+// sqrt(N) / duration_s for N requests, as for any count of independent events.
+func requestRateNoise(s *results.Summary) float64 {
+	if s.DurationS <= 0 {
+		return 0
+	}
+	var n int64
+	for _, r := range s.Requests {
+		n += r.Count
+	}
+	return math.Sqrt(float64(n)) / s.DurationS
 }
 
 // exitCode is the exit code of a command that returned err: 2 for a usage error (the

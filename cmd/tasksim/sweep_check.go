@@ -118,3 +118,55 @@ func (r *sweepResult) varyValueOf(cells []int) (string, bool) {
 	}
 	return "", false
 }
+
+// checkVariedAgainstTarget refuses a dimension that cannot change what a cell does against
+// a real target, so that the sweep never recommends noise. It returns a note for stderr
+// when poll_interval is varied and meaningful (the clients do not follow the advice).
+//
+//   - poll_interval sets the embedded server's advice and the clients' fallback interval
+//     (client.poll.interval). Against a target whose advice the clients follow
+//     (client.poll.policy server) every cell polls alike: a usage error that says what to
+//     vary instead. With client.poll.policy fixed or backoff the clients wait their own
+//     interval, which it sets: meaningful, and said so.
+//   - server.* configures the embedded server only: ignored against a target.
+func checkVariedAgainstTarget(f *sweepFlags, name string, r *sweepResult) (note string, err error) {
+	var errs []error
+	for _, v := range r.Vary {
+		if !strings.HasPrefix(v.Name, "server.") && v.Name != "poll_interval" {
+			continue
+		}
+		follows, own := false, scenarios.PollPolicy("")
+		target := false
+		for i := range r.Cells {
+			sc, err := cellScenario(f, name, r.Vary, &r.Cells[i])
+			if err != nil {
+				return "", err // checkSweep reports it
+			}
+			if sc.Target == "" {
+				continue
+			}
+			target = true
+			if sc.Client.Poll.Policy == scenarios.PollServer {
+				follows = true
+			} else {
+				own = sc.Client.Poll.Policy
+			}
+		}
+		switch {
+		case !target:
+		case strings.HasPrefix(v.Name, "server."):
+			errs = append(errs, fmt.Errorf("--vary %s: server.* configures the embedded server, and the sweep runs against a target: every cell would be the same", v.Name))
+		case follows:
+			errs = append(errs, fmt.Errorf("--vary poll_interval against a target: the clients follow the target's advertised pollInterval (client.poll.policy server), "+
+				"so --poll-interval is only their fallback and every cell would poll alike. Vary the clients' own policy instead: "+
+				"--set client.poll.policy=fixed --vary client.poll.interval=%s (or client.poll.policy=backoff with --vary client.poll.interval, "+
+				"client.poll.multiplier, client.poll.max_interval)", strings.Join(v.Values, ",")))
+		default:
+			note = fmt.Sprintf("--vary poll_interval against a target: the clients poll by client.poll.policy %s, not by the target's advice, so each cell's value is the clients' own interval (client.poll.interval)", own)
+		}
+	}
+	if len(errs) > 0 {
+		return "", usageError{errors.Join(errs...)}
+	}
+	return note, nil
+}

@@ -44,6 +44,12 @@ func writeSweepText(w io.Writer, r *sweepResult, dir string) {
 				r.label(best), num(round3(best.Figures.RequestRate)), num(best.Figures.DetectionLagP99),
 				num(best.Figures.TaskE2EP99), filepath.Join(dir, best.Cell))
 			trustNote(w, best)
+		case g.pick(roleTied) != nil:
+			label := "none"
+			if grouped {
+				label = g.label + ": none"
+			}
+			fmt.Fprintf(w, "recommended %s: cells indistinguishable: %s\n", label, strings.TrimPrefix(g.pick(roleTied).Why, "indistinguishable: "))
 		case grouped:
 			fmt.Fprintf(w, "recommended %s: none: no cell passed and met every SLO\n", g.label)
 		default:

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +23,13 @@ import (
 //	             qualifying cell with the lowest request rate, ties to the earlier cell; the
 //	             next one is the runner-up. With --vary poll_interval this is the interval
 //	             that costs the server least at that count while meeting every SLO.
+//	noise        a recommendation never rests on noise: with n_i requests over d_i seconds,
+//	             a cell's rate r_i = n_i/d_i has the noise s_i = sqrt(n_i)/d_i (one standard
+//	             deviation of a count), and the cheapest cell is recommended only when
+//	             r_runner-up - r_best > 2*sqrt(s_best^2 + s_runner-up^2) (about 95%
+//	             confidence). Otherwise that count has no recommendation: "cells
+//	             indistinguishable"; its qualifying cells within the noise of the cheapest
+//	             are marked indistinguishable, and the count still carried its clients.
 //	capacity     with --vary clients: going up the counts tried, the largest count below the
 //	             first count that has no qualifying cell. Counts that qualify above that
 //	             failure do not raise it (a fleet growing to them passes through the failing
@@ -29,7 +37,8 @@ import (
 //	             No capacity when the smallest count has no qualifying cell.
 //	interrupted  a sweep a signal stopped recommends nothing and reports no capacity
 //	exit code    130 interrupted; else 0 when there is a capacity (--vary clients) or a
-//	             recommendation (clients not varied); else 99 when a cell produced a
+//	             recommendation or indistinguishable cells (clients not varied: any of
+//	             them will do); else 99 when a cell produced a
 //	             result; else 1 (no cell produced one: runtime errors only)
 
 // qualifies reports whether c may be recommended.
@@ -88,6 +97,56 @@ func (g *countGroup) pick(role string) *sweepCell {
 	return nil
 }
 
+// carrier is the cell that shows the group's count was carried: its recommended cell, else
+// its cheapest indistinguishable one; nil when no cell qualified.
+func (g *countGroup) carrier() *sweepCell {
+	if c := g.pick(roleRecommended); c != nil {
+		return c
+	}
+	return g.pick(roleTied)
+}
+
+// distinguishable reports whether b's request rate is above a's by more than the noise of
+// the two runs: b.rate - a.rate > 2*sqrt(a.noise^2 + b.noise^2) (the noise rule above).
+// Without a noise for either (a sweep.json written before it) the cheaper, else the earlier,
+// cell wins, as it always did.
+func distinguishable(a, b *sweepCell) bool {
+	fa, fb := a.Figures, b.Figures
+	if fa.RequestRateNoise == 0 && fb.RequestRateNoise == 0 {
+		return true
+	}
+	return fb.RequestRate-fa.RequestRate > 2*math.Hypot(fa.RequestRateNoise, fb.RequestRateNoise)
+}
+
+// tie marks the qualifying cells of g (ok, cheapest first) that are within the noise of the
+// cheapest as indistinguishable, each saying so, and returns the group's line: "clients=500:
+// cell-00, cell-01 and cell-02 at 207.84..207.92 req/s, within the noise of the runs (±7.4
+// req/s)".
+func tie(g *countGroup, ok []*sweepCell) string {
+	tied := []*sweepCell{ok[0]}
+	for _, c := range ok[1:] {
+		if !distinguishable(ok[0], c) {
+			tied = append(tied, c)
+		}
+	}
+	names := make([]string, len(tied))
+	for i, c := range tied {
+		names[i] = c.Cell
+	}
+	last := tied[len(tied)-1]
+	bound := 2 * math.Hypot(ok[0].Figures.RequestRateNoise, last.Figures.RequestRateNoise)
+	line := fmt.Sprintf("%s at %s..%s req/s, within the noise of the runs (±%s req/s at 2 sigma from their request counts)",
+		strings.Join(names, ", "), num(round3(ok[0].Figures.RequestRate)), num(round3(last.Figures.RequestRate)), num(round3(bound)))
+	for _, c := range tied {
+		c.Role = roleTied
+		c.Why = "indistinguishable: " + line
+	}
+	if g.label != "" {
+		line = g.label + ": " + line
+	}
+	return line
+}
+
 // whyNone says why the group has no recommendation: its cell's reason when it has one cell.
 func (g *countGroup) whyNone() string {
 	if len(g.cells) == 1 {
@@ -100,6 +159,7 @@ func (g *countGroup) whyNone() string {
 // Recommended, Capacity, the reasons when there are none, and ExitCode.
 func rankSweep(r *sweepResult) {
 	r.Recommended, r.Capacity, r.NoRecommendation, r.NoCapacity = []sweepPick{}, nil, "", ""
+	r.Indistinguishable = nil
 	groups := r.groups()
 	for _, g := range groups {
 		var ok []*sweepCell
@@ -114,7 +174,10 @@ func rankSweep(r *sweepResult) {
 			return cmp.Compare(a.Figures.RequestRate, b.Figures.RequestRate)
 		})
 		var best *sweepCell
-		if len(ok) > 0 {
+		switch {
+		case len(ok) > 1 && !distinguishable(ok[0], ok[1]):
+			r.Indistinguishable = append(r.Indistinguishable, tie(g, ok))
+		case len(ok) > 0:
 			best = ok[0]
 			best.Role = roleRecommended
 			p := r.pickOf(best)
@@ -125,7 +188,7 @@ func rankSweep(r *sweepResult) {
 			r.Recommended = append(r.Recommended, p)
 		}
 		for _, c := range g.cells {
-			if c != best {
+			if c != best && c.Role != roleTied {
 				c.Why = whyNot(c, best, r.Interrupted)
 			}
 		}
@@ -134,6 +197,8 @@ func rankSweep(r *sweepResult) {
 	case r.Interrupted:
 		r.NoRecommendation = "the sweep was interrupted in " + r.InterruptedIn + ": a partial sweep recommends nothing"
 	case len(r.Recommended) > 0:
+	case len(r.Indistinguishable) > 0:
+		r.NoRecommendation = "no recommendation: cells indistinguishable (" + strings.Join(r.Indistinguishable, "; ") + ")"
 	case slices.ContainsFunc(r.Cells, func(c sweepCell) bool { return c.Figures != nil }):
 		r.NoRecommendation = "no cell passed and met every SLO"
 	default:
@@ -165,11 +230,11 @@ func (r *sweepResult) rankCapacity(groups []*countGroup) {
 		r.NoCapacity = "no cell was in the grid"
 		return
 	}
-	first := slices.IndexFunc(groups, func(g *countGroup) bool { return g.pick(roleRecommended) == nil })
+	first := slices.IndexFunc(groups, func(g *countGroup) bool { return g.carrier() == nil })
 	above := []int{}
 	if first >= 0 {
 		for _, g := range groups[first+1:] {
-			if g.pick(roleRecommended) != nil {
+			if g.carrier() != nil {
 				above = append(above, g.clients)
 			}
 		}
@@ -185,7 +250,7 @@ func (r *sweepResult) rankCapacity(groups []*countGroup) {
 	if first > 0 {
 		last = groups[first-1]
 	}
-	best := last.pick(roleRecommended)
+	best := last.carrier()
 	p := r.pickOf(best)
 	r.Capacity = &sweepCapacity{Clients: last.clients, Cell: best.Cell, PollInterval: p.PollInterval,
 		Values: best.Values, Contiguous: len(above) == 0, PassedAbove: above, Warning: p.Warning}
@@ -209,7 +274,7 @@ func (r *sweepResult) exitCode() int {
 	switch {
 	case r.Interrupted:
 		return exitSignal
-	case r.clientsVar() >= 0 && r.Capacity != nil, r.clientsVar() < 0 && len(r.Recommended) > 0:
+	case r.clientsVar() >= 0 && r.Capacity != nil, r.clientsVar() < 0 && len(r.Recommended)+len(r.Indistinguishable) > 0:
 		return exitOK
 	case slices.ContainsFunc(r.Cells, func(c sweepCell) bool { return c.Figures != nil }):
 		return exitGate

@@ -29,6 +29,9 @@ type sweepResult struct {
 	Recommended []sweepPick `json:"recommended"`
 	// NoRecommendation says why Recommended is empty; "" when it is not.
 	NoRecommendation string `json:"no_recommendation,omitempty"`
+	// Indistinguishable says, per client count, why it has no recommendation although cells
+	// qualified: the cheapest differ by less than the noise of the run; absent when none.
+	Indistinguishable []string `json:"indistinguishable,omitempty"`
 	// Capacity is, with --vary clients, the largest client count the server carried; null
 	// when clients are not varied, or with NoCapacity saying why.
 	Capacity   *sweepCapacity `json:"capacity"`
@@ -86,6 +89,9 @@ const (
 	roleRecommended = "recommended"
 	roleRunnerUp    = "runner-up"
 	roleLost        = "lost"
+	// roleTied is a qualifying cell of a client count whose cheapest cells are
+	// indistinguishable: their request rates differ by less than the noise (sweep_rank.go).
+	roleTied = "indistinguishable"
 )
 
 // sweepCell is one cell of the grid: its values, what its run measured, and its part in
@@ -117,7 +123,11 @@ type sweepCell struct {
 
 // sweepFigures are what a cell measured: the columns of sweep.csv after the varied values.
 type sweepFigures struct {
-	RequestRate         float64 `json:"request_rate"`        // requests sent per second of the run, every method
+	RequestRate float64 `json:"request_rate"` // requests sent per second of the run, every method
+	// RequestRateNoise is the run's own noise on RequestRate, one standard deviation in
+	// req/s: sqrt(requests) / duration_s, the spread of a count of N independent events
+	// (docs/METRICS.md#sweep_noise). 0 = unknown (a sweep.json written before it).
+	RequestRateNoise    float64 `json:"request_rate_noise"`
 	PollsPerTaskMean    float64 `json:"polls_per_task_mean"` // tasks/get per task
 	PollAmplification   float64 `json:"poll_amplification"`  // fleet: polls sent / polls advised
 	DetectionLagP50     float64 `json:"detection_lag_p50"`   // ms
