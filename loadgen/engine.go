@@ -222,11 +222,14 @@ func (e *Engine) ResultsLost() []UnknownEvidence {
 	return slices.Clone(e.lostResults)
 }
 
-func (e *Engine) noteResultLost(u UnknownEvidence) {
+func (e *Engine) noteResultLost(u UnknownEvidence) { e.noteSample(&e.lostResults, u) }
+
+// noteSample appends u to the sample *list, up to maxEvidence.
+func (e *Engine) noteSample(list *[]UnknownEvidence, u UnknownEvidence) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if len(e.lostResults) < maxEvidence {
-		e.lostResults = append(e.lostResults, u)
+	if len(*list) < maxEvidence {
+		*list = append(*list, u)
 	}
 }
 
@@ -239,13 +242,7 @@ func (e *Engine) TasksLost() []UnknownEvidence {
 	return slices.Clone(e.lostTasks)
 }
 
-func (e *Engine) noteTaskLost(u UnknownEvidence) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if len(e.lostTasks) < maxEvidence {
-		e.lostTasks = append(e.lostTasks, u)
-	}
-}
+func (e *Engine) noteTaskLost(u UnknownEvidence) { e.noteSample(&e.lostTasks, u) }
 
 func (e *Engine) noteLostAfterReconnect(id string) {
 	e.mu.Lock()

@@ -411,11 +411,16 @@ func requestRate(s *results.Summary) float64 {
 	if s.DurationS <= 0 {
 		return 0
 	}
+	return float64(requestCount(s)) / s.DurationS
+}
+
+// requestCount is the requests the run sent, of every method.
+func requestCount(s *results.Summary) int64 {
 	var n int64
 	for _, r := range s.Requests {
 		n += r.Count
 	}
-	return float64(n) / s.DurationS
+	return n
 }
 
 // requestRateNoise is one standard deviation of requestRate from the run's own counts:
@@ -424,11 +429,7 @@ func requestRateNoise(s *results.Summary) float64 {
 	if s.DurationS <= 0 {
 		return 0
 	}
-	var n int64
-	for _, r := range s.Requests {
-		n += r.Count
-	}
-	return math.Sqrt(float64(n)) / s.DurationS
+	return math.Sqrt(float64(requestCount(s))) / s.DurationS
 }
 
 // exitCode is the exit code of a command that returned err: 2 for a usage error (the
