@@ -145,36 +145,8 @@ Flags:
 			return usagef("--other-header gives the same headers as --header: the second identity must be another (another tenant's token)")
 		}
 	}
-	if toolArgs != "" {
-		if !isJSONObject(toolArgs) {
-			return usagef("--args: not a JSON object: %s", toolArgs)
-		}
-		if tool == "" {
-			return usagef("--args are the arguments of --tool: give --tool too")
-		}
-		o.Args = json.RawMessage(toolArgs)
-	}
-	for _, fa := range []struct {
-		flag, value string
-		dst         *json.RawMessage
-	}{{"--fail-args", failArgs, &o.FailArgs}, {"--error-args", errorArgs, &o.ErrorArgs}} {
-		if fa.value == "" {
-			continue
-		}
-		if !isJSONObject(fa.value) {
-			return usagef("%s: not a JSON object: %s", fa.flag, fa.value)
-		}
-		*fa.dst = json.RawMessage(fa.value)
-	}
-	for _, ta := range perTool {
-		name, js, ok := strings.Cut(ta, "=")
-		if !ok || name == "" || !isJSONObject(js) {
-			return usagef("--tool-args %q: want NAME={JSON object}", ta)
-		}
-		if o.ToolArgs == nil {
-			o.ToolArgs = map[string]json.RawMessage{}
-		}
-		o.ToolArgs[name] = json.RawMessage(js)
+	if err := conformArgs(&o, tool, toolArgs, failArgs, errorArgs, perTool); err != nil {
+		return err
 	}
 	start := time.Now()
 	if out == "" {
@@ -280,4 +252,42 @@ func addHeaders(h http.Header, flags []string, flag string, secrets *redact.Set)
 func isJSONObject(s string) bool {
 	var m map[string]json.RawMessage
 	return json.Unmarshal([]byte(s), &m) == nil && m != nil
+}
+
+// conformArgs sets the suite's call arguments from the flags: --args (of --tool), --fail-args
+// and --error-args (the calls that end in a tool error and in a protocol error), and each
+// --tool-args NAME=JSON. Every value must be a JSON object; a problem is a usage error.
+func conformArgs(o *conform.Options, tool, toolArgs, failArgs, errorArgs string, perTool []string) error {
+	if toolArgs != "" {
+		if !isJSONObject(toolArgs) {
+			return usagef("--args: not a JSON object: %s", toolArgs)
+		}
+		if tool == "" {
+			return usagef("--args are the arguments of --tool: give --tool too")
+		}
+		o.Args = json.RawMessage(toolArgs)
+	}
+	for _, fa := range []struct {
+		flag, value string
+		dst         *json.RawMessage
+	}{{"--fail-args", failArgs, &o.FailArgs}, {"--error-args", errorArgs, &o.ErrorArgs}} {
+		if fa.value == "" {
+			continue
+		}
+		if !isJSONObject(fa.value) {
+			return usagef("%s: not a JSON object: %s", fa.flag, fa.value)
+		}
+		*fa.dst = json.RawMessage(fa.value)
+	}
+	for _, ta := range perTool {
+		name, js, ok := strings.Cut(ta, "=")
+		if !ok || name == "" || !isJSONObject(js) {
+			return usagef("--tool-args %q: want NAME={JSON object}", ta)
+		}
+		if o.ToolArgs == nil {
+			o.ToolArgs = map[string]json.RawMessage{}
+		}
+		o.ToolArgs[name] = json.RawMessage(js)
+	}
+	return nil
 }
