@@ -15,6 +15,8 @@ type RunInfo struct {
 	Protocol string // wire dialect
 	Target   string // target URL; "" or "embedded" = the embedded server
 
+	Config *RunConfig // what the run was asked to do (NewRunConfig); nil = absent
+
 	StartedAt time.Time     // start of the run; reported in UTC
 	Duration  time.Duration // length of the run; 0 = the span of the windows
 

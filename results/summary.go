@@ -47,6 +47,9 @@ type Summary struct {
 	// Shard says which slice of the scenario the run ran, and against which common start
 	// (ShardInfo); absent for a run of the whole scenario without --start-at.
 	Shard *ShardInfo `json:"shard,omitempty"`
+	// Config is what the run was asked to do, as far as comparing it with another run needs
+	// (RunConfig); absent in the summary of an older tasksim.
+	Config *RunConfig `json:"config,omitempty"`
 	// Merge says which shard runs a `tasksim merge` added up, and whether some were missing
 	// (MergeInfo); absent in a run's own summary.
 	Merge *MergeInfo `json:"merge,omitempty"`
@@ -278,6 +281,7 @@ func summaryHead(info RunInfo, dur time.Duration) *Summary {
 		Manifest:       info.Manifest,
 		Runtime:        info.Runtime,
 		Errors:         errorKinds(info.Errors),
+		Config:         info.Config,
 	}
 }
 

@@ -420,7 +420,7 @@ func (r *runRequest) render(sum *results.Summary) (*results.Rendered, []byte, er
 func (r *runRequest) writeErrorSummary(err error) *results.Summary {
 	sc := r.sc
 	info := results.RunInfo{
-		Version: Version, Scenario: sc.Name, Seed: sc.Seed, Target: summaryTarget(sc),
+		Version: Version, Scenario: sc.Name, Seed: sc.Seed, Target: summaryTarget(sc), Config: results.NewRunConfig(sc, r.opts.Shard),
 		StartedAt: r.start.UTC(), Duration: time.Since(r.start), Runtime: r.runtimeInfo(),
 		Thresholds: sc.Thresholds, ErrorBudget: errorBudget(sc), Error: r.secrets.String(err.Error()),
 	}

@@ -190,6 +190,7 @@ func summarize(r *runRequest, srv *mockserver.Server, eng *loadgen.Engine, rec *
 		Security:                 securityInfo(eng),
 		Version:                  Version,
 		Scenario:                 sc.Name,
+		Config:                   results.NewRunConfig(sc, r.opts.Shard),
 		Seed:                     sc.Seed,
 		Protocol:                 manifest.ProtocolVersion,
 		Target:                   summaryTarget(sc),

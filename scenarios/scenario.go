@@ -67,6 +67,9 @@ type Scenario struct {
 	// SLO overrides or switches off the default SLOs judged after the error budget (slo.go,
 	// docs/METRICS.md#default-slos). Default: every default SLO on.
 	SLO SLO `yaml:"slo"`
+	// Compare is how a run of this scenario is compared with a baseline: budgets and the
+	// fields allowed to differ (compare.go). Default: the default budgets, nothing allowed.
+	Compare Compare `yaml:"compare"`
 	// Rollback rehearses the canary's kill switch (rollback.go). Default off.
 	Rollback Rollback `yaml:"rollback"`
 	// ExpectManifest names a pin file (`tasksim probe --pin`): the target's manifest is
