@@ -1,0 +1,371 @@
+package results
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tasksim/tasksim/metrics"
+	"github.com/tasksim/tasksim/scenarios"
+)
+
+// `tasksim compare`: a candidate run judged against a baseline run (docs/METRICS.md#compare).
+
+// The files of a comparison, beside the runs' or in --out.
+const (
+	CompareJSONFile = "compare.json"
+	CompareHTMLFile = "compare.html"
+)
+
+// Comparison verdicts.
+const (
+	CompareVerdictPass = "pass" // no regression, nothing failing, both runs whole and trusted: exit 0
+	CompareVerdictFail = "fail" // a regression, or a gate or threshold the candidate fails: exit 99
+	// CompareVerdictInconclusive: nothing regressed, but the comparison cannot vouch for the
+	// candidate (a run interrupted, untrusted or in error, no latency judged): exit 99.
+	CompareVerdictInconclusive = "inconclusive"
+)
+
+// Metric verdicts.
+const (
+	MetricPass          = "pass"            // within budget (or better)
+	MetricRegression    = "regression"      // worse beyond budget, and beyond the noise of both runs
+	MetricWithinNoise   = "within_noise"    // worse beyond budget, but the runs' noise allows no change
+	MetricTooFewSamples = "too_few_samples" // a run has too few samples to judge it
+	MetricNoData        = "no_data"         // measured in one run only
+	MetricShown         = "shown"           // budget off: shown, not judged
+)
+
+// Comparison is compare.json: a candidate run against a baseline run, documented field by
+// field in docs/METRICS.md#comparejson. Like summary.json its key names and order are a
+// contract: keys may be added, none renamed.
+type Comparison struct {
+	TasksimVersion string     `json:"tasksim_version"`
+	Baseline       CompareRun `json:"baseline"`
+	Candidate      CompareRun `json:"candidate"`
+	// Differences are the configuration fields in which the runs differ, every one allowed
+	// (a difference not allowed refuses the comparison); never null.
+	Differences []Difference `json:"differences"`
+	// Metrics are the figures compared, in table order: only those one run measured at least.
+	Metrics []MetricChange `json:"metrics"`
+	// Gates, Thresholds and Contract compare pass/fail verdicts: the gates in summary order,
+	// the candidate's thresholds (then those only the baseline had), the contract cases by id.
+	Gates      []VerdictChange `json:"gates"`
+	Thresholds []VerdictChange `json:"thresholds"`
+	Contract   []VerdictChange `json:"contract"`
+	// ManifestDrift lists the capability manifest's fields that changed; listed, not judged
+	// (a canary's server version differs by design).
+	ManifestDrift []Difference `json:"manifest_drift"`
+	// Failures say why the verdict is fail, one line each, in table order; NotJudged what
+	// could not be judged and why; Inconclusive why a comparison without failures is not a
+	// pass. Never null.
+	Failures     []string `json:"failures"`
+	NotJudged    []string `json:"not_judged"`
+	Inconclusive []string `json:"inconclusive"`
+	Verdict      string   `json:"verdict"`
+}
+
+// CompareRun identifies one of the two runs.
+type CompareRun struct {
+	Dir         string    `json:"dir"`
+	Scenario    string    `json:"scenario"`
+	Target      string    `json:"target"`
+	Protocol    string    `json:"protocol"`
+	Seed        uint64    `json:"seed"`
+	StartedAt   time.Time `json:"started_at"`
+	DurationS   float64   `json:"duration_s"`
+	Verdict     string    `json:"verdict"` // the run's own verdict
+	Trustworthy bool      `json:"trustworthy"`
+	Interrupted bool      `json:"interrupted"`
+}
+
+// MetricChange is one metric of both runs.
+type MetricChange struct {
+	Metric    string    `json:"metric"`
+	Unit      string    `json:"unit"`
+	Baseline  *Estimate `json:"baseline"`  // null: not measured
+	Candidate *Estimate `json:"candidate"` // null: not measured
+	Change    *Change   `json:"change"`    // null: not both measured
+	Budget    string    `json:"budget"`    // Budget.String
+	Source    string    `json:"budget_source"`
+	Verdict   string    `json:"verdict"` // Metric*
+	Note      string    `json:"note,omitempty"`
+}
+
+// VerdictChange is a gate, a threshold or a contract case in both runs: Baseline and
+// Candidate are "pass", "fail", "not_evaluated" (a gate) or "skip" (a case), "" when the
+// run has none; Verdict is "pass", "regression" (passed, now fails), "failing" (fails in
+// both), "fixed", or "not_evaluated" (judged in the baseline only).
+type VerdictChange struct {
+	Name      string `json:"name"`
+	Baseline  string `json:"baseline"`
+	Candidate string `json:"candidate"`
+	Verdict   string `json:"verdict"`
+}
+
+// CompareOptions are the command line's: budget expressions (--budget) and the fields
+// allowed to differ (--allow), on top of the candidate's compare section.
+type CompareOptions struct {
+	Budgets []string
+	Allow   []string
+}
+
+// compareSide is one run as read from its directory.
+type compareSide struct {
+	dir   string
+	sum   *Summary
+	hists map[metrics.Hist]*hdrhistogram.Histogram // nil: histograms.hlog unreadable
+	note  string                                   // why hists is nil
+}
+
+func readSide(dir string) (*compareSide, error) {
+	s, err := ReadSummary(dir)
+	if err != nil {
+		return nil, err
+	}
+	side := &compareSide{dir: dir, sum: s}
+	if side.hists, err = ReadHistogramLogTotals(dir); err != nil {
+		side.note = fmt.Sprintf("%s: %v", filepath.Join(dir, HistogramLogFile), err)
+	}
+	return side, nil
+}
+
+// Compare judges the run in candidate against the run in baseline, both directories of a
+// run (or of a merge). A problem with the directories or the budgets is an error; runs
+// that differ where nothing allows it are a *NotComparableError.
+func Compare(baseline, candidate string, opts CompareOptions) (*Comparison, error) {
+	b, err := readSide(baseline)
+	if err != nil {
+		return nil, fmt.Errorf("baseline: %w", err)
+	}
+	c, err := readSide(candidate)
+	if err != nil {
+		return nil, fmt.Errorf("candidate: %w", err)
+	}
+	var sc scenarios.Compare
+	if c.sum.Config != nil {
+		sc = c.sum.Config.Compare
+	}
+	for _, a := range opts.Allow {
+		if err := checkAllow(a); err != nil {
+			return nil, fmt.Errorf("--allow: %w", err)
+		}
+	}
+	budgets, err := budgetsFor(opts.Budgets, sc)
+	if err != nil {
+		return nil, err
+	}
+	allow := slices.Concat(opts.Allow, sc.Allow)
+	diffs := differences(b.sum, c.sum, allow)
+	var refused []Difference
+	for _, d := range diffs {
+		if !d.Allowed {
+			refused = append(refused, d)
+		}
+	}
+	if len(refused) > 0 {
+		return nil, &NotComparableError{Differences: refused}
+	}
+	cmp := &Comparison{
+		TasksimVersion: c.sum.TasksimVersion, Baseline: runRef(b), Candidate: runRef(c),
+		Differences: orEmpty(diffs), ManifestDrift: orEmpty(manifestDrift(b.sum.Manifest, c.sum.Manifest)),
+		Failures: []string{}, NotJudged: []string{}, Inconclusive: []string{},
+	}
+	for _, side := range []*compareSide{b, c} {
+		if side.note != "" {
+			cmp.NotJudged = append(cmp.NotJudged, "latencies: "+side.note)
+		}
+	}
+	cmp.Metrics = compareAll(b, c, budgets)
+	cmp.Gates = gateChanges(b.sum, c.sum)
+	cmp.Thresholds = thresholdChanges(b.sum, c.sum)
+	cmp.Contract = caseChanges(b.sum.Contract, c.sum.Contract)
+	cmp.judge()
+	return cmp, nil
+}
+
+func runRef(s *compareSide) CompareRun {
+	x := s.sum
+	return CompareRun{Dir: s.dir, Scenario: x.Scenario, Target: x.Target, Protocol: x.Protocol, Seed: x.Seed,
+		StartedAt: x.StartedAt, DurationS: x.DurationS, Verdict: x.Verdict, Trustworthy: x.Trustworthy, Interrupted: x.Interrupted}
+}
+
+func orEmpty[T any](x []T) []T {
+	if x == nil {
+		return []T{}
+	}
+	return x
+}
+
+// ExitCode is the comparison's exit code: 0 pass, 99 otherwise.
+func (c *Comparison) ExitCode() int {
+	if c.Verdict == CompareVerdictPass {
+		return 0
+	}
+	return ExitGateFailed
+}
+
+// judge fills Failures, NotJudged, Inconclusive and the verdict from the rows.
+func (c *Comparison) judge() {
+	judged := 0
+	for _, m := range c.Metrics {
+		switch m.Verdict {
+		case MetricRegression:
+			c.Failures = append(c.Failures, m.Metric+": "+m.Note)
+		case MetricTooFewSamples, MetricNoData:
+			c.NotJudged = append(c.NotJudged, m.Metric+": "+m.Note)
+		}
+		if m.Unit == "ms" && m.Verdict != MetricTooFewSamples && m.Verdict != MetricNoData {
+			judged++
+		}
+	}
+	for _, set := range []struct {
+		what string
+		rows []VerdictChange
+	}{{"gate", c.Gates}, {"threshold", c.Thresholds}, {"contract case", c.Contract}} {
+		for _, r := range set.rows {
+			switch r.Verdict {
+			case "regression":
+				c.Failures = append(c.Failures, fmt.Sprintf("%s %s: passed in the baseline, fails in the candidate", set.what, r.Name))
+			case "failing":
+				c.Failures = append(c.Failures, fmt.Sprintf("%s %s: fails in the candidate (as in the baseline)", set.what, r.Name))
+			case "not_evaluated":
+				c.NotJudged = append(c.NotJudged, fmt.Sprintf("%s %s: evaluated in the baseline, not in the candidate", set.what, r.Name))
+			}
+		}
+	}
+	for _, r := range []struct {
+		name string
+		run  CompareRun
+	}{{"baseline", c.Baseline}, {"candidate", c.Candidate}} {
+		switch {
+		case r.run.Verdict == VerdictError:
+			c.Inconclusive = append(c.Inconclusive, "the "+r.name+" run ended in an error: its figures are not a measurement")
+		case r.run.Interrupted:
+			c.Inconclusive = append(c.Inconclusive, "the "+r.name+" run was interrupted: it is not whole")
+		case !r.run.Trustworthy:
+			c.Inconclusive = append(c.Inconclusive, "the "+r.name+" run is not trustworthy (its load generator fell behind its schedule): its latencies are the generator's as much as the server's")
+		}
+	}
+	if judged == 0 {
+		c.Inconclusive = append(c.Inconclusive, "no latency could be judged: see not_judged")
+	}
+	switch {
+	case len(c.Failures) > 0:
+		c.Verdict = CompareVerdictFail
+	case len(c.Inconclusive) > 0:
+		c.Verdict = CompareVerdictInconclusive
+	default:
+		c.Verdict = CompareVerdictPass
+	}
+}
+
+// gateChanges compares the gates, in summary order.
+func gateChanges(b, c *Summary) []VerdictChange {
+	bl, cl := b.Gates.list(), c.Gates.list()
+	out := make([]VerdictChange, len(cl))
+	for i := range cl {
+		out[i] = verdictChange(cl[i].name, gateState(bl[i]), gateState(cl[i]))
+	}
+	return out
+}
+
+func gateState(g namedGate) string {
+	switch {
+	case !g.evaluated:
+		return "not_evaluated"
+	case g.pass:
+		return "pass"
+	}
+	return "fail"
+}
+
+// verdictChange judges one pass/fail row.
+func verdictChange(name, b, c string) VerdictChange {
+	v := VerdictChange{Name: name, Baseline: b, Candidate: c}
+	switch {
+	case c == "fail" && b == "pass":
+		v.Verdict = "regression"
+	case c == "fail":
+		v.Verdict = "failing"
+	case b == "fail" && c == "pass":
+		v.Verdict = "fixed"
+	case b == "pass" && c != "pass":
+		v.Verdict = "not_evaluated"
+	default:
+		v.Verdict = "pass"
+	}
+	return v
+}
+
+// thresholdChanges compares the thresholds by expression and source: the candidate's in
+// order, then those only the baseline had.
+func thresholdChanges(b, c *Summary) []VerdictChange {
+	key := func(t ThresholdResult) string { return t.Source + ": " + t.Expr }
+	state := func(t ThresholdResult) string {
+		switch {
+		case t.NoData:
+			return "no_data"
+		case t.Pass:
+			return "pass"
+		}
+		return "fail"
+	}
+	base := map[string]string{}
+	for _, t := range b.Thresholds {
+		base[key(t)] = state(t)
+	}
+	var out []VerdictChange
+	seen := map[string]bool{}
+	for _, t := range c.Thresholds {
+		k := key(t)
+		seen[k] = true
+		out = append(out, verdictChange(k, base[k], state(t)))
+	}
+	for _, t := range b.Thresholds {
+		if k := key(t); !seen[k] {
+			out = append(out, verdictChange(k, state(t), ""))
+		}
+	}
+	return orEmpty(out)
+}
+
+// caseChanges compares the contract cases by id; nil when neither run ran the suite.
+func caseChanges(b, c *Contract) []VerdictChange {
+	if b == nil && c == nil {
+		return []VerdictChange{}
+	}
+	base := map[string]string{}
+	if b != nil {
+		for _, k := range b.Cases {
+			base[k.ID] = string(k.Verdict)
+		}
+	}
+	var out []VerdictChange
+	if c != nil {
+		for _, k := range c.Cases {
+			out = append(out, verdictChange(k.ID, base[k.ID], string(k.Verdict)))
+			delete(base, k.ID)
+		}
+	}
+	for _, k := range sortedKeys(base) {
+		out = append(out, verdictChange(k, base[k], ""))
+	}
+	return orEmpty(out)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// itoa64 formats a count.
+func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

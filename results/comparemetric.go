@@ -1,0 +1,298 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/tasksim/tasksim/metrics"
+)
+
+// The metrics of a comparison: each estimated in both runs, then judged against its budget.
+
+// compareAll is the row of every metric that one run measured at least, in table order.
+func compareAll(b, c *compareSide, budgets map[string]Budget) []MetricChange {
+	out := []MetricChange{}
+	for _, def := range compareMetrics {
+		be, bok, bwhy := def.estimate(b)
+		ce, cok, cwhy := def.estimate(c)
+		if be == nil && ce == nil {
+			continue
+		}
+		bud := budgets[def.name]
+		row := MetricChange{Metric: def.name, Unit: def.unit, Baseline: be, Candidate: ce, Budget: bud.String(), Source: bud.Source}
+		switch {
+		case be == nil || ce == nil:
+			row.Verdict, row.Note = MetricNoData, "measured in one run only: "+firstOf(bwhy, cwhy)
+		case def.kind == mRare:
+			ch := Change{Abs: ce.Value - be.Value}
+			row.Change = &ch
+			row.judgeRare(def, bud, b.sum, c.sum)
+		default:
+			ch := changeOf(*be, *ce)
+			row.Change = &ch
+			if bok && cok {
+				row.judge(def, bud)
+			} else {
+				row.Verdict, row.Note = MetricTooFewSamples, firstOf(bwhy, cwhy)
+			}
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// estimate is def's figure in run s: nil when s did not measure it (why says so); ok false
+// when s measured it on too few samples (why says how many it has and needs).
+func (def metricDef) estimate(s *compareSide) (e *Estimate, ok bool, why string) {
+	sum := s.sum
+	switch def.kind {
+	case mQuantile, mMean:
+		hh := s.hists[def.hist]
+		if hh == nil || hh.TotalCount() == 0 {
+			return nil, false, "no " + def.hist.Name() + " values in " + s.dir
+		}
+		var est Estimate
+		if def.kind == mQuantile {
+			est, ok = quantileEstimate(hh, def.q, def.hist.Scale())
+		} else {
+			est, ok = meanEstimate(hh, def.hist.Scale())
+		}
+		if !ok {
+			why = fmt.Sprintf("%s has %d samples; %s needs %d", s.dir, est.Samples, def.name, samplesNeeded(def))
+		}
+		return &est, ok, why
+	case mThroughput, mRequestRate:
+		n := sum.Tasks.Completed
+		if def.kind == mRequestRate {
+			n = requestTotals(sum).Count
+		}
+		if sum.DurationS <= 0 {
+			return nil, false, "no duration in " + s.dir
+		}
+		est := countRateEstimate(n, sum.DurationS)
+		return &est, true, ""
+	case mErrorRate, mBackpressure:
+		t := requestTotals(sum)
+		if t.Count == 0 {
+			return nil, false, "no requests in " + s.dir
+		}
+		k := t.Errors
+		if def.kind == mBackpressure {
+			k = sum.Counters[metrics.BackpressureSignals.Name()]
+		}
+		est := rateEstimate(k, t.Count)
+		return &est, true, ""
+	case mAmplification:
+		return amplification(s)
+	}
+	v := def.rare(sum)
+	if v == nil {
+		return nil, false, def.name + " not checked in " + s.dir
+	}
+	return &Estimate{Value: float64(*v), Low: float64(*v), High: float64(*v), Samples: sum.Tasks.Created}, true, ""
+}
+
+// samplesNeeded is the fewest samples def is judged on.
+func samplesNeeded(def metricDef) int64 {
+	if def.kind == mQuantile {
+		return int64(math.Ceil(MinTail/(1-def.q) - 1e-9))
+	}
+	return MinTail
+}
+
+// amplification is the fleet poll amplification, its interval that of the per-task
+// amplifications' mean.
+func amplification(s *compareSide) (*Estimate, bool, string) {
+	amp, _, _ := s.sum.Fleet.Measured()
+	if !amp {
+		return nil, false, "no poll amplification in " + s.dir
+	}
+	v := s.sum.Fleet.PollAmplification
+	est := Estimate{Value: v, Low: v, High: v}
+	if hh := s.hists[metrics.PollAmplification]; hh != nil && hh.TotalCount() > 0 {
+		m, ok := meanEstimate(hh, metrics.PollAmplification.Scale())
+		est.Low, est.High, est.Samples = v-(m.Value-m.Low), v+(m.High-m.Value), m.Samples
+		if !ok {
+			return &est, false, fmt.Sprintf("%s has %d tasks with an amplification; %d needed", s.dir, m.Samples, MinTail)
+		}
+	}
+	return &est, true, ""
+}
+
+// requestTotals adds up the requests of every method.
+func requestTotals(s *Summary) RequestStats {
+	var t RequestStats
+	for _, r := range s.Requests {
+		t.Count += r.Count
+		t.Errors += r.Errors
+	}
+	return t
+}
+
+// judge sets the verdict of a measured row: a regression when the change in the worse
+// direction is beyond the budget and its 95% interval excludes no change (both runs'
+// noise cannot explain it); within_noise when beyond the budget by its point only.
+func (m *MetricChange) judge(def metricDef, bud Budget) {
+	ch := m.Change
+	worse, worseLow := ch.Abs, ch.AbsLow
+	var rel *float64
+	if ch.Rel != nil {
+		r := *ch.Rel
+		rel = &r
+	}
+	if def.lowerIsWorse {
+		worse, worseLow = -ch.Abs, -ch.AbsHigh
+		if rel != nil {
+			*rel = -*rel
+		}
+	}
+	switch {
+	case bud.Off:
+		m.Verdict = MetricShown
+	case !bud.exceeded(worse, rel):
+		m.Verdict = MetricPass
+	case worseLow > 0:
+		m.Verdict, m.Note = MetricRegression, fmt.Sprintf("%s, beyond the budget %s and the runs' noise (95%% interval %s)",
+			changeText(m.Unit, ch), bud, intervalText(m.Unit, ch))
+	default:
+		m.Verdict, m.Note = MetricWithinNoise, fmt.Sprintf("%s is beyond the budget %s, but within the runs' noise (95%% interval %s)",
+			changeText(m.Unit, ch), bud, intervalText(m.Unit, ch))
+	}
+}
+
+// judgeRare judges a rare event's count: the candidate's count against the baseline's
+// scaled to the candidate's tasks, with no allowance for noise (the default budget is zero:
+// one lost task more is a regression).
+func (m *MetricChange) judgeRare(def metricDef, bud Budget, b, c *Summary) {
+	expected := m.Baseline.Value
+	if b.Tasks.Created > 0 {
+		expected *= float64(c.Tasks.Created) / float64(b.Tasks.Created)
+	}
+	worse := m.Candidate.Value - expected
+	var rel *float64
+	if expected > 0 {
+		r := worse / expected
+		rel = &r
+	}
+	switch {
+	case bud.Off:
+		m.Verdict = MetricShown
+	case m.Candidate.Value > 0 && bud.exceeded(worse, rel):
+		m.Verdict, m.Note = MetricRegression, fmt.Sprintf("%s %s in the candidate against %s in the baseline (%s at the candidate's task count), budget %s",
+			num(m.Candidate.Value), def.name, num(m.Baseline.Value), num(round3(expected)), bud)
+	default:
+		m.Verdict = MetricPass
+	}
+}
+
+// changeText is a change as the tables show it: "+31.2ms (+1450%)".
+func changeText(unit string, ch *Change) string {
+	s := signed(ch.Abs) + unitSuffix(unit)
+	if unit == "%" {
+		s = signed(ch.Abs) + "pt"
+	}
+	if ch.Rel != nil {
+		s += " (" + signed(100**ch.Rel) + "%)"
+	}
+	return s
+}
+
+// intervalText is the 95% interval of a change: "+29.8ms..+32.9ms".
+func intervalText(unit string, ch *Change) string {
+	u := unitSuffix(unit)
+	return signed(ch.AbsLow) + u + ".." + signed(ch.AbsHigh) + u
+}
+
+func signed(v float64) string {
+	v = round3(v)
+	if v >= 0 {
+		return "+" + strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// manifestDrift lists the manifest fields that differ, flattened to dotted paths (tools by
+// name); volatile fields (when and from where the manifest was taken, the probe's own
+// session evidence and notes) are left out.
+func manifestDrift(b, c *Manifest) []Difference {
+	if b == nil || c == nil {
+		return nil
+	}
+	bf, cf := manifestFields(b), manifestFields(c)
+	var out []Difference
+	for _, k := range sortedKeys(union(bf, cf)) {
+		bv, bok := bf[k]
+		cv, cok := cf[k]
+		if !bok {
+			bv = "absent"
+		}
+		if !cok {
+			cv = "absent"
+		}
+		if bv != cv {
+			out = append(out, Difference{Field: k, Baseline: bv, Candidate: cv, Allowed: true})
+		}
+	}
+	return out
+}
+
+func union(a, b map[string]string) map[string]string {
+	u := map[string]string{}
+	for k := range a {
+		u[k] = ""
+	}
+	for k := range b {
+		u[k] = ""
+	}
+	return u
+}
+
+// manifestFields is m's leaves as dotted paths and their JSON text.
+func manifestFields(m *Manifest) map[string]string {
+	c := *m
+	c.Target, c.Tools, c.Notes, c.Instructions = "", nil, nil, ""
+	c.Session = ManifestSession{}
+	raw, _ := json.Marshal(c) // a Manifest always encodes
+	var tree map[string]any
+	_ = json.Unmarshal(raw, &tree)
+	delete(tree, "target")
+	delete(tree, "taken_at")
+	delete(tree, "session")
+	out := map[string]string{}
+	flatten("", tree, out)
+	for _, t := range m.Tools {
+		out["tools."+t.Name+".task_support"] = cmpOr(t.TaskSupport, "none")
+	}
+	return out
+}
+
+func flatten(prefix string, v any, out map[string]string) {
+	if m, ok := v.(map[string]any); ok {
+		for k, x := range m {
+			p := k
+			if prefix != "" {
+				p = prefix + "." + k
+			}
+			flatten(p, x, out)
+		}
+		return
+	}
+	b, _ := json.Marshal(v)
+	out[prefix] = string(b)
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,124 @@
+package results
+
+import (
+	"math"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// The estimates of `tasksim compare` and their 95% intervals (docs/METRICS.md#compare):
+// each figure of a run comes with the range its sampling noise allows, and the change
+// between two runs with the range both noises allow, so that two runs of one configuration
+// do not report a regression and a small real one is caught when the runs have the samples.
+
+// z95 is the standard normal quantile of a two-sided 95% interval.
+const z95 = 1.959963984540054
+
+// MinTail is the fewest samples a run must hold beyond a quantile (n·(1−q)) for the
+// quantile to be judged: fewer, and its order-statistic interval reaches past the largest
+// sample, so the run cannot say how large the quantile is. p99 needs 1000 samples, p95 200,
+// p50 20.
+const MinTail = 10
+
+// Estimate is a run's figure with its 95% interval, in the metric's unit.
+type Estimate struct {
+	Value float64 `json:"value"`
+	Low   float64 `json:"low"`
+	High  float64 `json:"high"`
+	// Samples is what the figure is estimated from: values in the histogram, requests for a
+	// rate, tasks for a throughput or a count.
+	Samples int64 `json:"samples"`
+}
+
+// quantileEstimate is the q-quantile (0 < q < 1) of hh, scaled to the metric's unit, with
+// its distribution-free order-statistic interval: the number of samples at or below the
+// true quantile is Binomial(n, q), so the values at ranks n·q ∓ z·sqrt(n·q·(1−q)) bracket
+// it with 95% confidence whatever the latency distribution. ok is false when fewer than
+// MinTail samples lie beyond the quantile: the estimate is returned, without an interval
+// worth judging by.
+func quantileEstimate(hh *hdrhistogram.Histogram, q, scale float64) (Estimate, bool) {
+	n := hh.TotalCount()
+	nf := float64(n)
+	e := Estimate{Value: float64(hh.ValueAtQuantile(100*q)) * scale, Samples: n}
+	half := z95 * math.Sqrt(nf*q*(1-q))
+	lo := max(1, int64(math.Floor(nf*q-half)))
+	hi := min(n, int64(math.Ceil(nf*q+half)))
+	e.Low = float64(valueAtRank(hh, lo)) * scale
+	e.High = float64(valueAtRank(hh, hi)) * scale
+	return e, nf*(1-q) >= MinTail
+}
+
+// valueAtRank is the k-th smallest value of hh (1 <= k <= n), at the histogram's
+// resolution (the highest value equivalent to its bucket, as ValueAtQuantile reports).
+func valueAtRank(hh *hdrhistogram.Histogram, k int64) int64 {
+	return hh.ValueAtQuantile(100 * (float64(k) - 0.25) / float64(hh.TotalCount()))
+}
+
+// meanEstimate is the mean of hh with its normal interval, ±z·sd/sqrt(n); ok is false
+// below MinTail samples.
+func meanEstimate(hh *hdrhistogram.Histogram, scale float64) (Estimate, bool) {
+	n := hh.TotalCount()
+	m := hh.Mean() * scale
+	half := z95 * hh.StdDev() * scale / math.Sqrt(float64(n))
+	return Estimate{Value: m, Low: m - half, High: m + half, Samples: n}, n >= MinTail
+}
+
+// rateEstimate is 100·k/n, in percent, with its Wilson score interval, which stays inside
+// 0..100 and keeps its coverage for the rare events an error rate counts (k = 0 included).
+func rateEstimate(k, n int64) Estimate {
+	if n <= 0 {
+		return Estimate{}
+	}
+	p, nf := float64(k)/float64(n), float64(n)
+	z2 := z95 * z95
+	centre := (p + z2/(2*nf)) / (1 + z2/nf)
+	half := z95 / (1 + z2/nf) * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
+	return Estimate{Value: 100 * p, Low: 100 * max(0, centre-half), High: 100 * min(1, centre+half), Samples: n}
+}
+
+// countRateEstimate is k events over span seconds, per second, with the interval of a
+// Poisson count, k ± z·sqrt(k) (at least ±z for k = 0, so that a run without events still
+// admits some). Samples is k.
+func countRateEstimate(k int64, span float64) Estimate {
+	if span <= 0 {
+		return Estimate{}
+	}
+	half := z95 * math.Sqrt(max(1, float64(k)))
+	return Estimate{Value: float64(k) / span, Low: max(0, float64(k)-half) / span, High: (float64(k) + half) / span, Samples: k}
+}
+
+// Change is the candidate's figure against the baseline's, with its 95% interval.
+type Change struct {
+	// Abs is candidate − baseline, in the metric's unit (percentage points for a rate).
+	Abs     float64 `json:"abs"`
+	AbsLow  float64 `json:"abs_low"`
+	AbsHigh float64 `json:"abs_high"`
+	// Rel is candidate / baseline − 1, a ratio (0.2 = +20%); null when the baseline's
+	// figure is 0 or either interval reaches 0 (no ratio to speak of).
+	Rel     *float64 `json:"rel"`
+	RelLow  *float64 `json:"rel_low"`
+	RelHigh *float64 `json:"rel_high"`
+}
+
+// changeOf is the change from b to c. The interval of a difference of two independent
+// estimates is recovered from the intervals of each (MOVER, Zou and Donner 2008: the
+// Newcombe interval for a difference of two rates when they are Wilson intervals), which
+// keeps the asymmetry of an order-statistic interval; the relative change is the same
+// construction on the logarithms.
+func changeOf(b, c Estimate) Change {
+	lo, hi := mover(c.Value, c.Low, c.High, b.Value, b.Low, b.High)
+	ch := Change{Abs: c.Value - b.Value, AbsLow: lo, AbsHigh: hi}
+	if b.Value > 0 && c.Value > 0 && b.Low > 0 && c.Low > 0 {
+		l := math.Log
+		llo, lhi := mover(l(c.Value), l(c.Low), l(c.High), l(b.Value), l(b.Low), l(b.High))
+		rel, rlo, rhi := c.Value/b.Value-1, math.Exp(llo)-1, math.Exp(lhi)-1
+		ch.Rel, ch.RelLow, ch.RelHigh = &rel, &rlo, &rhi
+	}
+	return ch
+}
+
+// mover is the interval of x1 − x2 from the intervals [l1, u1] of x1 and [l2, u2] of x2.
+func mover(x1, l1, u1, x2, l2, u2 float64) (lo, hi float64) {
+	d := x1 - x2
+	return d - math.Hypot(x1-l1, u2-x2), d + math.Hypot(u1-x1, x2-l2)
+}
