@@ -119,7 +119,18 @@ type compareSide struct {
 	dir   string
 	sum   *Summary
 	hists map[metrics.Hist]*hdrhistogram.Histogram // nil: histograms.hlog unreadable
-	note  string                                   // why hists is nil
+	// sections are the histograms of the run's Sections time sections (batch means).
+	sections []map[metrics.Hist]*hdrhistogram.Histogram
+	note     string // why hists is nil
+}
+
+// sectionsOf are h's histograms in each time section (nil where a section has none).
+func (s *compareSide) sectionsOf(h metrics.Hist) []*hdrhistogram.Histogram {
+	out := make([]*hdrhistogram.Histogram, len(s.sections))
+	for i, m := range s.sections {
+		out[i] = m[h]
+	}
+	return out
 }
 
 func readSide(dir string) (*compareSide, error) {
@@ -130,6 +141,8 @@ func readSide(dir string) (*compareSide, error) {
 	side := &compareSide{dir: dir, sum: s}
 	if side.hists, err = ReadHistogramLogTotals(dir); err != nil {
 		side.note = fmt.Sprintf("%s: %v", filepath.Join(dir, HistogramLogFile), err)
+	} else if side.sections, err = ReadHistogramLogSections(dir, s.DurationS, Sections); err != nil {
+		side.hists, side.note = nil, fmt.Sprintf("%s: %v", filepath.Join(dir, HistogramLogFile), err)
 	}
 	return side, nil
 }

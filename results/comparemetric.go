@@ -61,13 +61,20 @@ func (def metricDef) estimate(s *compareSide) (e *Estimate, ok bool, why string)
 			return nil, false, "no " + def.hist.Name() + " values in " + s.dir
 		}
 		var est Estimate
+		var vals []float64
 		if def.kind == mQuantile {
 			est, ok = quantileEstimate(hh, def.q, def.hist.Scale())
+			vals = sectionQuantiles(s.sectionsOf(def.hist), def.q, def.hist.Scale())
 		} else {
 			est, ok = meanEstimate(hh, def.hist.Scale())
+			vals = sectionMeans(s.sectionsOf(def.hist), def.hist.Scale())
 		}
 		if !ok {
-			why = fmt.Sprintf("%s has %d samples; %s needs %d", s.dir, est.Samples, def.name, samplesNeeded(def))
+			return &est, false, fmt.Sprintf("%s has %d samples; %s needs %d", s.dir, est.Samples, def.name, samplesNeeded(def))
+		}
+		if est, ok = widen(est, vals); !ok {
+			why = fmt.Sprintf("%s holds %s values in %d of its %d time sections; judging it needs %d (its run-to-run variation cannot be told otherwise)",
+				s.dir, def.name, len(vals), Sections, MinSections)
 		}
 		return &est, ok, why
 	case mThroughput, mRequestRate:

@@ -122,3 +122,65 @@ func mover(x1, l1, u1, x2, l2, u2 float64) (lo, hi float64) {
 	d := x1 - x2
 	return d - math.Hypot(x1-l1, u2-x2), d + math.Hypot(u1-x1, x2-l2)
 }
+
+// Sections is the number of equal time sections of a run whose figures make the
+// batch-means interval; MinSections the fewest sections with values that interval needs.
+//
+// The order-statistic and normal intervals assume independent samples. A fleet's samples
+// are not: clients started together poll in step, a pause of the machine slows every
+// request of a second, so two runs of one configuration differ by more than their sampling
+// noise. The spread of the figure between sections of the same run measures that
+// variation (batch means, or sectioning, in simulation output analysis), and the interval
+// judged by is the wider of the two.
+const (
+	Sections    = 10
+	MinSections = 5
+)
+
+// tCrit95 are Student's t quantiles for a two-sided 95% interval, by degrees of freedom
+// 1 .. Sections-1.
+var tCrit95 = [...]float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262}
+
+// widen returns e with its interval widened to the batch-means interval of the sections'
+// figures vals, centred on e.Value; ok is false when fewer than MinSections sections hold
+// the figure: the run's own variation cannot be told from its samples.
+func widen(e Estimate, vals []float64) (Estimate, bool) {
+	b := len(vals)
+	if b < MinSections {
+		return e, false
+	}
+	var sum, sq float64
+	for _, v := range vals {
+		sum += v
+	}
+	mean := sum / float64(b)
+	for _, v := range vals {
+		sq += (v - mean) * (v - mean)
+	}
+	half := tCrit95[min(b-1, len(tCrit95))-1] * math.Sqrt(sq/float64(b-1)) / math.Sqrt(float64(b))
+	e.Low, e.High = min(e.Low, e.Value-half), max(e.High, e.Value+half)
+	return e, true
+}
+
+// sectionQuantiles are the q-quantiles of the sections that hold at least one value beyond
+// it (n·(1−q) >= 1), scaled.
+func sectionQuantiles(sections []*hdrhistogram.Histogram, q, scale float64) []float64 {
+	var out []float64
+	for _, hh := range sections {
+		if hh != nil && float64(hh.TotalCount())*(1-q) >= 1 {
+			out = append(out, float64(hh.ValueAtQuantile(100*q))*scale)
+		}
+	}
+	return out
+}
+
+// sectionMeans are the means of the sections with at least two values, scaled.
+func sectionMeans(sections []*hdrhistogram.Histogram, scale float64) []float64 {
+	var out []float64
+	for _, hh := range sections {
+		if hh != nil && hh.TotalCount() >= 2 {
+			out = append(out, hh.Mean()*scale)
+		}
+	}
+	return out
+}

@@ -29,7 +29,7 @@ func WriteComparisonText(w io.Writer, c *Comparison) error {
 		change, interval := "", ""
 		if m.Change != nil {
 			change = changeText(m.Unit, m.Change)
-			if m.Unit != "count" {
+			if def, _ := compareMetric(m.Metric); def.kind != mRare {
 				interval = intervalText(m.Unit, m.Change)
 			}
 		}

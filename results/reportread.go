@@ -27,22 +27,43 @@ import (
 // ReadHistogramLogTotals reads the run's histograms.hlog and returns, per histogram, the
 // merge of all its intervals: the run's totals. Lines of tags that are not a metrics.Hist
 // are skipped. The error wraps fs.ErrNotExist when the run has no log.
+func ReadHistogramLogTotals(dir string) (map[metrics.Hist]*hdrhistogram.Histogram, error) {
+	sections, err := readHistogramLog(dir, 1, func(float64) int { return 0 })
+	if err != nil {
+		return nil, err
+	}
+	return sections[0], nil
+}
+
+// ReadHistogramLogSections reads the run's histograms.hlog into n sections of equal time
+// over span seconds: section i holds the intervals that start in [i·span/n, (i+1)·span/n)
+// (the last one also those after span). They are the batches of the batch-means intervals
+// of `tasksim compare` (comparestat.go). A section without values has an empty map.
+func ReadHistogramLogSections(dir string, span float64, n int) ([]map[metrics.Hist]*hdrhistogram.Histogram, error) {
+	return readHistogramLog(dir, n, func(start float64) int {
+		if span <= 0 {
+			return 0
+		}
+		return min(n-1, max(0, int(start/span*float64(n))))
+	})
+}
+
+// readHistogramLog reads histograms.hlog into n sets of totals, each interval added to the
+// set section gives for its start (seconds since the log's base time).
 //
 // Intervals with the recorder's geometry (metrics.NewHistogram) are added count by count
 // into one array per histogram, without building a histogram per line, so a 10-minute run
 // (thousands of lines) merges in milliseconds; any other geometry is decoded and merged.
-func ReadHistogramLogTotals(dir string) (map[metrics.Hist]*hdrhistogram.Histogram, error) {
+func readHistogramLog(dir string, n int, section func(start float64) int) ([]map[metrics.Hist]*hdrhistogram.Histogram, error) {
 	path := filepath.Join(dir, HistogramLogFile)
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
 	defer f.Close()
-	var (
-		counts [metrics.NumHists][]int64
-		other  [metrics.NumHists]*hdrhistogram.Histogram
-		dec    hlogDecoder
-	)
+	counts := make([][metrics.NumHists][]int64, n)
+	other := make([][metrics.NumHists]*hdrhistogram.Histogram, n)
+	var dec hlogDecoder
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
 	for line := 1; sc.Scan(); line++ {
@@ -58,17 +79,22 @@ func ReadHistogramLogTotals(dir string) (map[metrics.Hist]*hdrhistogram.Histogra
 		if !ok {
 			continue
 		}
-		if counts[h] == nil {
-			counts[h] = make([]int64, len(metrics.NewHistogram(h).Export().Counts))
+		start, err := strconv.ParseFloat(string(fields[1]), 64)
+		if err != nil {
+			return nil, fmt.Errorf("results: %s:%d: start %q: not a number", path, line, fields[1])
 		}
-		fast, err := dec.add(counts[h], h, fields[4])
+		i := section(start)
+		if counts[i][h] == nil {
+			counts[i][h] = make([]int64, len(metrics.NewHistogram(h).Export().Counts))
+		}
+		fast, err := dec.add(counts[i][h], h, fields[4])
 		if err == nil && !fast {
 			var hh *hdrhistogram.Histogram
 			if hh, err = hdrhistogram.Decode(fields[4]); err == nil {
-				if other[h] == nil {
-					other[h] = metrics.NewHistogram(h)
+				if other[i][h] == nil {
+					other[i][h] = metrics.NewHistogram(h)
 				}
-				other[h].Merge(hh)
+				other[i][h].Merge(hh)
 			}
 		}
 		if err != nil {
@@ -78,6 +104,16 @@ func ReadHistogramLogTotals(dir string) (map[metrics.Hist]*hdrhistogram.Histogra
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("results: %s: %w", path, err)
 	}
+	out := make([]map[metrics.Hist]*hdrhistogram.Histogram, n)
+	for i := range out {
+		out[i] = importCounts(&counts[i], &other[i])
+	}
+	return out, nil
+}
+
+// importCounts turns the counts arrays (and the histograms of other geometries) read from
+// a log into histograms, one per Hist that received lines.
+func importCounts(counts *[metrics.NumHists][]int64, other *[metrics.NumHists]*hdrhistogram.Histogram) map[metrics.Hist]*hdrhistogram.Histogram {
 	out := map[metrics.Hist]*hdrhistogram.Histogram{}
 	for h := range metrics.NumHists {
 		if counts[h] == nil {
@@ -93,7 +129,7 @@ func ReadHistogramLogTotals(dir string) (map[metrics.Hist]*hdrhistogram.Histogra
 		hh.SetTag(h.Name())
 		out[h] = hh
 	}
-	return out, nil
+	return out
 }
 
 // hlogDecoder adds V2 compressed histograms (the format of hdrhistogram-go's EncodeV2 and

@@ -72,6 +72,7 @@ func commands(p process) []command {
 		{"probe", "print a target's capability manifest as JSON", runProbe},
 		{"conform", "run the contract suite against a target: a verdict per case", runConform},
 		{"report", "re-render report.html from a saved run directory (sweep.html from a sweep directory)", runReport},
+		{"compare", "judge a candidate run against a baseline run: regression budgets, exit 99 on a regression", runCompare},
 		{"merge", "add up the run directories of a scenario's shards into one verdict", runMerge},
 		{"sweep", "run a grid of pollInterval/concurrency cells and recommend one", func(args []string, stdout, stderr io.Writer) error {
 			return runSweep(p, args, stdout, stderr)

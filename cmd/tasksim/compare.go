@@ -1,0 +1,150 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tasksim/tasksim/results"
+)
+
+// compareUsage writes compare's help to fs.Output().
+func compareUsage(fs *pflag.FlagSet) {
+	fmt.Fprintf(fs.Output(), `Usage: tasksim compare BASELINE CANDIDATE [--budget 'METRIC CHANGE']... [--allow FIELD,...] [--out DIR]
+       tasksim compare ABDIR [flags]
+
+Judges the candidate run against the baseline run: two run directories ('tasksim run
+--out'), merged shard directories ('tasksim merge --out'), sweep cells, or the two sides of
+an A/B run ('tasksim run --baseline-target', given as its one directory ABDIR).
+
+For each metric (throughput, error and backpressure rates, polls per task, poll
+amplification, the p50/p95/p99 of every latency from the HDR histograms, the rare events:
+lost and unknown tasks, invalid transitions, leaks) it prints both figures, the change
+with its 95%% interval, the budget and a verdict: a regression is a change beyond the budget
+that the two runs' sampling noise cannot explain. A quantile is judged only when both runs
+hold at least %d samples beyond it (p99: 1000 samples). Every gate, threshold and contract
+case that passed in the baseline and fails in the candidate is a regression, whatever the
+budgets, and one the candidate fails is a failure. The manifest's drift is listed.
+
+Default budgets (docs/METRICS.md#budgets): throughput -10%%; p50 +10%%, p95 +15%%, p99 +20%%,
+each also more than +%dms; requests.errors_rate and backpressure_rate +0.5pt; polls_per_task
+and poll_amplification +10%%; rare events 0. --budget and the candidate scenario's
+compare.budgets replace them, metric by metric ('task_e2e.p99 +15%% +5ms', 'throughput off').
+
+Refuses (exit 2), naming each field, runs that are not comparable: another scenario,
+duration, tool, client count, era (protocol) or shard share, unless --allow (or the
+candidate scenario's compare.allow) names the field (scenario, duration, tool, clients,
+protocol, shards, config).
+
+Writes %s and %s into --out DIR.
+
+Exit codes:
+  0    no regression and nothing failing; both runs whole, trusted and judged
+  1    --out could not be written
+  2    usage error, a directory without a run, or runs that are not comparable
+  99   a regression or a failing gate or threshold (fail), or a comparison that cannot
+       vouch for the candidate (inconclusive: a run interrupted, untrusted or in error)
+
+Flags:
+`, results.MinTail, results.LatencyFloorMS, results.CompareJSONFile, results.CompareHTMLFile)
+	fs.PrintDefaults()
+}
+
+// runCompare is `tasksim compare BASELINE CANDIDATE`: results.Compare judges, this
+// parses, prints and maps the verdict to the exit code.
+func runCompare(args []string, stdout, _ io.Writer) error {
+	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
+	budgets := fs.StringArray("budget", nil, "a budget, `'METRIC CHANGE [CHANGE]'`, e.g. 'latency_tasks_get.p99 +20%' (repeatable)")
+	allow := fs.StringSlice("allow", nil, "configuration `FIELDS` that may differ: scenario,duration,tool,clients,protocol,shards,config")
+	out := fs.String("out", "", "write compare.json and compare.html into `DIR`")
+	fs.Usage = func() { compareUsage(fs) }
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	base, cand, err := compareDirs(fs.Args())
+	if err != nil {
+		return err
+	}
+	c, err := compareRuns(base, cand, results.CompareOptions{Budgets: *budgets, Allow: *allow})
+	if err != nil {
+		return err
+	}
+	if err := results.WriteComparisonText(stdout, c); err != nil {
+		return err
+	}
+	if *out != "" {
+		if err := results.WriteComparison(*out, c); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nwrote %s and %s in %s\n", results.CompareJSONFile, results.CompareHTMLFile, *out)
+	}
+	return comparisonError(c)
+}
+
+// compareDirs resolves the command line's directories: BASELINE CANDIDATE, or one A/B
+// run's directory and its two sides.
+func compareDirs(args []string) (base, cand string, err error) {
+	switch len(args) {
+	case 1:
+		b, c := filepath.Join(args[0], abBaselineDir), filepath.Join(args[0], abCanaryDir)
+		if !isDir(b) || !isDir(c) {
+			return "", "", usagef("%s is not an A/B run (no %s/ and %s/ in it): give BASELINE CANDIDATE", args[0], abBaselineDir, abCanaryDir)
+		}
+		return b, c, nil
+	case 2:
+		return args[0], args[1], nil
+	}
+	return "", "", usagef("want BASELINE CANDIDATE, two run directories, got %d arguments (see 'tasksim compare --help')", len(args))
+}
+
+func isDir(d string) bool {
+	st, err := os.Stat(d)
+	return err == nil && st.IsDir()
+}
+
+// compareRuns is results.Compare with its input problems as usage errors (exit 2).
+func compareRuns(base, cand string, opts results.CompareOptions) (*results.Comparison, error) {
+	for _, d := range []string{base, cand} {
+		if _, err := os.Stat(filepath.Join(d, results.SummaryJSONFile)); err != nil {
+			return nil, usagef("%s is not a run directory: %v", d, unwrapPath(err))
+		}
+	}
+	c, err := results.Compare(base, cand, opts)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return c, nil
+}
+
+// comparisonError is the comparison's verdict as the command's error: nil for a pass, a
+// gate error (exit 99) naming the first reason otherwise.
+func comparisonError(c *results.Comparison) error {
+	switch c.Verdict {
+	case results.CompareVerdictPass:
+		return nil
+	case results.CompareVerdictFail:
+		return gateError{fmt.Sprintf("fail: %s (listed above), the first: %s", plural(len(c.Failures), "failure"), c.Failures[0])}
+	}
+	if len(c.Inconclusive) == 0 {
+		return errors.New("comparison without a verdict")
+	}
+	return gateError{"inconclusive: " + c.Inconclusive[0]}
+}
+
+// The sides of an A/B run (run --baseline-target), each a run directory inside its --out.
+const (
+	abBaselineDir = "baseline"
+	abCanaryDir   = "canary"
+)
+
+// plural is n and what, pluralized.
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
