@@ -159,14 +159,14 @@ func (b *Budget) add(def metricDef, ch string) error {
 type metricKind uint8
 
 const (
-	mQuantile   metricKind = iota + 1 // a quantile of hist
-	mMean                             // the mean of hist
-	mThroughput                       // tasks completed per second
-	mRequestRate                      // requests per second
-	mErrorRate                        // requests in error, % of requests
-	mBackpressure                     // backpressure signals, % of requests
-	mAmplification                    // fleet poll amplification
-	mRare                             // a rare event's count
+	mQuantile      metricKind = iota + 1 // a quantile of hist
+	mMean                                // the mean of hist
+	mThroughput                          // tasks completed per second
+	mRequestRate                         // requests per second
+	mErrorRate                           // requests in error, % of requests
+	mBackpressure                        // backpressure signals, % of requests
+	mAmplification                       // fleet poll amplification
+	mRare                                // a rare event's count
 )
 
 // metricDef is one metric `compare` judges, with its default budget.

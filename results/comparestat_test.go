@@ -104,7 +104,7 @@ func TestTooFewSamples(t *testing.T) {
 // 0 of 10 is 0 .. 27.75%, 81 of 263 is 25.53 .. 36.62%.
 func TestWilson(t *testing.T) {
 	for _, c := range []struct {
-		k, n     int64
+		k, n      int64
 		low, high float64
 	}{{0, 10, 0, 27.75}, {81, 263, 25.53, 36.62}} {
 		e := rateEstimate(c.k, c.n)
