@@ -111,3 +111,34 @@ func short(hash string) string {
 	h := strings.TrimPrefix(hash, "sha256:")
 	return h[:min(12, len(h))]
 }
+
+// CheckComparable checks, before a run starts, what Compare will check after it: that the
+// run in dir is one (a summary.json), that a run of scenario name with config cfg will be
+// comparable with it as far as the configuration says (the era the server speaks is known
+// only after the probe), and that the budgets parse. So a run with --baseline is refused
+// before it drives any load, not after.
+func CheckComparable(dir, name string, cfg *RunConfig, opts CompareOptions) error {
+	b, err := ReadSummary(dir)
+	if err != nil {
+		return err
+	}
+	for _, a := range opts.Allow {
+		if err := checkAllow(a); err != nil {
+			return fmt.Errorf("--allow: %w", err)
+		}
+	}
+	if _, err := budgetsFor(opts.Budgets, cfg.Compare); err != nil {
+		return err
+	}
+	c := &Summary{Scenario: name, Protocol: b.Protocol, Config: cfg, TasksimVersion: b.TasksimVersion}
+	var refused []Difference
+	for _, d := range differences(b, c, slices.Concat(opts.Allow, cfg.Compare.Allow)) {
+		if !d.Allowed {
+			refused = append(refused, d)
+		}
+	}
+	if len(refused) > 0 {
+		return &NotComparableError{Differences: refused}
+	}
+	return nil
+}

@@ -160,6 +160,7 @@ func checkShards(runs []shardRun, opts MergeOptions) (*MergeInfo, error) {
 		{"protocol", func(s *ShardInfo) string { return s.Protocol }},
 		{"target", func(s *ShardInfo) string { return s.Target }},
 		{"count", func(s *ShardInfo) string { return strconv.Itoa(s.Count) }},
+		{"ab_side", func(s *ShardInfo) string { return s.ABSide }},
 	}
 	var problems []string
 	var field string
@@ -184,7 +185,7 @@ func checkShards(runs []shardRun, opts MergeOptions) (*MergeInfo, error) {
 		if prev, dup := seen[sh.Index]; dup {
 			return nil, &MismatchError{Field: "index", Msg: fmt.Sprintf("shard index %d of %d twice: %s and %s", sh.Index, count, prev, r.dir)}
 		}
-		if sh.Index < 0 || sh.Index >= count {
+		if sh.Index < 0 || sh.Index >= count || !first.sum.Shard.owns(sh.Index) {
 			return nil, &MismatchError{Field: "index", Msg: fmt.Sprintf("%s: shard index %d out of 0..%d", r.dir, sh.Index, count-1)}
 		}
 		seen[sh.Index] = r.dir
@@ -192,7 +193,7 @@ func checkShards(runs []shardRun, opts MergeOptions) (*MergeInfo, error) {
 	}
 	sort.Slice(info.Merged, func(i, j int) bool { return info.Merged[i].Index < info.Merged[j].Index })
 	for i := range count {
-		if _, ok := seen[i]; !ok {
+		if _, ok := seen[i]; !ok && first.sum.Shard.owns(i) {
 			info.Missing = append(info.Missing, i)
 		}
 	}

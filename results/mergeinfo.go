@@ -18,7 +18,7 @@ func mergedRunInfo(runs []shardRun) RunInfo {
 	s0 := runs[0].sum
 	ri := RunInfo{
 		Version: s0.TasksimVersion, Scenario: s0.Scenario, Seed: s0.Seed, Protocol: s0.Protocol,
-		Target: s0.Target, Manifest: s0.Manifest, Config: s0.Config.whole(),
+		Target: s0.Target, Manifest: s0.Manifest, Config: s0.Config.whole(s0.Shard.ABSide != ""),
 		PollInterval:       time.Duration(s0.Shard.PollIntervalMS * float64(time.Millisecond)),
 		DuplicateEffects:   0,
 		SecondCreates:      0,

@@ -39,12 +39,16 @@ func NewRunConfig(sc *scenarios.Scenario, sh scenarios.Shard) *RunConfig {
 	}
 }
 
-// whole is the config of the merged run of shards with config c.
-func (c *RunConfig) whole() *RunConfig {
+// whole is the config of the merged run of shards with config c: the whole load, or for
+// one side of an A/B run, half of it.
+func (c *RunConfig) whole(abSide bool) *RunConfig {
 	if c == nil {
 		return nil
 	}
 	w := *c
 	w.Shards = "0/1"
+	if abSide {
+		w.Shards = "0/2"
+	}
 	return &w
 }

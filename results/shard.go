@@ -30,6 +30,28 @@ type ShardInfo struct {
 	// is judged (MergeRuns).
 	PollIntervalMS     float64 `json:"poll_interval_ms"`
 	TasksUnknownWithID int64   `json:"tasks_unknown_with_id"`
+	// ABSide is the side of an A/B run (`run --baseline-target`) the shard belongs to:
+	// "canary" (the even shards of Count) or "baseline" (the odd ones); absent otherwise.
+	// A merge of one side's shards expects that side's indexes only.
+	ABSide string `json:"ab_side,omitempty"`
+}
+
+// The sides of an A/B run, as ShardInfo.ABSide names them.
+const (
+	ABCanary   = "canary"
+	ABBaseline = "baseline"
+)
+
+// owns says whether the shards of the run sh belongs to include index i: every index, or,
+// for one side of an A/B run, that side's (canary even, baseline odd).
+func (sh *ShardInfo) owns(i int) bool {
+	switch sh.ABSide {
+	case ABCanary:
+		return i%2 == 0
+	case ABBaseline:
+		return i%2 == 1
+	}
+	return true
 }
 
 // NewShardInfo is the shard block of summary s: index of count, the scenario's hash, the

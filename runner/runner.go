@@ -32,6 +32,9 @@ type Options struct {
 	// Shard is the slice of the scenario this run takes (docs/ARCHITECTURE.md#shards); the
 	// zero Shard is the whole scenario.
 	Shard scenarios.Shard
+	// ABSide is the side of an A/B run this run is, results.ABCanary or results.ABBaseline
+	// (its shard block says so, for `tasksim merge`); "" = not an A/B run.
+	ABSide string
 	// StartAt is the common instant the load starts at in every shard (--start-at): the run
 	// waits for it, and its clock, windows and files count from it. The zero time = none.
 	StartAt time.Time
@@ -153,7 +156,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*results.Su
 // addresses that can reach the target (RunConnections), and the pin file of
 // expect_manifest. Every problem is a *UsageError.
 func Validate(sc *scenarios.Scenario, shard scenarios.Shard) error {
-	if err := errors.Join(sc.Validate(), results.CheckThresholds(sc)); err != nil {
+	if err := errors.Join(sc.Validate(), results.CheckThresholds(sc), results.CheckBudgets(sc)); err != nil {
 		return &UsageError{err}
 	}
 	if pool := sc.Workload.PoolSize(); shard.Size(pool) == 0 {

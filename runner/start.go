@@ -80,5 +80,7 @@ func (r *runRequest) shardInfo(sum *results.Summary) *results.ShardInfo {
 	if sh == (scenarios.Shard{}) && r.opts.StartAt.IsZero() { // no --shard, --shards or --start-at
 		return nil
 	}
-	return results.NewShardInfo(sum, sh.Index, sh.Count, r.sc.Hash(), r.opts.StartAt, r.lateBy)
+	info := results.NewShardInfo(sum, sh.Index, sh.Count, r.sc.Hash(), r.opts.StartAt, r.lateBy)
+	info.ABSide = r.opts.ABSide
+	return info
 }

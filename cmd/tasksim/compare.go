@@ -90,9 +90,9 @@ func runCompare(args []string, stdout, _ io.Writer) error {
 func compareDirs(args []string) (base, cand string, err error) {
 	switch len(args) {
 	case 1:
-		b, c := filepath.Join(args[0], abBaselineDir), filepath.Join(args[0], abCanaryDir)
+		b, c := filepath.Join(args[0], results.ABBaseline), filepath.Join(args[0], results.ABCanary)
 		if !isDir(b) || !isDir(c) {
-			return "", "", usagef("%s is not an A/B run (no %s/ and %s/ in it): give BASELINE CANDIDATE", args[0], abBaselineDir, abCanaryDir)
+			return "", "", usagef("%s is not an A/B run (no %s/ and %s/ in it): give BASELINE CANDIDATE", args[0], results.ABBaseline, results.ABCanary)
 		}
 		return b, c, nil
 	case 2:
@@ -134,13 +134,6 @@ func comparisonError(c *results.Comparison) error {
 	}
 	return gateError{"inconclusive: " + c.Inconclusive[0]}
 }
-
-// The sides of an A/B run (run --baseline-target), each a run directory inside its --out.
-const (
-	abBaselineDir = "baseline"
-	abCanaryDir   = "canary"
-)
-
 // plural is n and what, pluralized.
 func plural(n int, what string) string {
 	if n == 1 {

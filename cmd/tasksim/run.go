@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -25,6 +26,8 @@ type runFlags struct {
 	target, out, rate, tool, args string
 	protocol, sourceAddrs         string
 	shard, startAt                string
+	baseline, baselineTarget      string
+	budgets, allow                []string
 	clients, shards               int
 	duration, pollInterval        time.Duration
 	probeTimeout                  time.Duration
@@ -59,6 +62,10 @@ func parseRunFlags(args []string, _ io.Writer) (*runFlags, string, error) {
 	fs.IntVar(&f.shards, "shards", 0, "run one of `N` slices, the index from "+jobIndexEnv+" (a Kubernetes Indexed Job sets it); --shard I/N wins over its index, and must name the same N")
 	fs.StringVar(&f.startAt, "start-at", "", "start the load at this `RFC3339` instant (at most 24h ahead), the same in every shard; a start past by over 1s is reported")
 	fs.DurationVar(&f.probeTimeout, "probe-timeout", runner.DefaultProbeTimeout, "bound on the probe of the target before the load (server/discover, initialize, tools/list)")
+	fs.StringVar(&f.baseline, "baseline", "", "judge the run against the saved run in `DIR` as well ('tasksim compare DIR OUT'), writing compare.json and compare.html beside summary.json")
+	fs.StringVar(&f.baselineTarget, "baseline-target", "", "A/B run: drive the stable `URL` and --target (the canary) at once, the clients split between them, interleaved; writes canary/, baseline/ and the comparison into --out")
+	fs.StringArrayVar(&f.budgets, "budget", nil, "a regression budget for --baseline or --baseline-target, `'METRIC CHANGE'`, e.g. 'latency_tasks_get.p99 +20%' (repeatable; 'tasksim compare --help')")
+	fs.StringSliceVar(&f.allow, "allow", nil, "configuration `FIELDS` that may differ from --baseline's run: scenario,duration,tool,clients,protocol,shards,config")
 	fs.BoolVar(&f.force, "force", false, "write into an --out DIR that already holds a run, replacing its files (without it such a DIR is refused, exit 2)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan (load, cancels, faults, thresholds) and run nothing")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress bars (they show only when stderr is a terminal)")
@@ -68,6 +75,12 @@ func parseRunFlags(args []string, _ io.Writer) (*runFlags, string, error) {
 	}
 	if f.probeTimeout <= 0 {
 		return nil, "", usagef("--probe-timeout must be > 0, got %v", f.probeTimeout)
+	}
+	if f.baseline != "" && f.baselineTarget != "" {
+		return nil, "", usagef("--baseline and --baseline-target: give one (an A/B run is its own baseline)")
+	}
+	if (len(f.budgets) > 0 || len(f.allow) > 0) && f.baseline == "" && f.baselineTarget == "" {
+		return nil, "", usagef("--budget and --allow judge a comparison: give --baseline DIR or --baseline-target URL")
 	}
 	if fs.NArg() > 1 {
 		return nil, "", usagef("run takes one scenario NAME or FILE, got %d arguments", fs.NArg())
@@ -165,7 +178,7 @@ func (f *runFlags) scenario(name string) (*scenarios.Scenario, error) {
 
 // validate checks the scenario and its threshold expressions, every problem at once.
 func validate(sc *scenarios.Scenario) error {
-	return errors.Join(sc.Validate(), results.CheckThresholds(sc))
+	return errors.Join(sc.Validate(), results.CheckThresholds(sc), results.CheckBudgets(sc))
 }
 
 // headerProblem says what is wrong with a --header value that is not 'Key: Value', without
@@ -201,6 +214,15 @@ func runRun(p process, args []string, stdout, stderr io.Writer) error {
 	if err := runner.Validate(sc, shard); err != nil {
 		return err
 	}
+	cmpOpts := results.CompareOptions{Budgets: f.budgets, Allow: f.allow}
+	if f.baseline != "" {
+		if err := results.CheckComparable(f.baseline, sc.Name, results.NewRunConfig(sc, shard), cmpOpts); err != nil {
+			return usagef("--baseline %s: %w", f.baseline, err)
+		}
+	}
+	if f.baselineTarget != "" && !f.dryRun {
+		return runAB(p, abRun{name: name, sc: sc, stable: f.baselineTarget, shard: shard, startAt: startAt, now: now, f: f, cmp: cmpOpts}, stdout, stderr)
+	}
 	if f.dryRun {
 		cfg := runner.EngineConfig(sc)
 		cfg.Shard = shard
@@ -225,7 +247,32 @@ func runRun(p process, args []string, stdout, stderr io.Writer) error {
 			return werr
 		}
 	}
-	return err
+	if f.baseline == "" || sum == nil || sum.Verdict == results.VerdictError || errors.Is(err, runner.ErrNoRunSummary) {
+		return err
+	}
+	return judgeAgainstBaseline(f.baseline, opts.Dir, cmpOpts, err, stdout)
+}
+
+// judgeAgainstBaseline compares the finished run in dir with the baseline run, prints the
+// comparison after the run's summary and writes it beside it. The run's own error (a
+// failed gate, an interruption) stays the command's; a comparison that does not pass
+// makes a passing run exit 99.
+func judgeAgainstBaseline(baseline, dir string, opts results.CompareOptions, runErr error, stdout io.Writer) error {
+	c, err := results.Compare(baseline, dir, opts)
+	if err != nil {
+		return usagef("--baseline %s: %w", baseline, err)
+	}
+	fmt.Fprintf(stdout, "\ncompared with the baseline %s:\n", baseline)
+	if err := results.WriteComparisonText(stdout, c); err != nil {
+		return err
+	}
+	if err := results.WriteComparison(dir, c); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return runErr
+	}
+	return comparisonError(c)
 }
 
 // runWithSignals runs sc as a command line does: the first SIGINT or SIGTERM stops the run
@@ -234,10 +281,30 @@ func runRun(p process, args []string, stdout, stderr io.Writer) error {
 // except during the contract suite, where it ends the process (the default action, restored):
 // the suite's cleanup may wait on a target that does not answer.
 func runWithSignals(sc *scenarios.Scenario, opts runner.Options, obs *runObserver, stderr io.Writer) (*results.Summary, error) {
+	out := runAllWithSignals([]plannedRun{{sc, opts, obs}}, stderr)
+	return out[0].sum, out[0].err
+}
+
+// plannedRun is one run of runAllWithSignals.
+type plannedRun struct {
+	sc   *scenarios.Scenario
+	opts runner.Options
+	obs  *runObserver
+}
+
+// runOutcome is what one run of runAllWithSignals returned.
+type runOutcome struct {
+	sum *results.Summary
+	err error
+}
+
+// runAllWithSignals runs the runs at once (the two sides of an A/B run), stopped together
+// by one pair of signals as runWithSignals says; the first run's observer tells the phase.
+func runAllWithSignals(runs []plannedRun, stderr io.Writer) []runOutcome {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stop := make(chan struct{})
-	opts.Stop, opts.Observer = stop, obs
+	obs := runs[0].obs
 	defer onSignals(func() func() {
 		switch obs.phase.Load() {
 		case int32(runner.PhaseContract):
@@ -251,7 +318,17 @@ func runWithSignals(sc *scenarios.Scenario, opts runner.Options, obs *runObserve
 		close(stop)
 		return cancel
 	})()
-	return runner.Run(ctx, sc, opts)
+	out := make([]runOutcome, len(runs))
+	var wg sync.WaitGroup
+	for i, r := range runs {
+		r.opts.Stop, r.opts.Observer = stop, r.obs
+		wg.Go(func() {
+			sum, err := runner.Run(ctx, r.sc, r.opts)
+			out[i] = runOutcome{sum, err}
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // applySets applies --set path=value overrides in order and returns every problem.

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/tasksim/tasksim/results"
+	"github.com/tasksim/tasksim/runner"
+	"github.com/tasksim/tasksim/scenarios"
+)
+
+// An A/B run (`run --target CANARY --baseline-target STABLE`, docs/ARCHITECTURE.md#ab-runs):
+// the scenario driven against both targets at once, its clients split between them as two
+// shards are split (client i to the canary when i is even, to the stable target when odd:
+// interleaved arrivals, each client with its global index and so its seed), both loads
+// started at one instant, so that the machine's noise and the time of day fall on both
+// alike. Each side is a run directory of its own; the comparison of the canary with the
+// stable side is the one verdict.
+
+// abStartDelay is how far ahead of now an A/B run sets its common start when --start-at
+// does not: time for both targets' probes, so that the two loads begin together.
+const abStartDelay = 2 * time.Second
+
+// abRun is an A/B run as the command line asked for it.
+type abRun struct {
+	name    string // the scenario NAME or FILE, loaded again for the stable side
+	sc      *scenarios.Scenario
+	stable  string // the stable target's URL
+	shard   scenarios.Shard
+	startAt time.Time
+	now     time.Time
+	f       *runFlags
+	cmp     results.CompareOptions
+}
+
+// abSides are the two sides' shards of the run's shard sh (I/N): the canary 2I/2N, the
+// stable side 2I+1/2N, so that merging each side's shards of every I gives that side whole.
+func abSides(sh scenarios.Shard) (canary, stable scenarios.Shard) {
+	n := max(sh.Count, 1)
+	return scenarios.Shard{Index: 2 * sh.Index, Count: 2 * n}, scenarios.Shard{Index: 2*sh.Index + 1, Count: 2 * n}
+}
+
+// runAB runs both sides, prints both summaries and the comparison, writes the comparison
+// into --out and returns the one verdict: the comparison's, a side's runtime error, or an
+// interruption.
+func runAB(p process, ab abRun, stdout, stderr io.Writer) error {
+	if ab.sc.Target == "" {
+		return usagef("--baseline-target needs --target: the canary judged against the stable target")
+	}
+	if ab.sc.Target == ab.stable {
+		return usagef("--target and --baseline-target are both %s: an A/B run compares two servers", ab.stable)
+	}
+	stableSc, err := ab.f.scenario(ab.name)
+	if err != nil {
+		return err
+	}
+	stableSc.Target = ab.stable
+	canaryShard, stableShard := abSides(ab.shard)
+	for _, side := range []scenarios.Shard{canaryShard, stableShard} {
+		if err := runner.Validate(ab.sc, side); err != nil {
+			return fmt.Errorf("A/B run: %w", err)
+		}
+	}
+	dir := cmp.Or(ab.f.out, runner.DefaultDir(ab.sc, ab.now))
+	start := cmp.Or(ab.startAt, ab.now.Add(abStartDelay))
+	plan := func(sc *scenarios.Scenario, side string, sh scenarios.Shard, bars bool) plannedRun {
+		return plannedRun{sc: sc, obs: &runObserver{w: stderr, bars: bars, duration: time.Duration(sc.Duration)},
+			opts: runner.Options{Dir: filepath.Join(dir, side), Shard: sh, StartAt: start, Start: ab.now, ABSide: side,
+				GCSetBy: p.gc.SetBy, GCMaxHeadroom: p.gc.MaxHeadroom, Overwrite: ab.f.force, ProbeTimeout: ab.f.probeTimeout,
+				Notes: func(line string) { fmt.Fprintf(stderr, "tasksim run [%s]: %s\n", side, line) }}}
+	}
+	bars := !ab.f.noProgress && isTerminal(stderr)
+	outs := runAllWithSignals([]plannedRun{
+		plan(ab.sc, results.ABCanary, canaryShard, bars),
+		plan(stableSc, results.ABBaseline, stableShard, false),
+	}, stderr)
+	return abVerdict(ab, dir, outs, stdout)
+}
+
+// abVerdict prints both sides and the comparison and returns the A/B run's verdict.
+func abVerdict(ab abRun, dir string, outs []runOutcome, stdout io.Writer) error {
+	sides := []struct{ name, target, dir string }{
+		{results.ABCanary, ab.sc.Target, filepath.Join(dir, results.ABCanary)},
+		{results.ABBaseline, ab.stable, filepath.Join(dir, results.ABBaseline)},
+	}
+	var sideErrs []error
+	interrupted := false
+	for i, o := range outs {
+		s := sides[i]
+		if o.sum != nil && !errors.Is(o.err, runner.ErrNoRunSummary) {
+			fmt.Fprintf(stdout, "== %s side: %s\n", s.name, s.target)
+			if err := results.WriteText(stdout, o.sum, s.dir); err != nil {
+				return err
+			}
+			fmt.Fprintln(stdout)
+			interrupted = interrupted || o.sum.Interrupted
+		}
+		if o.sum == nil || o.sum.Verdict == results.VerdictError {
+			err := o.err
+			if err == nil {
+				err = errors.New(o.sum.Error)
+			}
+			sideErrs = append(sideErrs, fmt.Errorf("%s side (%s): %w", s.name, s.target, err))
+		}
+	}
+	if len(sideErrs) > 0 {
+		return fmt.Errorf("A/B run: no comparison: %w", errors.Join(sideErrs...))
+	}
+	c, err := results.Compare(sides[1].dir, sides[0].dir, ab.cmp)
+	if err != nil {
+		return usagef("A/B run: %w", err)
+	}
+	fmt.Fprintf(stdout, "== canary %s against stable %s\n", ab.sc.Target, ab.stable)
+	if err := results.WriteComparisonText(stdout, c); err != nil {
+		return err
+	}
+	if err := results.WriteComparison(dir, c); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nfiles       %s/, %s/, %s and %s in %s\n", results.ABCanary, results.ABBaseline, results.CompareJSONFile, results.CompareHTMLFile, dir)
+	if err := comparisonError(c); err != nil {
+		if interrupted && c.Verdict == results.CompareVerdictInconclusive {
+			return interruptedError{"the comparison is inconclusive: a side was stopped early"}
+		}
+		return gateError{fmt.Sprintf("canary %s against stable %s: %s", ab.sc.Target, ab.stable, err)}
+	}
+	return nil
+}
