@@ -42,8 +42,3 @@ func ReadComparison(dir string) (*Comparison, error) {
 	}
 	return c, nil
 }
-
-// RenderComparison renders compare.html. (The page is built in comparereport.go.)
-func RenderComparison(c *Comparison) ([]byte, error) {
-	return []byte("<!doctype html><title>tasksim compare</title><pre>" + c.Verdict + "</pre>"), nil
-}

@@ -16,7 +16,7 @@ import (
 // ReportFile is the run's self-contained HTML report.
 const ReportFile = "report.html"
 
-//go:embed assets/report.html.tmpl assets/report.css assets/report.js assets/uPlot.iife.min.js assets/uPlot.min.css
+//go:embed assets/report.html.tmpl assets/compare.html.tmpl assets/report.css assets/report.js assets/uPlot.iife.min.js assets/uPlot.min.css
 var assets embed.FS
 
 // WriteReport renders report.html from the files of the run directory dir (summary.json,

@@ -1,6 +1,7 @@
-// tasksim report charts: draws every chart of TASKSIM_REPORT.charts with uPlot into the
-// <figure> of the same id, then marks it data-rendered="true" (a chart that fails is marked
-// "error" and counted in body[data-errors], as window.onerror counts uncaught errors).
+// tasksim report charts (report.html and compare.html): draws every chart of
+// TASKSIM_REPORT.charts with uPlot into the <figure> of the same id, then marks it
+// data-rendered="true" (a chart that fails is marked "error" and counted in
+// body[data-errors], as window.onerror counts uncaught errors).
 (function () {
   "use strict";
   // 480 px: two charts across the page on a wide screen, one on A4 portrait with 14 mm
@@ -122,13 +123,22 @@
     return o;
   }
 
+  // columns is the chart's data as uPlot takes it. A chart of two runs (compare.html)
+  // gives each series its own x values (xs): uPlot.join aligns them, leaving a series
+  // undefined (spanned) where only the other run has a point and null (a gap) where its
+  // own run recorded none.
+  function columns(c) {
+    if (!c.xs) return [c.x].concat(c.y);
+    return uPlot.join(c.xs.map(function (x, i) { return [x, c.y[i]]; }));
+  }
+
   var data = (typeof TASKSIM_REPORT === "object" && TASKSIM_REPORT) || { charts: [] };
   var plots = [];
   for (var i = 0; i < data.charts.length; i++) {
     var c = data.charts[i], el = document.getElementById(c.id);
     if (!el) { countError(null, "no element for chart " + c.id); continue; }
     try {
-      plots.push({ u: new uPlot(options(c, el), [c.x].concat(c.y), el), el: el });
+      plots.push({ u: new uPlot(options(c, el), columns(c), el), el: el });
     } catch (err) {
       countError(el, err);
     }
