@@ -183,7 +183,7 @@ type metricDef struct {
 
 // Default latency budgets: p50 +10%, p95 +15%, p99 +20%, each also more than LatencyFloorMS
 // (changes below it are the scheduling noise of a shared machine).
-const LatencyFloorMS = 2
+const LatencyFloorMS = 5
 
 // latencyHists are the histograms whose p50, p95 and p99 are compared, in table order.
 var latencyHists = []metrics.Hist{

@@ -22,7 +22,7 @@ import (
 // plantedDir is in the name of the baseline's directory: the page must show it as text.
 const plantedDir = `base<script>alert("dir")<`
 
-// writeCompareRun writes into dir a trustworthy run of three one-second windows, each
+// writeCompareRun writes into dir a trustworthy run of six one-second windows (a comparison judges a run of at least MinSections), each
 // with 400 tasks/get replies of 10..49 ms times slow and 50 tasks created and completed.
 // Its windows end lag after each second (a run's windows never end on the same instants
 // as another's).
@@ -31,7 +31,7 @@ func writeCompareRun(t *testing.T, dir string, slow int64, lag time.Duration) {
 	rec := metrics.NewRecorder(1, t0)
 	sh := rec.Shard(0)
 	var windows []metrics.Window
-	for w := range 3 {
+	for w := range 6 {
 		for i := range int64(400) {
 			sh.Reply(mcp.OpTasksGet, metrics.OutcomeOK, 0, 200, ms((10+i%40)*slow))
 		}
@@ -50,9 +50,9 @@ func writeCompareRun(t *testing.T, dir string, slow int64, lag time.Duration) {
 	budget := 1.0
 	info := RunInfo{
 		Version: "0.1.0", Scenario: "compare", Seed: 7, Protocol: "2025-11-25",
-		StartedAt: t0, Duration: 3*time.Second + lag, PollInterval: time.Second, ErrorBudget: &budget,
+		StartedAt: t0, Duration: 6*time.Second + lag, PollInterval: time.Second, ErrorBudget: &budget,
 		InvalidTransitionSample: []string{},
-		Config:                  &RunConfig{ScenarioHash: "sha256:0123456789abcdef", DurationS: 3, Tool: "work_task", Clients: 4, Shards: "0/1"},
+		Config:                  &RunConfig{ScenarioHash: "sha256:0123456789abcdef", DurationS: 6, Tool: "work_task", Clients: 4, Shards: "0/1"},
 	}
 	writeRun(t, dir, Build(info, rec.Total(), windows), t0, windows, nil, 0)
 }
@@ -153,7 +153,7 @@ func TestCompareReportPage(t *testing.T) {
 	if regressions == 0 {
 		t.Error("no regression in the comparison: the test runs do not test the marking")
 	}
-	if !strings.Contains(page, `29.007ms<span class="detail">95%: 28.015ms..31.007ms, n = 1,200</span>`) {
+	if !regexp.MustCompile(`[0-9.]+ms<span class="detail">95%: [0-9.]+ms\.\.[0-9.]+ms, n = 2,400</span>`).MatchString(page) {
 		t.Error("no 95% interval and sample count of a figure")
 	}
 }
@@ -192,11 +192,11 @@ func TestCompareReportCharts(t *testing.T) {
 			t.Errorf("no time chart of %s", col)
 			continue
 		}
-		if !slices.Equal(ts.Series, []string{"baseline", "candidate"}) || len(ts.XS) != 2 || len(ts.XS[0]) != 3 || len(ts.Y[1]) != 3 {
+		if !slices.Equal(ts.Series, []string{"baseline", "candidate"}) || len(ts.XS) != 2 || len(ts.XS[0]) != 6 || len(ts.Y[1]) != 6 {
 			t.Errorf("%s: series %q, xs %v", col, ts.Series, ts.XS)
 			continue
 		}
-		if want := []float64{1, 1.007, 2, 2.007, 3, 3.007}; !slices.Equal(ts.X, want) {
+		if want := []float64{1, 1.007, 2, 2.007, 3, 3.007, 4, 4.007, 5, 5.007, 6, 6.007}; !slices.Equal(ts.X, want) {
 			t.Errorf("%s: x %v, want the union of both runs' %v", col, ts.X, want)
 		}
 	}

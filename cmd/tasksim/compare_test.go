@@ -1,0 +1,215 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tasksim/tasksim/results"
+)
+
+// The comparison from the command line, against `tasksim serve` (docs/METRICS.md#compare).
+//
+// The servers answer every request after a fixed 2 ms (server.latency), so that a run's
+// latencies are the server's more than the machine's: CI machines are shared, and two runs
+// one after the other see different neighbours. The load is many short tasks, so that
+// every run holds the samples a p99 needs.
+
+// compareLoad are the run flags of every comparison test: 40 clients for 3 s, tasks of
+// 200 ms polled every 50 ms, about 2000 tasks/get per run.
+var compareLoad = []string{"--clients", "40", "--duration", "3s", "--args", `{"duration_ms":200}`, "--no-progress"}
+
+// compareServe starts a serve whose replies take 2 ms, with extra flags.
+func compareServe(t *testing.T, extra ...string) string {
+	t.Helper()
+	args := append([]string{"--poll-interval", "50ms", "--set", "server.latency.*=2ms"}, extra...)
+	return startServe(t, args...)
+}
+
+// runAgainst runs the comparison load against url into dir, seed seed, and fails the test
+// unless the run passes its own gates.
+func runAgainst(t *testing.T, url, dir string, seed int, extra ...string) {
+	t.Helper()
+	args := append([]string{"run", "--target", url, "--out", dir, "--seed", strconv.Itoa(seed)}, compareLoad...)
+	stdout, stderr, code := tasksim(t, append(args, extra...)...)
+	if code != 0 {
+		t.Fatalf("run against %s: exit %d\n%s\n%s", url, code, stdout, stderr)
+	}
+}
+
+// compareExit runs tasksim compare and returns its output and exit code.
+func compareExit(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	stdout, stderr, code := tasksim(t, append([]string{"compare"}, args...)...)
+	return stdout + stderr, code
+}
+
+// TestCompareRunsOfOneConfiguration: runs of one configuration against one server, with
+// different seeds, compare clean at the default budgets (exit 0).
+func TestCompareRunsOfOneConfiguration(t *testing.T) {
+	url := compareServe(t)
+	dir := t.TempDir()
+	runAgainst(t, url, filepath.Join(dir, "warmup"), 99) // the server's first run warms it
+	for seed := 1; seed <= 4; seed++ {
+		runAgainst(t, url, filepath.Join(dir, strconv.Itoa(seed)), seed)
+	}
+	for seed := 1; seed < 4; seed++ {
+		out, code := compareExit(t, filepath.Join(dir, strconv.Itoa(seed)), filepath.Join(dir, strconv.Itoa(seed+1)))
+		if code != 0 {
+			t.Errorf("seeds %d and %d: exit %d, want 0\n%s", seed, seed+1, code, out)
+		}
+	}
+}
+
+// TestCompareCatchesRegressions: +30 ms on tasks/get (a 2 ms median), 1% of requests
+// failing, and a pollInterval halved are each caught, exit 99, the metric named; the
+// pollInterval's change shows in the request rate too.
+func TestCompareCatchesRegressions(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base")
+	runAgainst(t, compareServe(t), base, 1)
+	for _, c := range []struct {
+		name    string
+		serve   []string
+		metrics []string
+	}{
+		{"latency", []string{"--set", "server.latency.tasks/get=32ms"}, []string{"latency_tasks_get.p50", "latency_tasks_get.p99"}},
+		{"errors", []string{"--set", "faults.server.http_5xx.probability=0.01", "--set", "faults.server.status=500"}, []string{"requests.errors_rate"}},
+		{"poll-interval", []string{"--poll-interval", "25ms"}, []string{"polls_per_task.mean"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cand := filepath.Join(dir, c.name)
+			runAgainst(t, compareServe(t, c.serve...), cand, 2, "--set", "error_budget=5%")
+			out, code := compareExit(t, base, cand, "--out", filepath.Join(dir, c.name+"-cmp"))
+			if code != 99 {
+				t.Fatalf("exit %d, want 99\n%s", code, out)
+			}
+			cmp, err := results.ReadComparison(filepath.Join(dir, c.name+"-cmp"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range c.metrics {
+				if v := metricVerdict(cmp, m); v != results.MetricRegression {
+					t.Errorf("%s: %s, want regression\n%s", m, v, out)
+				}
+				if !strings.Contains(out, "  - "+m+": ") {
+					t.Errorf("the output does not name %s among the failures\n%s", m, out)
+				}
+			}
+			if c.name == "poll-interval" {
+				if r := metricRow(cmp, "request_rate"); r == nil || r.Change == nil || r.Change.AbsLow <= 0 {
+					t.Errorf("request_rate: %+v, want a rise beyond its noise", r)
+				}
+			}
+		})
+	}
+}
+
+func metricRow(c *results.Comparison, name string) *results.MetricChange {
+	for i := range c.Metrics {
+		if c.Metrics[i].Metric == name {
+			return &c.Metrics[i]
+		}
+	}
+	return nil
+}
+
+func metricVerdict(c *results.Comparison, name string) string {
+	if r := metricRow(c, name); r != nil {
+		return r.Verdict
+	}
+	return "absent"
+}
+
+// TestCompareRefusals: runs of other client counts are refused, exit 2, naming the field,
+// unless --allow names it; a directory without a run and a bad budget are usage errors.
+func TestCompareRefusals(t *testing.T) {
+	url := compareServe(t)
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	runAgainst(t, url, a, 1)
+	runAgainst(t, url, b, 1, "--clients", "30")
+	out, code := compareExit(t, a, b)
+	if code != 2 || !strings.Contains(out, "clients: baseline 40, candidate 30") || !strings.Contains(out, "--allow clients") {
+		t.Errorf("other client counts: exit %d, want 2 naming clients\n%s", code, out)
+	}
+	if out, code := compareExit(t, a, b, "--allow", "clients", "--budget", "throughput off"); code == 2 {
+		t.Errorf("--allow clients: exit 2\n%s", out)
+	}
+	if out, code := compareExit(t, a, dir); code != 2 || !strings.Contains(out, "is not a run directory") {
+		t.Errorf("a directory without a run: exit %d\n%s", code, out)
+	}
+	if out, code := compareExit(t, a, a, "--budget", "throughput +10%"); code != 2 || !strings.Contains(out, "worse when lower") {
+		t.Errorf("a bad budget: exit %d\n%s", code, out)
+	}
+}
+
+// TestRunWithBaseline: run --baseline judges the run against a saved one and writes the
+// comparison beside its summary; a slower server fails it (exit 99), and a baseline of
+// another configuration is refused before any load (exit 2).
+func TestRunWithBaseline(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base")
+	runAgainst(t, compareServe(t), base, 1)
+	slow := compareServe(t, "--set", "server.latency.tasks/get=32ms")
+	out := filepath.Join(dir, "cand")
+	args := append([]string{"run", "--target", slow, "--out", out, "--baseline", base}, compareLoad...)
+	stdout, stderr, code := tasksim(t, args...)
+	if code != 99 || !strings.Contains(stdout, "compared with the baseline") || !strings.Contains(stdout, "latency_tasks_get.p50") {
+		t.Fatalf("exit %d, want 99 with the comparison\n%s\n%s", code, stdout, stderr)
+	}
+	for _, f := range []string{results.SummaryJSONFile, results.CompareJSONFile, results.CompareHTMLFile} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	args = append([]string{"run", "--target", slow, "--out", filepath.Join(dir, "other"), "--baseline", base}, compareLoad...)
+	_, stderr, code = tasksim(t, append(args, "--clients", "10")...)
+	if code != 2 || !strings.Contains(stderr, "clients: baseline 40, candidate 10") {
+		t.Errorf("another client count: exit %d, want 2 before the run\n%s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "other")); err == nil {
+		t.Error("the refused run wrote its directory")
+	}
+}
+
+// TestABRun: an A/B run against two servers with identical settings passes; against a
+// canary 30 ms slower on tasks/get it fails, naming the canary, and `tasksim compare` of
+// the A/B directory gives the same verdict.
+func TestABRun(t *testing.T) {
+	stable, same, slow := compareServe(t), compareServe(t), compareServe(t, "--set", "server.latency.tasks/get=32ms")
+	dir := t.TempDir()
+	ab := func(canary, out string) (string, string, int) {
+		args := append([]string{"run", "--target", canary, "--baseline-target", stable, "--out", out}, compareLoad...)
+		return tasksim(t, args...)
+	}
+	stdout, stderr, code := ab(same, filepath.Join(dir, "same"))
+	if code != 0 {
+		t.Errorf("identical servers: exit %d, want 0\n%s\n%s", code, stdout, stderr)
+	}
+	stdout, stderr, code = ab(slow, filepath.Join(dir, "slow"))
+	if code != 99 || !strings.Contains(stderr, "canary "+slow+" against stable "+stable) {
+		t.Fatalf("slow canary: exit %d, want 99 naming the canary\n%s\n%s", code, stdout, stderr)
+	}
+	for _, side := range []string{results.ABCanary, results.ABBaseline} {
+		var s struct {
+			Shard struct {
+				ABSide string `json:"ab_side"`
+			} `json:"shard"`
+			Target string `json:"target"`
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "slow", side, results.SummaryJSONFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &s); err != nil || s.Shard.ABSide != side {
+			t.Errorf("%s/summary.json: shard.ab_side %q (%v), want %q", side, s.Shard.ABSide, err, side)
+		}
+	}
+	if out, code := compareExit(t, filepath.Join(dir, "slow")); code != 99 || !strings.Contains(out, "latency_tasks_get.p50") {
+		t.Errorf("compare ABDIR: exit %d, want 99\n%s", code, out)
+	}
+}
