@@ -168,7 +168,7 @@ func Compare(baseline, candidate string, opts CompareOptions) (*Comparison, erro
 			return nil, fmt.Errorf("--allow: %w", err)
 		}
 	}
-	budgets, err := budgetsFor(opts.Budgets, sc)
+	budgets, err := budgetsFor(opts.Budgets, sc, max(pollIntervalMS(b.sum), pollIntervalMS(c.sum)))
 	if err != nil {
 		return nil, err
 	}
@@ -199,6 +199,18 @@ func Compare(baseline, candidate string, opts CompareOptions) (*Comparison, erro
 	cmp.Contract = caseChanges(b.sum.Contract, c.sum.Contract)
 	cmp.judge()
 	return cmp, nil
+}
+
+// pollIntervalMS is the poll interval the run's clients were advised, in ms: the
+// manifest's, or the one a shard block recorded; 0 = unknown.
+func pollIntervalMS(s *Summary) float64 {
+	if m := s.Manifest; m != nil && m.PollIntervalMs != nil {
+		return float64(*m.PollIntervalMs)
+	}
+	if s.Shard != nil {
+		return s.Shard.PollIntervalMS
+	}
+	return 0
 }
 
 func runRef(s *compareSide) CompareRun {

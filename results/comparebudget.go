@@ -179,11 +179,26 @@ type metricDef struct {
 	lowerIsWorse bool
 	budget       string // the default budget's CHANGEs, "off" for a metric shown only
 	rare         func(s *Summary) *int64
+	// pollBound marks a latency that waits on polls (a detection, a task's end to end):
+	// its default floor is at least PollFloorShare of the poll interval.
+	pollBound bool
 }
 
-// Default latency budgets: p50 +10%, p95 +15%, p99 +20%, each also more than LatencyFloorMS
-// (changes below it are the scheduling noise of a shared machine).
-const LatencyFloorMS = 5
+// Default latency budgets: p50 +10%, p95 +15%, p99 +20%, each also more than an absolute
+// floor, latencyFloorMS: below it a change is the scheduling noise of a shared machine, which
+// two runs one after the other do not see alike, and which grows toward the tail (a p99 of
+// a few ms on loopback doubles between runs of one configuration).
+var latencyFloorMS = map[string]float64{"p50": 5, "p95": 10, "p99": 20}
+
+// PollFloorShare is the share of the advertised poll interval below which a change of a
+// latency that waits on polls (detection_lag, task_e2e, result_lag, cancel_latency,
+// cleanup_lag) never regresses at the default budget: such a latency is the phase of the
+// polls against the tasks' ends, which moves between runs of one configuration by a part
+// of the interval.
+const PollFloorShare = 0.1
+
+// pollBoundHists are the latencies that wait on polls.
+var pollBoundHists = []metrics.Hist{metrics.TaskE2E, metrics.DetectionLag, metrics.ResultLag, metrics.CancelLatency, metrics.CleanupLag}
 
 // latencyHists are the histograms whose p50, p95 and p99 are compared, in table order.
 var latencyHists = []metrics.Hist{
@@ -204,14 +219,14 @@ func buildCompareMetrics() []metricDef {
 		{name: "polls_per_task.mean", kind: mMean, unit: "count", hist: metrics.PollsPerTask, budget: "+10%"},
 		{name: "poll_amplification.fleet", kind: mAmplification, unit: "ratio", hist: metrics.PollAmplification, budget: "+10%"},
 	}
-	floor := "+" + strconv.Itoa(LatencyFloorMS) + "ms"
 	for _, h := range latencyHists {
 		for _, q := range []struct {
 			stat string
 			q    float64
 			rel  string
 		}{{"p50", 0.5, "+10%"}, {"p95", 0.95, "+15%"}, {"p99", 0.99, "+20%"}} {
-			defs = append(defs, metricDef{name: h.Name() + "." + q.stat, kind: mQuantile, unit: "ms", hist: h, q: q.q, budget: q.rel + " " + floor})
+			defs = append(defs, metricDef{name: h.Name() + "." + q.stat, kind: mQuantile, unit: "ms", hist: h, q: q.q,
+				budget: q.rel + " +" + strconv.FormatFloat(latencyFloorMS[q.stat], 'f', -1, 64) + "ms", pollBound: slices.Contains(pollBoundHists, h)})
 		}
 	}
 	tasks := func(f func(t *Tasks) int64) func(*Summary) *int64 {
@@ -262,11 +277,17 @@ func defaultBudget(def metricDef) Budget {
 }
 
 // budgetsFor resolves the budget of every metric: the flags' first, then the scenario's,
-// then the default. A bad expression is an error naming where it came from.
-func budgetsFor(flags []string, sc scenarios.Compare) (map[string]Budget, error) {
+// then the default, whose floor for a latency that waits on polls is at least
+// PollFloorShare of pollMS (the longer of the two runs' poll intervals; 0 = unknown). A
+// bad expression is an error naming where it came from.
+func budgetsFor(flags []string, sc scenarios.Compare, pollMS float64) (map[string]Budget, error) {
 	out := map[string]Budget{}
 	for _, d := range compareMetrics {
-		out[d.name] = defaultBudget(d)
+		b := defaultBudget(d)
+		if d.pollBound {
+			b.Abs = max(b.Abs, round3(PollFloorShare*pollMS))
+		}
+		out[d.name] = b
 	}
 	var errs []error
 	for _, set := range []struct {

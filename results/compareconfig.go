@@ -127,7 +127,7 @@ func CheckComparable(dir, name string, cfg *RunConfig, opts CompareOptions) erro
 			return fmt.Errorf("--allow: %w", err)
 		}
 	}
-	if _, err := budgetsFor(opts.Budgets, cfg.Compare); err != nil {
+	if _, err := budgetsFor(opts.Budgets, cfg.Compare, 0); err != nil {
 		return err
 	}
 	c := &Summary{Scenario: name, Protocol: b.Protocol, Config: cfg, TasksimVersion: b.TasksimVersion}

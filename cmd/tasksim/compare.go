@@ -30,9 +30,10 @@ hold at least %d samples beyond it (p99: 1000 samples). Every gate, threshold an
 case that passed in the baseline and fails in the candidate is a regression, whatever the
 budgets, and one the candidate fails is a failure. The manifest's drift is listed.
 
-Default budgets (docs/METRICS.md#budgets): throughput -10%%; p50 +10%%, p95 +15%%, p99 +20%%,
-each also more than +%dms; requests.errors_rate and backpressure_rate +0.5pt; polls_per_task
-and poll_amplification +10%%; rare events 0. --budget and the candidate scenario's
+Default budgets (docs/METRICS.md#budgets): throughput -10%%; p50 +10%% and +5ms, p95 +15%%
+and +10ms, p99 +20%% and +20ms (both must be exceeded; for the latencies that wait on polls
+the floor is at least a tenth of the poll interval); requests.errors_rate and
+backpressure_rate +0.5pt; polls_per_task and poll_amplification +10%%; rare events 0. --budget and the candidate scenario's
 compare.budgets replace them, metric by metric ('task_e2e.p99 +15%% +5ms', 'throughput off').
 
 Refuses (exit 2), naming each field, runs that are not comparable: another scenario,
@@ -50,7 +51,7 @@ Exit codes:
        vouch for the candidate (inconclusive: a run interrupted, untrusted or in error)
 
 Flags:
-`, results.MinTail, results.LatencyFloorMS, results.CompareJSONFile, results.CompareHTMLFile)
+`, results.MinTail, results.CompareJSONFile, results.CompareHTMLFile)
 	fs.PrintDefaults()
 }
 

@@ -12,7 +12,7 @@ import (
 
 // allCommands are the subcommands an SRE can ask for help about. TestHelp fails when
 // commands() gains one that is not listed here, so that a new command gets its help checked.
-var allCommands = []string{"run", "serve", "probe", "conform", "sweep", "report", "merge", "scenarios", "validate", "version"}
+var allCommands = []string{"run", "serve", "probe", "conform", "sweep", "report", "compare", "merge", "scenarios", "validate", "version"}
 
 // runCLI runs one command line in-process and returns stdout, stderr and the exit code.
 func runCLI(args ...string) (string, string, int) {
