@@ -13,7 +13,7 @@ import (
 	"github.com/tasksim/tasksim/scenarios"
 )
 
-// An A/B run (`run --target CANARY --baseline-target STABLE`, docs/ARCHITECTURE.md#ab-runs):
+// An A/B run (`run --target CANARY --baseline-target STABLE`, docs/METRICS.md#ab-runs):
 // the scenario driven against both targets at once, its clients split between them as two
 // shards are split (client i to the canary when i is even, to the stable target when odd:
 // interleaved arrivals, each client with its global index and so its seed), both loads

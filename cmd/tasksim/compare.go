@@ -135,6 +135,7 @@ func comparisonError(c *results.Comparison) error {
 	}
 	return gateError{"inconclusive: " + c.Inconclusive[0]}
 }
+
 // plural is n and what, pluralized.
 func plural(n int, what string) string {
 	if n == 1 {

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/tasksim/tasksim/results"
 )
@@ -224,5 +226,84 @@ func TestABRun(t *testing.T) {
 	}
 	if out, code := compareExit(t, filepath.Join(dir, "slow")); code != 99 || !strings.Contains(out, "latency_tasks_get.p50") {
 		t.Errorf("compare ABDIR: exit %d, want 99\n%s", code, out)
+	}
+	checkComparePage(t, filepath.Join(dir, "slow", results.CompareHTMLFile))
+}
+
+// checkComparePage renders compare.html in headless Chromium: no script error, and every
+// chart the page declares drawn on a canvas.
+func checkComparePage(t *testing.T, page string) {
+	t.Helper()
+	dom := chromiumDOM(t, page)
+	m := bodyRe.FindStringSubmatch(dom)
+	if m == nil || m[1] != "0" {
+		t.Fatalf("compare.html: <body data-errors> %v: the page's scripts failed", m)
+	}
+	figs := figureRe.FindAllStringSubmatch(dom, -1)
+	if len(figs) == 0 || strconv.Itoa(len(figs)) != m[2] {
+		t.Errorf("compare.html: %d charts in the DOM, the page declares %s", len(figs), m[2])
+	}
+	for _, f := range figs {
+		if f[2] != "true" || !strings.Contains(f[3], "<canvas") {
+			t.Errorf("compare.html: chart %s not drawn (data-rendered=%q)", f[1], f[2])
+		}
+	}
+}
+
+// TestABRunShardsMerge: an A/B run in two shards (--shard 0/2 and 1/2, one --start-at)
+// writes four sides; `tasksim merge` of each side's directories merges that side whole
+// (its even or odd shards of 4, none missing), and the merged sides compare: comparable,
+// each with the tasks of both its shards.
+func TestABRunShardsMerge(t *testing.T) {
+	stable, canary := compareServe(t), compareServe(t)
+	dir := t.TempDir()
+	at := time.Now().Add(5 * time.Second).UTC().Format(time.RFC3339Nano)
+	var wg sync.WaitGroup
+	codes := make([]int, 2)
+	for i := range 2 {
+		wg.Go(func() {
+			args := append([]string{"run", "--target", canary, "--baseline-target", stable, "--shard", strconv.Itoa(i) + "/2",
+				"--start-at", at, "--out", filepath.Join(dir, "shard"+strconv.Itoa(i))}, compareLoad...)
+			_, _, codes[i] = tasksim(t, args...)
+		})
+	}
+	wg.Wait()
+	for i, code := range codes {
+		if code != 0 && code != 99 {
+			t.Fatalf("shard %d: exit %d", i, code)
+		}
+	}
+	for _, side := range []string{results.ABCanary, results.ABBaseline} {
+		stdout, stderr, code := tasksim(t, "merge", filepath.Join(dir, "shard0", side), filepath.Join(dir, "shard1", side),
+			"--out", filepath.Join(dir, "merged", side))
+		if code != 0 && code != 99 {
+			t.Fatalf("merge %s: exit %d\n%s\n%s", side, code, stdout, stderr)
+		}
+		merged, err := results.ReadSummary(filepath.Join(dir, "merged", side))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var created int64
+		for i := range 2 {
+			s, err := results.ReadSummary(filepath.Join(dir, "shard"+strconv.Itoa(i), side))
+			if err != nil {
+				t.Fatal(err)
+			}
+			created += s.Tasks.Created
+		}
+		if merged.Tasks.Created != created || len(merged.Merge.Missing) != 0 || merged.Config == nil || merged.Config.Shards != "0/2" {
+			t.Errorf("merged %s: %d tasks created (shards: %d), missing %v, config %+v", side, merged.Tasks.Created, created, merged.Merge.Missing, merged.Config)
+		}
+	}
+	out, code := compareExit(t, filepath.Join(dir, "merged", results.ABBaseline), filepath.Join(dir, "merged", results.ABCanary), "--out", filepath.Join(dir, "cmp"))
+	if code == 2 {
+		t.Fatalf("merged sides not comparable:\n%s", out)
+	}
+	c, err := results.ReadComparison(filepath.Join(dir, "cmp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Differences) != 0 || len(c.Metrics) == 0 {
+		t.Errorf("merged sides: differences %+v, %d metrics", c.Differences, len(c.Metrics))
 	}
 }
