@@ -23,7 +23,8 @@ type synthRun struct {
 	shiftMS float64
 	errPct  float64
 	clients int
-	invalid int64 // invalid transitions: the hard gate fails
+	invalid int64  // invalid transitions: the hard gate fails
+	era     string // the era asked for and spoken; "" = 2026-07-28
 }
 
 // write writes r as a run directory in dir.
@@ -52,10 +53,14 @@ func (r synthRun) write(t *testing.T, dir string) {
 	}
 	budget := 5.0
 	clients := cmpOr2(r.clients, 50)
-	s := Build(RunInfo{Version: "test", Scenario: "synthetic", Seed: r.seed, Protocol: "2026-07-28",
+	era := r.era
+	if era == "" {
+		era = "2026-07-28"
+	}
+	s := Build(RunInfo{Version: "test", Scenario: "synthetic", Seed: r.seed, Protocol: era,
 		Target: "http://127.0.0.1:1/mcp", StartedAt: start, Duration: 10 * time.Second, ErrorBudget: &budget,
 		DuplicateEffects: -1, SecondCreates: -1, EffectsAfterCancel: -1,
-		Config: &RunConfig{ScenarioHash: "sha256:synthetic", DurationS: 10, Tool: "work_task", Clients: clients, Shards: "0/1"},
+		Config: &RunConfig{ScenarioHash: "sha256:synthetic", DurationS: 10, Tool: "work_task", Clients: clients, Protocol: era, Shards: "0/1"},
 	}, rec.Total(), windows)
 	writeRun(t, dir, s, start, windows, nil, 0)
 }
@@ -239,5 +244,20 @@ func TestCheckBudgets(t *testing.T) {
 	err := CheckBudgets(sc)
 	if err == nil || !strings.Contains(err.Error(), "compare.budgets[0]") || !strings.Contains(err.Error(), "compare.allow[0]") {
 		t.Errorf("err %v, want both problems at their paths", err)
+	}
+}
+
+// TestCompareEras: runs in two eras (the cells of sweep --vary protocol) are refused unless
+// --allow protocol; allowed, they are compared and the difference listed.
+func TestCompareEras(t *testing.T) {
+	legacy, modern := synthRun{seed: 1, gets: 2000, era: "2025-11-25"}, synthRun{seed: 2, gets: 2000}
+	_, err := comparePair(t, legacy, modern, CompareOptions{})
+	var nc *NotComparableError
+	if !errors.As(err, &nc) || nc.Differences[0].Field != "protocol" {
+		t.Fatalf("err %v, want not comparable on protocol", err)
+	}
+	c := mustCompare(t, legacy, modern, CompareOptions{Allow: []string{"protocol"}})
+	if c.Verdict != CompareVerdictPass || len(c.Differences) != 1 || c.Differences[0].Field != "protocol" {
+		t.Errorf("verdict %s, differences %+v: want a pass with protocol allowed", c.Verdict, c.Differences)
 	}
 }

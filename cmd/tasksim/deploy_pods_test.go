@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -241,5 +243,51 @@ func TestKubeRenderSetsTheRun(t *testing.T) {
 		if err := cmd.Run(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 2 {
 			t.Errorf("render.sh %q: %v, want exit code 2", bad, err)
 		}
+	}
+}
+
+// The canary comparison's metric runs an A/B run whose command line `tasksim run` accepts,
+// with the scenario the ConfigMap holds where its volume is mounted; its Job never retries
+// (a comparison that failed must not pass on a second try) and one failure aborts the
+// rollout.
+func TestDeployCanaryCompareTemplate(t *testing.T) {
+	d := loadDeployment(t, deployDir)
+	text, err := os.ReadFile(filepath.Join(deployDir, "argo-rollouts", "canary-compare.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	filled := strings.NewReplacer("{{args.canary-url}}", "http://127.0.0.1:1/mcp", "{{args.stable-url}}", "http://127.0.0.1:2/mcp",
+		"{{args.run}}", "r1").Replace(string(text))
+	var at analysisTemplate
+	decodeStrict(t, "canary-compare.yaml", []byte(filled), &at)
+	if len(at.Spec.Metrics) != 1 || at.Spec.Metrics[0].Provider.Job == nil {
+		t.Fatalf("metrics %+v: want one job metric", at.Spec.Metrics)
+	}
+	m := at.Spec.Metrics[0]
+	if m.FailureLimit == nil || *m.FailureLimit != 0 {
+		t.Errorf("failureLimit %v: want 0", val(m.FailureLimit))
+	}
+	job := m.Provider.Job.Spec
+	if job.BackoffLimit == nil || *job.BackoffLimit != 0 {
+		t.Errorf("backoffLimit %v: want 0", val(job.BackoffLimit))
+	}
+	c := job.Template.Spec.Containers[0]
+	if c.Args[0] != "run" {
+		t.Fatalf("args %q: want run", c.Args)
+	}
+	f, name, err := parseRunFlags(c.Args[1:], io.Discard)
+	if err != nil {
+		t.Fatalf("tasksim run %q: %v", c.Args[1:], err)
+	}
+	if f.target != "http://127.0.0.1:1/mcp" || f.baselineTarget != "http://127.0.0.1:2/mcp" {
+		t.Errorf("target %q, baseline-target %q: want the canary and the stable URL", f.target, f.baselineTarget)
+	}
+	dir, file := filepath.Split(name)
+	var mounted bool
+	for _, vm := range c.VolumeMounts {
+		mounted = mounted || (vm.Name == "scenario" && filepath.Clean(vm.MountPath) == filepath.Clean(dir))
+	}
+	if _, ok := d.scenario.Data[file]; !ok || !mounted {
+		t.Errorf("scenario %s: the ConfigMap holds %v, mounted at %s: %v", name, slices.Sorted(maps.Keys(d.scenario.Data)), dir, mounted)
 	}
 }

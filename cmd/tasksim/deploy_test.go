@@ -65,7 +65,8 @@ type deployment struct {
 	pvc           *corev1.PersistentVolumeClaim
 	shards, merge *batchv1.Job
 	kustomization *kustomization
-	analysis      *analysisTemplate
+	analysis      *analysisTemplate   // tasksim-merged-verdict
+	compare       *analysisTemplate   // tasksim-canary-compare
 	files         map[string][]string // file -> kinds it holds
 }
 
@@ -155,6 +156,7 @@ func loadDeployment(t *testing.T, dir string) *deployment {
 		"the scenario ConfigMap": d.scenario == nil, "the results PersistentVolumeClaim": d.pvc == nil,
 		"Job tasksim-shards": d.shards == nil, "Job tasksim-merge": d.merge == nil,
 		"kustomization.yaml": d.kustomization == nil, "the AnalysisTemplate": d.analysis == nil,
+		"the AnalysisTemplate tasksim-canary-compare": d.compare == nil,
 	} {
 		if missing {
 			t.Fatalf("%s: no %s", dir, what)
@@ -212,9 +214,18 @@ func decodeManifests(t *testing.T, dir string, paths []string) *deployment {
 				d.kustomization = new(kustomization)
 				decodeStrict(t, where, doc, d.kustomization)
 			case "argoproj.io/v1alpha1 AnalysisTemplate":
-				once(where, gvk, d.analysis != nil)
-				d.analysis = new(analysisTemplate)
-				decodeStrict(t, where, doc, d.analysis)
+				at := new(analysisTemplate)
+				decodeStrict(t, where, doc, at)
+				switch at.Metadata.Name {
+				case "tasksim-merged-verdict":
+					once(where, "AnalysisTemplate tasksim-merged-verdict", d.analysis != nil)
+					d.analysis = at
+				case "tasksim-canary-compare":
+					once(where, "AnalysisTemplate tasksim-canary-compare", d.compare != nil)
+					d.compare = at
+				default:
+					t.Fatalf("%s: AnalysisTemplate %q: want tasksim-merged-verdict or tasksim-canary-compare", where, at.Metadata.Name)
+				}
 			default:
 				t.Fatalf("%s: unexpected apiVersion and kind %q", where, gvk)
 			}
