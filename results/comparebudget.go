@@ -195,7 +195,7 @@ var latencyFloorMS = map[string]float64{"p50": 5, "p95": 10, "p99": 20}
 // cleanup_lag) never regresses at the default budget: such a latency is the phase of the
 // polls against the tasks' ends, which moves between runs of one configuration by a part
 // of the interval.
-const PollFloorShare = 0.1
+const PollFloorShare = 0.2
 
 // pollBoundHists are the latencies that wait on polls.
 var pollBoundHists = []metrics.Hist{metrics.TaskE2E, metrics.DetectionLag, metrics.ResultLag, metrics.CancelLatency, metrics.CleanupLag}
