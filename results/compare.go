@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -80,7 +81,13 @@ type CompareRun struct {
 	DurationS   float64   `json:"duration_s"`
 	Verdict     string    `json:"verdict"` // the run's own verdict
 	Trustworthy bool      `json:"trustworthy"`
+	TrustNote   string    `json:"trust_note"`
 	Interrupted bool      `json:"interrupted"`
+	// Partial says the run is a merge with shards missing (merge.partial).
+	Partial bool `json:"partial"`
+	// LateByS is how late a side of an A/B run started its load after the common start
+	// (shard.late_by_s); 0 otherwise.
+	LateByS float64 `json:"late_by_s"`
 }
 
 // MetricChange is one metric of both runs.
@@ -151,6 +158,9 @@ func readSide(dir string) (*compareSide, error) {
 // run (or of a merge). A problem with the directories or the budgets is an error; runs
 // that differ where nothing allows it are a *NotComparableError.
 func Compare(baseline, candidate string, opts CompareOptions) (*Comparison, error) {
+	if sameDir(baseline, candidate) {
+		return nil, fmt.Errorf("%s and %s are one directory: a run compared with itself shows no change", baseline, candidate)
+	}
 	b, err := readSide(baseline)
 	if err != nil {
 		return nil, fmt.Errorf("baseline: %w", err)
@@ -201,6 +211,18 @@ func Compare(baseline, candidate string, opts CompareOptions) (*Comparison, erro
 	return cmp, nil
 }
 
+// sameDir says whether a and b name one directory (symbolic links followed).
+func sameDir(a, b string) bool {
+	ra, errA := filepath.EvalSymlinks(a)
+	rb, errB := filepath.EvalSymlinks(b)
+	if errA != nil || errB != nil {
+		return filepath.Clean(a) == filepath.Clean(b)
+	}
+	ra, _ = filepath.Abs(ra)
+	rb, _ = filepath.Abs(rb)
+	return ra == rb
+}
+
 // pollIntervalMS is the poll interval the run's clients were advised, in ms: the
 // manifest's, or the one a shard block recorded; 0 = unknown.
 func pollIntervalMS(s *Summary) float64 {
@@ -215,8 +237,13 @@ func pollIntervalMS(s *Summary) float64 {
 
 func runRef(s *compareSide) CompareRun {
 	x := s.sum
-	return CompareRun{Dir: s.dir, Scenario: x.Scenario, Target: x.Target, Protocol: x.Protocol, Seed: x.Seed,
-		StartedAt: x.StartedAt, DurationS: x.DurationS, Verdict: x.Verdict, Trustworthy: x.Trustworthy, Interrupted: x.Interrupted}
+	r := CompareRun{Dir: s.dir, Scenario: x.Scenario, Target: x.Target, Protocol: x.Protocol, Seed: x.Seed,
+		StartedAt: x.StartedAt, DurationS: x.DurationS, Verdict: x.Verdict, Trustworthy: x.Trustworthy,
+		TrustNote: x.TrustNote, Interrupted: x.Interrupted, Partial: x.Merge != nil && x.Merge.Partial}
+	if x.Shard != nil && x.Shard.ABSide != "" { // the sides of an A/B run start together
+		r.LateByS = x.Shard.LateByS
+	}
+	return r
 }
 
 func orEmpty[T any](x []T) []T {
@@ -234,20 +261,59 @@ func (c *Comparison) ExitCode() int {
 	return ExitGateFailed
 }
 
-// judge fills Failures, NotJudged, Inconclusive and the verdict from the rows.
+// judge fills Failures, NotJudged, Inconclusive and the verdict from the rows. In doubt it
+// is not a pass: what the baseline showed and the candidate does not (a gate, a contract
+// case, a metric), a change beyond its budget that the runs' noise cannot resolve, a run
+// that is not whole, trusted and passing on its own, all make the comparison inconclusive.
 func (c *Comparison) judge() {
+	c.judgeMetrics()
+	c.judgeRows()
+	c.judgeRun("baseline", c.Baseline)
+	c.judgeRun("candidate", c.Candidate)
+	if c.Candidate.Verdict == VerdictFail {
+		c.Failures = append(c.Failures, "the candidate run fails on its own: its verdict is fail (see its summary)")
+	}
+	switch {
+	case len(c.Failures) > 0:
+		c.Verdict = CompareVerdictFail
+	case len(c.Inconclusive) > 0:
+		c.Verdict = CompareVerdictInconclusive
+	default:
+		c.Verdict = CompareVerdictPass
+	}
+}
+
+// judgeMetrics reads the metric rows: regressions fail, changes beyond the budget that the
+// noise cannot resolve and metrics the candidate lost are inconclusive, and at least one
+// latency must have been judged.
+func (c *Comparison) judgeMetrics() {
 	judged := 0
 	for _, m := range c.Metrics {
 		switch m.Verdict {
 		case MetricRegression:
 			c.Failures = append(c.Failures, m.Metric+": "+m.Note)
-		case MetricTooFewSamples, MetricNoData:
+		case MetricWithinNoise:
+			c.Inconclusive = append(c.Inconclusive, m.Metric+": "+m.Note)
+		case MetricNoData:
+			if m.Candidate == nil {
+				c.Inconclusive = append(c.Inconclusive, m.Metric+": measured in the baseline, not in the candidate")
+			} else {
+				c.NotJudged = append(c.NotJudged, m.Metric+": "+m.Note)
+			}
+		case MetricTooFewSamples:
 			c.NotJudged = append(c.NotJudged, m.Metric+": "+m.Note)
 		}
-		if m.Unit == "ms" && m.Verdict != MetricTooFewSamples && m.Verdict != MetricNoData {
+		if m.Unit == "ms" && (m.Verdict == MetricPass || m.Verdict == MetricRegression) {
 			judged++
 		}
 	}
+	if judged == 0 {
+		c.Inconclusive = append(c.Inconclusive, "no latency could be judged: see not_judged")
+	}
+}
+
+// judgeRows reads the gates, thresholds and contract cases.
+func (c *Comparison) judgeRows() {
 	for _, set := range []struct {
 		what string
 		rows []VerdictChange
@@ -259,33 +325,33 @@ func (c *Comparison) judge() {
 			case "failing":
 				c.Failures = append(c.Failures, fmt.Sprintf("%s %s: fails in the candidate (as in the baseline)", set.what, r.Name))
 			case "not_evaluated":
-				c.NotJudged = append(c.NotJudged, fmt.Sprintf("%s %s: evaluated in the baseline, not in the candidate", set.what, r.Name))
+				c.Inconclusive = append(c.Inconclusive, fmt.Sprintf("%s %s: %s in the baseline, not evaluated in the candidate", set.what, r.Name, r.Baseline))
 			}
 		}
 	}
-	for _, r := range []struct {
-		name string
-		run  CompareRun
-	}{{"baseline", c.Baseline}, {"candidate", c.Candidate}} {
-		switch {
-		case r.run.Verdict == VerdictError:
-			c.Inconclusive = append(c.Inconclusive, "the "+r.name+" run ended in an error: its figures are not a measurement")
-		case r.run.Interrupted:
-			c.Inconclusive = append(c.Inconclusive, "the "+r.name+" run was interrupted: it is not whole")
-		case !r.run.Trustworthy:
-			c.Inconclusive = append(c.Inconclusive, "the "+r.name+" run is not trustworthy (its load generator fell behind its schedule): its latencies are the generator's as much as the server's")
-		}
-	}
-	if judged == 0 {
-		c.Inconclusive = append(c.Inconclusive, "no latency could be judged: see not_judged")
-	}
+}
+
+// judgeRun says why run (the baseline or the candidate) cannot vouch for the comparison.
+func (c *Comparison) judgeRun(name string, run CompareRun) {
+	why := ""
 	switch {
-	case len(c.Failures) > 0:
-		c.Verdict = CompareVerdictFail
-	case len(c.Inconclusive) > 0:
-		c.Verdict = CompareVerdictInconclusive
-	default:
-		c.Verdict = CompareVerdictPass
+	case run.Verdict == VerdictError:
+		why = "ended in an error: its figures are not a measurement"
+	case run.Interrupted:
+		why = "was interrupted: it is not whole"
+	case run.Partial:
+		why = "is a partial merge: shards are missing from it"
+	case !run.Trustworthy:
+		why = "is not trustworthy (its load generator fell behind its schedule): its latencies are the generator's as much as the server's"
+	case strings.HasPrefix(run.TrustNote, "not checked"):
+		why = "was not checked for trust (" + run.TrustNote + "): whether its load generator kept its schedule is unknown"
+	case run.LateByS > 1:
+		why = fmt.Sprintf("started its load %ss after the common start: the two sides did not run side by side", num(run.LateByS))
+	case name == "baseline" && run.Verdict == VerdictFail:
+		why = "fails on its own (verdict fail): it is no reference to be no worse than"
+	}
+	if why != "" {
+		c.Inconclusive = append(c.Inconclusive, "the "+name+" run "+why)
 	}
 }
 
@@ -319,7 +385,7 @@ func verdictChange(name, b, c string) VerdictChange {
 		v.Verdict = "failing"
 	case b == "fail" && c == "pass":
 		v.Verdict = "fixed"
-	case b == "pass" && c != "pass":
+	case (b == "pass" || b == "fail") && c != "pass":
 		v.Verdict = "not_evaluated"
 	default:
 		v.Verdict = "pass"
@@ -333,12 +399,12 @@ func thresholdChanges(b, c *Summary) []VerdictChange {
 	key := func(t ThresholdResult) string { return t.Source + ": " + t.Expr }
 	state := func(t ThresholdResult) string {
 		switch {
+		case !t.Pass:
+			return "fail" // no data without on_no_data: pass fails the run, and so here
 		case t.NoData:
 			return "no_data"
-		case t.Pass:
-			return "pass"
 		}
-		return "fail"
+		return "pass"
 	}
 	base := map[string]string{}
 	for _, t := range b.Thresholds {

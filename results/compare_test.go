@@ -43,6 +43,7 @@ func (r synthRun) write(t *testing.T, dir string) {
 			}
 			d := time.Duration((2 + rng.ExpFloat64() + r.shiftMS) * float64(time.Millisecond))
 			sh.Reply(mcp.OpTasksGet, o, 0, 200, d)
+			sh.RecordDuration(metrics.ScheduleLag, time.Millisecond) // the generator on time
 		}
 		sh.Add(metrics.TasksCreated, 50)
 		sh.Add(metrics.TasksCompleted, 50)
@@ -58,7 +59,7 @@ func (r synthRun) write(t *testing.T, dir string) {
 		era = "2026-07-28"
 	}
 	s := Build(RunInfo{Version: "test", Scenario: "synthetic", Seed: r.seed, Protocol: era,
-		Target: "http://127.0.0.1:1/mcp", StartedAt: start, Duration: 10 * time.Second, ErrorBudget: &budget,
+		Target: "http://127.0.0.1:1/mcp", StartedAt: start, Duration: 10 * time.Second, ErrorBudget: &budget, PollInterval: time.Second,
 		DuplicateEffects: -1, SecondCreates: -1, EffectsAfterCancel: -1,
 		Config: &RunConfig{ScenarioHash: "sha256:synthetic", DurationS: 10, Tool: "work_task", Clients: clients, Protocol: era, Shards: "0/1"},
 	}, rec.Total(), windows)

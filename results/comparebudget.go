@@ -164,7 +164,8 @@ const (
 	mThroughput                          // tasks completed per second
 	mRequestRate                         // requests per second
 	mErrorRate                           // requests in error, % of requests
-	mBackpressure                        // backpressure signals, % of requests
+	mBackpressure                        // requests answered with backpressure, % of requests
+	mTaskRate                            // tasks ending in one outcome, % of tasks created
 	mAmplification                       // fleet poll amplification
 	mRare                                // a rare event's count
 )
@@ -179,6 +180,7 @@ type metricDef struct {
 	lowerIsWorse bool
 	budget       string // the default budget's CHANGEs, "off" for a metric shown only
 	rare         func(s *Summary) *int64
+	tasks        func(t *Tasks) int64 // mTaskRate: the outcome's count
 	// pollBound marks a latency that waits on polls (a detection, a task's end to end):
 	// its default floor is at least PollFloorShare of the poll interval.
 	pollBound bool
@@ -216,6 +218,8 @@ func buildCompareMetrics() []metricDef {
 		{name: "request_rate", kind: mRequestRate, unit: "per_s", budget: "off"},
 		{name: "requests.errors_rate", kind: mErrorRate, unit: "%", budget: "+0.5pt"},
 		{name: "backpressure_rate", kind: mBackpressure, unit: "%", budget: "+0.5pt"},
+		{name: "tasks.failed_rate", kind: mTaskRate, unit: "%", budget: "+0.5pt", tasks: func(t *Tasks) int64 { return t.Failed }},
+		{name: "tasks.expired_rate", kind: mTaskRate, unit: "%", budget: "+0.5pt", tasks: func(t *Tasks) int64 { return t.Expired }},
 		{name: "polls_per_task.mean", kind: mMean, unit: "count", hist: metrics.PollsPerTask, budget: "+10%"},
 		{name: "poll_amplification.fleet", kind: mAmplification, unit: "ratio", hist: metrics.PollAmplification, budget: "+10%"},
 	}
@@ -264,7 +268,7 @@ func compareMetric(name string) (metricDef, error) {
 	if close := closest(name, names); len(close) > 0 {
 		return metricDef{}, fmt.Errorf("unknown metric %q (did you mean %s?)", name, strings.Join(close, ", "))
 	}
-	return metricDef{}, fmt.Errorf("unknown metric %q (want throughput, request_rate, requests.errors_rate, backpressure_rate, polls_per_task.mean, poll_amplification.fleet, HIST.p50|p95|p99 of a latency histogram, or a rare event: tasks.lost, tasks.unknown, tasks.result_lost, invalid_transitions, duplicate_effects, cross_tenant_leaks, planted_secrets)", name)
+	return metricDef{}, fmt.Errorf("unknown metric %q (want throughput, request_rate, requests.errors_rate, backpressure_rate, tasks.failed_rate, tasks.expired_rate, polls_per_task.mean, poll_amplification.fleet, HIST.p50|p95|p99 of a latency histogram, or a rare event: tasks.lost, tasks.unknown, tasks.result_lost, invalid_transitions, duplicate_effects, cross_tenant_leaks, planted_secrets)", name)
 }
 
 // defaultBudget is the default budget of def.

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tasksim/tasksim/scenarios"
 )
 
 // Comparable runs (docs/METRICS.md#comparable-runs): two runs are compared only when they
@@ -12,7 +14,7 @@ import (
 // refuses the comparison unless --allow (or the candidate's compare.allow) names it.
 
 // The fields --allow may name.
-var allowFields = []string{"scenario", "duration", "tool", "clients", "protocol", "shards", "config"}
+var allowFields = []string{"scenario", "duration", "tool", "clients", "protocol", "shards", "compare", "config"}
 
 // checkAllow is nil when name is a field --allow may name.
 func checkAllow(name string) error {
@@ -62,7 +64,9 @@ func differences(b, c *Summary, allow []string) []Difference {
 		}
 	}
 	if b.Config == nil || c.Config == nil {
-		add("config", presence(b.Config != nil, b), presence(c.Config != nil, c))
+		// Without both blocks nothing below can be checked: that is a difference in itself.
+		out = append(out, Difference{Field: "config", Baseline: presence(b.Config != nil, b), Candidate: presence(c.Config != nil, c),
+			Allowed: slices.Contains(allow, "config")})
 		add("scenario", b.Scenario, c.Scenario)
 		add("protocol", b.Protocol, c.Protocol)
 		return out
@@ -86,7 +90,17 @@ func differences(b, c *Summary, allow []string) []Difference {
 		add("protocol", era(b), era(c))
 	}
 	add("shards", share(bc.Shards), share(cc.Shards))
+	add("compare", compareText(bc.Compare), compareText(cc.Compare))
 	return out
+}
+
+// compareText is a scenario's compare section in a difference: the candidate's section
+// sets the budgets, and one that loosens them must be seen.
+func compareText(c scenarios.Compare) string {
+	if len(c.Budgets) == 0 && len(c.Allow) == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("budgets %q, allow %q", c.Budgets, c.Allow)
 }
 
 // presence says whether a summary has a config block.

@@ -15,8 +15,8 @@ import (
 func compareAll(b, c *compareSide, budgets map[string]Budget) []MetricChange {
 	out := []MetricChange{}
 	for _, def := range compareMetrics {
-		be, bok, bwhy := def.estimate(b)
-		ce, cok, cwhy := def.estimate(c)
+		be, bs, bok, bwhy := def.estimate(b)
+		ce, cs, cok, cwhy := def.estimate(c)
 		if be == nil && ce == nil {
 			continue
 		}
@@ -30,17 +30,31 @@ func compareAll(b, c *compareSide, budgets map[string]Budget) []MetricChange {
 			row.Change = &ch
 			row.judgeRare(def, bud, b.sum, c.sum)
 		default:
-			ch := changeOf(*be, *ce)
-			row.Change = &ch
-			if bok && cok {
-				row.judge(def, bud)
-			} else {
-				row.Verdict, row.Note = MetricTooFewSamples, firstOf(bwhy, cwhy)
-			}
+			row.judgeChange(def, bud, *be, *ce, bs, cs, bok && cok, firstOf(bwhy, cwhy))
 		}
 		out = append(out, row)
 	}
 	return out
+}
+
+// judgeChange sets the change of a measured row, widened by the paired batch means when
+// the figure comes from the histograms (bs and cs, the figure in each time section), and
+// its verdict; enough is false (why says so) when a run has too few samples.
+func (m *MetricChange) judgeChange(def metricDef, bud Budget, be, ce Estimate, bs, cs []float64, enough bool, why string) {
+	ch := changeOf(be, ce)
+	m.Change = &ch
+	if enough && bs != nil {
+		var k int
+		if *m.Change, k, enough = widenPaired(ch, bs, cs); !enough {
+			why = fmt.Sprintf("%s is held in %d time sections of both runs; judging it needs %d (their run-to-run variation cannot be told otherwise)",
+				def.name, k, MinSections)
+		}
+	}
+	if !enough {
+		m.Verdict, m.Note = MetricTooFewSamples, why
+		return
+	}
+	m.judge(def, bud)
 }
 
 func firstOf(a, b string) string {
@@ -50,62 +64,77 @@ func firstOf(a, b string) string {
 	return b
 }
 
-// estimate is def's figure in run s: nil when s did not measure it (why says so); ok false
-// when s measured it on too few samples (why says how many it has and needs).
-func (def metricDef) estimate(s *compareSide) (e *Estimate, ok bool, why string) {
+// estimate is def's figure in run s, and for a figure of the histograms its value in each
+// of the run's time sections: nil when s did not measure it (why says so); ok false when s
+// measured it on too few samples (why says how many it has and needs).
+func (def metricDef) estimate(s *compareSide) (e *Estimate, sections []float64, ok bool, why string) {
 	sum := s.sum
 	switch def.kind {
 	case mQuantile, mMean:
 		hh := s.hists[def.hist]
 		if hh == nil || hh.TotalCount() == 0 {
-			return nil, false, "no " + def.hist.Name() + " values in " + s.dir
+			return nil, nil, false, "no " + def.hist.Name() + " values in " + s.dir
 		}
 		var est Estimate
-		var vals []float64
 		if def.kind == mQuantile {
 			est, ok = quantileEstimate(hh, def.q, def.hist.Scale())
-			vals = sectionQuantiles(s.sectionsOf(def.hist), def.q, def.hist.Scale())
+			sections = sectionQuantiles(s.sectionsOf(def.hist), def.q, def.hist.Scale())
 		} else {
 			est, ok = meanEstimate(hh, def.hist.Scale())
-			vals = sectionMeans(s.sectionsOf(def.hist), def.hist.Scale())
+			sections = sectionMeans(s.sectionsOf(def.hist), def.hist.Scale())
 		}
 		if !ok {
-			return &est, false, fmt.Sprintf("%s has %d samples; %s needs %d", s.dir, est.Samples, def.name, samplesNeeded(def))
+			why = fmt.Sprintf("%s has %d samples; %s needs %d", s.dir, est.Samples, def.name, samplesNeeded(def))
 		}
-		if est, ok = widen(est, vals); !ok {
-			why = fmt.Sprintf("%s holds %s values in %d of its %d time sections; judging it needs %d (its run-to-run variation cannot be told otherwise)",
-				s.dir, def.name, len(vals), Sections, MinSections)
-		}
-		return &est, ok, why
+		return &est, sections, ok, why
 	case mThroughput, mRequestRate:
 		n := sum.Tasks.Completed
 		if def.kind == mRequestRate {
 			n = requestTotals(sum).Count
 		}
 		if sum.DurationS <= 0 {
-			return nil, false, "no duration in " + s.dir
+			return nil, nil, false, "no duration in " + s.dir
 		}
 		est := countRateEstimate(n, sum.DurationS)
-		return &est, true, ""
-	case mErrorRate, mBackpressure:
-		t := requestTotals(sum)
-		if t.Count == 0 {
-			return nil, false, "no requests in " + s.dir
-		}
-		k := t.Errors
-		if def.kind == mBackpressure {
-			k = sum.Counters[metrics.BackpressureSignals.Name()]
-		}
-		est := rateEstimate(k, t.Count)
-		return &est, true, ""
+		return &est, nil, true, ""
+	case mErrorRate, mBackpressure, mTaskRate:
+		return def.rate(s)
 	case mAmplification:
 		return amplification(s)
 	}
 	v := def.rare(sum)
 	if v == nil {
-		return nil, false, def.name + " not checked in " + s.dir
+		return nil, nil, false, def.name + " not checked in " + s.dir
 	}
-	return &Estimate{Value: float64(*v), Low: float64(*v), High: float64(*v), Samples: sum.Tasks.Created}, true, ""
+	return &Estimate{Value: float64(*v), Low: float64(*v), High: float64(*v), Samples: sum.Tasks.Created}, nil, true, ""
+}
+
+// rate is def's rate in run s: requests in error, requests answered with backpressure (a
+// request's outcome, so never more than the requests), or tasks ending in def's outcome,
+// of all created.
+func (def metricDef) rate(s *compareSide) (*Estimate, []float64, bool, string) {
+	sum := s.sum
+	var k, n int64
+	switch def.kind {
+	case mTaskRate:
+		k, n = def.tasks(&sum.Tasks), sum.Tasks.Created
+	case mBackpressure:
+		for _, r := range sum.Requests {
+			k += r.ByOutcome[metrics.OutcomeBackpressure.String()]
+		}
+		n = requestTotals(sum).Count
+	default:
+		t := requestTotals(sum)
+		k, n = t.Errors, t.Count
+	}
+	if n <= 0 {
+		return nil, nil, false, "nothing to divide by in " + s.dir
+	}
+	if k < 0 || k > n {
+		return nil, nil, false, fmt.Sprintf("%s: %s counts %d of %d: not a share (summary.json is damaged)", s.dir, def.name, k, n)
+	}
+	est := rateEstimate(k, n)
+	return &est, nil, true, ""
 }
 
 // samplesNeeded is the fewest samples def is judged on.
@@ -117,22 +146,26 @@ func samplesNeeded(def metricDef) int64 {
 }
 
 // amplification is the fleet poll amplification, its interval that of the per-task
-// amplifications' mean.
-func amplification(s *compareSide) (*Estimate, bool, string) {
+// amplifications' mean (and its sections' means); without their histogram the figure has
+// no interval: too few samples to judge.
+func amplification(s *compareSide) (*Estimate, []float64, bool, string) {
 	amp, _, _ := s.sum.Fleet.Measured()
 	if !amp {
-		return nil, false, "no poll amplification in " + s.dir
+		return nil, nil, false, "no poll amplification in " + s.dir
 	}
 	v := s.sum.Fleet.PollAmplification
 	est := Estimate{Value: v, Low: v, High: v}
-	if hh := s.hists[metrics.PollAmplification]; hh != nil && hh.TotalCount() > 0 {
-		m, ok := meanEstimate(hh, metrics.PollAmplification.Scale())
-		est.Low, est.High, est.Samples = v-(m.Value-m.Low), v+(m.High-m.Value), m.Samples
-		if !ok {
-			return &est, false, fmt.Sprintf("%s has %d tasks with an amplification; %d needed", s.dir, m.Samples, MinTail)
-		}
+	hh := s.hists[metrics.PollAmplification]
+	if hh == nil || hh.TotalCount() == 0 {
+		return &est, nil, false, "no poll_amplification values in " + s.dir + ": the figure has no interval"
 	}
-	return &est, true, ""
+	m, ok := meanEstimate(hh, metrics.PollAmplification.Scale())
+	est.Low, est.High, est.Samples = v-(m.Value-m.Low), v+(m.High-m.Value), m.Samples
+	sections := sectionMeans(s.sectionsOf(metrics.PollAmplification), metrics.PollAmplification.Scale())
+	if !ok {
+		return &est, sections, false, fmt.Sprintf("%s has %d tasks with an amplification; %d needed", s.dir, m.Samples, MinTail)
+	}
+	return &est, sections, true, ""
 }
 
 // requestTotals adds up the requests of every method.
@@ -184,10 +217,12 @@ func (m *MetricChange) judgeRare(def metricDef, bud Budget, b, c *Summary) {
 	if b.Tasks.Created > 0 {
 		expected *= float64(c.Tasks.Created) / float64(b.Tasks.Created)
 	}
-	worse := m.Candidate.Value - expected
+	// Counts are whole: the baseline's count scaled to the candidate's tasks is rounded up,
+	// so that as many events in both runs is never a regression.
+	worse := m.Candidate.Value - math.Ceil(expected-1e-9)
 	var rel *float64
 	if expected > 0 {
-		r := worse / expected
+		r := worse / math.Ceil(expected-1e-9)
 		rel = &r
 	}
 	switch {

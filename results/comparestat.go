@@ -94,7 +94,8 @@ type Change struct {
 	AbsLow  float64 `json:"abs_low"`
 	AbsHigh float64 `json:"abs_high"`
 	// Rel is candidate / baseline − 1, a ratio (0.2 = +20%); null when the baseline's
-	// figure is 0 or either interval reaches 0 (no ratio to speak of).
+	// figure is 0. RelLow and RelHigh are its interval; null also when either run's
+	// interval reaches 0 (no ratio to speak of).
 	Rel     *float64 `json:"rel"`
 	RelLow  *float64 `json:"rel_low"`
 	RelHigh *float64 `json:"rel_high"`
@@ -108,11 +109,15 @@ type Change struct {
 func changeOf(b, c Estimate) Change {
 	lo, hi := mover(c.Value, c.Low, c.High, b.Value, b.Low, b.High)
 	ch := Change{Abs: c.Value - b.Value, AbsLow: lo, AbsHigh: hi}
+	if b.Value > 0 {
+		rel := c.Value/b.Value - 1
+		ch.Rel = &rel
+	}
 	if b.Value > 0 && c.Value > 0 && b.Low > 0 && c.Low > 0 {
 		l := math.Log
 		llo, lhi := mover(l(c.Value), l(c.Low), l(c.High), l(b.Value), l(b.Low), l(b.High))
-		rel, rlo, rhi := c.Value/b.Value-1, math.Exp(llo)-1, math.Exp(lhi)-1
-		ch.Rel, ch.RelLow, ch.RelHigh = &rel, &rlo, &rhi
+		rlo, rhi := math.Exp(llo)-1, math.Exp(lhi)-1
+		ch.RelLow, ch.RelHigh = &rlo, &rhi
 	}
 	return ch
 }
@@ -124,14 +129,18 @@ func mover(x1, l1, u1, x2, l2, u2 float64) (lo, hi float64) {
 }
 
 // Sections is the number of equal time sections of a run whose figures make the
-// batch-means interval; MinSections the fewest sections with values that interval needs.
+// batch-means interval of a change; MinSections the fewest sections both runs must hold the
+// figure in.
 //
 // The order-statistic and normal intervals assume independent samples. A fleet's samples
 // are not: clients started together poll in step, a pause of the machine slows every
 // request of a second, so two runs of one configuration differ by more than their sampling
-// noise. The spread of the figure between sections of the same run measures that
-// variation (batch means, or sectioning, in simulation output analysis), and the interval
-// judged by is the wider of the two.
+// noise. The change's spread between the sections of the two runs, section by section
+// (batch means, or sectioning, in simulation output analysis, paired), measures that
+// variation, and the interval judged by is the wider of the two. Pairing matters: both runs
+// follow one schedule (a ramp of arrivals, a window of faults, and in an A/B run one wall
+// clock), and the spread of a figure along the schedule is no noise: it cancels in the
+// section-by-section change.
 const (
 	Sections    = 10
 	MinSections = 5
@@ -141,46 +150,101 @@ const (
 // 1 .. Sections-1.
 var tCrit95 = [...]float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262}
 
-// widen returns e with its interval widened to the batch-means interval of the sections'
-// figures vals, centred on e.Value; ok is false when fewer than MinSections sections hold
-// the figure: the run's own variation cannot be told from its samples.
-func widen(e Estimate, vals []float64) (Estimate, bool) {
-	b := len(vals)
-	if b < MinSections {
-		return e, false
-	}
+// batchHalf is the half-width of the 95% batch-means interval of the mean of d: Student's
+// t with len(d) − 1 degrees of freedom times the standard error.
+func batchHalf(d []float64) float64 {
+	n := len(d)
 	var sum, sq float64
-	for _, v := range vals {
+	for _, v := range d {
 		sum += v
 	}
-	mean := sum / float64(b)
-	for _, v := range vals {
+	mean := sum / float64(n)
+	for _, v := range d {
 		sq += (v - mean) * (v - mean)
 	}
-	half := tCrit95[min(b-1, len(tCrit95))-1] * math.Sqrt(sq/float64(b-1)) / math.Sqrt(float64(b))
-	e.Low, e.High = min(e.Low, e.Value-half), max(e.High, e.Value+half)
-	return e, true
+	return tCrit95[min(n-1, len(tCrit95))-1] * math.Sqrt(sq/float64(n-1)) / math.Sqrt(float64(n))
 }
 
-// sectionQuantiles are the q-quantiles of the sections that hold at least one value beyond
-// it (n·(1−q) >= 1), scaled.
+// widenPaired returns ch with its intervals widened to the batch-means intervals of the
+// section-by-section changes from b to c (b[i], c[i] the figure in section i of each run;
+// NaN where a section lacks it), centred on ch; ok is false when fewer than MinSections
+// sections hold the figure in both runs: the runs' own variation cannot be told.
+func widenPaired(ch Change, b, c []float64) (Change, int, bool) {
+	var diffs, logs []float64
+	positive := true
+	for i := range min(len(b), len(c)) {
+		if math.IsNaN(b[i]) || math.IsNaN(c[i]) {
+			continue
+		}
+		diffs = append(diffs, c[i]-b[i])
+		if b[i] > 0 && c[i] > 0 {
+			logs = append(logs, math.Log(c[i]/b[i]))
+		} else {
+			positive = false
+		}
+	}
+	if len(diffs) < MinSections {
+		return ch, len(diffs), false
+	}
+	half := batchHalf(diffs)
+	ch.AbsLow, ch.AbsHigh = min(ch.AbsLow, ch.Abs-half), max(ch.AbsHigh, ch.Abs+half)
+	if positive && ch.Rel != nil && ch.RelLow != nil && *ch.Rel > -1 {
+		h := batchHalf(logs)
+		centre := math.Log1p(*ch.Rel)
+		lo, hi := min(*ch.RelLow, math.Expm1(centre-h)), max(*ch.RelHigh, math.Expm1(centre+h))
+		ch.RelLow, ch.RelHigh = &lo, &hi
+	}
+	return ch, len(diffs), true
+}
+
+// sectionQuantiles are the q-quantiles of the sections, scaled; NaN for a section without
+// a value beyond the quantile (n·(1−q) < 1).
 func sectionQuantiles(sections []*hdrhistogram.Histogram, q, scale float64) []float64 {
-	var out []float64
-	for _, hh := range sections {
+	out := make([]float64, len(sections))
+	for i, hh := range sections {
+		out[i] = math.NaN()
 		if hh != nil && float64(hh.TotalCount())*(1-q) >= 1 {
-			out = append(out, float64(hh.ValueAtQuantile(100*q))*scale)
+			out[i] = float64(hh.ValueAtQuantile(100*q)) * scale
 		}
 	}
 	return out
 }
 
-// sectionMeans are the means of the sections with at least two values, scaled.
+// sectionMeans are the means of the sections, scaled; NaN for a section with fewer than
+// two values.
 func sectionMeans(sections []*hdrhistogram.Histogram, scale float64) []float64 {
-	var out []float64
-	for _, hh := range sections {
+	out := make([]float64, len(sections))
+	for i, hh := range sections {
+		out[i] = math.NaN()
 		if hh != nil && hh.TotalCount() >= 2 {
-			out = append(out, hh.Mean()*scale)
+			out[i] = hh.Mean() * scale
 		}
 	}
 	return out
+}
+
+// finite says whether every figure of e is a finite number (encoding/json refuses NaN and
+// infinities; a figure that is one is a bad input, never a verdict).
+func (e *Estimate) finite() bool {
+	return e == nil || allFinite(e.Value, e.Low, e.High)
+}
+
+func (ch *Change) finite() bool {
+	if ch == nil {
+		return true
+	}
+	ok := allFinite(ch.Abs, ch.AbsLow, ch.AbsHigh)
+	for _, p := range []*float64{ch.Rel, ch.RelLow, ch.RelHigh} {
+		ok = ok && (p == nil || allFinite(*p))
+	}
+	return ok
+}
+
+func allFinite(vs ...float64) bool {
+	for _, v := range vs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
 }

@@ -114,20 +114,34 @@ func TestWilson(t *testing.T) {
 	}
 }
 
-// TestBatchWiden: the batch-means interval widens an interval the sections disagree with,
-// leaves one they agree with, and refuses fewer than MinSections sections.
-func TestBatchWiden(t *testing.T) {
-	e := Estimate{Value: 10, Low: 9.9, High: 10.1}
-	if _, ok := widen(e, []float64{10, 10, 10, 10}); ok {
-		t.Error("4 sections: judged, want too few")
+// TestWidenPaired: the batch-means interval of a change is that of the section-by-section
+// changes. Two runs that share a ramp (the figure grows along the schedule in both) and
+// differ by a factor of 1.3 in every section get a tight interval around +30%: the ramp
+// cancels, as it does not when each run's spread is taken alone. Sections that disagree
+// widen the interval; fewer than MinSections paired sections refuse to judge.
+func TestWidenPaired(t *testing.T) {
+	var b, c []float64
+	for i := range 10 {
+		b = append(b, 5+10*float64(i))
+		c = append(c, 1.3*(5+10*float64(i)))
 	}
-	got, ok := widen(e, []float64{10, 10, 10, 10, 10})
-	if !ok || got != e {
-		t.Errorf("agreeing sections: %+v, want %+v", got, e)
+	ch := changeOf(Estimate{Value: 50, Low: 49, High: 51}, Estimate{Value: 65, Low: 64, High: 66})
+	got, n, ok := widenPaired(ch, b, c)
+	if !ok || n != 10 {
+		t.Fatalf("ramp: ok %v with %d sections", ok, n)
 	}
-	got, _ = widen(e, []float64{5, 15, 5, 15, 5, 15})
-	// sd 5.477, t(5) 2.571, sqrt(6): half 5.75
-	if math.Abs(got.High-15.749) > 0.01 || math.Abs(got.Low-4.251) > 0.01 {
-		t.Errorf("spread sections: %.3f..%.3f, want 4.251..15.749", got.Low, got.High)
+	if got.AbsLow <= 0 || *got.RelLow < 0.26 || *got.RelHigh > 0.34 { // the order statistics' interval, not widened
+		t.Errorf("ramp ×1.3: abs %.3f..%.3f, rel %.4f..%.4f: want a change beyond 0 and +30%% tight", got.AbsLow, got.AbsHigh, *got.RelLow, *got.RelHigh)
+	}
+	noisy := []float64{40, 60, 40, 60, 40, 60}
+	base := []float64{50, 50, 50, 50, 50, 50}
+	got, _, _ = widenPaired(changeOf(Estimate{Value: 50, Low: 49.9, High: 50.1}, Estimate{Value: 50, Low: 49.9, High: 50.1}), base, noisy)
+	// the differences ±10, sd 10.954, t(5) 2.571, sqrt(6): half 11.5
+	if math.Abs(got.AbsHigh-11.498) > 0.01 || math.Abs(got.AbsLow+11.498) > 0.01 {
+		t.Errorf("disagreeing sections: %.3f..%.3f, want -11.498..11.498", got.AbsLow, got.AbsHigh)
+	}
+	nan := math.NaN()
+	if _, n, ok := widenPaired(ch, []float64{1, 2, 3, 4, nan, 6}, []float64{1, 2, 3, 4, 5, nan}); ok || n != 4 {
+		t.Errorf("4 paired sections: ok %v, %d: want too few", ok, n)
 	}
 }
