@@ -204,6 +204,11 @@ func Compare(baseline, candidate string, opts CompareOptions) (*Comparison, erro
 		}
 	}
 	cmp.Metrics = compareAll(b, c, budgets)
+	for _, m := range cmp.Metrics {
+		if !m.Baseline.finite() || !m.Candidate.finite() || !m.Change.finite() {
+			return nil, fmt.Errorf("%s: a figure that is not a number (summary.json of %s or %s is damaged)", m.Metric, baseline, candidate)
+		}
+	}
 	cmp.Gates = gateChanges(b.sum, c.sum)
 	cmp.Thresholds = thresholdChanges(b.sum, c.sum)
 	cmp.Contract = caseChanges(b.sum.Contract, c.sum.Contract)

@@ -185,7 +185,10 @@ func checkShards(runs []shardRun, opts MergeOptions) (*MergeInfo, error) {
 		if prev, dup := seen[sh.Index]; dup {
 			return nil, &MismatchError{Field: "index", Msg: fmt.Sprintf("shard index %d of %d twice: %s and %s", sh.Index, count, prev, r.dir)}
 		}
-		if sh.Index < 0 || sh.Index >= count || !first.sum.Shard.owns(sh.Index) {
+		if sh.Index >= 0 && sh.Index < count && !first.sum.Shard.owns(sh.Index) {
+			return nil, &MismatchError{Field: "index", Msg: fmt.Sprintf("%s: shard index %d of %d is not a shard of the %s side of an A/B run (the canary's are even, the baseline's odd)", r.dir, sh.Index, count, first.sum.Shard.ABSide)}
+		}
+		if sh.Index < 0 || sh.Index >= count {
 			return nil, &MismatchError{Field: "index", Msg: fmt.Sprintf("%s: shard index %d out of 0..%d", r.dir, sh.Index, count-1)}
 		}
 		seen[sh.Index] = r.dir
@@ -203,8 +206,14 @@ func checkShards(runs []shardRun, opts MergeOptions) (*MergeInfo, error) {
 			return nil, &MismatchError{Field: "index", Msg: fmt.Sprintf("shard index %s of %d missing (--allow-missing merges a partial set)", intList(info.Missing), count)}
 		}
 		info.Partial = true
+		owned := 0
+		for i := range count {
+			if first.sum.Shard.owns(i) {
+				owned++
+			}
+		}
 		notes = append(notes, fmt.Sprintf("partial merge: shard %s of %d missing; the figures and the verdict cover %d of %d shards",
-			intList(info.Missing), count, len(info.Merged), count))
+			intList(info.Missing), count, len(info.Merged), owned))
 	}
 	for _, m := range info.Merged {
 		if m.LateByS > 1 {

@@ -16,7 +16,8 @@ type Compare struct {
 	// "latency_tasks_get.p99 +20%" or "task_e2e.p99 +15% +5ms" (docs/METRICS.md#budgets).
 	Budgets []string `yaml:"budgets,omitempty" json:"budgets,omitempty"`
 	// Allow names the configuration fields that may differ between baseline and candidate:
-	// scenario, duration, tool, clients, protocol, shards (docs/METRICS.md#comparable-runs).
+	// scenario, duration, tool, clients, protocol, shards, compare, config
+	// (docs/METRICS.md#comparable-runs).
 	Allow []string `yaml:"allow,omitempty" json:"allow,omitempty"`
 }
 

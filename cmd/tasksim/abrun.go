@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -60,12 +62,20 @@ func runAB(p process, ab abRun, stdout, stderr io.Writer) error {
 	}
 	stableSc.Target = ab.stable
 	canaryShard, stableShard := abSides(ab.shard)
-	for _, side := range []scenarios.Shard{canaryShard, stableShard} {
-		if err := runner.Validate(ab.sc, side); err != nil {
-			return fmt.Errorf("A/B run: %w", err)
-		}
+	if pool := ab.sc.Workload.PoolSize(); canaryShard.Size(pool) != stableShard.Size(pool) {
+		return usagef("A/B run: %d clients split %d:%d between the canary and the stable target: give an even split (--clients), or the side with more load looks worse or faster",
+			pool, canaryShard.Size(pool), stableShard.Size(pool))
+	}
+	if err := runner.Validate(ab.sc, canaryShard); err != nil {
+		return fmt.Errorf("A/B run, canary side: %w", err)
+	}
+	if err := runner.Validate(stableSc, stableShard); err != nil {
+		return fmt.Errorf("A/B run, stable side: %w", err)
 	}
 	dir := cmp.Or(ab.f.out, runner.DefaultDir(ab.sc, ab.now))
+	if err := removeComparison(dir, ab.f.force); err != nil {
+		return err
+	}
 	start := cmp.Or(ab.startAt, ab.now.Add(abStartDelay))
 	plan := func(sc *scenarios.Scenario, side string, sh scenarios.Shard, bars bool) plannedRun {
 		return plannedRun{sc: sc, obs: &runObserver{w: stderr, bars: bars, duration: time.Duration(sc.Duration)},
@@ -112,6 +122,9 @@ func abVerdict(ab abRun, dir string, outs []runOutcome, stdout io.Writer) error 
 	}
 	c, err := results.Compare(sides[1].dir, sides[0].dir, ab.cmp)
 	if err != nil {
+		if interrupted {
+			return interruptedError{fmt.Sprintf("no comparison: %v", err)}
+		}
 		return usagef("A/B run: %w", err)
 	}
 	fmt.Fprintf(stdout, "== canary %s against stable %s\n", ab.sc.Target, ab.stable)
@@ -127,6 +140,20 @@ func abVerdict(ab abRun, dir string, outs []runOutcome, stdout io.Writer) error 
 			return interruptedError{"the comparison is inconclusive: a side was stopped early"}
 		}
 		return gateError{fmt.Sprintf("canary %s against stable %s: %s", ab.sc.Target, ab.stable, err)}
+	}
+	return nil
+}
+
+// removeComparison removes the compare.json and compare.html an earlier run left in dir
+// (with --force), so that a run that ends before its comparison leaves no stale verdict.
+func removeComparison(dir string, force bool) error {
+	if !force {
+		return nil
+	}
+	for _, f := range []string{results.CompareJSONFile, results.CompareHTMLFile} {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("--force: %w", err)
+		}
 	}
 	return nil
 }

@@ -21,25 +21,28 @@ Judges the candidate run against the baseline run: two run directories ('tasksim
 --out'), merged shard directories ('tasksim merge --out'), sweep cells, or the two sides of
 an A/B run ('tasksim run --baseline-target', given as its one directory ABDIR).
 
-For each metric (throughput, error and backpressure rates, polls per task, poll
-amplification, the p50/p95/p99 of every latency from the HDR histograms, the rare events:
-lost and unknown tasks, invalid transitions, leaks) it prints both figures, the change
-with its 95%% interval, the budget and a verdict: a regression is a change beyond the budget
-that the two runs' sampling noise cannot explain. A quantile is judged only when both runs
+For each metric (throughput, error, backpressure and task failure rates, polls per task,
+poll amplification, the p50/p95/p99 of every latency from the HDR histograms, the rare
+events: lost and unknown tasks, invalid transitions, leaks) it prints both figures, the
+change with its 95%% interval, the budget and a verdict: a regression is a change beyond the
+budget that the two runs' noise cannot explain; beyond the budget within the noise, the
+comparison is inconclusive. A quantile is judged only when both runs
 hold at least %d samples beyond it (p99: 1000 samples). Every gate, threshold and contract
 case that passed in the baseline and fails in the candidate is a regression, whatever the
-budgets, and one the candidate fails is a failure. The manifest's drift is listed.
+budgets, and one the candidate fails is a failure, as is a candidate whose own verdict is
+fail. The manifest's drift is listed.
 
 Default budgets (docs/METRICS.md#budgets): throughput -10%%; p50 +10%% and +5ms, p95 +15%%
 and +10ms, p99 +20%% and +20ms (both must be exceeded; for the latencies that wait on polls
 the floor is at least a fifth of the poll interval); requests.errors_rate and
-backpressure_rate +0.5pt; polls_per_task and poll_amplification +10%%; rare events 0. --budget and the candidate scenario's
+backpressure_rate, tasks.failed_rate and tasks.expired_rate +0.5pt; polls_per_task and
+poll_amplification +10%%; rare events 0. --budget and the candidate scenario's
 compare.budgets replace them, metric by metric ('task_e2e.p99 +15%% +5ms', 'throughput off').
 
 Refuses (exit 2), naming each field, runs that are not comparable: another scenario,
-duration, tool, client count, era (protocol) or shard share, unless --allow (or the
-candidate scenario's compare.allow) names the field (scenario, duration, tool, clients,
-protocol, shards, config).
+duration, tool, client count, era (protocol), shard share or compare section, unless --allow
+(or the candidate scenario's compare.allow) names the field (scenario, duration, tool,
+clients, protocol, shards, compare, config); and one directory given twice.
 
 Writes %s and %s into --out DIR.
 
@@ -60,7 +63,7 @@ Flags:
 func runCompare(args []string, stdout, _ io.Writer) error {
 	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
 	budgets := fs.StringArray("budget", nil, "a budget, `'METRIC CHANGE [CHANGE]'`, e.g. 'latency_tasks_get.p99 +20%' (repeatable)")
-	allow := fs.StringSlice("allow", nil, "configuration `FIELDS` that may differ: scenario,duration,tool,clients,protocol,shards,config")
+	allow := fs.StringSlice("allow", nil, "configuration `FIELDS` that may differ: scenario,duration,tool,clients,protocol,shards,compare,config")
 	out := fs.String("out", "", "write compare.json and compare.html into `DIR`")
 	fs.Usage = func() { compareUsage(fs) }
 	if err := parseFlags(fs, args); err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,7 +66,7 @@ func parseRunFlags(args []string, _ io.Writer) (*runFlags, string, error) {
 	fs.StringVar(&f.baseline, "baseline", "", "judge the run against the saved run in `DIR` as well ('tasksim compare DIR OUT'), writing compare.json and compare.html beside summary.json")
 	fs.StringVar(&f.baselineTarget, "baseline-target", "", "A/B run: drive the stable `URL` and --target (the canary) at once, the clients split between them, interleaved; writes canary/, baseline/ and the comparison into --out")
 	fs.StringArrayVar(&f.budgets, "budget", nil, "a regression budget for --baseline or --baseline-target, `'METRIC CHANGE'`, e.g. 'latency_tasks_get.p99 +20%' (repeatable; 'tasksim compare --help')")
-	fs.StringSliceVar(&f.allow, "allow", nil, "configuration `FIELDS` that may differ from --baseline's run: scenario,duration,tool,clients,protocol,shards,config")
+	fs.StringSliceVar(&f.allow, "allow", nil, "configuration `FIELDS` that may differ from --baseline's run: scenario,duration,tool,clients,protocol,shards,compare,config")
 	fs.BoolVar(&f.force, "force", false, "write into an --out DIR that already holds a run, replacing its files (without it such a DIR is refused, exit 2)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan (load, cancels, faults, thresholds) and run nothing")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress bars (they show only when stderr is a terminal)")
@@ -216,12 +217,21 @@ func runRun(p process, args []string, stdout, stderr io.Writer) error {
 	}
 	cmpOpts := results.CompareOptions{Budgets: f.budgets, Allow: f.allow}
 	if f.baseline != "" {
+		if f.out != "" && sameDirs(f.out, f.baseline) {
+			return usagef("--out %s is --baseline's directory: the run would replace the run it is judged against", f.out)
+		}
 		if err := results.CheckComparable(f.baseline, sc.Name, results.NewRunConfig(sc, shard), cmpOpts); err != nil {
 			return usagef("--baseline %s: %w", f.baseline, err)
 		}
 	}
 	if f.baselineTarget != "" && !f.dryRun {
 		return runAB(p, abRun{name: name, sc: sc, stable: f.baselineTarget, shard: shard, startAt: startAt, now: now, f: f, cmp: cmpOpts}, stdout, stderr)
+	}
+	if f.dryRun && f.baselineTarget != "" {
+		c, st := abSides(shard)
+		pool := sc.Workload.PoolSize()
+		fmt.Fprintf(stdout, "A/B run      canary %s: shard %s, %d clients; stable %s: shard %s, %d clients; one start, one comparison\n",
+			sc.Target, c, c.Size(pool), f.baselineTarget, st, st.Size(pool))
 	}
 	if f.dryRun {
 		cfg := runner.EngineConfig(sc)
@@ -240,6 +250,11 @@ func runRun(p process, args []string, stdout, stderr io.Writer) error {
 	}
 	opts := runner.Options{Dir: cmp.Or(f.out, runner.DefaultDir(sc, now)), Shard: shard, StartAt: startAt, Start: now,
 		GCSetBy: p.gc.SetBy, GCMaxHeadroom: p.gc.MaxHeadroom, Overwrite: f.force, ProbeTimeout: f.probeTimeout, Notes: func(line string) { fmt.Fprintln(stderr, "tasksim run: "+line) }}
+	if f.baseline != "" {
+		if err := removeComparison(opts.Dir, f.force); err != nil {
+			return err
+		}
+	}
 	obs := &runObserver{w: stderr, bars: !f.noProgress && isTerminal(stderr), duration: time.Duration(sc.Duration)}
 	sum, err := runWithSignals(sc, opts, obs, stderr)
 	if sum != nil && !errors.Is(err, runner.ErrNoRunSummary) { // the run's own summary, as text
@@ -260,6 +275,10 @@ func runRun(p process, args []string, stdout, stderr io.Writer) error {
 func judgeAgainstBaseline(baseline, dir string, opts results.CompareOptions, runErr error, stdout io.Writer) error {
 	c, err := results.Compare(baseline, dir, opts)
 	if err != nil {
+		if runErr != nil { // the run's own verdict stands; the refusal is said beside it
+			fmt.Fprintf(stdout, "\nno comparison with the baseline %s: %v\n", baseline, err)
+			return runErr
+		}
 		return usagef("--baseline %s: %w", baseline, err)
 	}
 	fmt.Fprintf(stdout, "\ncompared with the baseline %s:\n", baseline)
@@ -273,6 +292,19 @@ func judgeAgainstBaseline(baseline, dir string, opts results.CompareOptions, run
 		return runErr
 	}
 	return comparisonError(c)
+}
+
+// sameDirs says whether a and b name one directory, as far as can be told before either
+// exists (symbolic links followed where they do).
+func sameDirs(a, b string) bool {
+	abs := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		p, _ = filepath.Abs(p)
+		return p
+	}
+	return abs(a) == abs(b)
 }
 
 // runWithSignals runs sc as a command line does: the first SIGINT or SIGTERM stops the run
@@ -300,31 +332,38 @@ type runOutcome struct {
 
 // runAllWithSignals runs the runs at once (the two sides of an A/B run), stopped together
 // by one pair of signals as runWithSignals says; the first run's observer tells the phase.
+// A run that ends in an error stops the others too: there is nothing left to compare them
+// with.
 func runAllWithSignals(runs []plannedRun, stderr io.Writer) []runOutcome {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stop := make(chan struct{})
+	stopCh := make(chan struct{})
+	var once sync.Once
+	stop := func() { once.Do(func() { close(stopCh) }) }
 	obs := runs[0].obs
 	defer onSignals(func() func() {
 		switch obs.phase.Load() {
 		case int32(runner.PhaseContract):
 			fmt.Fprintln(stderr, "\ntasksim run: stopping the contract suite (Ctrl-C again to stop at once); the load will not start")
-			close(stop)
+			stop()
 			return nil
 		case int32(runner.PhaseWait): // the run stops before its load, and says so
 		default:
 			fmt.Fprintln(stderr, "\ntasksim run: stopping: draining in-flight tasks (Ctrl-C again to stop at once)")
 		}
-		close(stop)
+		stop()
 		return cancel
 	})()
 	out := make([]runOutcome, len(runs))
 	var wg sync.WaitGroup
 	for i, r := range runs {
-		r.opts.Stop, r.opts.Observer = stop, r.obs
+		r.opts.Stop, r.opts.Observer = stopCh, r.obs
 		wg.Go(func() {
 			sum, err := runner.Run(ctx, r.sc, r.opts)
 			out[i] = runOutcome{sum, err}
+			if len(runs) > 1 && (sum == nil || sum.Verdict == results.VerdictError) {
+				stop()
+			}
 		})
 	}
 	wg.Wait()
