@@ -307,3 +307,25 @@ func TestABRunShardsMerge(t *testing.T) {
 		t.Errorf("merged sides: differences %+v, %d metrics", c.Differences, len(c.Metrics))
 	}
 }
+
+// TestABRunRefusals: an A/B run that cannot be fair is refused before any load (exit 2):
+// no canary, the same URL twice, an odd client count (one side would carry more load),
+// and run --baseline writing over its own baseline.
+func TestABRunRefusals(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--baseline-target", "http://127.0.0.1:9/mcp"}, "needs --target"},
+		{[]string{"--target", "http://127.0.0.1:9/mcp", "--baseline-target", "http://127.0.0.1:9/mcp"}, "compares two servers"},
+		{[]string{"--target", "http://127.0.0.1:9/mcp", "--baseline-target", "http://127.0.0.1:8/mcp", "--clients", "5"}, "split 3:2"},
+		{[]string{"--baseline", dir, "--out", dir}, "would replace the run it is judged against"},
+		{[]string{"--budget", "throughput -5%"}, "give --baseline DIR or --baseline-target URL"},
+	} {
+		_, stderr, code := tasksim(t, append([]string{"run", "--no-progress"}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%q: exit %d, want 2 saying %q\n%s", c.args, code, c.want, stderr)
+		}
+	}
+}
