@@ -148,7 +148,7 @@ func readSide(dir string) (*compareSide, error) {
 	side := &compareSide{dir: dir, sum: s}
 	if side.hists, err = ReadHistogramLogTotals(dir); err != nil {
 		side.note = fmt.Sprintf("%s: %v", filepath.Join(dir, HistogramLogFile), err)
-	} else if side.sections, err = ReadHistogramLogSections(dir, s.DurationS, Sections); err != nil {
+	} else if side.sections, err = ReadHistogramLogSections(dir, Sections); err != nil {
 		side.hists, side.note = nil, fmt.Sprintf("%s: %v", filepath.Join(dir, HistogramLogFile), err)
 	}
 	return side, nil

@@ -36,16 +36,55 @@ func ReadHistogramLogTotals(dir string) (map[metrics.Hist]*hdrhistogram.Histogra
 }
 
 // ReadHistogramLogSections reads the run's histograms.hlog into n sections of equal time
-// over span seconds: section i holds the intervals that start in [i·span/n, (i+1)·span/n)
-// (the last one also those after span). They are the batches of the batch-means intervals
-// of `tasksim compare` (comparestat.go). A section without values has an empty map.
-func ReadHistogramLogSections(dir string, span float64, n int) ([]map[metrics.Hist]*hdrhistogram.Histogram, error) {
+// over the span its intervals cover (from the first interval's start to the last one's
+// end: a run that waited for a common start, or ran its contract suite first, logs its
+// load from later than its base time): section i holds the intervals that start in its
+// i-th n-th. They are the batches of the batch-means intervals of `tasksim compare`
+// (comparestat.go). A section without values has an empty map.
+func ReadHistogramLogSections(dir string, n int) ([]map[metrics.Hist]*hdrhistogram.Histogram, error) {
+	first, end, err := histogramLogSpan(dir)
+	if err != nil {
+		return nil, err
+	}
 	return readHistogramLog(dir, n, func(start float64) int {
-		if span <= 0 {
+		if end <= first {
 			return 0
 		}
-		return min(n-1, max(0, int(start/span*float64(n))))
+		return min(n-1, max(0, int((start-first)/(end-first)*float64(n))))
 	})
+}
+
+// histogramLogSpan is the span the intervals of histograms.hlog cover, in seconds since
+// its base time: the first interval's start and the last one's end.
+func histogramLogSpan(dir string) (first, end float64, err error) {
+	path := filepath.Join(dir, HistogramLogFile)
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, fmt.Errorf("results: %w", err)
+	}
+	defer f.Close()
+	first = math.Inf(1)
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	for sc.Scan() {
+		fields := bytes.SplitN(bytes.TrimPrefix(sc.Bytes(), []byte("Tag=")), []byte(","), 4)
+		if !bytes.HasPrefix(sc.Bytes(), []byte("Tag=")) || len(fields) < 4 {
+			continue
+		}
+		start, err1 := strconv.ParseFloat(string(fields[1]), 64)
+		length, err2 := strconv.ParseFloat(string(fields[2]), 64)
+		if err1 != nil || err2 != nil {
+			continue // readHistogramLog reports the line
+		}
+		first, end = min(first, start), max(end, start+length)
+	}
+	if err := sc.Err(); err != nil {
+		return 0, 0, fmt.Errorf("results: %s: %w", path, err)
+	}
+	if math.IsInf(first, 1) {
+		return 0, 0, nil
+	}
+	return first, end, nil
 }
 
 // readHistogramLog reads histograms.hlog into n sets of totals, each interval added to the

@@ -86,7 +86,7 @@ func TestCompareCatchesRegressions(t *testing.T) {
 		serve   []string
 		metrics []string
 	}{
-		{"latency", []string{"--set", "server.latency.tasks/get=32ms"}, []string{"latency_tasks_get.p50", "latency_tasks_get.p99"}},
+		{"latency", []string{"--set", "server.latency.tasks/get=32ms"}, []string{"latency_tasks_get.p50", "latency_tasks_get.p95"}},
 		{"errors", []string{"--set", "faults.server.http_5xx.probability=0.01", "--set", "faults.server.status=500"}, []string{"requests.errors_rate"}},
 		{"poll-interval", []string{"--poll-interval", "250ms"}, []string{"polls_per_task.mean"}},
 	} {
@@ -157,7 +157,10 @@ func TestCompareRefusals(t *testing.T) {
 	if out, code := compareExit(t, a, dir); code != 2 || !strings.Contains(out, "is not a run directory") {
 		t.Errorf("a directory without a run: exit %d\n%s", code, out)
 	}
-	if out, code := compareExit(t, a, a, "--budget", "throughput +10%"); code != 2 || !strings.Contains(out, "worse when lower") {
+	if out, code := compareExit(t, a, a+"/."); code != 2 || !strings.Contains(out, "one directory") {
+		t.Errorf("a run compared with itself: exit %d\n%s", code, out)
+	}
+	if out, code := compareExit(t, a, b, "--allow", "clients", "--budget", "throughput +10%"); code != 2 || !strings.Contains(out, "worse when lower") {
 		t.Errorf("a bad budget: exit %d\n%s", code, out)
 	}
 }
