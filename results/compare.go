@@ -126,9 +126,11 @@ type compareSide struct {
 	dir   string
 	sum   *Summary
 	hists map[metrics.Hist]*hdrhistogram.Histogram // nil: histograms.hlog unreadable
-	// sections are the histograms of the run's Sections time sections (batch means).
-	sections []map[metrics.Hist]*hdrhistogram.Histogram
-	note     string // why hists is nil
+	// sections are the histograms of the run's time sections (batch means, readSections);
+	// intervals is the number of intervals its log holds.
+	sections  []map[metrics.Hist]*hdrhistogram.Histogram
+	intervals int
+	note      string // why hists is nil
 }
 
 // sectionsOf are h's histograms in each time section (nil where a section has none).
@@ -148,10 +150,28 @@ func readSide(dir string) (*compareSide, error) {
 	side := &compareSide{dir: dir, sum: s}
 	if side.hists, err = ReadHistogramLogTotals(dir); err != nil {
 		side.note = fmt.Sprintf("%s: %v", filepath.Join(dir, HistogramLogFile), err)
-	} else if side.sections, err = ReadHistogramLogSections(dir, Sections); err != nil {
+	} else if _, _, side.intervals, err = HistogramLogSpan(dir); err != nil {
 		side.hists, side.note = nil, fmt.Sprintf("%s: %v", filepath.Join(dir, HistogramLogFile), err)
 	}
 	return side, nil
+}
+
+// readSections reads the time sections of both runs, as many in each (at most Sections,
+// and no more than either run has intervals, so that section i of one run and of the
+// other stand for the same part of their schedules).
+func readSections(b, c *compareSide) {
+	n := min(Sections, b.intervals, c.intervals)
+	for _, side := range []*compareSide{b, c} {
+		if side.hists == nil || n < 1 {
+			continue
+		}
+		sections, err := ReadHistogramLogSections(side.dir, n)
+		if err != nil {
+			side.hists, side.note = nil, fmt.Sprintf("%s: %v", filepath.Join(side.dir, HistogramLogFile), err)
+			continue
+		}
+		side.sections = sections
+	}
 }
 
 // Compare judges the run in candidate against the run in baseline, both directories of a
@@ -198,6 +218,7 @@ func Compare(baseline, candidate string, opts CompareOptions) (*Comparison, erro
 		Differences: orEmpty(diffs), ManifestDrift: orEmpty(manifestDrift(b.sum.Manifest, c.sum.Manifest)),
 		Failures: []string{}, NotJudged: []string{}, Inconclusive: []string{},
 	}
+	readSections(b, c)
 	for _, side := range []*compareSide{b, c} {
 		if side.note != "" {
 			cmp.NotJudged = append(cmp.NotJudged, "latencies: "+side.note)

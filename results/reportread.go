@@ -42,7 +42,7 @@ func ReadHistogramLogTotals(dir string) (map[metrics.Hist]*hdrhistogram.Histogra
 // i-th n-th. They are the batches of the batch-means intervals of `tasksim compare`
 // (comparestat.go). A section without values has an empty map.
 func ReadHistogramLogSections(dir string, n int) ([]map[metrics.Hist]*hdrhistogram.Histogram, error) {
-	first, end, err := histogramLogSpan(dir)
+	first, end, _, err := HistogramLogSpan(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -54,16 +54,18 @@ func ReadHistogramLogSections(dir string, n int) ([]map[metrics.Hist]*hdrhistogr
 	})
 }
 
-// histogramLogSpan is the span the intervals of histograms.hlog cover, in seconds since
-// its base time: the first interval's start and the last one's end.
-func histogramLogSpan(dir string) (first, end float64, err error) {
+// HistogramLogSpan is the span the intervals of histograms.hlog cover, in seconds since
+// its base time (the first interval's start and the last one's end), and the number of
+// intervals (distinct starts) in it.
+func HistogramLogSpan(dir string) (first, end float64, intervals int, err error) {
 	path := filepath.Join(dir, HistogramLogFile)
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, 0, fmt.Errorf("results: %w", err)
+		return 0, 0, 0, fmt.Errorf("results: %w", err)
 	}
 	defer f.Close()
 	first = math.Inf(1)
+	starts := map[float64]bool{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
 	for sc.Scan() {
@@ -77,14 +79,15 @@ func histogramLogSpan(dir string) (first, end float64, err error) {
 			continue // readHistogramLog reports the line
 		}
 		first, end = min(first, start), max(end, start+length)
+		starts[start] = true
 	}
 	if err := sc.Err(); err != nil {
-		return 0, 0, fmt.Errorf("results: %s: %w", path, err)
+		return 0, 0, 0, fmt.Errorf("results: %s: %w", path, err)
 	}
 	if math.IsInf(first, 1) {
-		return 0, 0, nil
+		return 0, 0, 0, nil
 	}
-	return first, end, nil
+	return first, end, len(starts), nil
 }
 
 // readHistogramLog reads histograms.hlog into n sets of totals, each interval added to the
