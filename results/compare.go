@@ -178,7 +178,7 @@ func readSections(b, c *compareSide) {
 // run (or of a merge). A problem with the directories or the budgets is an error; runs
 // that differ where nothing allows it are a *NotComparableError.
 func Compare(baseline, candidate string, opts CompareOptions) (*Comparison, error) {
-	if sameDir(baseline, candidate) {
+	if SameDir(baseline, candidate) {
 		return nil, fmt.Errorf("%s and %s are one directory: a run compared with itself shows no change", baseline, candidate)
 	}
 	b, err := readSide(baseline)
@@ -237,16 +237,17 @@ func Compare(baseline, candidate string, opts CompareOptions) (*Comparison, erro
 	return cmp, nil
 }
 
-// sameDir says whether a and b name one directory (symbolic links followed).
-func sameDir(a, b string) bool {
-	ra, errA := filepath.EvalSymlinks(a)
-	rb, errB := filepath.EvalSymlinks(b)
-	if errA != nil || errB != nil {
-		return filepath.Clean(a) == filepath.Clean(b)
+// SameDir says whether a and b name one directory, as far as can be told even before
+// either exists: symbolic links followed where they resolve, then made absolute.
+func SameDir(a, b string) bool {
+	abs := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		p, _ = filepath.Abs(p)
+		return p
 	}
-	ra, _ = filepath.Abs(ra)
-	rb, _ = filepath.Abs(rb)
-	return ra == rb
+	return abs(a) == abs(b)
 }
 
 // pollIntervalMS is the poll interval the run's clients were advised, in ms: the

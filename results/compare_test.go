@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"errors"
 	"math/rand/v2"
 	"path/filepath"
@@ -53,7 +54,7 @@ func (r synthRun) write(t *testing.T, dir string) {
 		windows = append(windows, rec.Flush(start.Add(time.Duration(w+1)*time.Second)))
 	}
 	budget := 5.0
-	clients := cmpOr2(r.clients, 50)
+	clients := cmp.Or(r.clients, 50)
 	era := r.era
 	if era == "" {
 		era = "2026-07-28"
@@ -64,13 +65,6 @@ func (r synthRun) write(t *testing.T, dir string) {
 		Config: &RunConfig{ScenarioHash: "sha256:synthetic", DurationS: 10, Tool: "work_task", Clients: clients, Protocol: era, Shards: "0/1"},
 	}, rec.Total(), windows)
 	writeRun(t, dir, s, start, windows, nil, 0)
-}
-
-func cmpOr2(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 // comparePair writes base and cand and compares them.

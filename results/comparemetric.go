@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -312,7 +313,7 @@ func manifestFields(m *Manifest) map[string]string {
 	out := map[string]string{}
 	flatten("", tree, out)
 	for _, t := range m.Tools {
-		out["tools."+t.Name+".task_support"] = cmpOr(t.TaskSupport, "none")
+		out["tools."+t.Name+".task_support"] = cmp.Or(t.TaskSupport, "none")
 	}
 	return out
 }
@@ -330,11 +331,4 @@ func flatten(prefix string, v any, out map[string]string) {
 	}
 	b, _ := json.Marshal(v)
 	out[prefix] = string(b)
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -217,7 +216,7 @@ func runRun(p process, args []string, stdout, stderr io.Writer) error {
 	}
 	cmpOpts := results.CompareOptions{Budgets: f.budgets, Allow: f.allow}
 	if f.baseline != "" {
-		if f.out != "" && sameDirs(f.out, f.baseline) {
+		if f.out != "" && results.SameDir(f.out, f.baseline) {
 			return usagef("--out %s is --baseline's directory: the run would replace the run it is judged against", f.out)
 		}
 		if err := results.CheckComparable(f.baseline, sc.Name, results.NewRunConfig(sc, shard), cmpOpts); err != nil {
@@ -292,19 +291,6 @@ func judgeAgainstBaseline(baseline, dir string, opts results.CompareOptions, run
 		return runErr
 	}
 	return comparisonError(c)
-}
-
-// sameDirs says whether a and b name one directory, as far as can be told before either
-// exists (symbolic links followed where they do).
-func sameDirs(a, b string) bool {
-	abs := func(p string) string {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			p = r
-		}
-		p, _ = filepath.Abs(p)
-		return p
-	}
-	return abs(a) == abs(b)
 }
 
 // runWithSignals runs sc as a command line does: the first SIGINT or SIGTERM stops the run
