@@ -38,6 +38,12 @@ type Options struct {
 	// StartAt is the common instant the load starts at in every shard (--start-at): the run
 	// waits for it, and its clock, windows and files count from it. The zero time = none.
 	StartAt time.Time
+	// StartTogether, when set, is called once the contract suite (if the scenario runs it)
+	// is done, before the probe, and returns the common start, which then stands for
+	// StartAt: the sides of an A/B run meet there, so that a suite that takes longer against
+	// one target does not start one side's load late. Opts.Stop ends the wait (the run stops
+	// before its load); nil = StartAt as given.
+	StartTogether func(ctx context.Context) (time.Time, error)
 	// Start is the run's start, the instant every figure counts from (and the default Dir's
 	// name); the zero time = when Run is called. The contract suite, when the scenario runs
 	// it, comes first: the figures then count from its end.
@@ -279,6 +285,11 @@ func (r *runRequest) run(ctx context.Context) (*results.Summary, error) {
 			return nil, err
 		}
 		r.start = time.Now() // the load's figures count from its own start
+	}
+	if r.opts.StartTogether != nil {
+		if err := r.meet(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if r.opts.StartAt.After(r.start) {
 		// The run's clock, its windows and files count from the common start, so that every

@@ -22,10 +22,41 @@ func (r *runRequest) waitStart(ctx context.Context) error {
 	}
 	r.phase(PhaseWait)
 	if d := time.Until(at); d > 0 {
-		r.note("waiting %v for --start-at %s", d.Round(time.Millisecond), at.UTC().Format(time.RFC3339Nano))
+		r.note("waiting %v for the common start %s", d.Round(time.Millisecond), at.UTC().Format(time.RFC3339Nano))
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := r.stopContext(ctx)
 	defer cancel()
+	late, err := waitUntil(ctx, at)
+	if err != nil {
+		return &InterruptedError{"waiting for the common start; no load was run"}
+	}
+	r.lateBy = late
+	if note := lateNote(late, at); note != "" {
+		r.note("%s", note)
+	}
+	return nil
+}
+
+// meet waits for the runs this one starts together with (Options.StartTogether) and takes
+// the common start it returns as StartAt.
+func (r *runRequest) meet(ctx context.Context) error {
+	r.phase(PhaseWait)
+	ctx, cancel := r.stopContext(ctx)
+	defer cancel()
+	at, err := r.opts.StartTogether(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return &InterruptedError{"waiting for the runs started with it; no load was run"}
+		}
+		return err
+	}
+	r.opts.StartAt = at
+	return nil
+}
+
+// stopContext is ctx, cancelled as well once Options.Stop is closed.
+func (r *runRequest) stopContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
 	go func() {
 		select {
 		case <-r.opts.Stop:
@@ -33,15 +64,7 @@ func (r *runRequest) waitStart(ctx context.Context) error {
 		case <-ctx.Done():
 		}
 	}()
-	late, err := waitUntil(ctx, at)
-	if err != nil {
-		return &InterruptedError{"waiting for --start-at; no load was run"}
-	}
-	r.lateBy = late
-	if note := lateNote(late, at); note != "" {
-		r.note("%s", note)
-	}
-	return nil
+	return ctx, cancel
 }
 
 // waitUntil waits until at and returns how late it returned after at: 0 when it waited,
@@ -69,7 +92,7 @@ func lateNote(late time.Duration, at time.Time) string {
 	if late <= lateAfter {
 		return ""
 	}
-	return fmt.Sprintf("started late by %v (--start-at %s): this shard's seconds do not line up with the others'",
+	return fmt.Sprintf("started late by %v after the common start %s: this run's seconds do not line up with the others'",
 		late.Round(time.Millisecond), at.UTC().Format(time.RFC3339Nano))
 }
 

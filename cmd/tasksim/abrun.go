@@ -2,12 +2,14 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/tasksim/tasksim/results"
@@ -23,9 +25,40 @@ import (
 // alike. Each side is a run directory of its own; the comparison of the canary with the
 // stable side is the one verdict.
 
-// abStartDelay is how far ahead of now an A/B run sets its common start when --start-at
-// does not: time for both targets' probes, so that the two loads begin together.
+// abStartDelay is how far ahead an A/B run sets its common start when --start-at does not,
+// from the instant both sides are ready for their loads (their contract suites done): time
+// for both targets' probes, so that the two loads begin together.
 const abStartDelay = 2 * time.Second
+
+// meeting is where the sides of an A/B run wait for each other before their loads: the
+// last to arrive sets the common start, abStartDelay ahead. A side that ends before it
+// arrives stops the other (runAllWithSignals), whose wait then ends.
+type meeting struct {
+	mu    sync.Mutex
+	count int           // sides yet to arrive
+	at    time.Time     // the common start, once all have arrived
+	all   chan struct{} // closed when all have arrived
+}
+
+func newMeeting(sides int) *meeting {
+	return &meeting{count: sides, all: make(chan struct{})}
+}
+
+// arrive waits for the other sides and returns the common start: runner.Options.StartTogether.
+func (m *meeting) arrive(ctx context.Context) (time.Time, error) {
+	m.mu.Lock()
+	if m.count--; m.count == 0 {
+		m.at = time.Now().Add(abStartDelay)
+		close(m.all)
+	}
+	m.mu.Unlock()
+	select {
+	case <-m.all:
+		return m.at, nil
+	case <-ctx.Done():
+		return time.Time{}, ctx.Err()
+	}
+}
 
 // abRun is an A/B run as the command line asked for it.
 type abRun struct {
@@ -76,12 +109,15 @@ func runAB(p process, ab abRun, stdout, stderr io.Writer) error {
 	if err := removeComparison(dir, ab.f.force); err != nil {
 		return err
 	}
-	start := cmp.Or(ab.startAt, ab.now.Add(abStartDelay))
+	var together func(context.Context) (time.Time, error)
+	if ab.startAt.IsZero() { // with --start-at, the sides start at the instant the fleet's shards do
+		together = newMeeting(2).arrive
+	}
 	plan := func(sc *scenarios.Scenario, side string, sh scenarios.Shard, bars bool) plannedRun {
 		return plannedRun{sc: sc, obs: &runObserver{w: stderr, bars: bars, duration: time.Duration(sc.Duration)},
-			opts: runner.Options{Dir: filepath.Join(dir, side), Shard: sh, StartAt: start, Start: ab.now, ABSide: side,
-				GCSetBy: p.gc.SetBy, GCMaxHeadroom: p.gc.MaxHeadroom, Overwrite: ab.f.force, ProbeTimeout: ab.f.probeTimeout,
-				Notes: func(line string) { fmt.Fprintf(stderr, "tasksim run [%s]: %s\n", side, line) }}}
+			opts: runner.Options{Dir: filepath.Join(dir, side), Shard: sh, StartAt: ab.startAt, StartTogether: together,
+				Start: ab.now, ABSide: side, GCSetBy: p.gc.SetBy, GCMaxHeadroom: p.gc.MaxHeadroom, Overwrite: ab.f.force,
+				ProbeTimeout: ab.f.probeTimeout, Notes: func(line string) { fmt.Fprintf(stderr, "tasksim run [%s]: %s\n", side, line) }}}
 	}
 	bars := !ab.f.noProgress && isTerminal(stderr)
 	outs := runAllWithSignals([]plannedRun{

@@ -200,37 +200,57 @@ func TestRunWithBaseline(t *testing.T) {
 func TestABRun(t *testing.T) {
 	stable, same, slow := compareServe(t), compareServe(t), compareServe(t, "--set", "server.latency.tasks/get=32ms")
 	dir := t.TempDir()
-	ab := func(canary, out string) (string, string, int) {
+	ab := func(canary, out string, extra ...string) (string, string, int) {
 		args := append([]string{"run", "--target", canary, "--baseline-target", stable, "--out", out}, compareLoad...)
-		return tasksim(t, args...)
+		return tasksim(t, append(args, extra...)...)
 	}
-	stdout, stderr, code := ab(same, filepath.Join(dir, "same"))
+	// With the contract suite first (as canary-gate runs it), the sides meet after their
+	// suites: their loads start together however long each suite took.
+	stdout, stderr, code := ab(same, filepath.Join(dir, "same"), "--set", "contract=true")
 	if code != 0 {
 		t.Errorf("identical servers: exit %d, want 0\n%s\n%s", code, stdout, stderr)
+	}
+	var starts []string
+	for _, side := range []string{results.ABCanary, results.ABBaseline} {
+		sh := abShard(t, filepath.Join(dir, "same", side))
+		if sh.LateByS != 0 || sh.StartAt == nil {
+			t.Errorf("identical servers, %s side: start_at %v, late_by_s %v: want the common start, not late", side, sh.StartAt, sh.LateByS)
+		} else {
+			starts = append(starts, sh.StartAt.String())
+		}
+	}
+	if len(starts) == 2 && starts[0] != starts[1] {
+		t.Errorf("identical servers: the sides started at %q: want one common start", starts)
 	}
 	stdout, stderr, code = ab(slow, filepath.Join(dir, "slow"))
 	if code != 99 || !strings.Contains(stderr, "canary "+slow+" against stable "+stable) {
 		t.Fatalf("slow canary: exit %d, want 99 naming the canary\n%s\n%s", code, stdout, stderr)
 	}
 	for _, side := range []string{results.ABCanary, results.ABBaseline} {
-		var s struct {
-			Shard struct {
-				ABSide string `json:"ab_side"`
-			} `json:"shard"`
-			Target string `json:"target"`
-		}
-		b, err := os.ReadFile(filepath.Join(dir, "slow", side, results.SummaryJSONFile))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(b, &s); err != nil || s.Shard.ABSide != side {
-			t.Errorf("%s/summary.json: shard.ab_side %q (%v), want %q", side, s.Shard.ABSide, err, side)
+		if sh := abShard(t, filepath.Join(dir, "slow", side)); sh.ABSide != side {
+			t.Errorf("%s/summary.json: shard.ab_side %q, want %q", side, sh.ABSide, side)
 		}
 	}
 	if out, code := compareExit(t, filepath.Join(dir, "slow")); code != 99 || !strings.Contains(out, "latency_tasks_get.p50") {
 		t.Errorf("compare ABDIR: exit %d, want 99\n%s", code, out)
 	}
 	checkComparePage(t, filepath.Join(dir, "slow", results.CompareHTMLFile))
+}
+
+// abShard is the shard block of the run in dir.
+func abShard(t *testing.T, dir string) results.ShardInfo {
+	t.Helper()
+	var s struct {
+		Shard *results.ShardInfo `json:"shard"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, results.SummaryJSONFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil || s.Shard == nil {
+		t.Fatalf("%s: no shard block (%v)", filepath.Join(dir, results.SummaryJSONFile), err)
+	}
+	return *s.Shard
 }
 
 // checkComparePage renders compare.html in headless Chromium: no script error, and every
