@@ -104,9 +104,11 @@ type MetricChange struct {
 }
 
 // VerdictChange is a gate, a threshold or a contract case in both runs: Baseline and
-// Candidate are "pass", "fail", "not_evaluated" (a gate) or "skip" (a case), "" when the
-// run has none; Verdict is "pass", "regression" (passed, now fails), "failing" (fails in
-// both), "fixed", or "not_evaluated" (judged in the baseline only).
+// Candidate are "pass", "fail", "not_evaluated" (a gate), "no_data" (a threshold) or
+// "skip" (a case), "" when the run has none; Verdict is "pass", "regression" (passed, now
+// fails), "failing" (fails in the candidate), "fixed", or "not_evaluated" (the candidate
+// did not judge it: the comparison is inconclusive when the baseline did, and unaffected
+// when neither did).
 type VerdictChange struct {
 	Name      string `json:"name"`
 	Baseline  string `json:"baseline"`
@@ -352,6 +354,9 @@ func (c *Comparison) judgeRows() {
 			case "failing":
 				c.Failures = append(c.Failures, fmt.Sprintf("%s %s: fails in the candidate (as in the baseline)", set.what, r.Name))
 			case "not_evaluated":
+				if r.Baseline != "pass" && r.Baseline != "fail" {
+					continue // judged in neither run: nothing was lost
+				}
 				c.Inconclusive = append(c.Inconclusive, fmt.Sprintf("%s %s: %s in the baseline, not evaluated in the candidate", set.what, r.Name, r.Baseline))
 			}
 		}
@@ -412,10 +417,10 @@ func verdictChange(name, b, c string) VerdictChange {
 		v.Verdict = "failing"
 	case b == "fail" && c == "pass":
 		v.Verdict = "fixed"
-	case (b == "pass" || b == "fail") && c != "pass":
-		v.Verdict = "not_evaluated"
-	default:
+	case c == "pass":
 		v.Verdict = "pass"
+	default: // inconclusive when the baseline judged it (judgeRows)
+		v.Verdict = "not_evaluated"
 	}
 	return v
 }

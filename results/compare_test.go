@@ -173,6 +173,35 @@ func TestCompareRareEvents(t *testing.T) {
 	}
 }
 
+// TestCompareRows: a gate, threshold or case row is judged on both runs' states, and only a
+// row the baseline judged and the candidate did not makes the comparison inconclusive.
+func TestCompareRows(t *testing.T) {
+	for _, tc := range []struct {
+		base, cand, verdict   string
+		failure, inconclusive bool
+	}{
+		{"pass", "pass", "pass", false, false},
+		{"pass", "fail", "regression", true, false},
+		{"fail", "fail", "failing", true, false},
+		{"", "fail", "failing", true, false},
+		{"fail", "pass", "fixed", false, false},
+		{"", "pass", "pass", false, false},
+		{"pass", "not_evaluated", "not_evaluated", false, true},
+		{"fail", "", "not_evaluated", false, true},
+		{"not_evaluated", "not_evaluated", "not_evaluated", false, false},
+		{"", "skip", "not_evaluated", false, false},
+		{"no_data", "no_data", "not_evaluated", false, false},
+	} {
+		v := verdictChange("g", tc.base, tc.cand)
+		c := &Comparison{Gates: []VerdictChange{v}}
+		c.judgeRows()
+		if v.Verdict != tc.verdict || (len(c.Failures) > 0) != tc.failure || (len(c.Inconclusive) > 0) != tc.inconclusive {
+			t.Errorf("baseline %q, candidate %q: verdict %s, failures %q, inconclusive %q; want %s, failure %v, inconclusive %v",
+				tc.base, tc.cand, v.Verdict, c.Failures, c.Inconclusive, tc.verdict, tc.failure, tc.inconclusive)
+		}
+	}
+}
+
 // TestCompareNotComparable: another client count refuses the comparison, naming the field,
 // unless --allow names it; then the difference is listed.
 func TestCompareNotComparable(t *testing.T) {

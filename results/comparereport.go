@@ -19,8 +19,8 @@ import (
 // compare.html: the comparison as a self-contained page, in the order of the text
 // (WriteComparisonText) — the verdict, the budget table, what changed or was not judged,
 // the two runs — then what the text cannot show: both runs' latency distributions
-// overlaid, and their per-second series on one time axis. It reuses report.html's
-// stylesheet, chart library and chart script.
+// overlaid, and their per-second series on one time axis (seconds from each run's start).
+// It reuses report.html's stylesheet, chart library and chart script.
 
 // RenderComparison renders compare.html. The charts are read from the runs' directories
 // (c.Baseline.Dir and c.Candidate.Dir, as given on the command line): a file missing or

@@ -104,7 +104,8 @@ func (r *Rendered) Write(dir string) error {
 
 // ReadSummary reads the summary.json of a run directory, for `tasksim report`. Keys it
 // does not know are ignored; manifest, server and evidence come back as JSON values
-// (map[string]any, float64, ...).
+// (map[string]any, float64, ...). A JSON file without a run's verdict (pass, fail or
+// error) is refused: it is not a run's summary.
 func ReadSummary(dir string) (*Summary, error) {
 	b, err := os.ReadFile(filepath.Join(dir, SummaryJSONFile))
 	if err != nil {
@@ -113,6 +114,11 @@ func ReadSummary(dir string) (*Summary, error) {
 	s := new(Summary)
 	if err := json.Unmarshal(b, s); err != nil {
 		return nil, fmt.Errorf("results: %s: %w", filepath.Join(dir, SummaryJSONFile), err)
+	}
+	switch s.Verdict {
+	case VerdictPass, VerdictFail, VerdictError:
+	default: // "{}" decodes without error, and would be judged as a run that measured nothing
+		return nil, fmt.Errorf("results: %s is not a run's summary: verdict %q, want pass, fail or error", filepath.Join(dir, SummaryJSONFile), s.Verdict)
 	}
 	return s, nil
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -14,7 +15,7 @@ import (
 
 // compareUsage writes compare's help to fs.Output().
 func compareUsage(fs *pflag.FlagSet) {
-	fmt.Fprintf(fs.Output(), `Usage: tasksim compare BASELINE CANDIDATE [--budget 'METRIC CHANGE']... [--allow FIELD,...] [--out DIR]
+	fmt.Fprintf(fs.Output(), `Usage: tasksim compare BASELINE CANDIDATE [--budget 'METRIC CHANGE']... [--allow FIELD,...] [--out DIR [--force]]
        tasksim compare ABDIR [flags]
 
 Judges the candidate run against the baseline run: two run directories ('tasksim run
@@ -44,7 +45,7 @@ duration, tool, client count, era (protocol), shard share or compare section, un
 (or the candidate scenario's compare.allow) names the field (scenario, duration, tool,
 clients, protocol, shards, compare, config); and one directory given twice.
 
-Writes %s and %s into --out DIR.
+Writes %s and %s into --out DIR (one that holds a comparison already only with --force).
 
 Exit codes:
   0    no regression and nothing failing; both runs whole, trusted and judged
@@ -65,6 +66,7 @@ func runCompare(args []string, stdout, _ io.Writer) error {
 	budgets := fs.StringArray("budget", nil, "a budget, `'METRIC CHANGE [CHANGE]'`, e.g. 'latency_tasks_get.p99 +20%' (repeatable)")
 	allow := fs.StringSlice("allow", nil, "configuration `FIELDS` that may differ: scenario,duration,tool,clients,protocol,shards,compare,config")
 	out := fs.String("out", "", "write compare.json and compare.html into `DIR`")
+	force := fs.Bool("force", false, "replace a comparison already in --out (without it such a DIR is refused, exit 2)")
 	fs.Usage = func() { compareUsage(fs) }
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -73,7 +75,12 @@ func runCompare(args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c, err := compareRuns(base, cand, results.CompareOptions{Budgets: *budgets, Allow: *allow})
+	if *out != "" && !*force {
+		if err := refuseComparisonIn(*out); err != nil {
+			return err
+		}
+	}
+	c, err := compareRuns(base, cand, results.CompareOptions{Budgets: *budgets, Allow: allowFields(*allow)})
 	if err != nil {
 		return err
 	}
@@ -105,6 +112,28 @@ func compareDirs(args []string) (base, cand string, err error) {
 	return "", "", usagef("want BASELINE CANDIDATE, two run directories, got %d arguments (see 'tasksim compare --help')", len(args))
 }
 
+// refuseComparisonIn refuses a --out that holds a comparison already: another
+// comparison's verdict is not replaced without --force.
+func refuseComparisonIn(dir string) error {
+	for _, f := range []string{results.CompareJSONFile, results.CompareHTMLFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return usagef("--out %s already holds a comparison (%s): choose another --out, or --force to replace it", dir, f)
+		}
+	}
+	return nil
+}
+
+// allowFields is --allow's fields without the spaces around them ('clients, tool').
+func allowFields(allow []string) []string {
+	out := make([]string, 0, len(allow))
+	for _, a := range allow {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 func isDir(d string) bool {
 	st, err := os.Stat(d)
 	return err == nil && st.IsDir()
@@ -113,8 +142,11 @@ func isDir(d string) bool {
 // compareRuns is results.Compare with its input problems as usage errors (exit 2).
 func compareRuns(base, cand string, opts results.CompareOptions) (*results.Comparison, error) {
 	for _, d := range []string{base, cand} {
+		if !isDir(d) {
+			return nil, usagef("%s: no such directory", d)
+		}
 		if _, err := os.Stat(filepath.Join(d, results.SummaryJSONFile)); err != nil {
-			return nil, usagef("%s is not a run directory: %v", d, unwrapPath(err))
+			return nil, usagef("%s is not a run directory: it holds no %s (%v)", d, results.SummaryJSONFile, unwrapPath(err))
 		}
 	}
 	c, err := results.Compare(base, cand, opts)

@@ -214,7 +214,7 @@ func runRun(p process, args []string, stdout, stderr io.Writer) error {
 	if err := runner.Validate(sc, shard); err != nil {
 		return err
 	}
-	cmpOpts := results.CompareOptions{Budgets: f.budgets, Allow: f.allow}
+	cmpOpts := results.CompareOptions{Budgets: f.budgets, Allow: allowFields(f.allow)}
 	if f.baseline != "" {
 		if f.out != "" && results.SameDir(f.out, f.baseline) {
 			return usagef("--out %s is --baseline's directory: the run would replace the run it is judged against", f.out)
