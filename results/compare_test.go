@@ -249,6 +249,7 @@ func TestParseBudget(t *testing.T) {
 		{"latency_tasks_get.p99 +1% +2%", "", "one relative and one absolute change at most"},
 		{"latency_task_get.p99 +1%", "", "did you mean latency_tasks_get.p99"},
 		{"latency_tasks_get.p99", "", "want METRIC CHANGE [CHANGE]"},
+		{"latency_tasks_get.p99 +20 %", "", "the number with its unit"},
 	} {
 		b, err := ParseBudget(c.expr, BudgetFlag)
 		switch {
@@ -262,11 +263,25 @@ func TestParseBudget(t *testing.T) {
 	}
 }
 
+// TestBudgetsTwice: two budgets of one metric from one place are refused, not one silently
+// replaced; a --budget replaces the scenario's.
+func TestBudgetsTwice(t *testing.T) {
+	_, err := budgetsFor([]string{"throughput -5%", "throughput -20%"}, scenarios.Compare{}, 0)
+	if err == nil || !strings.Contains(err.Error(), "both budget throughput") {
+		t.Errorf("err %v, want both budgets of throughput named", err)
+	}
+	b, err := budgetsFor([]string{"throughput -20%"}, scenarios.Compare{Budgets: []string{"throughput -5%"}}, 0)
+	if err != nil || b["throughput"].String() != "-20%" || b["throughput"].Source != BudgetFlag {
+		t.Errorf("budget %+v (%v), want the flag's -20%%", b["throughput"], err)
+	}
+}
+
 // TestCheckBudgets: a scenario's bad budget or allowance is reported at its path.
 func TestCheckBudgets(t *testing.T) {
-	sc := &scenarios.Scenario{Compare: scenarios.Compare{Budgets: []string{"throughput +1%"}, Allow: []string{"seed"}}}
+	sc := &scenarios.Scenario{Compare: scenarios.Compare{Budgets: []string{"throughput +1%", "task_e2e.p99 +5%", "task_e2e.p99 +9%"}, Allow: []string{"seed"}}}
 	err := CheckBudgets(sc)
-	if err == nil || !strings.Contains(err.Error(), "compare.budgets[0]") || !strings.Contains(err.Error(), "compare.allow[0]") {
+	if err == nil || !strings.Contains(err.Error(), "compare.budgets[0]") || !strings.Contains(err.Error(), "compare.allow[0]") ||
+		!strings.Contains(err.Error(), "compare.budgets[2]: \"task_e2e.p99 +5%\" and \"task_e2e.p99 +9%\" both budget task_e2e.p99") {
 		t.Errorf("err %v, want both problems at their paths", err)
 	}
 }

@@ -103,6 +103,11 @@ func ParseBudget(expr, source string) (Budget, error) {
 	if err != nil {
 		return Budget{}, fmt.Errorf("budget %q: %w", expr, err)
 	}
+	for _, ch := range f[1:] {
+		if ch == "%" || ch == unitSuffix(def.unit) {
+			return Budget{}, fmt.Errorf("budget %q: write each change as one word, the number with its unit, as in '+20%%'", expr)
+		}
+	}
 	b := Budget{Metric: def.name, Source: source}
 	if len(f) == 2 && f[1] == "off" {
 		b.Off = true
@@ -298,12 +303,18 @@ func budgetsFor(flags []string, sc scenarios.Compare, pollMS float64) (map[strin
 		exprs  []string
 		source string
 	}{{sc.Budgets, BudgetScenario}, {flags, BudgetFlag}} {
+		seen := map[string]string{}
 		for _, e := range set.exprs {
 			b, err := ParseBudget(e, set.source)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", budgetPlace(set.source), err))
 				continue
 			}
+			if prev, ok := seen[b.Metric]; ok { // one would silently replace the other
+				errs = append(errs, fmt.Errorf("%s: %q and %q both budget %s: give one", budgetPlace(set.source), prev, e, b.Metric))
+				continue
+			}
+			seen[b.Metric] = e
 			out[b.Metric] = b
 		}
 	}
@@ -321,10 +332,17 @@ func budgetPlace(source string) string {
 // problem at file:line when s was read from a file.
 func CheckBudgets(s *scenarios.Scenario) error {
 	var errs []error
+	seen := map[string]string{}
 	for i, e := range s.Compare.Budgets {
-		if _, err := ParseBudget(e, BudgetScenario); err != nil {
-			errs = append(errs, placed(s, "compare.budgets["+strconv.Itoa(i)+"]", err))
+		b, err := ParseBudget(e, BudgetScenario)
+		if prev, ok := seen[b.Metric]; ok && err == nil {
+			err = fmt.Errorf("%q and %q both budget %s: give one", prev, e, b.Metric)
 		}
+		if err != nil {
+			errs = append(errs, placed(s, "compare.budgets["+strconv.Itoa(i)+"]", err))
+			continue
+		}
+		seen[b.Metric] = e
 	}
 	for i, a := range s.Compare.Allow {
 		if err := checkAllow(a); err != nil {

@@ -34,6 +34,17 @@ const textErrorKinds = 5
 // whether the run is trustworthy, each gate and threshold, the verdict and, when dir is
 // not "", where the files are.
 func WriteText(w io.Writer, s *Summary, dir string) error {
+	return writeText(w, s, dir, false)
+}
+
+// WriteTextCompared is WriteText for a run a comparison judges next (run --baseline, a side
+// of an A/B run): the verdict line says the run's own verdict, and that the exit code is
+// the comparison's.
+func WriteTextCompared(w io.Writer, s *Summary, dir string) error {
+	return writeText(w, s, dir, true)
+}
+
+func writeText(w io.Writer, s *Summary, dir string, compared bool) error {
 	p := &printer{w: w}
 	p.f("tasksim %s: scenario %s, seed %d, protocol %s, target %s\n",
 		s.TasksimVersion, s.Scenario, s.Seed, s.Protocol, s.Target)
@@ -43,8 +54,17 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 		if sh.LateByS > 1 {
 			late = fmt.Sprintf(", started %ss late", num(sh.LateByS))
 		}
-		p.f("shard       %d of %d (tasksim run --shard %d/%d%s): the figures are this slice's; tasksim merge judges the whole\n",
-			sh.Index, sh.Count, sh.Index, sh.Count, late)
+		if sh.ABSide != "" {
+			parity := "odd"
+			if sh.Index%2 == 0 {
+				parity = "even"
+			}
+			p.f("A/B side    %s: the %s clients (shard %d of %d for tasksim merge%s): the figures are this side's\n",
+				sh.ABSide, parity, sh.Index, sh.Count, late)
+		} else {
+			p.f("shard       %d of %d (tasksim run --shard %d/%d%s): the figures are this slice's; tasksim merge judges the whole\n",
+				sh.Index, sh.Count, sh.Index, sh.Count, late)
+		}
 	}
 	if m := s.Merge; m != nil {
 		p.f("merged      %d of %d shards (tasksim merge)\n", len(m.Merged), m.Count)
@@ -123,6 +143,8 @@ func WriteText(w io.Writer, s *Summary, dir string) error {
 		p.f("verdict     %s so far, but the run was interrupted (exit code %d)\n", strings.ToUpper(s.Verdict), code)
 	} else if m := s.Merge; m != nil && m.FailedAsPartial != "" {
 		p.f("verdict     %s (exit code %d): the partial merge alone (MERGE NOTE above)\n", strings.ToUpper(s.Verdict), code)
+	} else if compared {
+		p.f("verdict     %s on its own; the comparison below gives the exit code\n", strings.ToUpper(s.Verdict))
 	} else {
 		p.f("verdict     %s (exit code %d)\n", strings.ToUpper(s.Verdict), code)
 	}

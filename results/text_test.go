@@ -31,3 +31,25 @@ func TestInterruptedExitCode(t *testing.T) {
 		}
 	}
 }
+
+// TestTextCompared: a run a comparison judges next says its own verdict without an exit
+// code, and a side of an A/B run says which side and clients it is, not a --shard it was
+// never given.
+func TestTextCompared(t *testing.T) {
+	s := &Summary{Verdict: VerdictPass, Shard: &ShardInfo{Index: 1, Count: 2, ABSide: ABBaseline}}
+	var b strings.Builder
+	if err := WriteTextCompared(&b, s, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"A/B side    baseline: the odd clients (shard 1 of 2 for tasksim merge)",
+		"verdict     PASS on its own; the comparison below gives the exit code\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "--shard") || strings.Contains(b.String(), "exit code 0") {
+		t.Errorf("text names a --shard or exit code 0:\n%s", b.String())
+	}
+}

@@ -96,8 +96,8 @@ func runAB(p process, ab abRun, stdout, stderr io.Writer) error {
 	stableSc.Target = ab.stable
 	canaryShard, stableShard := abSides(ab.shard)
 	if pool := ab.sc.Workload.PoolSize(); canaryShard.Size(pool) != stableShard.Size(pool) {
-		return usagef("A/B run: %d clients split %d:%d between the canary and the stable target: give an even split (--clients), or the side with more load looks worse or faster",
-			pool, canaryShard.Size(pool), stableShard.Size(pool))
+		return usagef("A/B run: %s split %d:%d between the canary and the stable target: give an even split (--clients), or the side with more load looks worse or faster",
+			plural(pool, "client"), canaryShard.Size(pool), stableShard.Size(pool))
 	}
 	if err := runner.Validate(ab.sc, canaryShard); err != nil {
 		return fmt.Errorf("A/B run, canary side: %w", err)
@@ -139,7 +139,7 @@ func abVerdict(ab abRun, dir string, outs []runOutcome, stdout io.Writer) error 
 		s := sides[i]
 		if o.sum != nil && !errors.Is(o.err, runner.ErrNoRunSummary) {
 			fmt.Fprintf(stdout, "== %s side: %s\n", s.name, s.target)
-			if err := results.WriteText(stdout, o.sum, s.dir); err != nil {
+			if err := results.WriteTextCompared(stdout, o.sum, s.dir); err != nil {
 				return err
 			}
 			fmt.Fprintln(stdout)

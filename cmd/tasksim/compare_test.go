@@ -151,11 +151,28 @@ func TestCompareRefusals(t *testing.T) {
 	if code != 2 || !strings.Contains(out, "clients: baseline 100, candidate 30") || !strings.Contains(out, "--allow clients") {
 		t.Errorf("other client counts: exit %d, want 2 naming clients\n%s", code, out)
 	}
-	if out, code := compareExit(t, a, b, "--allow", "clients", "--budget", "throughput off"); code == 2 {
-		t.Errorf("--allow clients: exit 2\n%s", out)
+	cmpDir := filepath.Join(dir, "cmp")
+	if out, code := compareExit(t, a, b, "--allow", "clients, tool", "--budget", "throughput off", "--out", cmpDir); code == 2 {
+		t.Errorf("--allow 'clients, tool': exit 2\n%s", out)
+	}
+	if out, code := compareExit(t, a, b, "--allow", "clients", "--out", cmpDir); code != 2 || !strings.Contains(out, "already holds a comparison") {
+		t.Errorf("--out holding a comparison: exit %d, want 2\n%s", code, out)
+	}
+	if out, code := compareExit(t, a, b, "--allow", "clients", "--out", cmpDir, "--force"); code == 2 {
+		t.Errorf("--out holding a comparison, --force: exit 2\n%s", out)
 	}
 	if out, code := compareExit(t, a, dir); code != 2 || !strings.Contains(out, "is not a run directory") {
 		t.Errorf("a directory without a run: exit %d\n%s", code, out)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.MkdirAll(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(empty, results.SummaryJSONFile), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := compareExit(t, a, empty); code != 2 || !strings.Contains(out, "is not a run's summary") {
+		t.Errorf("a summary.json of {}: exit %d, want 2\n%s", code, out)
 	}
 	if out, code := compareExit(t, a, a+"/."); code != 2 || !strings.Contains(out, "one directory") {
 		t.Errorf("a run compared with itself: exit %d\n%s", code, out)

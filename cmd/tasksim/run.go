@@ -257,7 +257,11 @@ func runRun(p process, args []string, stdout, stderr io.Writer) error {
 	obs := &runObserver{w: stderr, bars: !f.noProgress && isTerminal(stderr), duration: time.Duration(sc.Duration)}
 	sum, err := runWithSignals(sc, opts, obs, stderr)
 	if sum != nil && !errors.Is(err, runner.ErrNoRunSummary) { // the run's own summary, as text
-		if werr := results.WriteText(stdout, sum, opts.Dir); werr != nil && err == nil {
+		write := results.WriteText
+		if f.baseline != "" && sum.Verdict != results.VerdictError {
+			write = results.WriteTextCompared
+		}
+		if werr := write(stdout, sum, opts.Dir); werr != nil && err == nil {
 			return werr
 		}
 	}
