@@ -341,22 +341,41 @@ func (c *Comparison) judgeMetrics() {
 	}
 }
 
+// rowSet is the gates, the thresholds or the contract cases of a comparison.
+type rowSet struct {
+	what string // "gate", "threshold", "contract case"
+	rows []VerdictChange
+}
+
+func (c *Comparison) rowSets() []rowSet {
+	return []rowSet{{"gate", c.Gates}, {"threshold", c.Thresholds}, {"contract case", c.Contract}}
+}
+
+// unjudged reports whether neither run judged the row: a gate not evaluated, a case
+// skipped or a threshold without data in both, or absent from the baseline.
+func (v VerdictChange) unjudged() bool {
+	return v.Verdict == "not_evaluated" && v.Baseline != "pass" && v.Baseline != "fail"
+}
+
+// shown reports whether the text and the page list the row: neither a plain pass nor
+// judged in neither run (compare.json has every row).
+func (v VerdictChange) shown() bool {
+	return v.Verdict != "pass" && !v.unjudged()
+}
+
 // judgeRows reads the gates, thresholds and contract cases.
 func (c *Comparison) judgeRows() {
-	for _, set := range []struct {
-		what string
-		rows []VerdictChange
-	}{{"gate", c.Gates}, {"threshold", c.Thresholds}, {"contract case", c.Contract}} {
+	for _, set := range c.rowSets() {
 		for _, r := range set.rows {
+			if r.unjudged() {
+				continue // judged in neither run: nothing was lost
+			}
 			switch r.Verdict {
 			case "regression":
 				c.Failures = append(c.Failures, fmt.Sprintf("%s %s: passed in the baseline, fails in the candidate", set.what, r.Name))
 			case "failing":
 				c.Failures = append(c.Failures, fmt.Sprintf("%s %s: fails in the candidate (as in the baseline)", set.what, r.Name))
 			case "not_evaluated":
-				if r.Baseline != "pass" && r.Baseline != "fail" {
-					continue // judged in neither run: nothing was lost
-				}
 				c.Inconclusive = append(c.Inconclusive, fmt.Sprintf("%s %s: %s in the baseline, not evaluated in the candidate", set.what, r.Name, r.Baseline))
 			}
 		}

@@ -83,7 +83,7 @@ type comparePage struct {
 	Word, Class string // the verdict in capitals, and the banner's class (pass, fail, warn)
 	Reason      string // verdictLine without the verdict and exit code the banner shows
 	Metrics     []metricRow
-	Changed     []verdictRow // gates, thresholds and contract cases that are not a plain pass
+	Changed     []verdictRow // gates, thresholds and contract cases shown (VerdictChange.shown)
 	Runs        []runFact
 	PctNotes    []string // why a run's distributions are missing
 	TSNotes     []string // why a run's time series are missing
@@ -153,13 +153,11 @@ func buildComparePage(c *Comparison, base, cand compareFiles) *comparePage {
 	for _, m := range c.Metrics {
 		p.Metrics = append(p.Metrics, metricRowOf(m))
 	}
-	for _, set := range []struct {
-		what string
-		rows []VerdictChange
-	}{{"gate", c.Gates}, {"threshold", c.Thresholds}, {"contract", c.Contract}} {
+	for _, set := range c.rowSets() {
+		what, _, _ := strings.Cut(set.what, " ")
 		for _, r := range set.rows {
-			if r.Verdict != "pass" {
-				p.Changed = append(p.Changed, verdictRow{What: set.what, Name: r.Name, Baseline: orDash(r.Baseline),
+			if r.shown() {
+				p.Changed = append(p.Changed, verdictRow{What: what, Name: r.Name, Baseline: orDash(r.Baseline),
 					Candidate: orDash(r.Candidate), Verdict: strings.ToUpper(r.Verdict), Class: changeClass(r.Verdict)})
 			}
 		}

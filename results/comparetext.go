@@ -111,20 +111,25 @@ func estimateText(unit string, e *Estimate) string {
 	return s
 }
 
-// changedRows are the gates, thresholds and contract cases whose verdict is not a plain
-// pass, one line each.
+// changedRows are the gates, thresholds and contract cases the text lists (VerdictChange.
+// shown), one line each, then how many neither run judged.
 func changedRows(c *Comparison) []string {
 	var out []string
-	for _, set := range []struct {
-		what string
-		rows []VerdictChange
-	}{{"gate", c.Gates}, {"threshold", c.Thresholds}, {"contract", c.Contract}} {
+	unjudged := 0
+	for _, set := range c.rowSets() {
+		what, _, _ := strings.Cut(set.what, " ")
 		for _, r := range set.rows {
-			if r.Verdict == "pass" {
-				continue
+			if r.unjudged() {
+				unjudged++
 			}
-			out = append(out, fmt.Sprintf("%-9s %s: %s -> %s: %s", set.what, r.Name, orDash(r.Baseline), orDash(r.Candidate), strings.ToUpper(r.Verdict)))
+			if r.shown() {
+				out = append(out, fmt.Sprintf("%-9s %s: %s -> %s: %s", what, r.Name, orDash(r.Baseline), orDash(r.Candidate), strings.ToUpper(r.Verdict)))
+			}
 		}
+	}
+	if unjudged > 0 {
+		out = append(out, fmt.Sprintf("(%s judged in neither run: gates not evaluated, contract cases skipped, thresholds without data; in %s)",
+			plural(unjudged, "row"), CompareJSONFile))
 	}
 	return out
 }
