@@ -41,7 +41,7 @@ type Options struct {
 	// StartTogether, when set, is called once the contract suite (if the scenario runs it)
 	// is done, before the probe, and returns the common start, which then stands for
 	// StartAt: the sides of an A/B run meet there, so that a suite that takes longer against
-	// one target does not start one side's load late. Opts.Stop ends the wait (the run stops
+	// one target does not start one side's load late. Options.Stop ends the wait (the run stops
 	// before its load); nil = StartAt as given.
 	StartTogether func(ctx context.Context) (time.Time, error)
 	// Start is the run's start, the instant every figure counts from (and the default Dir's

@@ -48,3 +48,38 @@ func TestUnshardedRunHasNoShardBlock(t *testing.T) {
 		t.Error("a run of the whole scenario has a shard block")
 	}
 }
+
+// TestStartTogether: a run given Options.StartTogether waits for the instant it returns and
+// counts from it, not late; a stop while it waits stops the run before its load.
+func TestStartTogether(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sc, err := scenarios.Load("baseline")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sc.Set("duration", "2s"); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now().Add(7 * time.Second)
+		together := func(context.Context) (time.Time, error) { return at, nil }
+		sum, err := Run(context.Background(), sc, Options{Dir: t.TempDir(), InProcess: true, StartTogether: together})
+		if sum == nil || sum.Shard == nil || sum.Shard.StartAt == nil {
+			t.Fatalf("no summary with a shard block: %v", err)
+		}
+		if !sum.Shard.StartAt.Equal(at) || sum.Shard.LateByS != 0 || !sum.StartedAt.Equal(at) {
+			t.Errorf("start_at %v, late_by_s %v, started_at %v: want %v, not late", sum.Shard.StartAt, sum.Shard.LateByS, sum.StartedAt, at)
+		}
+
+		stop := make(chan struct{})
+		waiting := func(ctx context.Context) (time.Time, error) {
+			close(stop) // the signal comes while the run waits for the others
+			<-ctx.Done()
+			return time.Time{}, ctx.Err()
+		}
+		sum, err = Run(context.Background(), sc, Options{Dir: t.TempDir(), InProcess: true, StartTogether: waiting, Stop: stop})
+		var ie *InterruptedError
+		if !errors.As(err, &ie) || sum != nil && sum.Tasks.Created > 0 {
+			t.Errorf("stopped while waiting: err %v, summary %+v: want interrupted before any load", err, sum)
+		}
+	})
+}
