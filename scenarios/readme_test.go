@@ -113,3 +113,25 @@ func leaves(n *yaml.Node, prefix string, out map[string]leaf) {
 		out[path] = leaf{line: k.Line, value: value}
 	}
 }
+
+// TestReadmeScenarioExample: the one scenario the README shows ("## A scenario") is a valid
+// scenario, as `tasksim validate` would judge it, so a newcomer's first file does not fail.
+func TestReadmeScenarioExample(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Skip("README.md not found beside the module root")
+	}
+	_, rest, ok := strings.Cut(string(readme), "\n## A scenario\n")
+	_, rest, ok2 := strings.Cut(rest, "```yaml\n")
+	block, _, ok3 := strings.Cut(rest, "\n```\n")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("README has no ```yaml block under \"## A scenario\"")
+	}
+	sc, err := Parse("README.md", []byte(block))
+	if err != nil {
+		t.Fatalf("the README's scenario does not decode:\n%v", err)
+	}
+	if err := sc.Validate(); err != nil {
+		t.Fatalf("the README's scenario is not valid:\n%v", err)
+	}
+}
