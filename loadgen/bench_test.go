@@ -530,7 +530,7 @@ func BenchmarkPollThroughputVsLoopLimit(b *testing.B) {
 
 // BenchmarkPollThroughputErasVsLoopLimit is BenchmarkPollThroughputVsLoopLimit in each era,
 // each against looplimit measured beside it: the ratio of 2026-07-28 must not fall below the
-// ratio of 2025-11-25 by more than 10% (README, Performance).
+// ratio of 2025-11-25 by more than 10% (docs/CONTRIBUTING.md#performance).
 func BenchmarkPollThroughputErasVsLoopLimit(b *testing.B) {
 	for _, version := range []string{loadgen.ProtocolLegacy, loadgen.ProtocolModern} {
 		b.Run(version, func(b *testing.B) {

@@ -18,7 +18,7 @@ import (
 
 // Manifest is what the target declared before the first call, and the pollInterval and ttl
 // it first advertised: it goes into summary.json as "manifest", and `tasksim probe` prints it.
-// The JSON names below are a contract (README "manifest"): fields may be added, none renamed.
+// The JSON names below are a contract (docs/OUTPUTS.md#summary-json, "manifest"): fields may be added, none renamed.
 type Manifest struct {
 	Target          string             `json:"target"`
 	TakenAt         time.Time          `json:"taken_at"`

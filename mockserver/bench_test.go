@@ -1,7 +1,7 @@
 package mockserver_test
 
 // Throughput of tasks/get over loopback, held against the machine's loopback ceiling (the target:
-// at least 0.5 of it, README.md "Performance"). The ceiling is internal/looplimit: the same server,
+// at least 0.5 of it, docs/CONTRIBUTING.md#performance). The ceiling is internal/looplimit: the same server,
 // reply bytes, request bytes and transport settings, so that no file outside the module is read at
 // test time.
 //
@@ -158,7 +158,7 @@ func BenchmarkTasksGetLoopback(b *testing.B) {
 }
 
 // BenchmarkTasksGetVsLoopLimit runs both of the above in one process and reports
-// ratio = (tasks/get req/s) / (looplimit req/s), the figure README.md "Performance" quotes.
+// ratio = (tasks/get req/s) / (looplimit req/s), the figure docs/CONTRIBUTING.md#performance quotes.
 //
 // b.N requests go to each server, in pairs of back-to-back rounds of about pairRound requests
 // per side, the order alternating (ABBA) so that neither side always runs first. Each pair

@@ -29,7 +29,7 @@ const ExitGateFailed = 99
 const ExitInterrupted = 130
 
 // Summary is the result of one run, as data. Its JSON form is summary.json (documented field
-// by field in the README): the key names and their order (the order of the fields below)
+// by field in docs/OUTPUTS.md): the key names and their order (the order of the fields below)
 // are a contract that canary gates and dashboards rely on; new keys may be added, none
 // renamed.
 //

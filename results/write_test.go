@@ -86,7 +86,7 @@ func TestGoldenText(t *testing.T) {
 	golden(t, "text.golden", buf.Bytes())
 }
 
-// TestSummaryShape pins the keys of summary.json and their order (README.md "Output"):
+// TestSummaryShape pins the keys of summary.json and their order (docs/OUTPUTS.md#summary-json):
 // the golden file pins the values, this test says what a change to it must not break.
 func TestSummaryShape(t *testing.T) {
 	info, total, windows := fixture()

@@ -12,7 +12,7 @@ import (
 )
 
 // expectedVerdicts is the verdict each shipped scenario must give on the embedded server;
-// the README's scenario table says the same (TestReadmeListsEveryScenario).
+// the scenario table of docs/SCENARIOS.md says the same (TestReadmeListsEveryScenario).
 var expectedVerdicts = map[string]string{
 	"baseline":                 results.VerdictPass,
 	"smoke":                    results.VerdictPass,
@@ -47,7 +47,7 @@ func TestScenarioLibrary(t *testing.T) {
 		t.Run(info.Name, func(t *testing.T) {
 			want, ok := expectedVerdicts[info.Name]
 			if !ok {
-				t.Fatalf("no expected verdict for %s: add it to expectedVerdicts and the README table", info.Name)
+				t.Fatalf("no expected verdict for %s: add it to expectedVerdicts and the table of docs/SCENARIOS.md", info.Name)
 			}
 			sc, err := scenarios.Load(info.Name)
 			if err != nil {
@@ -74,22 +74,22 @@ func TestScenarioLibrary(t *testing.T) {
 	}
 }
 
-// TestReadmeListsEveryScenario: the README's scenario table has a row for every shipped
-// scenario, with the expected verdict.
+// TestReadmeListsEveryScenario: the scenario table of docs/SCENARIOS.md, the reference the
+// README points to, has a row for every shipped scenario, with the expected verdict.
 func TestReadmeListsEveryScenario(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/SCENARIOS.md")
 	if err != nil {
-		t.Skip("README.md not found beside the module root")
+		t.Skip("docs/SCENARIOS.md not found in the module")
 	}
 	for _, info := range scenarios.Builtins() {
 		row := regexp.MustCompile("(?m)^\\| `" + regexp.QuoteMeta(info.Name) + "` \\|.*\\| \\**([a-z]+)[^|]*\\| [^|]+\\|$")
 		m := row.FindSubmatch(readme)
 		if m == nil {
-			t.Errorf("README scenario table has no row for %s", info.Name)
+			t.Errorf("docs/SCENARIOS.md scenario table has no row for %s", info.Name)
 			continue
 		}
 		if got, want := string(m[1]), expectedVerdicts[info.Name]; got != want {
-			t.Errorf("README says %s for %s, the library test expects %s", got, info.Name, want)
+			t.Errorf("docs/SCENARIOS.md says %s for %s, the library test expects %s", got, info.Name, want)
 		}
 	}
 }

@@ -10,29 +10,29 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// requiredFields have no default: the README's schema block gives them example values and
+// requiredFields have no default: the schema block of docs/SCENARIOS.md gives them example values and
 // says "required" on their line.
 var requiredFields = []string{"name", "duration", "workload.clients"}
 
-// TestReadmeSchemaDefaults: the README's schema block ("every field with its default")
-// states the real defaults. Decoded, it is Default() but for the required fields; and every
-// field whose default is not zero is written in it, so a default the README leaves out is
-// caught as surely as one it gets wrong.
+// TestReadmeSchemaDefaults: the schema block of docs/SCENARIOS.md, the reference the README
+// points to ("every field with its default"), states the real defaults. Decoded, it is
+// Default() but for the required fields; and every field whose default is not zero is
+// written in it, so a default the page leaves out is caught as surely as one it gets wrong.
 func TestReadmeSchemaDefaults(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/SCENARIOS.md")
 	if err != nil {
-		t.Skip("README.md not found beside the module root")
+		t.Skip("docs/SCENARIOS.md not found in the module")
 	}
 	_, rest, ok := strings.Cut(string(readme), "The schema, every field with its default")
 	_, rest, ok2 := strings.Cut(rest, "```yaml\n")
 	block, _, ok3 := strings.Cut(rest, "\n```\n")
 	if !ok || !ok2 || !ok3 {
-		t.Fatal("README has no ```yaml block after \"The schema, every field with its default\"")
+		t.Fatal("docs/SCENARIOS.md has no ```yaml block after \"The schema, every field with its default\"")
 	}
 
-	sc, err := Parse("README.md", []byte(block))
+	sc, err := Parse("docs/SCENARIOS.md", []byte(block))
 	if err != nil {
-		t.Fatalf("the README's schema block does not decode:\n%v", err)
+		t.Fatalf("the schema block of docs/SCENARIOS.md does not decode:\n%v", err)
 	}
 	lines := strings.Split(block, "\n")
 	written := map[string]leaf{} // field path -> where the block writes it
@@ -44,7 +44,7 @@ func TestReadmeSchemaDefaults(t *testing.T) {
 	for _, path := range requiredFields {
 		key, ok := written[path]
 		if !ok || !strings.Contains(lines[key.line-1], "required") {
-			t.Errorf("README schema: %s has no default; its line must say it is required", path)
+			t.Errorf("docs/SCENARIOS.md schema: %s has no default; its line must say it is required", path)
 		}
 	}
 	sc.Name, sc.Duration, sc.Workload.Clients = "", 0, 0
@@ -53,19 +53,19 @@ func TestReadmeSchemaDefaults(t *testing.T) {
 		w := want[path]
 		switch g, ok := got[path]; {
 		case !ok:
-			t.Errorf("README schema: %s decodes to nothing, Default() has %q", path, w.value)
+			t.Errorf("docs/SCENARIOS.md schema: %s decodes to nothing, Default() has %q", path, w.value)
 		case g.value != w.value:
-			t.Errorf("README schema: %s decodes to %q, Default() has %q", path, g.value, w.value)
+			t.Errorf("docs/SCENARIOS.md schema: %s decodes to %q, Default() has %q", path, g.value, w.value)
 		}
 	}
 	for _, path := range slices.Sorted(maps.Keys(got)) {
 		if _, ok := want[path]; !ok {
-			t.Errorf("README schema: %s decodes to %q, Default() has none", path, got[path].value)
+			t.Errorf("docs/SCENARIOS.md schema: %s decodes to %q, Default() has none", path, got[path].value)
 		}
 	}
 	for _, path := range slices.Sorted(maps.Keys(want)) {
 		if _, ok := written[path]; !ok && !slices.Contains([]string{"", "0", "0s", "0/s", "false"}, want[path].value) {
-			t.Errorf("README schema: %s (default %s) is not written", path, want[path].value)
+			t.Errorf("docs/SCENARIOS.md schema: %s (default %s) is not written", path, want[path].value)
 		}
 	}
 }
@@ -111,5 +111,27 @@ func leaves(n *yaml.Node, prefix string, out map[string]leaf) {
 			value += item.Value + ";"
 		}
 		out[path] = leaf{line: k.Line, value: value}
+	}
+}
+
+// TestReadmeScenarioExample: the one scenario the README shows ("## A scenario") is a valid
+// scenario, as `tasksim validate` would judge it, so a newcomer's first file does not fail.
+func TestReadmeScenarioExample(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Skip("README.md not found beside the module root")
+	}
+	_, rest, ok := strings.Cut(string(readme), "\n## A scenario\n")
+	_, rest, ok2 := strings.Cut(rest, "```yaml\n")
+	block, _, ok3 := strings.Cut(rest, "\n```\n")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("README has no ```yaml block under \"## A scenario\"")
+	}
+	sc, err := Parse("README.md", []byte(block))
+	if err != nil {
+		t.Fatalf("the README's scenario does not decode:\n%v", err)
+	}
+	if err := sc.Validate(); err != nil {
+		t.Fatalf("the README's scenario is not valid:\n%v", err)
 	}
 }

@@ -33,7 +33,7 @@ type Scenario struct {
 	// Tool is the tool called with task augmentation. Default "work_task".
 	Tool string `yaml:"tool"`
 	// Args are the tool arguments, passed as-is (they must be representable in JSON). On the
-	// embedded server they steer each call (duration_ms, outcome, ...: README.md "tasksim serve").
+	// embedded server they steer each call (duration_ms, outcome, ...: docs/SERVER.md "Tools").
 	// Default none.
 	Args map[string]any `yaml:"args,omitempty"`
 	// TaskTTL is the ttl requested in params.task; 0 = none requested. Default 0.

@@ -248,7 +248,7 @@ func TestDeployShardsJobRunsEveryShardOnce(t *testing.T) {
 		}
 		outs[r.out] = i
 		if size := r.shard.Size(pool); size == 0 || size > maxClientsPerShard {
-			t.Errorf("shard %d/%d holds %d of %d clients: want 1..%d a shard (file descriptors and ports: README.md \"Running across machines\")",
+			t.Errorf("shard %d/%d holds %d of %d clients: want 1..%d a shard (file descriptors and ports: docs/FLEET.md#running-across-machines)",
 				i, n, size, pool, maxClientsPerShard)
 		}
 	}

@@ -26,7 +26,7 @@ import (
 // into the Kubernetes API types, the shards' and the merge's command lines parse with run's
 // and merge's own flag parsing once Kubernetes has expanded their $(VAR) references, and the
 // pieces agree with each other (N, the run's directories, the scenario's mount, the image).
-// README.md "Running across machines" says how the manifests are used.
+// docs/FLEET.md "Running across machines" says how the manifests are used.
 
 // deployDir is deploy/kubernetes, from this package's directory.
 const deployDir = "../../deploy/kubernetes"
@@ -36,7 +36,7 @@ const deployDir = "../../deploy/kubernetes"
 // a fixed part (the HDR recorder and the runtime), what an idle client keeps live, and the
 // garbage collector's headroom over the live heap (GOGC 400, capped at 512 MiB by
 // internal/gcpolicy), plus what the process holds beyond its heap. The one place these
-// figures live in code: update them (and README.md's "Running across machines", which
+// figures live in code: update them (and docs/FLEET.md's "Running across machines", which
 // quotes them) when a measurement changes them.
 const (
 	measuredFixedBytes     = 45 << 20 // live heap with no client
@@ -47,7 +47,7 @@ const (
 )
 
 // maxClientsPerShard bounds a shard of the manifests: 10,000 clients take about 2 cores at
-// their request rate beside a probe of each task ("Performance" in the README); a shard
+// their request rate beside a probe of each task (docs/CONTRIBUTING.md#performance); a shard
 // that starves measures itself (trustworthy: false). Memory allows more (shardRSS), and
 // file descriptors are bounded by client.max_conns, not by the clients.
 const maxClientsPerShard = 15000

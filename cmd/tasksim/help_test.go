@@ -142,17 +142,18 @@ func TestRunHelpListsEveryOutputFile(t *testing.T) {
 	}
 }
 
-// TestReadmeCommandsMatchFlags: the README's Commands block names every command, and for
-// each command exactly the flags its --help lists.
+// TestReadmeCommandsMatchFlags: the synopsis block of docs/COMMANDS.md, the reference the
+// README points to, names every command, and for each command exactly the flags its --help
+// lists.
 func TestReadmeCommandsMatchFlags(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/COMMANDS.md")
 	if err != nil {
-		t.Skip("README.md not found beside the module root")
+		t.Skip("docs/COMMANDS.md not found in the module")
 	}
-	_, block, _ := strings.Cut(string(readme), "\n## Commands\n\n```\n")
+	_, block, _ := strings.Cut(string(readme), "\n## Synopsis\n\n```\n")
 	block, _, ok := strings.Cut(block, "\n```\n")
 	if !ok {
-		t.Fatal("README has no ``` block under ## Commands")
+		t.Fatal("docs/COMMANDS.md has no ``` block under ## Synopsis")
 	}
 	documented := map[string]map[string]bool{} // command -> flags
 	cmd := ""
@@ -171,7 +172,7 @@ func TestReadmeCommandsMatchFlags(t *testing.T) {
 	for _, name := range allCommands {
 		flags, ok := documented[name]
 		if !ok {
-			t.Errorf("README Commands block has no line for tasksim %s", name)
+			t.Errorf("docs/COMMANDS.md synopsis has no line for tasksim %s", name)
 			continue
 		}
 		help, _, _ := runCLI(name, "--help")
@@ -179,12 +180,12 @@ func TestReadmeCommandsMatchFlags(t *testing.T) {
 		for _, m := range listed.FindAllStringSubmatch(help, -1) {
 			real[m[1]] = true
 			if !flags[m[1]] {
-				t.Errorf("tasksim %s has %s, which the README Commands block does not list", name, m[1])
+				t.Errorf("tasksim %s has %s, which the docs/COMMANDS.md synopsis does not list", name, m[1])
 			}
 		}
 		for f := range flags {
 			if !real[f] {
-				t.Errorf("the README Commands block lists %s for tasksim %s, which has no such flag", f, name)
+				t.Errorf("the docs/COMMANDS.md synopsis lists %s for tasksim %s, which has no such flag", f, name)
 			}
 		}
 	}
