@@ -43,7 +43,9 @@ type Options struct {
 // nothing). label names a cell by its values, "poll_interval=1s clients=500". Its methods
 // are called from the goroutine that called Run.
 type Observer interface {
+	// CellStarted is called as the cell's run begins.
 	CellStarted(label string)
+	// CellEnded is called as its run returns, whatever it gave.
 	CellEnded(label string)
 	// CellFailed reports a cell whose run ended in an error of its own (not a failed gate,
 	// not a signal); the sweep goes on. err is the run's error, its secrets redacted.
