@@ -27,6 +27,7 @@ import (
 
 	"github.com/tasksim/tasksim/internal/gcpolicy"
 	"github.com/tasksim/tasksim/results"
+	"github.com/tasksim/tasksim/sweep"
 )
 
 // binDir holds the binary the end-to-end tests run, built by the first test that needs it
@@ -451,7 +452,7 @@ func TestSweepInterrupted(t *testing.T) {
 	if !strings.Contains(stdout.String(), "recommended none: the sweep was interrupted in cell-00 (clients=2)") {
 		t.Errorf("the printout does not say why nothing is recommended:\n%s", stdout.String())
 	}
-	r, err := readSweepJSON(dir)
+	r, err := sweep.ReadJSON(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tasksim/tasksim/results"
+	"github.com/tasksim/tasksim/sweep"
 )
 
 // runManifest is what a test reads of summary.json's manifest.
@@ -47,7 +48,7 @@ func TestSweepErasSideBySide(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	r, err := readSweepJSON(dir)
+	r, err := sweep.ReadJSON(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestSweepErasSideBySide(t *testing.T) {
 	if l, m := perTask["2025-11-25"], perTask["2026-07-28"]; !(m > 0 && l-m >= 0.99) {
 		t.Errorf("requests per task: %.2f in 2025-11-25, %.2f in 2026-07-28: want one fewer at least in 2026-07-28", l, m)
 	}
-	csv, err := os.ReadFile(filepath.Join(dir, sweepCSVFile))
+	csv, err := os.ReadFile(filepath.Join(dir, sweep.CSVFile))
 	if err != nil || !strings.Contains(string(csv), "protocol") {
 		t.Errorf("sweep.csv has no protocol column: %v\n%s", err, csv)
 	}

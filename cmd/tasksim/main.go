@@ -217,3 +217,20 @@ func runValidate(args []string, stdout, _ io.Writer) error {
 	fmt.Fprintf(stdout, "%s: valid scenario %q\n", args[0], sc.Name)
 	return nil
 }
+
+// exitCode is the exit code of a command that returned err: 2 for a usage error (the
+// command line's, or a run's *runner.UsageError), 99 for a failed gate or threshold, 130 for
+// an interruption, 1 for any other error.
+func exitCode(err error) int {
+	switch {
+	case err == nil || errors.Is(err, pflag.ErrHelp):
+		return exitOK
+	case errors.As(err, new(usageError)), errors.As(err, new(*runner.UsageError)):
+		return exitUsage
+	case errors.As(err, new(gateError)), errors.As(err, new(*runner.GateError)):
+		return exitGate
+	case errors.As(err, new(interruptedError)), errors.As(err, new(*runner.InterruptedError)):
+		return exitSignal
+	}
+	return exitRuntime
+}

@@ -99,13 +99,12 @@ func TestSweepVaryPollIntervalAgainstTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &sweepResult{Vary: vars, Cells: grid(vars)}
-	note, err := checkVariedAgainstTarget(f, name, r)
+	note, err := sweepPlan(f, name, vars).TargetNote()
 	if err != nil || !strings.Contains(note, "client.poll.policy fixed, not by the target's advice") {
 		t.Errorf("fixed clients: note %q, err %v; want a note that the values are the clients' own", note, err)
 	}
 	f, name, vars, _ = parseSweepFlags([]string{"smoke", "--vary", "poll_interval=250ms,1s"}, nil)
-	if note, err := checkVariedAgainstTarget(f, name, &sweepResult{Vary: vars, Cells: grid(vars)}); note != "" || err != nil {
+	if note, err := sweepPlan(f, name, vars).TargetNote(); note != "" || err != nil {
 		t.Errorf("the embedded server: note %q, err %v; want neither", note, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tasksim/tasksim/results"
+	"github.com/tasksim/tasksim/sweep"
 )
 
 // runReport is `tasksim report DIR`: it re-renders DIR/report.html from the run's saved
@@ -30,7 +31,7 @@ give the page it wrote, byte for byte. Prints the page's path.
 
 Exit codes: 0 written, 1 DIR or its files cannot be read or written, 2 usage.
 `, results.ReportFile, results.SummaryJSONFile, results.TimeseriesFile, results.HistogramLogFile, results.EventsFile,
-			results.ContractFile, results.SummaryJSONFile, results.ContractFile, sweepJSONFile, sweepHTMLFile)
+			results.ContractFile, results.SummaryJSONFile, results.ContractFile, sweep.JSONFile, sweep.HTMLFile)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -46,11 +47,11 @@ Exit codes: 0 written, 1 DIR or its files cannot be read or written, 2 usage.
 	if !st.IsDir() {
 		return fmt.Errorf("run directory %s: not a directory", dir)
 	}
-	if _, err := os.Stat(filepath.Join(dir, sweepJSONFile)); err == nil {
-		if err := writeSweepReport(dir); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, sweep.JSONFile)); err == nil {
+		if err := sweep.WriteReport(dir); err != nil {
 			return err
 		}
-		fmt.Fprintln(stdout, filepath.Join(dir, sweepHTMLFile))
+		fmt.Fprintln(stdout, filepath.Join(dir, sweep.HTMLFile))
 		return nil
 	}
 	if err := results.WriteReport(dir); err != nil {

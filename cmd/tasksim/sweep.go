@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,46 +15,40 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
-	"github.com/tasksim/tasksim/internal/mcp"
-	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/results"
 	"github.com/tasksim/tasksim/runner"
 	"github.com/tasksim/tasksim/scenarios"
+	"github.com/tasksim/tasksim/sweep"
 )
 
-// `tasksim sweep` is the tuning tool. It checks every cell of the grid of --vary values as
-// `tasksim run` would, then runs each cell's scenario in process (runner.Run), each into a
-// run directory of its own (kept), takes each cell's summary, and answers two questions
-// (sweep_rank.go): for each client count, which cell (which pollInterval) keeps the
-// server's request rate lowest while passing and meeting every SLO; and, with --vary
-// clients, the largest client count the server carries (its capacity). The answer is
-// sweep.json; the printout, sweep.csv and sweep.html are rendered from it (sweep_page.go).
-
-// Files of a sweep directory, besides sweep.json.
-const (
-	sweepCSVFile  = "sweep.csv"
-	sweepHTMLFile = "sweep.html"
-)
+// `tasksim sweep` is the tuning tool, the command line of package sweep: it parses the
+// flags into a sweep.Plan whose cells are `tasksim run` command lines (cellBuilder), has
+// the plan checked before anything is created, runs it (sweep.Run: each cell's scenario in
+// process, into a run directory of its own) with progress bars and the signals, writes
+// sweep.json, sweep.csv and sweep.html, prints the answer and exits as the result says.
 
 // varyAliases map the short names of --vary onto run flags; any other name is a scenario
 // path passed as --set.
 var varyAliases = map[string]string{
-	"poll_interval": "--poll-interval", // advertised by the embedded server and the clients' fallback (checkVariedAgainstTarget)
+	"poll_interval": "--poll-interval", // advertised by the embedded server and the clients' fallback (sweep.Plan.TargetNote)
 	"clients":       "--clients",
 	"rate":          "--rate",
 	"duration":      "--duration",
 	"protocol":      "--protocol", // the era, auto among the values
 }
 
+// sweepFlags are sweep's flags: those that become every cell's run flags (cellArgs), and
+// the sweep's own.
 type sweepFlags struct {
 	vary, slo, sets, headers []string
 	target, out, protocol    string
 	cellDuration             time.Duration
 	noProgress               bool
-	slos                     []results.Threshold // slo, parsed
 }
 
-func parseSweepFlags(args []string, _ io.Writer) (*sweepFlags, string, []sweepVary, error) {
+// parseSweepFlags reads sweep's command line: the flags, the scenario NAME or FILE
+// (default baseline) and the --vary dimensions. Every --slo must parse.
+func parseSweepFlags(args []string, _ io.Writer) (*sweepFlags, string, []sweep.Vary, error) {
 	f := &sweepFlags{}
 	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
 	fs.Usage = func() {
@@ -81,7 +73,7 @@ but none qualifies (with --vary clients: the smallest count failed), 130 stopped
 or SIGTERM (the cells run so far are written; nothing is recommended).
 
 Flags:
-`, sweepJSONFile, sweepCSVFile, sweepHTMLFile)
+`, sweep.JSONFile, sweep.CSVFile, sweep.HTMLFile)
 		fs.PrintDefaults()
 	}
 	fs.StringArrayVar(&f.vary, "vary", nil, "a dimension of the grid, `NAME=V1,V2,...` (repeatable)")
@@ -111,29 +103,27 @@ Flags:
 		return nil, "", nil, err
 	}
 	for _, s := range f.slo {
-		th, err := results.ParseThreshold(s)
-		if err != nil {
+		if _, err := results.ParseThreshold(s); err != nil {
 			return nil, "", nil, usagef("--slo %q: %v", s, err)
 		}
-		f.slos = append(f.slos, th)
 	}
 	return f, name, vars, nil
 }
 
 // parseVary reads the --vary flags: each NAME=V1,V2,... with at least one value, no value
 // twice, no name twice, and at most one of the names that set the client count.
-func parseVary(flags []string) ([]sweepVary, error) {
-	var vars []sweepVary
+func parseVary(flags []string) ([]sweep.Vary, error) {
+	var vars []sweep.Vary
 	for _, v := range flags {
 		k, list, ok := strings.Cut(v, "=")
 		k = strings.TrimSpace(k)
 		if !ok || k == "" {
 			return nil, usagef("--vary %q: want NAME=V1,V2,...", v)
 		}
-		if slices.ContainsFunc(vars, func(x sweepVary) bool { return x.Name == k }) {
+		if slices.ContainsFunc(vars, func(x sweep.Vary) bool { return x.Name == k }) {
 			return nil, usagef("--vary %s given twice", k)
 		}
-		if isClientsVar(k) && slices.ContainsFunc(vars, func(x sweepVary) bool { return isClientsVar(x.Name) }) {
+		if sweep.SetsClients(k) && slices.ContainsFunc(vars, func(x sweep.Vary) bool { return sweep.SetsClients(x.Name) }) {
 			return nil, usagef("--vary clients and --vary workload.clients set the same field: give one")
 		}
 		var vals []string
@@ -150,38 +140,45 @@ func parseVary(flags []string) ([]sweepVary, error) {
 		if len(vals) == 0 {
 			return nil, usagef("--vary %q: want NAME=V1,V2,...", v)
 		}
-		vars = append(vars, sweepVary{Name: k, Values: vals})
+		vars = append(vars, sweep.Vary{Name: k, Values: vals})
 	}
 	return vars, nil
 }
 
-// grid returns every combination of the variables' values, the last varying fastest.
-func grid(vars []sweepVary) []sweepCell {
-	combos := [][]string{{}}
-	for _, v := range vars {
-		var next [][]string
-		for _, c := range combos {
-			for _, val := range v.Values {
-				next = append(next, append(slices.Clone(c), val))
-			}
-		}
-		combos = next
-	}
-	cells := make([]sweepCell, len(combos))
-	for i, combo := range combos {
-		values := make(map[string]string, len(vars))
-		for j, v := range vars {
-			values[v.Name] = combo[j]
-		}
-		cells[i] = sweepCell{Index: i, Cell: cellName(i), Values: values, Failed: []string{}, SLOFails: []string{}}
-	}
-	return cells
+// sweepPlan is the plan of the sweep the flags ask for: each cell is a run of the scenario
+// name with those flags and the cell's values (cellBuilder).
+func sweepPlan(f *sweepFlags, name string, vars []sweep.Vary) *sweep.Plan {
+	return &sweep.Plan{Scenario: name, Vary: vars, SLOs: f.slo, Build: cellBuilder{f: f, name: name, vars: vars}}
 }
 
-// cellArgs is the `tasksim run` command line of cell c, without --out and --no-progress:
-// the definition of a cell's scenario (cellScenario), so that a cell is exactly the run of
-// those flags, and a problem names the flag as run would.
-func cellArgs(f *sweepFlags, name string, vars []sweepVary, c *sweepCell) []string {
+// cellBuilder makes a cell's scenario as `tasksim run` makes a run's from its flags
+// (cellArgs), so that a cell is exactly the run of those flags, and a problem names the
+// flag as run would.
+type cellBuilder struct {
+	f    *sweepFlags
+	name string
+	vars []sweep.Vary
+}
+
+var _ sweep.Builder = cellBuilder{}
+
+// Scenario is the scenario of the cell with values: the scenario name, with the sweep's
+// flags and the cell's values applied as run applies its flags, validated. Every problem
+// is a usage error.
+func (b cellBuilder) Scenario(values map[string]string) (*scenarios.Scenario, error) {
+	rf, n, err := parseRunFlags(cellArgs(b.f, b.name, b.vars, values), io.Discard)
+	if err != nil {
+		return nil, err
+	}
+	return rf.scenario(n)
+}
+
+// CheckValues checks each --vary value on its own (checkVaryValues).
+func (b cellBuilder) CheckValues(vars []sweep.Vary) error { return checkVaryValues(b.name, vars) }
+
+// cellArgs is the `tasksim run` command line of the cell with values, without --out and
+// --no-progress: the definition of a cell's scenario (cellBuilder).
+func cellArgs(f *sweepFlags, name string, vars []sweep.Vary, values map[string]string) []string {
 	args := []string{name}
 	if f.cellDuration > 0 {
 		args = append(args, "--duration", f.cellDuration.String())
@@ -200,34 +197,63 @@ func cellArgs(f *sweepFlags, name string, vars []sweepVary, c *sweepCell) []stri
 	}
 	for _, v := range vars {
 		if flag, ok := varyAliases[v.Name]; ok {
-			args = append(args, flag, c.Values[v.Name])
+			args = append(args, flag, values[v.Name])
 		} else {
-			args = append(args, "--set", v.Name+"="+c.Values[v.Name])
+			args = append(args, "--set", v.Name+"="+values[v.Name])
 		}
 	}
 	return args
 }
 
-// cellScenario is the scenario of cell c: the scenario name, with the sweep's flags and the
-// cell's values applied as run applies its flags, validated. Every problem is a usage error.
-func cellScenario(f *sweepFlags, name string, vars []sweepVary, c *sweepCell) (*scenarios.Scenario, error) {
-	rf, n, err := parseRunFlags(cellArgs(f, name, vars, c), io.Discard)
-	if err != nil {
-		return nil, err
+// checkVaryValues checks each --vary value on its own: a run flag's value is parsed as that
+// flag, a scenario path's value is set on the scenario (which is not validated). It returns
+// every distinct problem.
+func checkVaryValues(name string, vars []sweep.Vary) error {
+	var sc *scenarios.Scenario
+	var errs []error
+	add := func(err error) {
+		if !slices.ContainsFunc(errs, func(e error) bool { return e.Error() == err.Error() }) {
+			errs = append(errs, err)
+		}
 	}
-	return rf.scenario(n)
+	for _, v := range vars {
+		for _, val := range v.Values {
+			if flag, alias := varyAliases[v.Name]; alias {
+				if _, _, err := parseRunFlags([]string{flag, val}, io.Discard); err != nil {
+					add(fmt.Errorf("--vary %s=%s: %w", v.Name, val, err))
+				}
+				continue
+			}
+			if sc == nil {
+				var err error
+				if sc, err = scenarios.Load(name); err != nil {
+					return usageError{err}
+				}
+			}
+			if err := sc.SetFrom("--vary", v.Name, val); err != nil {
+				add(err)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return usageError{errors.Join(errs...)}
+	}
+	return nil
 }
 
+// runSweep is `tasksim sweep`: the plan checked before anything is created, its cells run,
+// the files written from the result, the answer printed, the exit code the result's.
 func runSweep(p process, args []string, stdout, stderr io.Writer) error {
 	f, name, vars, err := parseSweepFlags(args, stderr)
 	if err != nil {
 		return err
 	}
-	r := &sweepResult{TasksimVersion: version, Scenario: name, Vary: vars, SLOs: append([]string{}, f.slo...), Cells: grid(vars)}
-	if err := checkSweep(f, name, r); err != nil { // before anything is created
+	plan := sweepPlan(f, name, vars)
+	r, err := plan.Check() // before anything is created
+	if err != nil {
 		return err
 	}
-	note, err := checkVariedAgainstTarget(f, name, r)
+	note, err := plan.TargetNote()
 	if err != nil {
 		return err
 	}
@@ -248,25 +274,17 @@ func runSweep(p process, args []string, stdout, stderr io.Writer) error {
 	if !f.noProgress && isTerminal(stderr) {
 		bars = newSweepBars(stderr, len(r.Cells))
 	}
-	err = runCells(p, f, name, dir, r, bars, stderr)
+	err = runCells(p, plan, dir, r, sweepObserver{bars: bars, stderr: stderr})
 	bars.wait()
 	if err != nil {
 		return err
 	}
-
-	rankSweep(r)
-	if err := writeSweepJSON(dir, r); err != nil {
+	if err := sweep.WriteFiles(dir, r); err != nil {
 		return fmt.Errorf("writing results: %w", err)
 	}
-	if err := writeSweepCSV(filepath.Join(dir, sweepCSVFile), dir, r); err != nil {
-		return fmt.Errorf("writing results: %w", err)
-	}
-	if err := writeSweepReport(dir); err != nil { // from sweep.json, as `tasksim report` does
-		return fmt.Errorf("writing results: %w", err)
-	}
-	writeSweepText(stdout, r, dir)
+	sweep.WriteText(stdout, r, dir)
 	fmt.Fprintf(stdout, "files       %s, %s, %s and one run directory per cell in %s\n",
-		sweepJSONFile, sweepCSVFile, sweepHTMLFile, filepath.Clean(dir))
+		sweep.JSONFile, sweep.CSVFile, sweep.HTMLFile, filepath.Clean(dir))
 	switch r.ExitCode {
 	case exitSignal: // a partial sweep is never a pass
 		return interruptedError{what: "the sweep stopped in " + r.InterruptedIn +
@@ -280,189 +298,31 @@ func runSweep(p process, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// writeSweepReport renders dir/sweep.html from dir/sweep.json.
-func writeSweepReport(dir string) error {
-	r, err := readSweepJSON(dir)
-	if err != nil {
-		return err
-	}
-	return writeSweepHTML(dir, r)
-}
-
-// runCells runs the cells in order, each into dir/cell-NN, and records what each measured.
-// The first SIGINT or SIGTERM stops the cell it interrupts gracefully (its files are
-// written), and the sweep there: the cells after it are not run; a second stops the cell at
-// once.
-func runCells(p process, f *sweepFlags, name, dir string, r *sweepResult, bars *sweepBars, stderr io.Writer) error {
+// runCells runs the plan's cells (sweep.Run), each into dir/cell-NN, and ranks r. The first
+// SIGINT or SIGTERM stops the cell it interrupts gracefully (its files are written), and the
+// sweep there: the cells after it are not run; a second stops the cell at once.
+func runCells(p process, plan *sweep.Plan, dir string, r *sweep.Result, obs sweep.Observer) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stop := make(chan struct{})
 	defer onSignals(func() func() { close(stop); return cancel })()
-	for i := range r.Cells {
-		c := &r.Cells[i]
-		if r.Interrupted {
-			c.Error = "not run: the sweep was interrupted"
-			continue
-		}
-		sc, err := cellScenario(f, name, r.Vary, c) // checked by checkSweep: no problem left
-		if err != nil {
-			return fmt.Errorf("cell %s: %w", r.label(c), err)
-		}
-		c.Run = true
-		bars.startCell(r.label(c))
-		sum, runErr := runner.Run(ctx, sc, runner.Options{Dir: filepath.Join(dir, c.Cell), Overwrite: true, Stop: stop, GCSetBy: p.gc.SetBy, GCMaxHeadroom: p.gc.MaxHeadroom})
-		bars.endCell()
-		c.ExitCode = exitCode(runErr)
-		stopped := c.ExitCode == exitSignal // Ctrl-C or SIGTERM stopped the cell: it stops the sweep too
-		switch {
-		case errors.As(runErr, new(*runner.UsageError)) && !slices.ContainsFunc(r.Vary, func(v sweepVary) bool { return v.Name == "protocol" }):
-			// Every cell's scenario was checked before the sweep began: what is left is the
-			// target refusing the scenario (it lacks the Tasks capability the tool needs),
-			// which no other cell would get past. The cell's directory says so
-			// (summary.json, verdict error); the sweep stops with exit 2. Cells of another
-			// era may get past it (a target with tasks in one era only): with --vary
-			// protocol, the cell fails and the sweep goes on, as below.
-			return usagef("cell %s: %v", r.label(c), runErr) // redacted by the run
-		case c.ExitCode != exitOK && c.ExitCode != exitGate && !stopped:
-			c.Error = runErr.Error() // the cell's own error, its secrets redacted by the run
-			fmt.Fprintf(stderr, "tasksim sweep: cell %s failed: %s\n", r.label(c), c.Error)
-			continue
-		}
-		if sum == nil {
-			c.Error = "no " + results.SummaryJSONFile + " was written"
-		} else {
-			measureCell(c, sum, f.slos)
-			stopped = stopped || sum.Interrupted // also when a gate failed in what it measured (exit 99)
-		}
-		if stopped {
-			r.Interrupted, r.InterruptedIn = true, c.Cell+" ("+r.label(c)+")"
-		}
-	}
-	return nil
+	return sweep.Run(ctx, plan, r, sweep.Options{Dir: dir, Observer: obs,
+		Run: runner.Options{Stop: stop, GCSetBy: p.gc.SetBy, GCMaxHeadroom: p.gc.MaxHeadroom}})
 }
 
-// measureCell records what the cell's run measured, and which SLOs it missed.
-func measureCell(c *sweepCell, s *results.Summary, slos []results.Threshold) {
-	c.Verdict, c.Interrupted, c.Trustworthy, c.TrustNote = s.Verdict, s.Interrupted, s.Trustworthy, s.TrustNote
-	c.Protocol = s.Protocol
-	c.Failed = failedChecks(s)
-	for _, th := range slos {
-		if res := th.Eval(s, nil); !res.Pass || res.NoData {
-			// An --slo has no on_no_data: a metric the cell did not measure misses it.
-			value := num(res.Value) + unitSuffix(res.Unit)
-			if res.NoData {
-				value = "no data"
-			}
-			c.SLOFails = append(c.SLOFails, fmt.Sprintf("%s (%s)", th.Expr, value))
-		}
-	}
-	var errs int64
-	for _, rs := range s.Requests {
-		errs += rs.Errors
-	}
-	c.Figures = &sweepFigures{
-		RequestRate:         requestRate(s),
-		RequestRateNoise:    requestRateNoise(s),
-		PollsPerTaskMean:    stat(s, "polls_per_task").Mean,
-		PollAmplification:   s.Fleet.PollAmplification,
-		DetectionLagP50:     stat(s, "detection_lag").P50,
-		DetectionLagP99:     stat(s, "detection_lag").P99,
-		TaskE2EP99:          stat(s, "task_e2e").P99,
-		Errors:              errs,
-		BackpressureSignals: s.Counters[metrics.BackpressureSignals.Name()],
-		CreatesPushedBack:   s.Requests[mcp.OpToolsCall.Name()].ByOutcome[metrics.OutcomeBackpressure.Name()],
-		TasksCompleted:      s.Tasks.Completed,
-	}
+// sweepObserver shows the sweep's progress on the bars (none when nil) and says on stderr
+// which cells failed.
+type sweepObserver struct {
+	bars   *sweepBars
+	stderr io.Writer
 }
 
-func stat(s *results.Summary, name string) metrics.Stat { return s.Metrics[name] }
+var _ sweep.Observer = sweepObserver{}
 
-// failedChecks names the gates and thresholds of the run that failed: "gate hard",
-// "threshold tasks.failed_rate < 1%".
-func failedChecks(s *results.Summary) []string {
-	failed := []string{}
-	g := &s.Gates
-	for _, g := range []struct {
-		name              string
-		evaluated, passed bool
-	}{
-		{results.GateHard, g.Hard.Evaluated, g.Hard.Pass},
-		{results.GateRecovery, g.Recovery.Evaluated, g.Recovery.Pass},
-		{results.GateCancellation, g.Cancellation.Evaluated, g.Cancellation.Pass},
-		{results.GateCompatibility, g.Compatibility.Evaluated, g.Compatibility.Pass},
-		{results.GateContract, g.Contract.Evaluated, g.Contract.Pass},
-		{results.GateRollback, g.Rollback.Evaluated, g.Rollback.Pass},
-	} {
-		if g.evaluated && !g.passed {
-			failed = append(failed, "gate "+g.name)
-		}
-	}
-	for _, t := range s.Thresholds {
-		if !t.Pass {
-			failed = append(failed, "threshold "+t.Expr)
-		}
-	}
-	return failed
-}
-
-// requestRate is the requests the cell sent per second of its run: what the server had to
-// serve (embedded or not, every request counts once).
-func requestRate(s *results.Summary) float64 {
-	if s.DurationS <= 0 {
-		return 0
-	}
-	return float64(requestCount(s)) / s.DurationS
-}
-
-// requestCount is the requests the run sent, of every method.
-func requestCount(s *results.Summary) int64 {
-	var n int64
-	for _, r := range s.Requests {
-		n += r.Count
-	}
-	return n
-}
-
-// requestRateNoise is one standard deviation of requestRate from the run's own counts:
-// sqrt(N) / duration_s for N requests, as for any count of independent events.
-func requestRateNoise(s *results.Summary) float64 {
-	if s.DurationS <= 0 {
-		return 0
-	}
-	return math.Sqrt(float64(requestCount(s))) / s.DurationS
-}
-
-// exitCode is the exit code of a command that returned err: 2 for a usage error (the
-// command line's, or a run's *runner.UsageError), 99 for a failed gate or threshold, 130 for
-// an interruption, 1 for any other error.
-func exitCode(err error) int {
-	switch {
-	case err == nil || errors.Is(err, pflag.ErrHelp):
-		return exitOK
-	case errors.As(err, new(usageError)), errors.As(err, new(*runner.UsageError)):
-		return exitUsage
-	case errors.As(err, new(gateError)), errors.As(err, new(*runner.GateError)):
-		return exitGate
-	case errors.As(err, new(interruptedError)), errors.As(err, new(*runner.InterruptedError)):
-		return exitSignal
-	}
-	return exitRuntime
-}
-
-// num formats a figure with at most 3 decimals and no trailing zeros.
-func num(v float64) string { return strconv.FormatFloat(round3(v), 'f', -1, 64) }
-
-func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
-
-// unitSuffix is how a threshold's unit follows its value in a message.
-func unitSuffix(unit string) string {
-	switch unit {
-	case "ms", "%":
-		return unit
-	case "per_s":
-		return "/s"
-	}
-	return ""
+func (o sweepObserver) CellStarted(label string) { o.bars.startCell(label) }
+func (o sweepObserver) CellEnded(string)         { o.bars.endCell() }
+func (o sweepObserver) CellFailed(label, err string) {
+	fmt.Fprintf(o.stderr, "tasksim sweep: cell %s failed: %s\n", label, err)
 }
 
 // sweepBars are the sweep's progress bars (mpb): one overall bar (cells done of all) and

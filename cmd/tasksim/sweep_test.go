@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tasksim/tasksim/sweep"
 )
 
 // TestSweepRecommendsTheKnownBestCell: a 2x2 grid of pollInterval and clients on 500 ms
@@ -37,7 +39,7 @@ func TestSweepRecommendsTheKnownBestCell(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
 	}
-	r, err := readSweepJSON(dir)
+	r, err := sweep.ReadJSON(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +54,7 @@ func TestSweepRecommendsTheKnownBestCell(t *testing.T) {
 		t.Errorf("sweep.json capacity %+v, exit %d, interrupted %v; want 10 clients in cell-01, no limit found, 0, false",
 			c, r.ExitCode, r.Interrupted)
 	}
-	f, err := os.Open(filepath.Join(dir, sweepCSVFile))
+	f, err := os.Open(filepath.Join(dir, sweep.CSVFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +71,7 @@ func TestSweepRecommendsTheKnownBestCell(t *testing.T) {
 			t.Errorf("cell %s: its run directory is not kept: %v", r[0], err)
 		}
 	}
-	page := filepath.Join(dir, sweepHTMLFile)
+	page := filepath.Join(dir, sweep.HTMLFile)
 	html, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +112,7 @@ func TestSweepCapacityFound(t *testing.T) {
 	if want := "capacity    clients=2 (clients=2, cell-01): the largest count below the first failing one; clients=10 failed: misses tasks.created < 10 ("; !strings.Contains(stdout, want) {
 		t.Errorf("stdout lacks %q:\n%s", want, stdout)
 	}
-	r, err := readSweepJSON(dir)
+	r, err := sweep.ReadJSON(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,14 +166,14 @@ func TestReportSweepErrors(t *testing.T) {
 		{`{"vary": []}`, "vary: no dimension"},
 	} {
 		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, sweepJSONFile), []byte(tc.json), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, sweep.JSONFile), []byte(tc.json), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		_, stderr, code := tasksim(t, "report", dir)
-		if code != exitRuntime || !strings.Contains(stderr, filepath.Join(dir, sweepJSONFile)) || !strings.Contains(stderr, tc.want) {
-			t.Errorf("%s: exit %d, stderr %q; want 1 naming %s and %q", tc.json, code, stderr, sweepJSONFile, tc.want)
+		if code != exitRuntime || !strings.Contains(stderr, filepath.Join(dir, sweep.JSONFile)) || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want 1 naming %s and %q", tc.json, code, stderr, sweep.JSONFile, tc.want)
 		}
-		if _, err := os.Stat(filepath.Join(dir, sweepHTMLFile)); !os.IsNotExist(err) {
+		if _, err := os.Stat(filepath.Join(dir, sweep.HTMLFile)); !os.IsNotExist(err) {
 			t.Errorf("%s: sweep.html was written (stat: %v)", tc.json, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package sweep
 
 // Tests of the sweep's answer on cells made by hand (no run): the recommendation for each
 // client count, the capacity, an interrupted sweep, the exit codes, and the renderings of
@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/tasksim/tasksim/results"
+	"github.com/tasksim/tasksim/runner"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -39,16 +40,16 @@ func broken(err string) outcome           { return outcome{err: err} }
 func untrusted(rate float64) outcome {
 	return outcome{rate: rate, untrusted: "schedule_lag p99 40ms > 10% of 100ms"}
 }
-func stoppedAt(rate float64) outcome             { return outcome{rate: rate, stopped: true} }
-func saturated(rate float64, n int64) outcome    { return outcome{rate: rate, refused: n} }
-func notRun() outcome                            { return outcome{notRun: true} }
-func vary(name string, vals ...string) sweepVary { return sweepVary{Name: name, Values: vals} }
+func stoppedAt(rate float64) outcome          { return outcome{rate: rate, stopped: true} }
+func saturated(rate float64, n int64) outcome { return outcome{rate: rate, refused: n} }
+func notRun() outcome                         { return outcome{notRun: true} }
+func vary(name string, vals ...string) Vary   { return Vary{Name: name, Values: vals} }
 
 // handMade ranks the grid of vars whose cells, in grid order, gave outs. A cell's client
 // count is its clients value, else 20.
-func handMade(t *testing.T, vars []sweepVary, outs ...outcome) *sweepResult {
+func handMade(t *testing.T, vars []Vary, outs ...outcome) *Result {
 	t.Helper()
-	r := &sweepResult{TasksimVersion: version, Scenario: "smoke", Vary: vars,
+	r := &Result{TasksimVersion: runner.Version, Scenario: "smoke", Vary: vars,
 		SLOs: []string{"task_e2e.p99 < 900ms"}, Cells: grid(vars)}
 	if len(outs) != len(r.Cells) {
 		t.Fatalf("%d outcomes for %d cells", len(outs), len(r.Cells))
@@ -68,7 +69,7 @@ func handMade(t *testing.T, vars []sweepVary, outs ...outcome) *sweepResult {
 			continue
 		}
 		c.Run, c.Verdict, c.Trustworthy, c.TrustNote = true, results.VerdictPass, o.untrusted == "", o.untrusted
-		c.Figures = &sweepFigures{RequestRate: o.rate, PollsPerTaskMean: 5, PollAmplification: 1,
+		c.Figures = &Figures{RequestRate: o.rate, PollsPerTaskMean: 5, PollAmplification: 1,
 			DetectionLagP50: 4, DetectionLagP99: 6.5, TaskE2EP99: 506.25, TasksCompleted: 20, CreatesPushedBack: o.refused}
 		if o.slo != "" {
 			c.SLOFails = []string{o.slo}
@@ -81,11 +82,11 @@ func handMade(t *testing.T, vars []sweepVary, outs ...outcome) *sweepResult {
 			r.Interrupted, r.InterruptedIn = true, c.Cell+" ("+r.label(c)+")"
 		}
 	}
-	rankSweep(r)
+	rank(r)
 	return r
 }
 
-func roles(r *sweepResult) []string {
+func roles(r *Result) []string {
 	var s []string
 	for _, c := range r.Cells {
 		s = append(s, c.Role)
@@ -97,7 +98,7 @@ func roles(r *sweepResult) []string {
 // cell with the lowest request rate, ties to the earlier cell; the next one is the
 // runner-up". Clients are given out of order; the picks come in increasing count.
 func TestSweepRecommendsPerClientCount(t *testing.T) {
-	r := handMade(t, []sweepVary{vary("poll_interval", "250ms", "500ms", "1s"), vary("clients", "1000", "100")},
+	r := handMade(t, []Vary{vary("poll_interval", "250ms", "500ms", "1s"), vary("clients", "1000", "100")},
 		pass(400), pass(40), // 250ms: 1000, 100
 		miss(200), pass(20), // 500ms
 		fail(100, "gate hard"), miss(10)) // 1s
@@ -133,7 +134,7 @@ func TestSweepRecommendsPerClientCount(t *testing.T) {
 // TestSweepOneRecommendationWithoutClients: with only poll_interval varied there is one
 // recommendation, as there always was, and no capacity.
 func TestSweepOneRecommendationWithoutClients(t *testing.T) {
-	r := handMade(t, []sweepVary{vary("poll_interval", "250ms", "500ms", "1s")}, pass(30), pass(20), pass(20))
+	r := handMade(t, []Vary{vary("poll_interval", "250ms", "500ms", "1s")}, pass(30), pass(20), pass(20))
 	if len(r.Recommended) != 1 || r.Recommended[0].Cell != "cell-01" || r.Recommended[0].RunnerUp != "cell-02" {
 		t.Errorf("recommended %+v, want cell-01 (the earlier of a tie), runner-up cell-02", r.Recommended)
 	}
@@ -148,7 +149,7 @@ func TestSweepOneRecommendationWithoutClients(t *testing.T) {
 // a scenario threshold, the default error budget) is a failure like a missed SLO. With
 // --vary clients, the exit code follows the capacity.
 func TestSweepCapacity(t *testing.T) {
-	clients := []sweepVary{vary("clients", "100", "500", "1000")}
+	clients := []Vary{vary("clients", "100", "500", "1000")}
 	for _, tc := range []struct {
 		name        string
 		outs        []outcome
@@ -198,7 +199,7 @@ func TestSweepCapacity(t *testing.T) {
 			if tc.limit > 0 && (c.FirstFailure == nil || c.FirstFailure.Clients != tc.limit || c.FirstFailure.Why == "") {
 				t.Errorf("first failure %+v, want %d with its reason", c.FirstFailure, tc.limit)
 			}
-			if want := r.cell(c.Cell); want == nil || want.Role != roleRecommended || want.Clients != c.Clients {
+			if want := r.cell(c.Cell); want == nil || want.Role != RoleRecommended || want.Clients != c.Clients {
 				t.Errorf("capacity cell %s is not the recommendation at %d clients", c.Cell, c.Clients)
 			}
 		})
@@ -208,7 +209,7 @@ func TestSweepCapacity(t *testing.T) {
 // TestSweepCapacityAcrossIntervals: a count qualifies when any of its cells does; the
 // capacity names the cell recommended at that count, and carries its trust warning.
 func TestSweepCapacityAcrossIntervals(t *testing.T) {
-	r := handMade(t, []sweepVary{vary("poll_interval", "250ms", "1s"), vary("clients", "100", "500")},
+	r := handMade(t, []Vary{vary("poll_interval", "250ms", "1s"), vary("clients", "100", "500")},
 		pass(40), miss(200), // 250ms
 		pass(10), untrusted(50)) // 1s
 	c := r.Capacity
@@ -220,7 +221,7 @@ func TestSweepCapacityAcrossIntervals(t *testing.T) {
 // TestSweepInterruptedRecommendsNothing: "a sweep a signal stopped recommends nothing and
 // reports no capacity", says why, and exits 130, even with cells that qualified before.
 func TestSweepInterruptedRecommendsNothing(t *testing.T) {
-	r := handMade(t, []sweepVary{vary("clients", "100", "500", "1000")}, pass(10), stoppedAt(50), notRun())
+	r := handMade(t, []Vary{vary("clients", "100", "500", "1000")}, pass(10), stoppedAt(50), notRun())
 	if len(r.Recommended) != 0 || r.Capacity != nil || r.ExitCode != exitSignal {
 		t.Errorf("recommended %+v, capacity %+v, exit %d; want none, none, 130", r.Recommended, r.Capacity, r.ExitCode)
 	}
@@ -233,12 +234,12 @@ func TestSweepInterruptedRecommendsNothing(t *testing.T) {
 		"interrupted before its end",
 		"no result: not run: the sweep was interrupted",
 	} {
-		if c := r.Cells[i]; c.Why != want || c.Role != roleLost {
+		if c := r.Cells[i]; c.Why != want || c.Role != RoleLost {
 			t.Errorf("%s: %s %q, want lost %q", c.Cell, c.Role, c.Why, want)
 		}
 	}
 	var text bytes.Buffer
-	writeSweepText(&text, r, "runs/x")
+	WriteText(&text, r, "runs/x")
 	if !strings.HasPrefix(text.String(), "recommended none: the sweep was interrupted in cell-01 (clients=500): a partial sweep recommends nothing\n"+
 		"capacity    none: the sweep was interrupted in cell-01 (clients=500): a partial sweep reports no capacity\n") {
 		t.Errorf("printout:\n%s", text.String())
@@ -248,34 +249,34 @@ func TestSweepInterruptedRecommendsNothing(t *testing.T) {
 // mixed is a two-dimensional sweep with every kind of cell: a non-contiguous capacity, an
 // untrustworthy recommendation, a runner-up, missed SLOs, a failed verdict and a run that
 // failed.
-func mixed(t *testing.T) *sweepResult {
-	return handMade(t, []sweepVary{vary("poll_interval", "250ms", "1s"), vary("clients", "100", "500", "1000")},
+func mixed(t *testing.T) *Result {
+	return handMade(t, []Vary{vary("poll_interval", "250ms", "1s"), vary("clients", "100", "500", "1000")},
 		pass(40), miss(200), pass(400), // 250ms
 		untrusted(10.1234), fail(50, "threshold requests.errors_rate < 1%"), broken("cell failed: connection refused")) // 1s
 }
 
 // TestSweepOutputs: the printout, sweep.json, sweep.csv and sweep.html of fixed results.
 func TestSweepOutputs(t *testing.T) {
-	for name, r := range map[string]*sweepResult{
+	for name, r := range map[string]*Result{
 		"mixed":       mixed(t),
-		"interrupted": handMade(t, []sweepVary{vary("clients", "100", "500")}, stoppedAt(10), notRun()),
-		"single":      handMade(t, []sweepVary{vary("poll_interval", "100ms", "1s")}, pass(70), miss(20)),
+		"interrupted": handMade(t, []Vary{vary("clients", "100", "500")}, stoppedAt(10), notRun()),
+		"single":      handMade(t, []Vary{vary("poll_interval", "100ms", "1s")}, pass(70), miss(20)),
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			var text bytes.Buffer
-			writeSweepText(&text, r, "runs/sweep")
+			WriteText(&text, r, "runs/sweep")
 			sweepGolden(t, name+".txt", text.Bytes())
-			if err := writeSweepJSON(dir, r); err != nil {
+			if err := WriteJSON(dir, r); err != nil {
 				t.Fatal(err)
 			}
-			if err := writeSweepCSV(filepath.Join(dir, sweepCSVFile), "runs/sweep", r); err != nil {
+			if err := WriteCSV(filepath.Join(dir, CSVFile), "runs/sweep", r); err != nil {
 				t.Fatal(err)
 			}
-			if err := writeSweepHTML(dir, r); err != nil {
+			if err := WriteHTML(dir, r); err != nil {
 				t.Fatal(err)
 			}
-			for _, f := range []string{sweepJSONFile, sweepCSVFile, sweepHTMLFile} {
+			for _, f := range []string{JSONFile, CSVFile, HTMLFile} {
 				b, err := os.ReadFile(filepath.Join(dir, f))
 				if err != nil {
 					t.Fatal(err)
@@ -290,18 +291,18 @@ func TestSweepOutputs(t *testing.T) {
 // rendered from the result in memory, byte for byte.
 func TestSweepReportRerenders(t *testing.T) {
 	r := mixed(t)
-	want, err := renderSweepHTML(r)
+	want, err := RenderHTML(r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if err := writeSweepJSON(dir, r); err != nil {
+	if err := WriteJSON(dir, r); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeSweepReport(dir); err != nil {
+	if err := WriteReport(dir); err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile(filepath.Join(dir, sweepHTMLFile))
+	got, err := os.ReadFile(filepath.Join(dir, HTMLFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +321,7 @@ func TestSweepJSONChecked(t *testing.T) {
 		{`{"vary": [{"name": "clients", "values": ["1"]}], "capacity": {"limit_found": true}}`, "limit_found without first_failure"},
 		{`{"vary": `, "unexpected end"},
 	} {
-		if _, err := parseSweepJSON([]byte(tc.json)); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := ParseJSON([]byte(tc.json)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error saying %q", tc.json, err, tc.want)
 		}
 	}
@@ -330,29 +331,29 @@ func TestSweepJSONChecked(t *testing.T) {
 // a result that renders.
 func FuzzSweepJSON(f *testing.F) {
 	for _, name := range []string{"mixed.json", "interrupted.json", "single.json"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "sweep", name))
+		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := parseSweepJSON(b)
+		r, err := ParseJSON(b)
 		if err != nil {
 			return
 		}
-		if _, err := renderSweepHTML(r); err != nil {
+		if _, err := RenderHTML(r); err != nil {
 			t.Fatalf("render: %v", err)
 		}
 		var text bytes.Buffer
-		writeSweepText(&text, r, "")
+		WriteText(&text, r, "")
 	})
 }
 
-// sweepGolden compares got with testdata/sweep/name, or rewrites it with -update.
+// sweepGolden compares got with testdata/name, or rewrites it with -update.
 func sweepGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "sweep", name)
+	path := filepath.Join("testdata", name)
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
@@ -364,17 +365,17 @@ func sweepGolden(t *testing.T, name string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (go test ./cmd/tasksim -run TestSweepOutputs -update creates it)", err)
+		t.Fatalf("%v (go test ./sweep -run TestSweepOutputs -update creates it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test ./cmd/tasksim -run TestSweepOutputs -update accepts the change):\n%s", path, got)
+		t.Errorf("%s differs (go test ./sweep -run TestSweepOutputs -update accepts the change):\n%s", path, got)
 	}
 }
 
 // TestSweepRefusedCreatesSayWhy: a cell whose server refused creates says so, with the
 // count, as why it does not qualify.
 func TestSweepRefusedCreatesSayWhy(t *testing.T) {
-	r := handMade(t, []sweepVary{vary("clients", "100", "400")}, pass(10), saturated(50, 1942))
+	r := handMade(t, []Vary{vary("clients", "100", "400")}, pass(10), saturated(50, 1942))
 	if got, want := r.cell("cell-01").Why, "the server pushed back 1942 creates: it did not carry every client"; got != want {
 		t.Errorf("why %q, want %q", got, want)
 	}
@@ -390,13 +391,13 @@ func TestMeasureCellCountsPushBackOnly(t *testing.T) {
 	s := &results.Summary{Verdict: results.VerdictPass, Trustworthy: true,
 		Requests: map[string]results.RequestStats{"tools/call": {Count: 12, ByOutcome: map[string]int64{"ok": 7, "backpressure": 5}}},
 		Client:   &results.Client{CreatesRefused: map[string]int64{"404": 2, "429": 5}}}
-	var c sweepCell
+	var c Cell
 	measureCell(&c, s, nil)
 	if c.Figures.CreatesPushedBack != 5 {
 		t.Errorf("creates_pushed_back %d, want 5", c.Figures.CreatesPushedBack)
 	}
 	s.Requests["tools/call"] = results.RequestStats{Count: 9, ByOutcome: map[string]int64{"ok": 7, "http_error": 2}}
-	c = sweepCell{}
+	c = Cell{}
 	measureCell(&c, s, nil)
 	if c.Figures.CreatesPushedBack != 0 {
 		t.Errorf("creates_pushed_back %d, want 0: a 404 is not backpressure", c.Figures.CreatesPushedBack)

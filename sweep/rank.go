@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"cmp"
@@ -11,7 +11,7 @@ import (
 	"github.com/tasksim/tasksim/results"
 )
 
-// Ranking a sweep is a pure function of its cells (rankSweep), so each rule below is tested
+// Ranking a sweep is a pure function of its cells (rank), so each rule below is tested
 // on cells made by hand:
 //
 //	qualifies    the cell's run ended whole and passed (exit code 0, verdict pass: every gate,
@@ -42,7 +42,7 @@ import (
 //	             result; else 1 (no cell produced one: runtime errors only)
 
 // qualifies reports whether c may be recommended.
-func qualifies(c *sweepCell) bool {
+func qualifies(c *Cell) bool {
 	return c.Figures != nil && c.ExitCode == exitOK && c.Verdict == results.VerdictPass &&
 		!c.Interrupted && len(c.SLOFails) == 0 && c.Figures.CreatesPushedBack == 0
 }
@@ -51,12 +51,12 @@ func qualifies(c *sweepCell) bool {
 type countGroup struct {
 	label   string // "clients=500"; "" when clients are not varied
 	clients int
-	cells   []*sweepCell
+	cells   []*Cell
 }
 
 // groups splits the cells by the value of the clients dimension, in increasing client
 // count (ties in the order of the values); a single group when clients are not varied.
-func (r *sweepResult) groups() []*countGroup {
+func (r *Result) groups() []*countGroup {
 	ci := r.clientsVar()
 	if ci < 0 {
 		g := &countGroup{}
@@ -88,7 +88,7 @@ func (r *sweepResult) groups() []*countGroup {
 }
 
 // pick returns the group's cell in role, nil if none.
-func (g *countGroup) pick(role string) *sweepCell {
+func (g *countGroup) pick(role string) *Cell {
 	for _, c := range g.cells {
 		if c.Role == role {
 			return c
@@ -99,18 +99,18 @@ func (g *countGroup) pick(role string) *sweepCell {
 
 // carrier is the cell that shows the group's count was carried: its recommended cell, else
 // its cheapest indistinguishable one; nil when no cell qualified.
-func (g *countGroup) carrier() *sweepCell {
-	if c := g.pick(roleRecommended); c != nil {
+func (g *countGroup) carrier() *Cell {
+	if c := g.pick(RoleRecommended); c != nil {
 		return c
 	}
-	return g.pick(roleTied)
+	return g.pick(RoleIndistinguishable)
 }
 
 // distinguishable reports whether b's request rate is above a's by more than the noise of
 // the two runs: b.rate - a.rate > 2*sqrt(a.noise^2 + b.noise^2) (the noise rule above).
 // Without a noise for either (a sweep.json written before it) the cheaper, else the earlier,
 // cell wins, as it always did.
-func distinguishable(a, b *sweepCell) bool {
+func distinguishable(a, b *Cell) bool {
 	fa, fb := a.Figures, b.Figures
 	if fa.RequestRateNoise == 0 && fb.RequestRateNoise == 0 {
 		return true
@@ -122,8 +122,8 @@ func distinguishable(a, b *sweepCell) bool {
 // cheapest as indistinguishable, each saying so, and returns the group's line: "clients=500:
 // cell-00, cell-01 and cell-02 at 207.84..207.92 req/s, within the noise of the runs (±7.4
 // req/s)".
-func tie(g *countGroup, ok []*sweepCell) string {
-	tied := []*sweepCell{ok[0]}
+func tie(g *countGroup, ok []*Cell) string {
+	tied := []*Cell{ok[0]}
 	for _, c := range ok[1:] {
 		if !distinguishable(ok[0], c) {
 			tied = append(tied, c)
@@ -138,7 +138,7 @@ func tie(g *countGroup, ok []*sweepCell) string {
 	line := fmt.Sprintf("%s at %s..%s req/s, within the noise of the runs (±%s req/s at 2 sigma from their request counts)",
 		strings.Join(names, ", "), num(round3(ok[0].Figures.RequestRate)), num(round3(last.Figures.RequestRate)), num(round3(bound)))
 	for _, c := range tied {
-		c.Role = roleTied
+		c.Role = RoleIndistinguishable
 		c.Why = "indistinguishable: " + line
 	}
 	if g.label != "" {
@@ -155,40 +155,40 @@ func (g *countGroup) whyNone() string {
 	return fmt.Sprintf("none of its %d cells passed and met every SLO", len(g.cells))
 }
 
-// rankSweep fills in the answer of r from its cells: each cell's Qualifies, Role and Why,
+// rank fills in the answer of r from its cells: each cell's Qualifies, Role and Why,
 // Recommended, Capacity, the reasons when there are none, and ExitCode.
-func rankSweep(r *sweepResult) {
-	r.Recommended, r.Capacity, r.NoRecommendation, r.NoCapacity = []sweepPick{}, nil, "", ""
+func rank(r *Result) {
+	r.Recommended, r.Capacity, r.NoRecommendation, r.NoCapacity = []Pick{}, nil, "", ""
 	r.Indistinguishable = nil
 	groups := r.groups()
 	for _, g := range groups {
-		var ok []*sweepCell
+		var ok []*Cell
 		for _, c := range g.cells {
 			c.Qualifies = qualifies(c)
-			c.Role, c.Why = roleLost, ""
+			c.Role, c.Why = RoleLost, ""
 			if c.Qualifies && !r.Interrupted {
 				ok = append(ok, c)
 			}
 		}
-		slices.SortStableFunc(ok, func(a, b *sweepCell) int {
+		slices.SortStableFunc(ok, func(a, b *Cell) int {
 			return cmp.Compare(a.Figures.RequestRate, b.Figures.RequestRate)
 		})
-		var best *sweepCell
+		var best *Cell
 		switch {
 		case len(ok) > 1 && !distinguishable(ok[0], ok[1]):
 			r.Indistinguishable = append(r.Indistinguishable, tie(g, ok))
 		case len(ok) > 0:
 			best = ok[0]
-			best.Role = roleRecommended
+			best.Role = RoleRecommended
 			p := r.pickOf(best)
 			if len(ok) > 1 {
-				ok[1].Role = roleRunnerUp
+				ok[1].Role = RoleRunnerUp
 				p.RunnerUp = ok[1].Cell
 			}
 			r.Recommended = append(r.Recommended, p)
 		}
 		for _, c := range g.cells {
-			if c != best && c.Role != roleTied {
+			if c != best && c.Role != RoleIndistinguishable {
 				c.Why = whyNot(c, best, r.Interrupted)
 			}
 		}
@@ -199,7 +199,7 @@ func rankSweep(r *sweepResult) {
 	case len(r.Recommended) > 0:
 	case len(r.Indistinguishable) > 0:
 		r.NoRecommendation = "no recommendation: cells indistinguishable (" + strings.Join(r.Indistinguishable, "; ") + ")"
-	case slices.ContainsFunc(r.Cells, func(c sweepCell) bool { return c.Figures != nil }):
+	case slices.ContainsFunc(r.Cells, func(c Cell) bool { return c.Figures != nil }):
 		r.NoRecommendation = "no cell passed and met every SLO"
 	default:
 		r.NoRecommendation = "no cell produced a result"
@@ -211,8 +211,8 @@ func rankSweep(r *sweepResult) {
 }
 
 // pickOf is c as a recommendation.
-func (r *sweepResult) pickOf(c *sweepCell) sweepPick {
-	p := sweepPick{Clients: c.Clients, PollInterval: c.Values["poll_interval"], Cell: c.Cell,
+func (r *Result) pickOf(c *Cell) Pick {
+	p := Pick{Clients: c.Clients, PollInterval: c.Values["poll_interval"], Cell: c.Cell,
 		Values: c.Values, RequestRate: c.Figures.RequestRate}
 	if !c.Trustworthy {
 		p.Warning = c.TrustNote
@@ -221,7 +221,7 @@ func (r *sweepResult) pickOf(c *sweepCell) sweepPick {
 }
 
 // rankCapacity sets Capacity, or NoCapacity, from the groups ranked in increasing count.
-func (r *sweepResult) rankCapacity(groups []*countGroup) {
+func (r *Result) rankCapacity(groups []*countGroup) {
 	if r.Interrupted {
 		r.NoCapacity = "the sweep was interrupted in " + r.InterruptedIn + ": a partial sweep reports no capacity"
 		return
@@ -252,11 +252,11 @@ func (r *sweepResult) rankCapacity(groups []*countGroup) {
 	}
 	best := last.carrier()
 	p := r.pickOf(best)
-	r.Capacity = &sweepCapacity{Clients: last.clients, Cell: best.Cell, PollInterval: p.PollInterval,
+	r.Capacity = &Capacity{Clients: last.clients, Cell: best.Cell, PollInterval: p.PollInterval,
 		Values: best.Values, Contiguous: len(above) == 0, PassedAbove: above, Warning: p.Warning}
 	if first > 0 {
 		r.Capacity.LimitFound = true
-		r.Capacity.FirstFailure = &sweepFailure{Clients: groups[first].clients, Why: groups[first].whyNone()}
+		r.Capacity.FirstFailure = &Failure{Clients: groups[first].clients, Why: groups[first].whyNone()}
 	}
 }
 
@@ -270,13 +270,13 @@ func countList(name string, counts []int) string {
 }
 
 // exitCode is the sweep's exit code, as the comment at the top of this file says.
-func (r *sweepResult) exitCode() int {
+func (r *Result) exitCode() int {
 	switch {
 	case r.Interrupted:
 		return exitSignal
 	case r.clientsVar() >= 0 && r.Capacity != nil, r.clientsVar() < 0 && len(r.Recommended)+len(r.Indistinguishable) > 0:
 		return exitOK
-	case slices.ContainsFunc(r.Cells, func(c sweepCell) bool { return c.Figures != nil }):
+	case slices.ContainsFunc(r.Cells, func(c Cell) bool { return c.Figures != nil }):
 		return exitGate
 	}
 	return exitRuntime
@@ -284,7 +284,7 @@ func (r *sweepResult) exitCode() int {
 
 // whyNot says why c is not the recommendation best of its client count (best nil: there is
 // none); interrupted is the sweep's.
-func whyNot(c, best *sweepCell, interrupted bool) string {
+func whyNot(c, best *Cell, interrupted bool) string {
 	switch {
 	case c.Figures == nil:
 		return "no result: " + c.Error

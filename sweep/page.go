@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"bytes"
@@ -14,18 +14,39 @@ import (
 	"strings"
 )
 
-// The renderings of a sweepResult: the printed answer, sweep.csv and sweep.html. Each is a
+// The renderings of a Result: the printed answer, sweep.csv and sweep.html. Each is a
 // function of the result alone, so a saved sweep.json renders the same bytes again.
 
-// writeSweepText prints the answer: for each client count the recommended cell, the runner-up
+// WriteFiles writes the files of a sweep into dir: sweep.json, then sweep.csv and
+// sweep.html, the page rendered from the sweep.json just written, as `tasksim report` does.
+func WriteFiles(dir string, r *Result) error {
+	if err := WriteJSON(dir, r); err != nil {
+		return err
+	}
+	if err := WriteCSV(filepath.Join(dir, CSVFile), dir, r); err != nil {
+		return err
+	}
+	return WriteReport(dir)
+}
+
+// WriteReport renders dir/sweep.html from dir/sweep.json.
+func WriteReport(dir string) error {
+	r, err := ReadJSON(dir)
+	if err != nil {
+		return err
+	}
+	return WriteHTML(dir, r)
+}
+
+// WriteText prints the answer: for each client count the recommended cell, the runner-up
 // and why each other cell lost, then the capacity when clients are varied. dir is joined
 // before each cell's directory ("" gives paths relative to the sweep directory).
-func writeSweepText(w io.Writer, r *sweepResult, dir string) {
+func WriteText(w io.Writer, r *Result, dir string) {
 	grouped := r.clientsVar() >= 0
 	if eras := r.Protocols(); eras != "" {
 		fmt.Fprintf(w, "protocol    %s\n", eras)
 	}
-	lost := func(c *sweepCell) { fmt.Fprintf(w, "lost        %s: %s\n", r.label(c), c.Why) }
+	lost := func(c *Cell) { fmt.Fprintf(w, "lost        %s: %s\n", r.label(c), c.Why) }
 	if r.Interrupted {
 		fmt.Fprintf(w, "recommended none: %s\n", r.NoRecommendation)
 		if grouped {
@@ -37,30 +58,30 @@ func writeSweepText(w io.Writer, r *sweepResult, dir string) {
 		return
 	}
 	for _, g := range r.groups() {
-		best := g.pick(roleRecommended)
+		best := g.pick(RoleRecommended)
 		switch {
 		case best != nil:
 			fmt.Fprintf(w, "recommended %s: %s req/s, detection_lag p99 %sms, task_e2e p99 %sms (%s)\n",
 				r.label(best), num(round3(best.Figures.RequestRate)), num(best.Figures.DetectionLagP99),
 				num(best.Figures.TaskE2EP99), filepath.Join(dir, best.Cell))
 			trustNote(w, best)
-		case g.pick(roleTied) != nil:
+		case g.pick(RoleIndistinguishable) != nil:
 			label := "none"
 			if grouped {
 				label = g.label + ": none"
 			}
-			fmt.Fprintf(w, "recommended %s: cells indistinguishable: %s\n", label, strings.TrimPrefix(g.pick(roleTied).Why, "indistinguishable: "))
+			fmt.Fprintf(w, "recommended %s: cells indistinguishable: %s\n", label, strings.TrimPrefix(g.pick(RoleIndistinguishable).Why, "indistinguishable: "))
 		case grouped:
 			fmt.Fprintf(w, "recommended %s: none: no cell passed and met every SLO\n", g.label)
 		default:
 			fmt.Fprintf(w, "recommended none: %s\n", r.NoRecommendation)
 		}
-		if ru := g.pick(roleRunnerUp); ru != nil {
+		if ru := g.pick(RoleRunnerUp); ru != nil {
 			fmt.Fprintf(w, "runner-up   %s: %s req/s\n", r.label(ru), num(round3(ru.Figures.RequestRate)))
 			trustNote(w, ru)
 		}
 		for _, c := range g.cells {
-			if c.Role == roleLost {
+			if c.Role == RoleLost {
 				lost(c)
 			}
 		}
@@ -77,7 +98,7 @@ func writeSweepText(w io.Writer, r *sweepResult, dir string) {
 }
 
 // trustNote warns, under a recommended cell, that its load generator fell behind.
-func trustNote(w io.Writer, c *sweepCell) {
+func trustNote(w io.Writer, c *Cell) {
 	if !c.Trustworthy {
 		fmt.Fprintf(w, "            warning: %s\n", c.TrustNote)
 	}
@@ -85,7 +106,7 @@ func trustNote(w io.Writer, c *sweepCell) {
 
 // capacityLines says what the capacity is and how far to trust it: the first line the
 // figure, the others warnings.
-func capacityLines(r *sweepResult) []string {
+func capacityLines(r *Result) []string {
 	c := r.Capacity
 	if c == nil {
 		return []string{"none: " + r.NoCapacity}
@@ -117,27 +138,27 @@ type figure struct {
 	name      string
 	unit      string
 	lowIsGood bool
-	value     func(f *sweepFigures) float64
+	value     func(f *Figures) float64
 }
 
 var figures = []figure{
-	{"request_rate", "req/s", true, func(f *sweepFigures) float64 { return round3(f.RequestRate) }},
-	{"polls_per_task_mean", "polls", true, func(f *sweepFigures) float64 { return f.PollsPerTaskMean }},
-	{"poll_amplification", "ratio", true, func(f *sweepFigures) float64 { return f.PollAmplification }},
-	{"detection_lag_p50", "ms", true, func(f *sweepFigures) float64 { return f.DetectionLagP50 }},
-	{"detection_lag_p99", "ms", true, func(f *sweepFigures) float64 { return f.DetectionLagP99 }},
-	{"task_e2e_p99", "ms", true, func(f *sweepFigures) float64 { return f.TaskE2EP99 }},
-	{"errors", "count", true, func(f *sweepFigures) float64 { return float64(f.Errors) }},
-	{"backpressure_signals", "count", true, func(f *sweepFigures) float64 { return float64(f.BackpressureSignals) }},
-	{"creates_pushed_back", "count", true, func(f *sweepFigures) float64 { return float64(f.CreatesPushedBack) }},
-	{"tasks_completed", "count", false, func(f *sweepFigures) float64 { return float64(f.TasksCompleted) }},
+	{"request_rate", "req/s", true, func(f *Figures) float64 { return round3(f.RequestRate) }},
+	{"polls_per_task_mean", "polls", true, func(f *Figures) float64 { return f.PollsPerTaskMean }},
+	{"poll_amplification", "ratio", true, func(f *Figures) float64 { return f.PollAmplification }},
+	{"detection_lag_p50", "ms", true, func(f *Figures) float64 { return f.DetectionLagP50 }},
+	{"detection_lag_p99", "ms", true, func(f *Figures) float64 { return f.DetectionLagP99 }},
+	{"task_e2e_p99", "ms", true, func(f *Figures) float64 { return f.TaskE2EP99 }},
+	{"errors", "count", true, func(f *Figures) float64 { return float64(f.Errors) }},
+	{"backpressure_signals", "count", true, func(f *Figures) float64 { return float64(f.BackpressureSignals) }},
+	{"creates_pushed_back", "count", true, func(f *Figures) float64 { return float64(f.CreatesPushedBack) }},
+	{"tasks_completed", "count", false, func(f *Figures) float64 { return float64(f.TasksCompleted) }},
 }
 
-// writeSweepCSV writes one row per cell: the varied values, then every figure, the cell's
+// WriteCSV writes one row per cell: the varied values, then every figure, the cell's
 // verdict ("error" without a result), whether it met every SLO, whether it was trustworthy,
 // the protocol version its run spoke, and its run directory under dir ("" for a cell not
 // run).
-func writeSweepCSV(path, dir string, r *sweepResult) error {
+func WriteCSV(path, dir string, r *Result) error {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
 	head := []string{"cell"}
@@ -179,7 +200,7 @@ func writeSweepCSV(path, dir string, r *sweepResult) error {
 
 // Protocols says which protocol versions the cells' runs spoke, in the order first met
 // ("" when no cell has a result): the era is a figure of every sweep, varied or not.
-func (r *sweepResult) Protocols() string {
+func (r *Result) Protocols() string {
 	var seen []string
 	for _, c := range r.Cells {
 		if c.Protocol != "" && !slices.Contains(seen, c.Protocol) {
@@ -208,27 +229,27 @@ type heatCell struct {
 
 // pickRow is one row of the recommendations table of sweep.html.
 type pickRow struct {
-	sweepPick
+	Pick
 	Label, DetectionLagP99, TaskE2EP99, Rate string
 }
 
-// writeSweepHTML renders r as dir/sweep.html.
-func writeSweepHTML(dir string, r *sweepResult) error {
-	b, err := renderSweepHTML(r)
+// WriteHTML renders r as dir/sweep.html.
+func WriteHTML(dir string, r *Result) error {
+	b, err := RenderHTML(r)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, sweepHTMLFile), b, 0o644)
+	return os.WriteFile(filepath.Join(dir, HTMLFile), b, 0o644)
 }
 
-// renderSweepHTML is sweep.html: the recommendations, the capacity, the printed answer and
+// RenderHTML is sweep.html: the recommendations, the capacity, the printed answer and
 // one heatmap per figure. It is self-contained: links go only to the cells' report.html.
-func renderSweepHTML(r *sweepResult) ([]byte, error) {
+func RenderHTML(r *Result) ([]byte, error) {
 	var text bytes.Buffer
-	writeSweepText(&text, r, "")
+	WriteText(&text, r, "")
 	var picks []pickRow
 	for _, p := range r.Recommended {
-		row := pickRow{sweepPick: p, Rate: num(round3(p.RequestRate))}
+		row := pickRow{Pick: p, Rate: num(round3(p.RequestRate))}
 		if c := r.cell(p.Cell); c != nil && c.Figures != nil {
 			row.Label, row.DetectionLagP99, row.TaskE2EP99 = r.label(c), num(c.Figures.DetectionLagP99), num(c.Figures.TaskE2EP99)
 		}
@@ -240,7 +261,7 @@ func renderSweepHTML(r *sweepResult) ([]byte, error) {
 		capacity, headline = capacityLines(r), capacityHeadline(r)
 	}
 	var b bytes.Buffer
-	err := sweepPage.Execute(&b, map[string]any{
+	err := page.Execute(&b, map[string]any{
 		"R": r, "Picks": picks, "Capacity": capacity, "Maps": heatmaps(r), "Text": text.String(),
 		"CapacityHeadline": headline,
 	})
@@ -251,8 +272,8 @@ func renderSweepHTML(r *sweepResult) ([]byte, error) {
 }
 
 // heatmaps are the figures over the grid, the recommended cells outlined.
-func heatmaps(r *sweepResult) []heatmap {
-	rowVar, colVar := r.Vary[0], sweepVary{Values: []string{""}}
+func heatmaps(r *Result) []heatmap {
+	rowVar, colVar := r.Vary[0], Vary{Values: []string{""}}
 	if len(r.Vary) > 1 {
 		colVar = r.Vary[1]
 	}
@@ -279,7 +300,7 @@ func heatmaps(r *sweepResult) []heatmap {
 			if row < 0 || col < 0 || hm.Cells[row][col].Text != "" {
 				continue // with more than two variables: the first cell shown
 			}
-			hc := heatCell{Text: "n/a", Title: r.label(c), Color: "#eee", Best: c.Role == roleRecommended}
+			hc := heatCell{Text: "n/a", Title: r.label(c), Color: "#eee", Best: c.Role == RoleRecommended}
 			if c.Figures != nil {
 				v := f.value(c.Figures)
 				hc.Text, hc.Color = num(v), heatColor(v, lo, hi, f.lowIsGood)
@@ -309,7 +330,7 @@ func heatColor(v, lo, hi float64, lowIsGood bool) template.CSS {
 
 // capacityHeadline is the capacity in a few words: "clients=500", "at least clients=1000"
 // (no count tried failed) or "none".
-func capacityHeadline(r *sweepResult) string {
+func capacityHeadline(r *Result) string {
 	c := r.Capacity
 	switch {
 	case c == nil:
@@ -320,7 +341,7 @@ func capacityHeadline(r *sweepResult) string {
 	return r.Vary[r.clientsVar()].Name + "=" + strconv.Itoa(c.Clients)
 }
 
-var sweepPage = template.Must(template.New("sweep").Parse(`<!DOCTYPE html>
+var page = template.Must(template.New("sweep").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>tasksim sweep: {{.R.Scenario}}</title>
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}

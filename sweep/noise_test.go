@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"math"
@@ -8,13 +8,13 @@ import (
 
 // withNoise sets each cell's request-rate noise as a run of d seconds would have it
 // (sqrt(rate*d)/d) and ranks r again.
-func withNoise(r *sweepResult, d float64) *sweepResult {
+func withNoise(r *Result, d float64) *Result {
 	for i := range r.Cells {
 		if f := r.Cells[i].Figures; f != nil {
 			f.RequestRateNoise = math.Sqrt(f.RequestRate*d) / d
 		}
 	}
-	rankSweep(r)
+	rank(r)
 	return r
 }
 
@@ -23,7 +23,7 @@ func withNoise(r *sweepResult, d float64) *sweepResult {
 // cell is recommended, the three are indistinguishable, the sweep says so and exits 0 (any
 // of them will do). Cells that differ by more than the noise still get a recommendation.
 func TestSweepRecommendsNothingOnNoise(t *testing.T) {
-	r := withNoise(handMade(t, []sweepVary{vary("poll_interval", "250ms", "500ms", "1s")}, pass(207.84), pass(207.92), pass(207.88)), 30)
+	r := withNoise(handMade(t, []Vary{vary("poll_interval", "250ms", "500ms", "1s")}, pass(207.84), pass(207.92), pass(207.88)), 30)
 	if len(r.Recommended) != 0 {
 		t.Errorf("recommended %+v on cells within the noise", r.Recommended)
 	}
@@ -31,7 +31,7 @@ func TestSweepRecommendsNothingOnNoise(t *testing.T) {
 		t.Errorf("no_recommendation %q", r.NoRecommendation)
 	}
 	for _, c := range r.Cells {
-		if c.Role != roleTied || !strings.Contains(c.Why, "within the noise of the runs") {
+		if c.Role != RoleIndistinguishable || !strings.Contains(c.Why, "within the noise of the runs") {
 			t.Errorf("%s: role %q why %q, want indistinguishable", c.Cell, c.Role, c.Why)
 		}
 	}
@@ -39,12 +39,12 @@ func TestSweepRecommendsNothingOnNoise(t *testing.T) {
 		t.Errorf("exit code %d, want 0", r.ExitCode)
 	}
 	var text strings.Builder
-	writeSweepText(&text, r, "out")
+	WriteText(&text, r, "out")
 	if !strings.Contains(text.String(), "recommended none: cells indistinguishable: cell-00, cell-02, cell-01") {
 		t.Errorf("sweep text does not say the cells are indistinguishable:\n%s", text.String())
 	}
 
-	r = withNoise(handMade(t, []sweepVary{vary("poll_interval", "250ms", "1s")}, pass(830), pass(207.9)), 30)
+	r = withNoise(handMade(t, []Vary{vary("poll_interval", "250ms", "1s")}, pass(830), pass(207.9)), 30)
 	if len(r.Recommended) != 1 || r.Recommended[0].Cell != "cell-01" || r.NoRecommendation != "" {
 		t.Errorf("recommended %+v (%q), want cell-01: 207.9 vs 830 req/s is far above the noise", r.Recommended, r.NoRecommendation)
 	}
@@ -53,7 +53,7 @@ func TestSweepRecommendsNothingOnNoise(t *testing.T) {
 // TestSweepCapacityThroughIndistinguishableCells: a client count whose cells tie still
 // carried its clients: the capacity counts it, through its cheapest cell.
 func TestSweepCapacityThroughIndistinguishableCells(t *testing.T) {
-	r := withNoise(handMade(t, []sweepVary{vary("clients", "10", "20"), vary("poll_interval", "250ms", "1s")},
+	r := withNoise(handMade(t, []Vary{vary("clients", "10", "20"), vary("poll_interval", "250ms", "1s")},
 		pass(100), pass(100.5), fail(200, "gate hard"), fail(200, "gate hard")), 30)
 	if r.Capacity == nil || r.Capacity.Clients != 10 || r.Capacity.Cell != "cell-00" {
 		t.Errorf("capacity %+v (%q), want 10 clients through cell-00", r.Capacity, r.NoCapacity)

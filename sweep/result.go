@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"bytes"
@@ -11,22 +11,22 @@ import (
 	"strings"
 )
 
-// sweepResult is sweep.json: the grid, every cell's figures and verdict, and the sweep's
+// Result is sweep.json: the grid, every cell's figures and verdict, and the sweep's
 // answer (the recommended cell for each client count, and the capacity). The printed answer,
 // sweep.csv and sweep.html are rendered from it alone, so `tasksim report SWEEPDIR`
 // re-renders sweep.html from a saved sweep. Slices and maps are never null.
-type sweepResult struct {
-	TasksimVersion string      `json:"tasksim_version"`
-	Scenario       string      `json:"scenario"` // the scenario NAME or FILE, as given
-	Vary           []sweepVary `json:"vary"`     // the --vary dimensions, in the order given
-	SLOs           []string    `json:"slos"`     // the --slo expressions every recommended cell meets
+type Result struct {
+	TasksimVersion string   `json:"tasksim_version"`
+	Scenario       string   `json:"scenario"` // the scenario NAME or FILE, as given
+	Vary           []Vary   `json:"vary"`     // the --vary dimensions, in the order given
+	SLOs           []string `json:"slos"`     // the --slo expressions every recommended cell meets
 	// Interrupted says a signal (Ctrl-C, SIGTERM) stopped the sweep in cell InterruptedIn:
 	// a partial sweep recommends nothing and reports no capacity.
 	Interrupted   bool   `json:"interrupted"`
 	InterruptedIn string `json:"interrupted_in,omitempty"`
 	// Recommended holds one pick per client count that has a qualifying cell, in increasing
 	// client count; a single pick when clients are not varied.
-	Recommended []sweepPick `json:"recommended"`
+	Recommended []Pick `json:"recommended"`
 	// NoRecommendation says why Recommended is empty; "" when it is not.
 	NoRecommendation string `json:"no_recommendation,omitempty"`
 	// Indistinguishable says, per client count, why it has no recommendation although cells
@@ -34,21 +34,21 @@ type sweepResult struct {
 	Indistinguishable []string `json:"indistinguishable,omitempty"`
 	// Capacity is, with --vary clients, the largest client count the server carried; null
 	// when clients are not varied, or with NoCapacity saying why.
-	Capacity   *sweepCapacity `json:"capacity"`
-	NoCapacity string         `json:"no_capacity,omitempty"`
-	Cells      []sweepCell    `json:"cells"` // in grid order, the last --vary varying fastest
-	ExitCode   int            `json:"exit_code"`
+	Capacity   *Capacity `json:"capacity"`
+	NoCapacity string    `json:"no_capacity,omitempty"`
+	Cells      []Cell    `json:"cells"` // in grid order, the last --vary varying fastest
+	ExitCode   int       `json:"exit_code"`
 }
 
-// sweepVary is one --vary: a name and its values, in the order given. The name is an alias
+// Vary is one --vary: a name and its values, in the order given. The name is an alias
 // (poll_interval, clients, rate, duration) or a scenario path, as for --set.
-type sweepVary struct {
+type Vary struct {
 	Name   string   `json:"name"`
 	Values []string `json:"values"`
 }
 
-// sweepPick is the recommended cell of one client count.
-type sweepPick struct {
+// Pick is the recommended cell of one client count.
+type Pick struct {
 	Clients      int               `json:"clients"`                 // virtual clients the cell started
 	PollInterval string            `json:"poll_interval,omitempty"` // its --vary poll_interval value; "" when not varied
 	Cell         string            `json:"cell"`                    // its run directory in the sweep's, "cell-03"
@@ -59,44 +59,44 @@ type sweepPick struct {
 	Warning string `json:"warning,omitempty"`
 }
 
-// sweepCapacity is the largest client count below the first count that has no qualifying
+// Capacity is the largest client count below the first count that has no qualifying
 // cell (any value of the other --vary dimensions may be the one that qualifies there).
-type sweepCapacity struct {
+type Capacity struct {
 	Clients      int               `json:"clients"`                 // virtual clients
 	Cell         string            `json:"cell"`                    // the recommended cell at that count
-	PollInterval string            `json:"poll_interval,omitempty"` // its --vary poll_interval value, as in sweepPick
+	PollInterval string            `json:"poll_interval,omitempty"` // its --vary poll_interval value, as in Pick
 	Values       map[string]string `json:"values"`                  // its varied values, by --vary name
 	// LimitFound says a larger count was tried and failed (FirstFailure); false when every
 	// count tried qualified: the server carries at least Clients, the limit is further up.
-	LimitFound   bool          `json:"limit_found"`
-	FirstFailure *sweepFailure `json:"first_failure,omitempty"`
+	LimitFound   bool     `json:"limit_found"`
+	FirstFailure *Failure `json:"first_failure,omitempty"`
 	// Contiguous is false when a count above FirstFailure qualified again (PassedAbove): the
 	// capacity stays below the first failure, since a fleet growing to those counts passes
 	// through it.
 	Contiguous  bool   `json:"contiguous"`
 	PassedAbove []int  `json:"passed_above"`
-	Warning     string `json:"warning,omitempty"` // the trust note of Cell, as in sweepPick
+	Warning     string `json:"warning,omitempty"` // the trust note of Cell, as in Pick
 }
 
-// sweepFailure is a client count with no qualifying cell.
-type sweepFailure struct {
+// Failure is a client count with no qualifying cell.
+type Failure struct {
 	Clients int    `json:"clients"`
 	Why     string `json:"why"`
 }
 
 // Roles of a cell in the answer.
 const (
-	roleRecommended = "recommended"
-	roleRunnerUp    = "runner-up"
-	roleLost        = "lost"
-	// roleTied is a qualifying cell of a client count whose cheapest cells are
-	// indistinguishable: their request rates differ by less than the noise (sweep_rank.go).
-	roleTied = "indistinguishable"
+	RoleRecommended = "recommended"
+	RoleRunnerUp    = "runner-up"
+	RoleLost        = "lost"
+	// RoleIndistinguishable is a qualifying cell of a client count whose cheapest cells are
+	// indistinguishable: their request rates differ by less than the noise (rank.go).
+	RoleIndistinguishable = "indistinguishable"
 )
 
-// sweepCell is one cell of the grid: its values, what its run measured, and its part in
+// Cell is one cell of the grid: its values, what its run measured, and its part in
 // the answer.
-type sweepCell struct {
+type Cell struct {
 	Index   int               `json:"index"`
 	Cell    string            `json:"cell"`    // its run directory in the sweep's, "cell-03"
 	Values  map[string]string `json:"values"`  // by --vary name
@@ -115,14 +115,14 @@ type sweepCell struct {
 	SLOFails    []string `json:"slo_fails"` // the --slo it missed, each with its value
 	// Qualifies says it may be recommended: its run ended whole and passed (exit 0, verdict
 	// pass) and it met every --slo.
-	Qualifies bool          `json:"qualifies"`
-	Figures   *sweepFigures `json:"figures"` // null without a result
-	Role      string        `json:"role"`    // recommended, runner-up or lost
-	Why       string        `json:"why"`     // why it was not recommended; "" when it was
+	Qualifies bool     `json:"qualifies"`
+	Figures   *Figures `json:"figures"` // null without a result
+	Role      string   `json:"role"`    // recommended, runner-up or lost
+	Why       string   `json:"why"`     // why it was not recommended; "" when it was
 }
 
-// sweepFigures are what a cell measured: the columns of sweep.csv after the varied values.
-type sweepFigures struct {
+// Figures are what a cell measured: the columns of sweep.csv after the varied values.
+type Figures struct {
 	RequestRate float64 `json:"request_rate"` // requests sent per second of the run, every method
 	// RequestRateNoise is the run's own noise on RequestRate, one standard deviation in
 	// req/s: sqrt(requests) / duration_s, the spread of a count of N independent events
@@ -143,14 +143,18 @@ type sweepFigures struct {
 	TasksCompleted    int64 `json:"tasks_completed"`
 }
 
-// sweepJSONFile is the sweep's result, beside sweep.csv.
-const sweepJSONFile = "sweep.json"
+// Files of a sweep directory, beside one run directory per cell (cell-00, ...).
+const (
+	JSONFile = "sweep.json" // the Result, from which the others are rendered
+	CSVFile  = "sweep.csv"  // one row per cell (WriteCSV)
+	HTMLFile = "sweep.html" // the page (WriteHTML)
+)
 
 // cellName is the run directory of the cell at index i.
 func cellName(i int) string { return fmt.Sprintf("cell-%02d", i) }
 
 // label names a cell by its values: "poll_interval=1s clients=500".
-func (r *sweepResult) label(c *sweepCell) string {
+func (r *Result) label(c *Cell) string {
 	parts := make([]string, len(r.Vary))
 	for i, v := range r.Vary {
 		parts[i] = v.Name + "=" + c.Values[v.Name]
@@ -160,14 +164,16 @@ func (r *sweepResult) label(c *sweepCell) string {
 
 // clientsVar is the index in Vary of the dimension that sets the client count (clients, or
 // its path workload.clients), -1 when clients are not varied.
-func (r *sweepResult) clientsVar() int {
-	return slices.IndexFunc(r.Vary, func(v sweepVary) bool { return isClientsVar(v.Name) })
+func (r *Result) clientsVar() int {
+	return slices.IndexFunc(r.Vary, func(v Vary) bool { return SetsClients(v.Name) })
 }
 
-func isClientsVar(name string) bool { return name == "clients" || name == "workload.clients" }
+// SetsClients reports whether the dimension name sets the client count: the alias clients
+// or its scenario path workload.clients. A plan varies at most one of them.
+func SetsClients(name string) bool { return name == "clients" || name == "workload.clients" }
 
 // cell returns the cell named name, nil if there is none.
-func (r *sweepResult) cell(name string) *sweepCell {
+func (r *Result) cell(name string) *Cell {
 	for i := range r.Cells {
 		if r.Cells[i].Cell == name {
 			return &r.Cells[i]
@@ -176,9 +182,9 @@ func (r *sweepResult) cell(name string) *sweepCell {
 	return nil
 }
 
-// writeSweepJSON writes r as dir/sweep.json, indented; HTML escaping is off, so that SLO
+// WriteJSON writes r as dir/sweep.json, indented; HTML escaping is off, so that SLO
 // expressions keep their < and >.
-func writeSweepJSON(dir string, r *sweepResult) error {
+func WriteJSON(dir string, r *Result) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -186,26 +192,26 @@ func writeSweepJSON(dir string, r *sweepResult) error {
 	if err := enc.Encode(r); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, sweepJSONFile), b.Bytes(), 0o644)
+	return os.WriteFile(filepath.Join(dir, JSONFile), b.Bytes(), 0o644)
 }
 
-// readSweepJSON reads dir/sweep.json (see parseSweepJSON).
-func readSweepJSON(dir string) (*sweepResult, error) {
-	path := filepath.Join(dir, sweepJSONFile)
+// ReadJSON reads dir/sweep.json (see ParseJSON).
+func ReadJSON(dir string) (*Result, error) {
+	path := filepath.Join(dir, JSONFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	r, err := parseSweepJSON(b)
+	r, err := ParseJSON(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return r, nil
 }
 
-// parseSweepJSON decodes a sweep.json and checks what rendering relies on.
-func parseSweepJSON(b []byte) (*sweepResult, error) {
-	var r sweepResult
+// ParseJSON decodes a sweep.json and checks what rendering relies on.
+func ParseJSON(b []byte) (*Result, error) {
+	var r Result
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, err
 	}
@@ -219,7 +225,7 @@ func parseSweepJSON(b []byte) (*sweepResult, error) {
 // least one dimension, each with values; every cell holding one of the values of each
 // dimension; figures for every recommended cell and runner-up; the first failure of a
 // capacity whose limit was found.
-func (r *sweepResult) check() error {
+func (r *Result) check() error {
 	var errs []error
 	if len(r.Vary) == 0 {
 		errs = append(errs, errors.New("vary: no dimension"))
@@ -236,7 +242,7 @@ func (r *sweepResult) check() error {
 				errs = append(errs, fmt.Errorf("cells[%d]: %s=%q is not one of its values", i, v.Name, c.Values[v.Name]))
 			}
 		}
-		if c.Figures == nil && (c.Role == roleRecommended || c.Role == roleRunnerUp) {
+		if c.Figures == nil && (c.Role == RoleRecommended || c.Role == RoleRunnerUp) {
 			errs = append(errs, fmt.Errorf("cells[%d]: %s without figures", i, c.Role))
 		}
 	}
