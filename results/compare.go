@@ -227,6 +227,7 @@ func Compare(baseline, candidate string, opts CompareOptions) (*Comparison, erro
 		}
 	}
 	cmp.Metrics = compareAll(b, c, budgets)
+	cmp.NotJudged = append(cmp.NotJudged, unmeasuredBudgets(budgets, cmp.Metrics)...)
 	for _, m := range cmp.Metrics {
 		if !m.Baseline.finite() || !m.Candidate.finite() || !m.Change.finite() {
 			return nil, fmt.Errorf("%s: a figure that is not a number (summary.json of %s or %s is damaged)", m.Metric, baseline, candidate)
@@ -237,6 +238,18 @@ func Compare(baseline, candidate string, opts CompareOptions) (*Comparison, erro
 	cmp.Contract = caseChanges(b.sum.Contract, c.sum.Contract)
 	cmp.judge()
 	return cmp, nil
+}
+
+// unmeasuredBudgets names the budgets the command line or the scenario set on metrics that
+// neither run measured: asked for, and judged nowhere.
+func unmeasuredBudgets(budgets map[string]Budget, rows []MetricChange) []string {
+	var out []string
+	for _, name := range sortedKeys(budgets) {
+		if bud := budgets[name]; bud.Source != BudgetDefault && !slices.ContainsFunc(rows, func(m MetricChange) bool { return m.Metric == name }) {
+			out = append(out, fmt.Sprintf("%s: budgeted by %s, measured by neither run", name, budgetPlace(bud.Source)))
+		}
+	}
+	return out
 }
 
 // SameDir says whether a and b name one directory, as far as can be told even before

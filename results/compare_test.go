@@ -250,6 +250,9 @@ func TestParseBudget(t *testing.T) {
 		{"latency_task_get.p99 +1%", "", "did you mean latency_tasks_get.p99"},
 		{"latency_tasks_get.p99", "", "want METRIC CHANGE [CHANGE]"},
 		{"latency_tasks_get.p99 +20 %", "", "the number with its unit"},
+		{"latency_tasks_get.p99 0%", "+0%", ""},
+		{"throughput 0%", "-0%", ""},
+		{"latency_tasks_get.p99 OFF", "off", ""},
 	} {
 		b, err := ParseBudget(c.expr, BudgetFlag)
 		switch {
@@ -273,6 +276,19 @@ func TestBudgetsTwice(t *testing.T) {
 	b, err := budgetsFor([]string{"throughput -20%"}, scenarios.Compare{Budgets: []string{"throughput -5%"}}, 0)
 	if err != nil || b["throughput"].String() != "-20%" || b["throughput"].Source != BudgetFlag {
 		t.Errorf("budget %+v (%v), want the flag's -20%%", b["throughput"], err)
+	}
+}
+
+// TestCompareUnmeasuredBudget: a budget on a metric neither run measured is said to be
+// judged nowhere, and the pass says it vouches only for what was judged.
+func TestCompareUnmeasuredBudget(t *testing.T) {
+	c := mustCompare(t, synthRun{seed: 1, gets: 2000}, synthRun{seed: 2, gets: 2000}, CompareOptions{Budgets: []string{"cleanup_lag.p99 +5%"}})
+	want := "cleanup_lag.p99: budgeted by --budget, measured by neither run"
+	if !slices.Contains(c.NotJudged, want) {
+		t.Errorf("not judged %q: want %q", c.NotJudged, want)
+	}
+	if c.Verdict == CompareVerdictPass && !strings.Contains(verdictLine(c), "not judged") {
+		t.Errorf("verdict line %q: want the figures not judged counted", verdictLine(c))
 	}
 }
 

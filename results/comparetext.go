@@ -76,6 +76,10 @@ func verdictLine(c *Comparison) string {
 	case CompareVerdictInconclusive:
 		return fmt.Sprintf("inconclusive (exit 99): %s", c.Inconclusive[0])
 	}
+	if len(c.NotJudged) > 0 { // a pass vouches only for what it judged
+		return fmt.Sprintf("pass (exit 0): no regression beyond the budgets in what was judged; %s not judged (listed below)",
+			plural(len(c.NotJudged), "figure"))
+	}
 	return "pass (exit 0): no regression beyond the budgets"
 }
 

@@ -79,15 +79,30 @@ func abSides(sh scenarios.Shard) (canary, stable scenarios.Shard) {
 	return scenarios.Shard{Index: 2 * sh.Index, Count: 2 * n}, scenarios.Shard{Index: 2*sh.Index + 1, Count: 2 * n}
 }
 
+// checkAB refuses an A/B run of sc (the canary's scenario) against stable that cannot be
+// judged: no canary, one server twice, or clients that do not split evenly (run and
+// --dry-run alike).
+func checkAB(sc *scenarios.Scenario, stable string, sh scenarios.Shard) error {
+	if sc.Target == "" {
+		return usagef("--baseline-target needs --target: the canary judged against the stable target")
+	}
+	if sc.Target == stable {
+		return usagef("--target and --baseline-target are both %s: an A/B run compares two servers", stable)
+	}
+	canaryShard, stableShard := abSides(sh)
+	if pool := sc.Workload.PoolSize(); canaryShard.Size(pool) != stableShard.Size(pool) {
+		return usagef("A/B run: %s split %d:%d between the canary and the stable target: give an even split (--clients), or the side with more load looks worse or faster",
+			plural(pool, "client"), canaryShard.Size(pool), stableShard.Size(pool))
+	}
+	return nil
+}
+
 // runAB runs both sides, prints both summaries and the comparison, writes the comparison
 // into --out and returns the one verdict: the comparison's, a side's runtime error, or an
 // interruption.
 func runAB(p process, ab abRun, stdout, stderr io.Writer) error {
-	if ab.sc.Target == "" {
-		return usagef("--baseline-target needs --target: the canary judged against the stable target")
-	}
-	if ab.sc.Target == ab.stable {
-		return usagef("--target and --baseline-target are both %s: an A/B run compares two servers", ab.stable)
+	if err := checkAB(ab.sc, ab.stable, ab.shard); err != nil {
+		return err
 	}
 	stableSc, err := ab.f.scenario(ab.name)
 	if err != nil {
@@ -95,10 +110,6 @@ func runAB(p process, ab abRun, stdout, stderr io.Writer) error {
 	}
 	stableSc.Target = ab.stable
 	canaryShard, stableShard := abSides(ab.shard)
-	if pool := ab.sc.Workload.PoolSize(); canaryShard.Size(pool) != stableShard.Size(pool) {
-		return usagef("A/B run: %s split %d:%d between the canary and the stable target: give an even split (--clients), or the side with more load looks worse or faster",
-			plural(pool, "client"), canaryShard.Size(pool), stableShard.Size(pool))
-	}
 	if err := runner.Validate(ab.sc, canaryShard); err != nil {
 		return fmt.Errorf("A/B run, canary side: %w", err)
 	}

@@ -35,7 +35,7 @@ fail. The manifest's drift is listed.
 
 Default budgets (docs/METRICS.md#budgets): throughput -10%%; p50 +10%% and +5ms, p95 +15%%
 and +10ms, p99 +20%% and +20ms (both must be exceeded; for the latencies that wait on polls
-the floor is at least a fifth of the poll interval); requests.errors_rate and
+the floor is at least half the poll interval); requests.errors_rate and
 backpressure_rate, tasks.failed_rate and tasks.expired_rate +0.5pt; polls_per_task and
 poll_amplification +10%%; rare events 0. --budget and the candidate scenario's
 compare.budgets replace them, metric by metric ('task_e2e.p99 +15%% +5ms', 'throughput off').

@@ -57,19 +57,29 @@ func compareExit(t *testing.T, args ...string) (string, int) {
 	return stdout + stderr, code
 }
 
-// TestCompareRunsOfOneConfiguration: runs of one configuration against one server, with
-// different seeds, compare clean at the default budgets (exit 0).
-func TestCompareRunsOfOneConfiguration(t *testing.T) {
-	url := compareServe(t)
+// TestCompareCopyOfARun: a run compared with a copy of itself (the same figures in another
+// directory) passes, exit 0, every figure without change. That the runs of one
+// configuration with different seeds compare clean is runner's
+// TestCompareRunsOfOneConfiguration, in virtual time: real runs one after the other on a
+// shared machine differ by its load, which no test can hold still.
+func TestCompareCopyOfARun(t *testing.T) {
 	dir := t.TempDir()
-	runAgainst(t, url, filepath.Join(dir, "warmup"), 99) // the server's first run warms it
-	for seed := 1; seed <= 3; seed++ {
-		runAgainst(t, url, filepath.Join(dir, strconv.Itoa(seed)), seed)
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	runAgainst(t, compareServe(t), a, 1)
+	if err := os.CopyFS(b, os.DirFS(a)); err != nil {
+		t.Fatal(err)
 	}
-	for seed := 1; seed < 3; seed++ {
-		out, code := compareExit(t, filepath.Join(dir, strconv.Itoa(seed)), filepath.Join(dir, strconv.Itoa(seed+1)))
-		if code != 0 {
-			t.Errorf("seeds %d and %d: exit %d, want 0\n%s", seed, seed+1, code, out)
+	out, code := compareExit(t, a, b, "--out", filepath.Join(dir, "cmp"))
+	if code != 0 || !strings.Contains(out, "pass (exit 0)") {
+		t.Fatalf("exit %d, want 0\n%s", code, out)
+	}
+	c, err := results.ReadComparison(filepath.Join(dir, "cmp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range c.Metrics {
+		if m.Change != nil && m.Change.Abs != 0 {
+			t.Errorf("%s: change %v between a run and its copy", m.Metric, m.Change.Abs)
 		}
 	}
 }
@@ -362,6 +372,8 @@ func TestABRunRefusals(t *testing.T) {
 		{[]string{"--target", "http://127.0.0.1:9/mcp", "--baseline-target", "http://127.0.0.1:8/mcp", "--clients", "5"}, "split 3:2"},
 		{[]string{"--baseline", dir, "--out", dir}, "would replace the run it is judged against"},
 		{[]string{"--budget", "throughput -5%"}, "give --baseline DIR or --baseline-target URL"},
+		{[]string{"--baseline-target", "http://127.0.0.1:9/mcp", "--dry-run"}, "needs --target"}, // the plan refuses what the run would
+		{[]string{"--target", "http://127.0.0.1:9/mcp", "--baseline-target", "http://127.0.0.1:9/mcp", "--dry-run"}, "compares two servers"},
 	} {
 		_, stderr, code := tasksim(t, append([]string{"run", "--no-progress"}, c.args...)...)
 		if code != 2 || !strings.Contains(stderr, c.want) {

@@ -227,6 +227,9 @@ func runRun(p process, args []string, stdout, stderr io.Writer) error {
 		return runAB(p, abRun{name: name, sc: sc, stable: f.baselineTarget, shard: shard, startAt: startAt, now: now, f: f, cmp: cmpOpts}, stdout, stderr)
 	}
 	if f.dryRun && f.baselineTarget != "" {
+		if err := checkAB(sc, f.baselineTarget, shard); err != nil {
+			return err
+		}
 		c, st := abSides(shard)
 		pool := sc.Workload.PoolSize()
 		fmt.Fprintf(stdout, "A/B run      canary %s: shard %s, %d clients; stable %s: shard %s, %d clients; one start, one comparison\n",
@@ -291,6 +294,7 @@ func judgeAgainstBaseline(baseline, dir string, opts results.CompareOptions, run
 	if err := results.WriteComparison(dir, c); err != nil {
 		return err
 	}
+	fmt.Fprintf(stdout, "\nfiles       %s and %s in %s\n", results.CompareJSONFile, results.CompareHTMLFile, dir)
 	if runErr != nil {
 		return runErr
 	}
