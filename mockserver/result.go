@@ -61,10 +61,7 @@ func (s *Server) tasksResult(c *call) {
 	for {
 		t.mu.Lock()
 		if t.gone {
-			why := "expired and was deleted before it finished (its ttl ran out)"
-			if t.status.Terminal() {
-				why = "was deleted before its result was fetched"
-			}
+			why := t.goneWhyLocked()
 			t.mu.Unlock()
 			s.finalReply(c, sw, t.id, nil, mcp.Errorf(mcp.CodeInvalidParams, "task %s %s", t.id, why))
 			return
@@ -89,39 +86,14 @@ func (s *Server) tasksResult(c *call) {
 		var out [][]byte
 		var getEnded <-chan struct{} // the owner's GET stream ends: an elicitation it carried is ours to send
 		if useSSE {
-			for _, p := range t.pending {
-				if p.answered {
-					continue
-				}
-				// H6: one message, one stream: not while the owner's GET stream that got it is
-				// connected.
-				onGET := false
-				if p.onGET {
-					getEnded = t.owner.getEnded() // before the test, so that no end is missed
-					onGET = t.owner.getReaders.Load() > 0
-				}
-				switch {
-				case onGET:
-				case p.deliveredTo == nil || !p.deliveredTo.alive():
-					p.deliveredTo = st
-					out = append(out, p.msg)
-				case p.deliveredTo != st:
-					select { // is its client still there?
-					case p.deliveredTo.probe <- struct{}{}:
-					default:
-					}
-				}
-			}
+			out, getEnded = t.claimElicitationsLocked(st)
 		}
 		changed := t.changedLocked()
 		t.mu.Unlock()
 
 		if useSSE {
 			if sw == nil {
-				sw = newSSE(c.w, c.sess)
-				sw.retry = s.cfg.SSERetry
-				sw.dup = s.faults.duplicate && s.fires(faultDuplicate, time.Now()) // faults.go
-				if sw.start() != nil {
+				if sw = s.openResultStream(c); sw == nil {
 					return
 				}
 			}
@@ -146,6 +118,61 @@ func (s *Server) tasksResult(c *call) {
 			return
 		}
 	}
+}
+
+// goneWhyLocked says why tasksResult finds t deleted, for its error: the ttl ran out before
+// the task finished, or after it finished but before its result was fetched. t.mu is held.
+func (t *task) goneWhyLocked() string {
+	if t.status.Terminal() {
+		return "was deleted before its result was fetched"
+	}
+	return "expired and was deleted before it finished (its ttl ran out)"
+}
+
+// claimElicitationsLocked returns the pending elicitations of t that stream st is to send
+// now, and marks st as their carrier: those unanswered that no live stream carries (H6: one
+// message, one stream). An elicitation that another stream holds makes st ask that stream to
+// probe its client; one carried by the owner's GET stream stays there while it is connected,
+// and getEnded (nil when no elicitation went to the GET stream) is closed when that stream
+// ends. t.mu is held.
+func (t *task) claimElicitationsLocked(st *stream) (out [][]byte, getEnded <-chan struct{}) {
+	for _, p := range t.pending {
+		if p.answered {
+			continue
+		}
+		// H6: one message, one stream: not while the owner's GET stream that got it is
+		// connected.
+		onGET := false
+		if p.onGET {
+			getEnded = t.owner.getEnded() // before the test, so that no end is missed
+			onGET = t.owner.getReaders.Load() > 0
+		}
+		switch {
+		case onGET:
+		case p.deliveredTo == nil || !p.deliveredTo.alive():
+			p.deliveredTo = st
+			out = append(out, p.msg)
+		case p.deliveredTo != st:
+			select { // is its client still there?
+			case p.deliveredTo.probe <- struct{}{}:
+			default:
+			}
+		}
+	}
+	return out, getEnded
+}
+
+// openResultStream starts tasksResult's SSE reply with its priming event (carrying the
+// server's retry hint; when the duplicate fault fires, the reply will go out twice) and
+// returns it, or nil when the client is already gone.
+func (s *Server) openResultStream(c *call) *sse {
+	sw := newSSE(c.w, c.sess)
+	sw.retry = s.cfg.SSERetry
+	sw.dup = s.faults.duplicate && s.fires(faultDuplicate, time.Now()) // faults.go
+	if sw.start() != nil {
+		return nil
+	}
+	return sw
 }
 
 // streamEnded is the end of tasksResult's stream st: st is no longer alive, and when it

@@ -151,32 +151,10 @@ func checkShards(runs []shardRun, opts MergeOptions) (*MergeInfo, error) {
 			return nil, &MismatchError{Field: "shard", Msg: fmt.Sprintf("%s: summary.json has no shard block: not a run of `tasksim run --shard I/N`", r.dir)}
 		}
 	}
+	if err := sameShardFields(runs); err != nil {
+		return nil, err
+	}
 	first := runs[0]
-	fields := []struct {
-		name string
-		of   func(*ShardInfo) string
-	}{
-		{"scenario_hash", func(s *ShardInfo) string { return s.ScenarioHash }},
-		{"protocol", func(s *ShardInfo) string { return s.Protocol }},
-		{"target", func(s *ShardInfo) string { return s.Target }},
-		{"count", func(s *ShardInfo) string { return strconv.Itoa(s.Count) }},
-		{"ab_side", func(s *ShardInfo) string { return s.ABSide }},
-	}
-	var problems []string
-	var field string
-	for _, f := range fields {
-		for _, r := range runs[1:] {
-			if a, b := f.of(first.sum.Shard), f.of(r.sum.Shard); a != b {
-				problems = append(problems, fmt.Sprintf("%s differs: %s has %q, %s has %q", f.name, first.dir, a, r.dir, b))
-				if field == "" {
-					field = f.name
-				}
-			}
-		}
-	}
-	if len(problems) > 0 {
-		return nil, &MismatchError{Field: field, Msg: "shards do not belong together: " + strings.Join(problems, "; ")}
-	}
 	count := first.sum.Shard.Count
 	seen := map[int]string{}
 	info := &MergeInfo{Count: count, Missing: []int{}}
@@ -222,6 +200,39 @@ func checkShards(runs []shardRun, opts MergeOptions) (*MergeInfo, error) {
 	}
 	info.Note = strings.Join(notes, "; ")
 	return info, nil
+}
+
+// sameShardFields refuses shards that disagree on what the run was (scenario hash, protocol,
+// target, shard count, A/B side), naming every difference against the first shard at once;
+// the error's field is the first one that differs.
+func sameShardFields(runs []shardRun) error {
+	first := runs[0]
+	fields := []struct {
+		name string
+		of   func(*ShardInfo) string
+	}{
+		{"scenario_hash", func(s *ShardInfo) string { return s.ScenarioHash }},
+		{"protocol", func(s *ShardInfo) string { return s.Protocol }},
+		{"target", func(s *ShardInfo) string { return s.Target }},
+		{"count", func(s *ShardInfo) string { return strconv.Itoa(s.Count) }},
+		{"ab_side", func(s *ShardInfo) string { return s.ABSide }},
+	}
+	var problems []string
+	var field string
+	for _, f := range fields {
+		for _, r := range runs[1:] {
+			if a, b := f.of(first.sum.Shard), f.of(r.sum.Shard); a != b {
+				problems = append(problems, fmt.Sprintf("%s differs: %s has %q, %s has %q", f.name, first.dir, a, r.dir, b))
+				if field == "" {
+					field = f.name
+				}
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return &MismatchError{Field: field, Msg: "shards do not belong together: " + strings.Join(problems, "; ")}
+	}
+	return nil
 }
 
 func intList(xs []int) string {

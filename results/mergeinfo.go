@@ -56,38 +56,8 @@ func mergedRunInfo(runs []shardRun) RunInfo {
 		}
 		kinds = append(kinds, s.Errors...)
 
-		hard := &s.Gates.Hard.Evidence
-		ri.DuplicateEffects = addKnown(ri.DuplicateEffects, hard.DuplicateEffects)
-		invalid = append(invalid, list(hard.InvalidTransitionsDetail)...)
-		addSecurity(sec, hard)
-
-		ri.Rollback = addRollback(ri.Rollback, s.Gates.Rollback)
-
-		rec := &s.Gates.Recovery.Evidence
-		ri.FaultsOn = ri.FaultsOn || s.Gates.Recovery.Evaluated
-		ri.Faults = addCounts(ri.Faults, rec.FaultsInjected)
-		ri.SecondCreates = addKnown(ri.SecondCreates, rec.SecondCreates)
-		ri.Unknown = addCounts(ri.Unknown, rec.ReconciliationList)
-		samples = append(samples, list(rec.ReconciliationSample)...)
-		ri.LostAfterReconnect += rec.TasksLostAfterReconnect
-		lostIDs = append(lostIDs, list(rec.TasksLostAfterReconnectDetail)...)
-		if u := s.Shard.TasksUnknownWithID; u < 0 || ri.UnknownCreated < 0 {
-			ri.UnknownCreated = -1
-		} else {
-			ri.UnknownCreated += u
-		}
-
-		ri.EffectsAfterCancel = addKnown(ri.EffectsAfterCancel, s.Gates.Cancellation.Evidence.EffectsAfterCancel)
-		if ri.Compat == nil {
-			ri.Compat = compatOf(&s.Gates.Compatibility.Evidence)
-		} else if c := compatOf(&s.Gates.Compatibility.Evidence); c != nil {
-			ri.Compat.TaskParamsIgnored = addKnown(ri.Compat.TaskParamsIgnored, &c.TaskParamsIgnored)
-			for _, d := range c.Drift { // a drift any shard saw, once
-				if !slices.Contains(ri.Compat.Drift, d) {
-					ri.Compat.Drift = append(ri.Compat.Drift, d)
-				}
-			}
-		}
+		inv, smp, lost := addShardGates(&ri, sec, s)
+		invalid, samples, lostIDs = append(invalid, inv...), append(samples, smp...), append(lostIDs, lost...)
 		if s.Contract != nil && (ri.Contract == nil || (ri.Contract.Verdict == "pass" && s.Contract.Verdict != "pass")) {
 			ri.Contract = s.Contract // the first failing shard's suite, else the first shard's
 		}
@@ -114,6 +84,44 @@ func mergedRunInfo(runs []shardRun) RunInfo {
 	}
 	ri.Errors = mergeErrorKinds(kinds)
 	return ri
+}
+
+// addShardGates adds one shard's gate evidence to the merged gates' inputs in ri (counts
+// summed, an unknown count making the sum unknown; flags or-ed; drift once) and its security
+// findings to sec, so that Build judges the whole as one run. It returns the shard's samples
+// (invalid transitions, reconciliations, tasks lost after a reconnect) for the caller to
+// concatenate in shard order.
+func addShardGates(ri *RunInfo, sec *Security, s *Summary) (invalid, samples, lostIDs []any) {
+	hard := &s.Gates.Hard.Evidence
+	ri.DuplicateEffects = addKnown(ri.DuplicateEffects, hard.DuplicateEffects)
+	addSecurity(sec, hard)
+
+	ri.Rollback = addRollback(ri.Rollback, s.Gates.Rollback)
+
+	rec := &s.Gates.Recovery.Evidence
+	ri.FaultsOn = ri.FaultsOn || s.Gates.Recovery.Evaluated
+	ri.Faults = addCounts(ri.Faults, rec.FaultsInjected)
+	ri.SecondCreates = addKnown(ri.SecondCreates, rec.SecondCreates)
+	ri.Unknown = addCounts(ri.Unknown, rec.ReconciliationList)
+	ri.LostAfterReconnect += rec.TasksLostAfterReconnect
+	if u := s.Shard.TasksUnknownWithID; u < 0 || ri.UnknownCreated < 0 {
+		ri.UnknownCreated = -1
+	} else {
+		ri.UnknownCreated += u
+	}
+
+	ri.EffectsAfterCancel = addKnown(ri.EffectsAfterCancel, s.Gates.Cancellation.Evidence.EffectsAfterCancel)
+	if ri.Compat == nil {
+		ri.Compat = compatOf(&s.Gates.Compatibility.Evidence)
+	} else if c := compatOf(&s.Gates.Compatibility.Evidence); c != nil {
+		ri.Compat.TaskParamsIgnored = addKnown(ri.Compat.TaskParamsIgnored, &c.TaskParamsIgnored)
+		for _, d := range c.Drift { // a drift any shard saw, once
+			if !slices.Contains(ri.Compat.Drift, d) {
+				ri.Compat.Drift = append(ri.Compat.Drift, d)
+			}
+		}
+	}
+	return list(hard.InvalidTransitionsDetail), list(rec.ReconciliationSample), list(rec.TasksLostAfterReconnectDetail)
 }
 
 // judgedBy returns the scenario's thresholds and the error budget that a summary's

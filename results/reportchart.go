@@ -84,28 +84,7 @@ func (p *reportPage) timeCharts(ts *timeseries, ev *faultLog, embedded bool, ext
 		p.TSNote = "not recorded: " + TimeseriesFile + " has no t_s column"
 		return
 	}
-	length := make([]float64, len(x))
-	for i := range x {
-		prev := 0.0
-		if i > 0 {
-			prev = x[i-1]
-		}
-		length[i] = x[i] - prev
-	}
-	// A window shorter than half a second (the last, cut by the run's end, where the
-	// sessions' DELETEs land) makes a poor rate: 300 requests in 0.05 s would draw as
-	// 6,000/s and flatten every other second of the chart. It is left out of the rates;
-	// timeseries.csv keeps it.
-	const minRateWindow = 0.5
-	perS := func(v []float64) []*float64 {
-		out := make([]*float64, len(v))
-		for i := range v {
-			if length[i] >= minRateWindow {
-				out[i] = point(v[i] / length[i])
-			}
-		}
-		return out
-	}
+	perS := perSecond(x)
 	markers, faults := faultMarks(x, ev)
 	markers = append(markers, extra...)
 	newChart := func(id, title, unit, unit2 string) *chartData {
@@ -160,6 +139,34 @@ func (p *reportPage) timeCharts(ts *timeseries, ev *faultLog, embedded bool, ext
 		tasks.add("retained", "y2", points(ts.col("retained_tasks")))
 	}
 	p.addChart(tasks.drawn())
+}
+
+// perSecond returns the function that turns a column of per-window counts into rates, for
+// the windows that end at the times x (each starts where the previous one ended, the first at
+// 0): a rate is a count divided by its window's length.
+func perSecond(x []float64) func([]float64) []*float64 {
+	length := make([]float64, len(x))
+	for i := range x {
+		prev := 0.0
+		if i > 0 {
+			prev = x[i-1]
+		}
+		length[i] = x[i] - prev
+	}
+	// A window shorter than half a second (the last, cut by the run's end, where the
+	// sessions' DELETEs land) makes a poor rate: 300 requests in 0.05 s would draw as
+	// 6,000/s and flatten every other second of the chart. It is left out of the rates;
+	// timeseries.csv keeps it.
+	const minRateWindow = 0.5
+	return func(v []float64) []*float64 {
+		out := make([]*float64, len(v))
+		for i := range v {
+			if length[i] >= minRateWindow {
+				out[i] = point(v[i] / length[i])
+			}
+		}
+		return out
+	}
 }
 
 // add appends a series on scale ("" = the only one, "y" left, "y2" right), unless v is nil

@@ -44,27 +44,47 @@ func WriteTextCompared(w io.Writer, s *Summary, dir string) error {
 	return writeText(w, s, dir, true)
 }
 
+// writeText is WriteText and WriteTextCompared: compared says whether a comparison judges the
+// run next, which only changes the verdict line.
 func writeText(w io.Writer, s *Summary, dir string, compared bool) error {
 	p := &printer{w: w}
+	headerText(p, s)
+	tasksText(p, s)
+	requestsText(p, s)
+	if in := s.Input; in != (Input{}) {
+		p.f("input       input_required seen %d; elicitations received %d: accepted %d, declined %d, cancelled %d\n",
+			in.InputRequiredSeen, in.Received, in.Accepted, in.Declined, in.Cancelled)
+	}
+	latencyText(p, s)
+	amp, reads, pps := s.Fleet.Measured()
+	p.f("fleet       poll amplification %s, status reads per task %s, polls per second %s\n",
+		measuredText(s.Fleet.PollAmplification, amp), measuredText(s.Fleet.StatusReadsPerTask, reads),
+		measuredText(s.Fleet.PollsPerSecond, pps))
+	switch {
+	case !s.Trustworthy:
+		p.f("trust       NOT TRUSTWORTHY: %s\n", s.TrustNote)
+	case s.TrustNote != "":
+		p.f("trust       trustworthy (%s)\n", s.TrustNote)
+	default:
+		p.f("trust       trustworthy\n")
+	}
+	judgementText(p, s)
+	verdictText(p, s, compared)
+	if dir != "" {
+		filesText(p, dir)
+	}
+	return p.err
+}
+
+// headerText writes what run this is (identity, start, length), what slice of a sharded or
+// A/B run it covers, and the notes that say its figures are partial: an interruption, an
+// abort, an error.
+func headerText(p *printer, s *Summary) {
 	p.f("tasksim %s: scenario %s, seed %d, protocol %s, target %s\n",
 		s.TasksimVersion, s.Scenario, s.Seed, s.Protocol, s.Target)
 	p.f("started %s, ran %ss\n", s.StartedAt.Format("2006-01-02T15:04:05Z07:00"), num(s.DurationS))
 	if sh := s.Shard; sh != nil && s.Merge == nil && sh.Count > 1 {
-		late := ""
-		if sh.LateByS > 1 {
-			late = fmt.Sprintf(", started %ss late", num(sh.LateByS))
-		}
-		if sh.ABSide != "" {
-			parity := "odd"
-			if sh.Index%2 == 0 {
-				parity = "even"
-			}
-			p.f("A/B side    %s: the %s clients (shard %d of %d for tasksim merge%s): the figures are this side's\n",
-				sh.ABSide, parity, sh.Index, sh.Count, late)
-		} else {
-			p.f("shard       %d of %d (tasksim run --shard %d/%d%s): the figures are this slice's; tasksim merge judges the whole\n",
-				sh.Index, sh.Count, sh.Index, sh.Count, late)
-		}
+		shardText(p, sh)
 	}
 	if m := s.Merge; m != nil {
 		p.f("merged      %d of %d shards (tasksim merge)\n", len(m.Merged), m.Count)
@@ -81,23 +101,48 @@ func writeText(w io.Writer, s *Summary, dir string, compared bool) error {
 	if s.Verdict == VerdictError {
 		p.f("ERROR: %s\n", s.Error)
 	}
+}
+
+// shardText writes the line that says an unmerged shard's figures are only its slice (or its
+// side of an A/B run), so that nobody reads them as the whole run's.
+func shardText(p *printer, sh *ShardInfo) {
+	late := ""
+	if sh.LateByS > 1 {
+		late = fmt.Sprintf(", started %ss late", num(sh.LateByS))
+	}
+	if sh.ABSide != "" {
+		parity := "odd"
+		if sh.Index%2 == 0 {
+			parity = "even"
+		}
+		p.f("A/B side    %s: the %s clients (shard %d of %d for tasksim merge%s): the figures are this side's\n",
+			sh.ABSide, parity, sh.Index, sh.Count, late)
+	} else {
+		p.f("shard       %d of %d (tasksim run --shard %d/%d%s): the figures are this slice's; tasksim merge judges the whole\n",
+			sh.Index, sh.Count, sh.Index, sh.Count, late)
+	}
+}
+
+// tasksText writes the tasks' outcomes, or, when the target ran the tool synchronously, the
+// calls' outcomes under a line that says there were no tasks.
+func tasksText(p *printer, s *Summary) {
 	t := s.Tasks
 	if t.Created == 0 && t.Completed+t.Failed > 0 && s.Gates.Compatibility.Evaluated {
 		// The fallback called the tool synchronously: outcomes of calls, not of tasks.
 		p.f("tasks       none created: tools/call ran synchronously (the target cannot run the tool as a task); calls completed %d, failed %d, unknown %d\n",
 			t.Completed, t.Failed, t.Unknown)
-	} else {
-		p.f("tasks       created %d, completed %d, failed %d, cancelled %d, expired %d, lost %d, result lost %d, unknown %d, dropped %d\n",
-			t.Created, t.Completed, t.Failed, t.Cancelled, t.Expired, t.Lost, t.ResultLost, t.Unknown, t.Dropped)
-		if n := s.Counters[metrics.SyncCalls.Name()]; n > 0 {
-			p.f("            of which %d synchronous calls (no task: a fallback's plain tools/call), counted completed or failed\n", n)
-		}
+		return
 	}
-	requestsText(p, s)
-	if in := s.Input; in != (Input{}) {
-		p.f("input       input_required seen %d; elicitations received %d: accepted %d, declined %d, cancelled %d\n",
-			in.InputRequiredSeen, in.Received, in.Accepted, in.Declined, in.Cancelled)
+	p.f("tasks       created %d, completed %d, failed %d, cancelled %d, expired %d, lost %d, result lost %d, unknown %d, dropped %d\n",
+		t.Created, t.Completed, t.Failed, t.Cancelled, t.Expired, t.Lost, t.ResultLost, t.Unknown, t.Dropped)
+	if n := s.Counters[metrics.SyncCalls.Name()]; n > 0 {
+		p.f("            of which %d synchronous calls (no task: a fallback's plain tools/call), counted completed or failed\n", n)
 	}
+}
+
+// latencyText writes the table of textLatencies' percentiles, a dash for a histogram the run
+// did not record.
+func latencyText(p *printer, s *Summary) {
 	p.f("latency ms  %-14s %8s %10s %10s %10s %10s\n", "", "count", "p50", "p90", "p99", "max")
 	for _, l := range textLatencies {
 		st, ok := s.Metrics[l.h.Name()]
@@ -107,18 +152,11 @@ func writeText(w io.Writer, s *Summary, dir string, compared bool) error {
 		}
 		p.f("            %-14s %8d %10.3f %10.3f %10.3f %10.3f\n", l.label, st.Count, st.P50, st.P90, st.P99, st.Max)
 	}
-	amp, reads, pps := s.Fleet.Measured()
-	p.f("fleet       poll amplification %s, status reads per task %s, polls per second %s\n",
-		measuredText(s.Fleet.PollAmplification, amp), measuredText(s.Fleet.StatusReadsPerTask, reads),
-		measuredText(s.Fleet.PollsPerSecond, pps))
-	switch {
-	case !s.Trustworthy:
-		p.f("trust       NOT TRUSTWORTHY: %s\n", s.TrustNote)
-	case s.TrustNote != "":
-		p.f("trust       trustworthy (%s)\n", s.TrustNote)
-	default:
-		p.f("trust       trustworthy\n")
-	}
+}
+
+// judgementText writes each gate (with the contract's cases and a failed gate's reasons under
+// it) and each threshold, one a line.
+func judgementText(p *printer, s *Summary) {
 	for i, g := range s.Gates.list() {
 		head := "gates      "
 		if i > 0 {
@@ -137,6 +175,11 @@ func writeText(w io.Writer, s *Summary, dir string, compared bool) error {
 		}
 		p.f("%s %s\n", head, thresholdText(r))
 	}
+}
+
+// verdictText writes the verdict and the exit code it gives, saying when something else
+// (an error, an interruption, a partial merge, a comparison) decides the code.
+func verdictText(p *printer, s *Summary, compared bool) {
 	if code := s.ExitCode(); s.Verdict == VerdictError {
 		p.f("verdict     ERROR: the run did not complete (exit code %d)\n", code)
 	} else if code == ExitInterrupted {
@@ -148,16 +191,18 @@ func writeText(w io.Writer, s *Summary, dir string, compared bool) error {
 	} else {
 		p.f("verdict     %s (exit code %d)\n", strings.ToUpper(s.Verdict), code)
 	}
-	if dir != "" {
-		files := SummaryJSONFile + ", " + SummaryCSVFile + ", " + TimeseriesFile + ", " + HistogramLogFile
-		for _, f := range []string{EventsFile, ReportFile, ContractFile} {
-			if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
-				files += ", " + f
-			}
+}
+
+// filesText writes which files the run left in dir: the four every run writes, then those of
+// the optional ones that exist.
+func filesText(p *printer, dir string) {
+	files := SummaryJSONFile + ", " + SummaryCSVFile + ", " + TimeseriesFile + ", " + HistogramLogFile
+	for _, f := range []string{EventsFile, ReportFile, ContractFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			files += ", " + f
 		}
-		p.f("files       %s in %s\n", files, filepath.Clean(dir))
 	}
-	return p.err
+	p.f("files       %s in %s\n", files, filepath.Clean(dir))
 }
 
 // gateDetailText writes, under a failed gate's line, why it failed where its evidence says it

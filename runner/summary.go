@@ -47,23 +47,7 @@ func serverStats(srv *mockserver.Server, peaks *serverPeaks) *results.ServerStat
 		return nil
 	}
 	st := srv.Stats()
-	requests := map[string]map[string]uint64{}
-	for op := range mcp.NumOps {
-		switch op {
-		case mcp.OpInitialized, mcp.OpTaskStatus, mcp.OpElicit, mcp.OpCancelled,
-			mcp.OpSubscriptionsAcknowledged, mcp.OpDelete:
-			continue // notifications, server-to-client requests, DELETE: never counted here
-		case mcp.OpUnknown:
-			if st.Requests.Total(op) == 0 {
-				continue
-			}
-		}
-		byOutcome := make(map[string]uint64, mockserver.NumOutcomes)
-		for o := range mockserver.NumOutcomes {
-			byOutcome[o.String()] = st.Requests[op][o]
-		}
-		requests[op.MetricName()] = byOutcome
-	}
+	requests := serverRequests(st.Requests)
 	faults := map[string]uint64{}
 	st.Faults.Each(func(kind string, n uint64) {
 		if n > 0 {
@@ -122,6 +106,30 @@ func serverStats(srv *mockserver.Server, peaks *serverPeaks) *results.ServerStat
 		IdempotentExpired: st.IdempotentExpired,
 		Faults:            faults,
 	}
+}
+
+// serverRequests is the server object's "requests": the counts by request method and outcome
+// (every outcome, zeros included), for every method a client sends the MCP endpoint;
+// "unknown" (bodies the server could not decode) only when there were some.
+func serverRequests(counts mockserver.RequestCounts) map[string]map[string]uint64 {
+	requests := map[string]map[string]uint64{}
+	for op := range mcp.NumOps {
+		switch op {
+		case mcp.OpInitialized, mcp.OpTaskStatus, mcp.OpElicit, mcp.OpCancelled,
+			mcp.OpSubscriptionsAcknowledged, mcp.OpDelete:
+			continue // notifications, server-to-client requests, DELETE: never counted here
+		case mcp.OpUnknown:
+			if counts.Total(op) == 0 {
+				continue
+			}
+		}
+		byOutcome := make(map[string]uint64, mockserver.NumOutcomes)
+		for o := range mockserver.NumOutcomes {
+			byOutcome[o.String()] = counts[op][o]
+		}
+		requests[op.MetricName()] = byOutcome
+	}
+	return requests
 }
 
 func duplicateEffects(srv *mockserver.Server) int64 {

@@ -53,17 +53,8 @@ func (s *Scenario) SetFrom(source, path, value string) error {
 				return fail("%s is a mapping: name a key, like %s.KEY", canon, canon)
 			}
 			key, after := mapKey(v, keyed)
-			m, k := v, reflect.ValueOf(key).Convert(v.Type().Key())
-			elem := reflect.New(v.Type().Elem()).Elem()
-			if old := m.MapIndex(k); old.IsValid() {
-				elem.Set(old)
-			}
-			commits = append(commits, func() {
-				if m.IsNil() {
-					m.Set(reflect.MakeMap(m.Type()))
-				}
-				m.SetMapIndex(k, elem)
-			})
+			elem, commit := mapItem(v, key)
+			commits = append(commits, commit)
 			v, canon, rest = elem, canon+"."+key, after
 		case reflect.Slice:
 			idx, after, ok := cutIndex(rest)
@@ -109,6 +100,31 @@ func (s *Scenario) SetFrom(source, path, value string) error {
 	for i := len(commits) - 1; i >= 0; i-- {
 		commits[i]()
 	}
+	s.setOrigin(canon, source)
+	return nil
+}
+
+// mapItem returns a settable copy of map m's item at key (its zero value when absent) and the
+// commit that stores the copy back, making m first when it is nil: SetFrom runs the commit only
+// once the value decodes, so that a failed Set leaves the map as it was.
+func mapItem(m reflect.Value, key string) (reflect.Value, func()) {
+	k := reflect.ValueOf(key).Convert(m.Type().Key())
+	elem := reflect.New(m.Type().Elem()).Elem()
+	if old := m.MapIndex(k); old.IsValid() {
+		elem.Set(old)
+	}
+	return elem, func() {
+		if m.IsNil() {
+			m.Set(reflect.MakeMap(m.Type()))
+		}
+		m.SetMapIndex(k, elem)
+	}
+}
+
+// setOrigin records that source set the field at canon, forgetting the origins of the
+// fields inside it (their file lines or earlier --set values are overwritten with it), so that
+// Where and Validate's messages point at what set the value now.
+func (s *Scenario) setOrigin(canon, source string) {
 	if s.origins == nil {
 		s.origins = map[string]origin{}
 	}
@@ -118,7 +134,6 @@ func (s *Scenario) SetFrom(source, path, value string) error {
 		}
 	}
 	s.origins[canon] = origin{setBy: source}
-	return nil
 }
 
 var textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()

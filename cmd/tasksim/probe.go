@@ -34,20 +34,138 @@ import (
 func runProbe(args []string, stdout, stderr io.Writer) (err error) {
 	secrets := &redact.Set{} // the --header values: never printed
 	defer func() { err = secrets.Error(err) }()
-	var (
-		target         string
-		headers        []string
-		timeout        time.Duration
-		createTask     bool
-		tool, toolArgs string
-		protocol       string
-		pinFile        string
-		expectFile     string
-	)
+	f, err := parseProbeFlags(args)
+	if err != nil {
+		return err
+	}
+	t := &loadgen.Target{
+		URL:        f.target,
+		Header:     http.Header{},
+		Client:     loadgen.NewHTTPClient(2),
+		ClientInfo: mcp.Implementation{Name: "tasksim", Version: version},
+		Protocol:   f.protocol,
+	}
+	for _, h := range f.headers {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			return usagef("%s", headerProblem(h))
+		}
+		v = strings.TrimSpace(v)
+		t.Header.Set(strings.TrimSpace(k), v)
+		secrets.Note(v)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
+	defer cancel()
+	m, err := loadgen.ProbeWith(ctx, t, f.opts)
+	if err != nil {
+		err = loadgen.ProbeTimedOut(ctx, err, f.timeout, "--timeout sets it")
+		var me *loadgen.ModernOnlyError
+		if errors.As(err, &me) && f.protocol == loadgen.ProtocolLegacy {
+			err = fmt.Errorf("%w (leave out --protocol %s, or give --protocol %s, to describe it in %s)", err,
+				loadgen.ProtocolLegacy, loadgen.ProtocolModern, loadgen.ProtocolModern)
+		}
+		return err // exit 1: the reason, never a token (redacted on return)
+	}
+	if !f.createTask {
+		m.Notes = append(m.Notes, "poll_interval_ms and ttl_ms are null: no task was created (pass --create-task to create and cancel one; it runs real work on the target)")
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if b, err = withoutKeys(b, runOnlyKeys...); err != nil {
+		return err
+	}
+	if _, err = fmt.Fprintf(stdout, "%s\n", secrets.String(string(b))); err != nil {
+		return err
+	}
+	switch {
+	case f.pinFile != "":
+		return writeProbePin(stderr, f.pinFile, m)
+	case f.pin != nil:
+		return expectPin(stderr, f.pin, f.expectFile, m)
+	}
+	return nil
+}
+
+// probeFlags are the values of probe's flags, as given, with what parsing them made: the
+// pin of --expect, read, and the options of --create-task.
+type probeFlags struct {
+	target         string
+	headers        []string
+	timeout        time.Duration
+	createTask     bool
+	tool, toolArgs string
+	protocol       string
+	pinFile        string
+	expectFile     string
+
+	pin  *loadgen.Pin         // read from expectFile; nil without --expect
+	opts loadgen.ProbeOptions // --create-task, --tool, --args
+}
+
+// parseProbeFlags parses probe's command line and refuses what is wrong in it alone (--pin
+// with --expect, an unreadable pin, arguments, the target URL, --timeout, --tool or --args
+// without --create-task, --protocol) as usage errors, before anything is sent. --protocol
+// auto becomes loadgen.ProtocolAuto.
+func parseProbeFlags(args []string) (*probeFlags, error) {
+	f := &probeFlags{}
 	fs := pflag.NewFlagSet("probe", pflag.ContinueOnError)
-	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprint(w, `Usage: tasksim probe --target URL [flags]
+	fs.Usage = func() { probeUsage(fs) }
+	fs.StringVar(&f.target, "target", "", "`URL` of the MCP endpoint (required)")
+	fs.StringArrayVar(&f.headers, "header", nil, "extra HTTP header, `'K: V'` (repeatable; values are never printed)")
+	fs.DurationVar(&f.timeout, "timeout", 15*time.Second, "bound on the whole probe")
+	fs.BoolVar(&f.createTask, "create-task", false, "create (and cancel) one task, to observe pollInterval and ttl; it runs real work on the target")
+	fs.StringVar(&f.tool, "tool", "", "with --create-task: the task tool to call (default: the first tool that supports tasks)")
+	fs.StringVar(&f.toolArgs, "args", "", "with --create-task: the tool's arguments as a JSON object (default: the minimal ones its inputSchema requires)")
+	fs.StringVar(&f.protocol, "protocol", "auto", "the era to speak, `auto|2025-11-25|2026-07-28`: auto finds it with server/discover (E32)")
+	fs.StringVar(&f.pinFile, "pin", "", "write the manifest as a pin `FILE` (to check later with --expect, or a run's expect_manifest)")
+	fs.StringVar(&f.expectFile, "expect", "", "compare the manifest with the pin `FILE`: exit 99 with a diff when it drifted")
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	if f.pinFile != "" && f.expectFile != "" {
+		return nil, usagef("--pin writes a pin and --expect checks one: give one of them")
+	}
+	if f.expectFile != "" {
+		var err error
+		if f.pin, err = loadgen.ReadPin(f.expectFile); err != nil {
+			return nil, usageError{err}
+		}
+	}
+	if fs.NArg() > 0 {
+		return nil, usagef("probe takes no arguments, got %q", fs.Args())
+	}
+	if err := checkTarget(f.target); err != nil {
+		return nil, err
+	}
+	if f.timeout <= 0 {
+		return nil, usagef("--timeout must be > 0, got %v", f.timeout)
+	}
+	f.opts = loadgen.ProbeOptions{CreateTask: f.createTask, Tool: f.tool}
+	if (f.tool != "" || f.toolArgs != "") && !f.createTask {
+		return nil, usagef("--tool and --args choose the task of --create-task: give --create-task too")
+	}
+	if f.toolArgs != "" {
+		if err := json.Unmarshal([]byte(f.toolArgs), &f.opts.Args); err != nil || f.opts.Args == nil {
+			return nil, usagef("--args: not a JSON object: %s", f.toolArgs)
+		}
+	}
+	switch f.protocol {
+	case "auto":
+		f.protocol = loadgen.ProtocolAuto
+	case loadgen.ProtocolLegacy, loadgen.ProtocolModern:
+	default:
+		return nil, usagef("--protocol %q: want auto, %s or %s", f.protocol, loadgen.ProtocolLegacy, loadgen.ProtocolModern)
+	}
+	return f, nil
+}
+
+// probeUsage writes probe's help on fs's output: what the manifest holds, how the era is
+// found, what --create-task does to the target, pinning, the exit codes, then the flags.
+func probeUsage(fs *pflag.FlagSet) {
+	w := fs.Output()
+	fmt.Fprint(w, `Usage: tasksim probe --target URL [flags]
 
 Prints the target's capability manifest as indented JSON on stdout (the one run records
 in summary.json): protocol version and era, server, session evidence (session id, DELETE,
@@ -82,111 +200,22 @@ Exit codes: 0 printed (pinned, or no drift), 1 the target could not be probed
 
 Flags:
 `)
-		fs.PrintDefaults()
+	fs.PrintDefaults()
+}
+
+// writeProbePin writes m as the pin file name, keeping the allow entries of the pin it
+// replaces (a re-pin must not undo what a reviewer allowed), and says so on stderr.
+func writeProbePin(stderr io.Writer, name string, m *loadgen.Manifest) error {
+	pin := loadgen.NewPin(m, time.Now())
+	kept := ""
+	if old, err := loadgen.ReadPin(name); err == nil && len(old.Allow) > 0 {
+		pin.Allow = old.Allow // a re-pin keeps the changes a reviewer allowed
+		kept = fmt.Sprintf(" (kept the %d allow entries of the pin it replaces)", len(old.Allow))
 	}
-	fs.StringVar(&target, "target", "", "`URL` of the MCP endpoint (required)")
-	fs.StringArrayVar(&headers, "header", nil, "extra HTTP header, `'K: V'` (repeatable; values are never printed)")
-	fs.DurationVar(&timeout, "timeout", 15*time.Second, "bound on the whole probe")
-	fs.BoolVar(&createTask, "create-task", false, "create (and cancel) one task, to observe pollInterval and ttl; it runs real work on the target")
-	fs.StringVar(&tool, "tool", "", "with --create-task: the task tool to call (default: the first tool that supports tasks)")
-	fs.StringVar(&toolArgs, "args", "", "with --create-task: the tool's arguments as a JSON object (default: the minimal ones its inputSchema requires)")
-	fs.StringVar(&protocol, "protocol", "auto", "the era to speak, `auto|2025-11-25|2026-07-28`: auto finds it with server/discover (E32)")
-	fs.StringVar(&pinFile, "pin", "", "write the manifest as a pin `FILE` (to check later with --expect, or a run's expect_manifest)")
-	fs.StringVar(&expectFile, "expect", "", "compare the manifest with the pin `FILE`: exit 99 with a diff when it drifted")
-	if err := parseFlags(fs, args); err != nil {
-		return err
+	if err := os.WriteFile(name, pin.Marshal(), 0o644); err != nil {
+		return fmt.Errorf("--pin: %w", err)
 	}
-	if pinFile != "" && expectFile != "" {
-		return usagef("--pin writes a pin and --expect checks one: give one of them")
-	}
-	var pin *loadgen.Pin
-	if expectFile != "" {
-		var err error
-		if pin, err = loadgen.ReadPin(expectFile); err != nil {
-			return usageError{err}
-		}
-	}
-	if fs.NArg() > 0 {
-		return usagef("probe takes no arguments, got %q", fs.Args())
-	}
-	if err := checkTarget(target); err != nil {
-		return err
-	}
-	if timeout <= 0 {
-		return usagef("--timeout must be > 0, got %v", timeout)
-	}
-	opts := loadgen.ProbeOptions{CreateTask: createTask, Tool: tool}
-	if (tool != "" || toolArgs != "") && !createTask {
-		return usagef("--tool and --args choose the task of --create-task: give --create-task too")
-	}
-	if toolArgs != "" {
-		if err := json.Unmarshal([]byte(toolArgs), &opts.Args); err != nil || opts.Args == nil {
-			return usagef("--args: not a JSON object: %s", toolArgs)
-		}
-	}
-	switch protocol {
-	case "auto":
-		protocol = loadgen.ProtocolAuto
-	case loadgen.ProtocolLegacy, loadgen.ProtocolModern:
-	default:
-		return usagef("--protocol %q: want auto, %s or %s", protocol, loadgen.ProtocolLegacy, loadgen.ProtocolModern)
-	}
-	t := &loadgen.Target{
-		URL:        target,
-		Header:     http.Header{},
-		Client:     loadgen.NewHTTPClient(2),
-		ClientInfo: mcp.Implementation{Name: "tasksim", Version: version},
-		Protocol:   protocol,
-	}
-	for _, h := range headers {
-		k, v, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(k) == "" {
-			return usagef("%s", headerProblem(h))
-		}
-		v = strings.TrimSpace(v)
-		t.Header.Set(strings.TrimSpace(k), v)
-		secrets.Note(v)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	m, err := loadgen.ProbeWith(ctx, t, opts)
-	if err != nil {
-		err = loadgen.ProbeTimedOut(ctx, err, timeout, "--timeout sets it")
-		var me *loadgen.ModernOnlyError
-		if errors.As(err, &me) && protocol == loadgen.ProtocolLegacy {
-			err = fmt.Errorf("%w (leave out --protocol %s, or give --protocol %s, to describe it in %s)", err,
-				loadgen.ProtocolLegacy, loadgen.ProtocolModern, loadgen.ProtocolModern)
-		}
-		return err // exit 1: the reason, never a token (redacted on return)
-	}
-	if !createTask {
-		m.Notes = append(m.Notes, "poll_interval_ms and ttl_ms are null: no task was created (pass --create-task to create and cancel one; it runs real work on the target)")
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	if b, err = withoutKeys(b, runOnlyKeys...); err != nil {
-		return err
-	}
-	if _, err = fmt.Fprintf(stdout, "%s\n", secrets.String(string(b))); err != nil {
-		return err
-	}
-	switch {
-	case pinFile != "":
-		pin := loadgen.NewPin(m, time.Now())
-		kept := ""
-		if old, err := loadgen.ReadPin(pinFile); err == nil && len(old.Allow) > 0 {
-			pin.Allow = old.Allow // a re-pin keeps the changes a reviewer allowed
-			kept = fmt.Sprintf(" (kept the %d allow entries of the pin it replaces)", len(old.Allow))
-		}
-		if err := os.WriteFile(pinFile, pin.Marshal(), 0o644); err != nil {
-			return fmt.Errorf("--pin: %w", err)
-		}
-		fmt.Fprintf(stderr, "tasksim probe: pinned the manifest in %s%s\n", pinFile, kept)
-	case pin != nil:
-		return expectPin(stderr, pin, expectFile, m)
-	}
+	fmt.Fprintf(stderr, "tasksim probe: pinned the manifest in %s%s\n", name, kept)
 	return nil
 }
 

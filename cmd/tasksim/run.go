@@ -149,17 +149,7 @@ func (f *runFlags) scenario(name string) (*scenarios.Scenario, error) {
 			sc.Args = a
 		}
 	}
-	for _, h := range f.headers {
-		k, v, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(k) == "" {
-			errs = append(errs, errors.New(headerProblem(h)))
-			continue
-		}
-		if sc.Headers == nil {
-			sc.Headers = map[string]scenarios.Secret{}
-		}
-		sc.Headers[strings.TrimSpace(k)] = scenarios.Secret(strings.TrimSpace(v))
-	}
+	errs = append(errs, addScenarioHeaders(sc, f.headers)...)
 	if changed("seed") {
 		sc.Seed = f.seed
 	}
@@ -174,6 +164,25 @@ func (f *runFlags) scenario(name string) (*scenarios.Scenario, error) {
 		return nil, usageError{err}
 	}
 	return sc, nil
+}
+
+// addScenarioHeaders adds the --header values ('Key: Value') to the scenario's headers, a
+// later one replacing a same-named header; it returns a problem for each value that is not a
+// header, without showing the value (it may be a token).
+func addScenarioHeaders(sc *scenarios.Scenario, headers []string) []error {
+	var errs []error
+	for _, h := range headers {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			errs = append(errs, errors.New(headerProblem(h)))
+			continue
+		}
+		if sc.Headers == nil {
+			sc.Headers = map[string]scenarios.Secret{}
+		}
+		sc.Headers[strings.TrimSpace(k)] = scenarios.Secret(strings.TrimSpace(v))
+	}
+	return errs
 }
 
 // validate checks the scenario and its threshold expressions, every problem at once.

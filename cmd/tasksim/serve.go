@@ -94,27 +94,7 @@ func parseServeFlags(args []string, _ io.Writer) (_ mockserver.Config, err error
 	secrets := &redact.Set{} // the --token values: never in an error
 	defer func() { err = secrets.Error(err) }()
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprintf(w, `Usage: tasksim serve [NAME|FILE] [flags]
-
-Runs the mock MCP Tasks server, answering both protocol eras on one endpoint: 2025-11-25
-(with sessions; server.protocol caps the version) and 2026-07-28 with the Tasks extension
-io.modelcontextprotocol/tasks (stateless; each request classified by itself), unless
---protocols says otherwise. It prints its endpoint URL as the first line on stdout; its Prometheus metrics URL goes to
-stderr. The server section of the scenario NAME or FILE configures it (a file may hold only
-a server: section; default: the built-in defaults); the flags below override it and --set
-overrides both, e.g. --set server.backpressure.workers=4. The first SIGINT or SIGTERM
-shuts it down gracefully (in-flight requests get %v); a second one exits at once.
-
-Exit codes: 0 stopped by a signal, 1 runtime error (e.g. the address is in use, or a second
-signal), 2 usage or invalid server section.
-
-Flags (a flag that names a server.* field shows its built-in default; a scenario's own
-value replaces that default):
-`, shutdownGrace)
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() { serveUsage(fs) }
 	var (
 		cfg             mockserver.Config
 		tokens, sets    []string
@@ -176,21 +156,8 @@ value replaces that default):
 			errs = append(errs, err)
 		}
 	}
-	owner := map[string]string{}
-	for _, t := range tokens {
-		tenant, tok, ok := strings.Cut(t, "=")
-		if !ok || tenant == "" || tok == "" {
-			return cfg, usagef("--token %q: want TENANT=TOKEN", hideToken(t))
-		}
-		if prev, dup := owner[tok]; dup && prev != tenant {
-			return cfg, usagef("--token: one token is given to two tenants, %q and %q", prev, tenant)
-		}
-		owner[tok] = tenant
-		if sc.Server.Tokens == nil {
-			sc.Server.Tokens = map[string]scenarios.Secret{}
-		}
-		sc.Server.Tokens[tenant] = scenarios.Secret(tok)
-		secrets.Note(tok)
+	if err := addServeTokens(sc, tokens, secrets); err != nil {
+		return cfg, err
 	}
 	errs = append(errs, applySets(sc, sets)...)
 	if len(errs) > 0 {
@@ -199,6 +166,61 @@ value replaces that default):
 	if err := sc.ValidateServer(); err != nil {
 		return cfg, usageError{err}
 	}
+	return serveConfig(sc, cfg)
+}
+
+// serveUsage writes serve's help on fs's output: what the server answers, how it is
+// configured and stopped, the exit codes, then the flags.
+func serveUsage(fs *pflag.FlagSet) {
+	w := fs.Output()
+	fmt.Fprintf(w, `Usage: tasksim serve [NAME|FILE] [flags]
+
+Runs the mock MCP Tasks server, answering both protocol eras on one endpoint: 2025-11-25
+(with sessions; server.protocol caps the version) and 2026-07-28 with the Tasks extension
+io.modelcontextprotocol/tasks (stateless; each request classified by itself), unless
+--protocols says otherwise. It prints its endpoint URL as the first line on stdout; its Prometheus metrics URL goes to
+stderr. The server section of the scenario NAME or FILE configures it (a file may hold only
+a server: section; default: the built-in defaults); the flags below override it and --set
+overrides both, e.g. --set server.backpressure.workers=4. The first SIGINT or SIGTERM
+shuts it down gracefully (in-flight requests get %v); a second one exits at once.
+
+Exit codes: 0 stopped by a signal, 1 runtime error (e.g. the address is in use, or a second
+signal), 2 usage or invalid server section.
+
+Flags (a flag that names a server.* field shows its built-in default; a scenario's own
+value replaces that default):
+`, shutdownGrace)
+	fs.PrintDefaults()
+}
+
+// addServeTokens adds the --token values (TENANT=TOKEN) to the scenario's server tokens and
+// notes each token in secrets, so that no error shows it. A malformed value, or one token
+// given to two tenants, is a usage error: the server could not tell the tenants apart.
+func addServeTokens(sc *scenarios.Scenario, tokens []string, secrets *redact.Set) error {
+	owner := map[string]string{}
+	for _, t := range tokens {
+		tenant, tok, ok := strings.Cut(t, "=")
+		if !ok || tenant == "" || tok == "" {
+			return usagef("--token %q: want TENANT=TOKEN", hideToken(t))
+		}
+		if prev, dup := owner[tok]; dup && prev != tenant {
+			return usagef("--token: one token is given to two tenants, %q and %q", prev, tenant)
+		}
+		owner[tok] = tenant
+		if sc.Server.Tokens == nil {
+			sc.Server.Tokens = map[string]scenarios.Secret{}
+		}
+		sc.Server.Tokens[tenant] = scenarios.Secret(tok)
+		secrets.Note(tok)
+	}
+	return nil
+}
+
+// serveConfig maps the scenario's server section to the server config as a run maps it
+// (runner.ServerConfig), answering both eras unless the section says otherwise, and adds
+// what only serve's flags give (address, default duration, origins, body and subscription
+// limits, fixtures); an invalid result is a usage error.
+func serveConfig(sc *scenarios.Scenario, cfg mockserver.Config) (mockserver.Config, error) {
 	scfg := runner.ServerConfig(sc)
 	if scfg.Protocols == "" {
 		scfg.Protocols = mockserver.ProtocolsBoth // serve answers both eras unless told otherwise
