@@ -63,9 +63,11 @@ func TestSweepErasSideBySide(t *testing.T) {
 			t.Errorf("cell %s (protocol=%s): era %q, protocol %q, verdict %q", c.Cell, want, m.Era, sum.Protocol, c.Verdict)
 			continue
 		}
-		var reqs int64
-		for _, s := range sum.Requests {
-			reqs += s.Count
+		var reqs int64 // all but the polls, whose count per task moves with the machine's load
+		for method, s := range sum.Requests {
+			if method != "tasks/get" {
+				reqs += s.Count
+			}
 		}
 		perTask[want] = float64(reqs) / float64(sum.Tasks.Created)
 		if c.Figures.PollsPerTaskMean < 2 {
@@ -79,9 +81,10 @@ func TestSweepErasSideBySide(t *testing.T) {
 			}
 		}
 	}
-	// Per task, 2025-11-25 adds a tasks/result; its sessions add initialize and DELETE.
+	// Per task, 2025-11-25 adds a tasks/result; its sessions add initialize and DELETE. The
+	// polls (tasks/get) are left out: how many a task takes depends on when it ends.
 	if l, m := perTask["2025-11-25"], perTask["2026-07-28"]; !(m > 0 && l-m >= 0.99) {
-		t.Errorf("requests per task: %.2f in 2025-11-25, %.2f in 2026-07-28: want one fewer at least in 2026-07-28", l, m)
+		t.Errorf("requests per task but polls: %.2f in 2025-11-25, %.2f in 2026-07-28: want one fewer at least in 2026-07-28", l, m)
 	}
 	csv, err := os.ReadFile(filepath.Join(dir, sweep.CSVFile))
 	if err != nil || !strings.Contains(string(csv), "protocol") {
