@@ -6,6 +6,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 )
 
@@ -175,5 +177,23 @@ func sameHistogram(t *testing.T, what string, got, want *hdrhistogram.Histogram)
 	wb, err2 := want.EncodeV2()
 	if err1 != nil || err2 != nil || string(gb) != string(wb) {
 		t.Fatalf("%s: encodings differ (%v, %v)", what, err1, err2)
+	}
+}
+
+// TotalCounts is Total but for the histograms.
+func TestTotalCounts(t *testing.T) {
+	r := metrics.NewRecorder(2, t0)
+	r.Shard(1).Reply(mcp.OpTasksGet, metrics.OutcomeOK, 0, 200, time.Millisecond)
+	r.Shard(0).Add(metrics.Polls, 3)
+	r.Flush(sec(1))
+	got, want := r.TotalCounts(), r.Total()
+	for h := range metrics.NumHists {
+		if got.Hists[h] != nil {
+			t.Fatalf("TotalCounts holds a histogram of %s", metrics.Hist(h))
+		}
+	}
+	want.Hists = got.Hists
+	if *got != *want {
+		t.Fatalf("TotalCounts %+v, Total %+v", got, want)
 	}
 }
