@@ -154,7 +154,7 @@ func (w *taskWire) detailed() (DetailedTask, error) {
 	case w.TTLMs == nil:
 		return t, errors.New("ttlMs is missing (null means unlimited)")
 	}
-	if err := t.Status.UnmarshalJSON(w.Status); err != nil {
+	if err := t.Status.read(w.Status); err != nil { // UnmarshalJSON, without encoding/json for a plain name
 		return t, err
 	}
 	ttl, err := readMs(w.TTLMs)
