@@ -33,7 +33,8 @@ const (
 // scans it again. The plain case (exact member names, each at most once, values of their
 // types) is read here; anything else (a name that matches only by case, a repeated member,
 // a value of the wrong type, invalid JSON) by encoding/json itself, for its reading and its
-// words. Raw values are copied, as json.RawMessage copies them: raw may be a reused buffer.
+// words. The raw values kept past the call are copied, as json.RawMessage copies them: raw
+// may be a reused buffer.
 func readTaskWire(raw []byte, w *taskWire) error {
 	var f taskFields
 	odd := false
@@ -87,10 +88,13 @@ func (f *taskFields) read(w *taskWire) error {
 			return err
 		}
 	}
+	// status and ttlMs are read into the task (detailed) while raw is still the caller's,
+	// so they stay spans of it; the payloads and _meta outlive the call: copies.
+	w.Status, w.TTLMs = f[twStatus], f[twTTLMs]
 	for _, s := range [...]struct {
 		i   int
 		dst *json.RawMessage
-	}{{twStatus, &w.Status}, {twTTLMs, &w.TTLMs}, {twResult, &w.Result}, {twTask, &w.Task}, {twMeta, &w.Meta}} {
+	}{{twResult, &w.Result}, {twTask, &w.Task}, {twMeta, &w.Meta}} {
 		if v := f[s.i]; v != nil {
 			*s.dst = bytes.Clone(v)
 		}

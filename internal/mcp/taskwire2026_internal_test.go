@@ -57,3 +57,15 @@ func BenchmarkParseGetTaskResult(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseTask reads the task of a 2025-11-25 tasks/get reply, the legacy era's
+// per-poll decode, beside BenchmarkParseGetTaskResult.
+func BenchmarkParseTask(b *testing.B) {
+	raw := []byte(`{"taskId":"t-1","status":"working","createdAt":"2025-11-25T09:00:00Z","lastUpdatedAt":"2025-11-25T09:00:01Z","ttl":60000,"pollInterval":1000}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseTask(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
