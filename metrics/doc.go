@@ -43,5 +43,7 @@
 // Fixed at NewRecorder: ShardBytes (about 5.4 MiB: two tallies of 14 duration histograms
 // of 184 KiB and 2 count histograms of 88 KiB) per shard, plus one tally (2.7 MiB) of run
 // totals. Shard per worker, never per virtual client. Each Flush allocates the histograms
-// of the Window it returns, only for the histograms that received values.
+// of the Window it returns, only for the histograms that received values, and for each of
+// those a copy of the counts of every shard that recorded into it and a new run total (it
+// adds count arrays instead of walking the buckets: countSums).
 package metrics

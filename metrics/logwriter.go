@@ -77,7 +77,7 @@ func (l *LogWriter) Write(win Window) error {
 		b = append(b, ',')
 		b = appendSeconds(b, lengthMs)
 		b = append(b, ',')
-		b = strconv.AppendFloat(b, float64(hh.Max())*Hist(h).Scale(), 'f', 3, 64)
+		b = strconv.AppendFloat(b, float64(histMax(hh))*Hist(h).Scale(), 'f', 3, 64)
 		b = append(b, ',')
 		b = append(b, payload...)
 		b = append(b, '\n')

@@ -27,7 +27,10 @@ type Recorder struct {
 
 	mu    sync.Mutex // serializes Flush and Total; recording never takes it
 	last  time.Time  // end of the last window (the run's start before the first)
-	total *Snapshot  // merged windows; its histograms are never nil
+	total *Snapshot  // merged windows, but for the histograms (nil): totalCounts holds them
+	// totalCounts holds the counts of each histogram over the merged windows, summed as
+	// countSums sums a window's; Total makes histograms of them.
+	totalCounts [NumHists]*hdrhistogram.Snapshot
 }
 
 // Shard is one worker's share of the recorder. Recording into a shard never contends with
@@ -81,7 +84,10 @@ func ShardBytes() int {
 // never by virtual client: each costs ShardBytes.
 func NewRecorder(shards int, start time.Time) *Recorder {
 	shards = max(shards, 1)
-	r := &Recorder{shards: make([]Shard, shards), last: start, total: newSnapshot(start)}
+	r := &Recorder{shards: make([]Shard, shards), last: start, total: &Snapshot{Start: start, End: start}}
+	for h := range NumHists {
+		r.totalCounts[h] = NewHistogram(h).Export()
+	}
 	for i := range r.shards {
 		r.shards[i].cur = newTally()
 		r.shards[i].spare = newTally()

@@ -30,14 +30,35 @@ func Summarize(h Hist, hh *hdrhistogram.Histogram) Stat {
 	}
 	k := h.Scale()
 	st.Count = hh.TotalCount()
-	st.Min = float64(hh.Min()) * k
+	st.Min = float64(histMin(hh)) * k
 	st.P50 = float64(hh.ValueAtPercentile(50)) * k
 	st.P90 = float64(hh.ValueAtPercentile(90)) * k
 	st.P99 = float64(hh.ValueAtPercentile(99)) * k
 	st.P999 = float64(hh.ValueAtPercentile(99.9)) * k
-	st.Max = float64(hh.Max()) * k
+	st.Max = float64(histMax(hh)) * k
 	st.Mean = hh.Mean() * k
 	return st
+}
+
+// histMax is hh.Max(): the 100th percentile is the highest value equivalent to the last
+// non-empty bucket's, as Max is, but found by the percentile scan, which sums counts in
+// blocks, where Max walks every bucket and works out its value range (a second of a busy
+// run's flush went mostly there).
+func histMax(hh *hdrhistogram.Histogram) int64 { return hh.ValueAtPercentile(100) }
+
+// histMin is hh.Min() by the percentile scan (histMax says why): the 0th percentile is the
+// lowest value equivalent to the first non-empty bucket's.
+func histMin(hh *hdrhistogram.Histogram) int64 { return hh.ValueAtPercentile(0) }
+
+// Percentile returns the p-th percentile of h over the window in h's reported unit, as
+// Summary reports it (P50 is Percentile(h, 50)) without the rest of the Summary; count is
+// the number of values (no value: 0, 0).
+func (w *Window) Percentile(h Hist, p float64) (v float64, count int64) {
+	hh := w.Hists[h]
+	if hh == nil || hh.TotalCount() == 0 {
+		return 0, 0
+	}
+	return float64(hh.ValueAtPercentile(p)) * h.Scale(), hh.TotalCount()
 }
 
 // Summary returns the Stat of h over the run.

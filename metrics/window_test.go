@@ -6,6 +6,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 )
 
@@ -120,5 +122,78 @@ func TestWindowOwnership(t *testing.T) {
 	}
 	if w3 := r.Flush(sec(3)); w3.Hists != [metrics.NumHists]*hdrhistogram.Histogram{} {
 		t.Error("an empty window holds histograms")
+	}
+}
+
+// A window's histograms and the run total, summed count array by count array, are the
+// histograms that recording every value into one would give: the same counts, tag and
+// encoding (the bytes of histograms.hlog), over the whole range of each Hist.
+func TestFlushSumsAsRecording(t *testing.T) {
+	const shards = 4
+	rng := rand.New(rand.NewPCG(7, 8))
+	r := metrics.NewRecorder(shards, t0)
+	var direct, total [metrics.NumHists]*hdrhistogram.Histogram
+	for h := range metrics.NumHists {
+		total[h] = metrics.NewHistogram(h)
+	}
+	for n := 1; n <= 3; n++ {
+		for h := range metrics.NumHists {
+			direct[h] = metrics.NewHistogram(h)
+		}
+		for range 2000 {
+			h := metrics.Hist(rng.IntN(int(metrics.NumHists - 1))) // the last stays empty
+			v := rng.Int64N(h.Highest() + 1)
+			r.Shard(rng.IntN(shards)).Record(h, v)
+			direct[h].RecordValue(v)
+			total[h].RecordValue(v)
+		}
+		w := r.Flush(sec(n))
+		for h := range metrics.NumHists {
+			if direct[h].TotalCount() == 0 {
+				if w.Hists[h] != nil {
+					t.Fatalf("window %d: %s holds a histogram with nothing recorded", n, h)
+				}
+				continue
+			}
+			direct[h].SetStartTimeMs(sec(n - 1).UnixMilli())
+			direct[h].SetEndTimeMs(sec(n).UnixMilli())
+			sameHistogram(t, h.Name(), w.Hists[h], direct[h])
+		}
+	}
+	tot := r.Total()
+	for h := range metrics.NumHists {
+		sameHistogram(t, "total "+h.Name(), tot.Hists[h], total[h])
+	}
+}
+
+// sameHistogram fails unless got and want hold the same counts, tag, times and encoding.
+func sameHistogram(t *testing.T, what string, got, want *hdrhistogram.Histogram) {
+	t.Helper()
+	if !got.Equals(want) || got.Tag() != want.Tag() || got.StartTimeMs() != want.StartTimeMs() || got.EndTimeMs() != want.EndTimeMs() {
+		t.Fatalf("%s: got %d values tagged %q (%d-%d), want %d tagged %q (%d-%d)", what,
+			got.TotalCount(), got.Tag(), got.StartTimeMs(), got.EndTimeMs(), want.TotalCount(), want.Tag(), want.StartTimeMs(), want.EndTimeMs())
+	}
+	gb, err1 := got.EncodeV2()
+	wb, err2 := want.EncodeV2()
+	if err1 != nil || err2 != nil || string(gb) != string(wb) {
+		t.Fatalf("%s: encodings differ (%v, %v)", what, err1, err2)
+	}
+}
+
+// TotalCounts is Total but for the histograms.
+func TestTotalCounts(t *testing.T) {
+	r := metrics.NewRecorder(2, t0)
+	r.Shard(1).Reply(mcp.OpTasksGet, metrics.OutcomeOK, 0, 200, time.Millisecond)
+	r.Shard(0).Add(metrics.Polls, 3)
+	r.Flush(sec(1))
+	got, want := r.TotalCounts(), r.Total()
+	for h := range metrics.NumHists {
+		if got.Hists[h] != nil {
+			t.Fatalf("TotalCounts holds a histogram of %s", metrics.Hist(h))
+		}
+	}
+	want.Hists = got.Hists
+	if *got != *want {
+		t.Fatalf("TotalCounts %+v, Total %+v", got, want)
 	}
 }

@@ -348,8 +348,8 @@ func (t Threshold) windowValue(w *metrics.Window) (v float64, ok bool) {
 	c := func(c metrics.Counter) int64 { return w.Counters[c] }
 	switch src := t.src; src.kind {
 	case kindStat:
-		st := roundStat(w.Summary(src.hist))
-		return src.stat.of(st), st.Count > 0
+		v, n := windowStat(w, src.hist, src.stat)
+		return round3(v), n > 0
 	case kindRate:
 		return rate(c(src.counter), windowRateBase(src.counter, c))
 	case kindErrorsRate:

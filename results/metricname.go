@@ -78,6 +78,28 @@ func (k stat) of(st metrics.Stat) float64 {
 	return float64(st.Count)
 }
 
+// windowStat returns statistic k of h over window w, as k.of(w.Summary(h)) does, and the
+// number of values. A percentile or the count asks the histogram that alone: the per-second
+// rows and window thresholds need one figure, and a Summary walks every bucket for its
+// mean.
+func windowStat(w *metrics.Window, h metrics.Hist, k stat) (v float64, count int64) {
+	switch k {
+	case statP50:
+		return w.Percentile(h, 50) // the percentiles as Summarize reads them
+	case statP90:
+		return w.Percentile(h, 90)
+	case statP99:
+		return w.Percentile(h, 99)
+	case statP999:
+		return w.Percentile(h, 99.9)
+	case statCount:
+		_, n := w.Percentile(h, 0)
+		return float64(n), n
+	}
+	st := w.Summary(h)
+	return k.of(st), st.Count
+}
+
 // resolve finds what the metric name reads and the unit it is reported in.
 func resolve(name string) (source, string, error) {
 	base, sub, dotted := strings.Cut(name, ".")

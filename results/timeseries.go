@@ -210,9 +210,9 @@ func appendInt(b []byte, v int64) []byte {
 // recorded no value of h.
 func appendMS(b []byte, w *metrics.Window, h metrics.Hist, k stat) []byte {
 	b = append(b, ',')
-	st := w.Summary(h)
-	if st.Count == 0 {
+	v, n := windowStat(w, h, k)
+	if n == 0 {
 		return b
 	}
-	return strconv.AppendFloat(b, round3(k.of(st)), 'f', 3, 64)
+	return strconv.AppendFloat(b, round3(v), 'f', 3, 64)
 }

@@ -116,7 +116,7 @@ func (c *collector) flush(now time.Time) {
 	_ = c.ts.Add(w) // a failed write loses one row, never the run
 	_ = c.hlog.Write(w)
 	if c.observer != nil {
-		tot := c.rec.Total()
+		tot := c.rec.TotalCounts() // counts only: the histograms would be made for nothing
 		var errs int64
 		for m := range mcp.NumOps {
 			errs += tot.ErrorCount(m)

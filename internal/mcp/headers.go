@@ -157,7 +157,9 @@ func stringMember(params json.RawMessage, name string) (s string, ok bool) {
 	}) {
 		return "", false
 	}
-	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+	// readString: json.Unmarshal's reading, without encoding/json for a plain string (a
+	// client builds Mcp-Name from each poll's params).
+	if len(raw) == 0 || raw[0] != '"' || readString(raw, &s) != nil {
 		return "", false
 	}
 	return s, true

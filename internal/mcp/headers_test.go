@@ -283,3 +283,15 @@ func TestE26ParamHeaders(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkNameHeader builds the Mcp-Name of a 2026-07-28 tasks/get, as a client does for
+// each poll after a wait.
+func BenchmarkNameHeader(b *testing.B) {
+	params := json.RawMessage(`{"taskId":"3f1c9a7e-5b2d-4e8f-9a61-0c7d2e4b8f13","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := mcp.NameHeader(mcp.MethodTasksGet, params); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

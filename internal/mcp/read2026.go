@@ -52,7 +52,7 @@ func ParseTaskResult(raw []byte) (TaskResult, Quirks, error) {
 		return r, 0, fmt.Errorf("task result: want a JSON object, got %s", clip(raw))
 	}
 	var w taskWire
-	if err := json.Unmarshal(raw, &w); err != nil {
+	if err := readTaskWire(raw, &w); err != nil {
 		return r, 0, fmt.Errorf("task result: %w", err)
 	}
 	var q Quirks
@@ -64,7 +64,7 @@ func ParseTaskResult(raw []byte) (TaskResult, Quirks, error) {
 	}
 	if w.TaskID == nil && len(w.Task) > 0 && w.Task[0] == '{' {
 		var inner taskWire
-		if err := json.Unmarshal(w.Task, &inner); err != nil {
+		if err := readTaskWire(w.Task, &inner); err != nil {
 			return r, q, fmt.Errorf("task result: task: %w", err)
 		}
 		inner.Meta = w.Meta
@@ -118,7 +118,7 @@ func ParseTaskNotification(method string, params []byte) (DetailedTask, ID, Quir
 		return DetailedTask{}, ID{}, q, fmt.Errorf("%s: params must be an object, got %s", method, clip(params))
 	}
 	var w taskWire
-	if err := json.Unmarshal(params, &w); err != nil {
+	if err := readTaskWire(params, &w); err != nil {
 		return DetailedTask{}, ID{}, q, fmt.Errorf("%s: %w", method, err)
 	}
 	t, err := w.detailed()
@@ -154,7 +154,7 @@ func (w *taskWire) detailed() (DetailedTask, error) {
 	case w.TTLMs == nil:
 		return t, errors.New("ttlMs is missing (null means unlimited)")
 	}
-	if err := t.Status.UnmarshalJSON(w.Status); err != nil {
+	if err := t.Status.read(w.Status); err != nil { // UnmarshalJSON, without encoding/json for a plain name
 		return t, err
 	}
 	ttl, err := readMs(w.TTLMs)
