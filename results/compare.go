@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -245,7 +246,7 @@ func Compare(baseline, candidate string, opts CompareOptions) (*Comparison, erro
 func unmeasuredBudgets(budgets map[string]Budget, rows []MetricChange) []string {
 	var out []string
 	for _, name := range sortedKeys(budgets) {
-		if bud := budgets[name]; bud.Source != BudgetDefault && !slices.ContainsFunc(rows, func(m MetricChange) bool { return m.Metric == name }) {
+		if bud := budgets[name]; bud.Source != BudgetDefault && !bud.Off && !slices.ContainsFunc(rows, func(m MetricChange) bool { return m.Metric == name }) {
 			out = append(out, fmt.Sprintf("%s: budgeted by %s, measured by neither run", name, budgetPlace(bud.Source)))
 		}
 	}
@@ -387,7 +388,11 @@ func (c *Comparison) judgeRows() {
 			case "regression":
 				c.Failures = append(c.Failures, fmt.Sprintf("%s %s: passed in the baseline, fails in the candidate", set.what, r.Name))
 			case "failing":
-				c.Failures = append(c.Failures, fmt.Sprintf("%s %s: fails in the candidate (as in the baseline)", set.what, r.Name))
+				was := "as in the baseline"
+				if r.Baseline != "fail" {
+					was = "in the baseline: " + cmp.Or(r.Baseline, "absent")
+				}
+				c.Failures = append(c.Failures, fmt.Sprintf("%s %s: fails in the candidate (%s)", set.what, r.Name, was))
 			case "not_evaluated":
 				c.Inconclusive = append(c.Inconclusive, fmt.Sprintf("%s %s: %s in the baseline, not evaluated in the candidate", set.what, r.Name, r.Baseline))
 			}

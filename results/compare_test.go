@@ -191,10 +191,14 @@ func TestCompareRows(t *testing.T) {
 		{"not_evaluated", "not_evaluated", "not_evaluated", false, false},
 		{"", "skip", "not_evaluated", false, false},
 		{"no_data", "no_data", "not_evaluated", false, false},
+		{"not_evaluated", "fail", "failing", true, false},
 	} {
 		v := verdictChange("g", tc.base, tc.cand)
 		c := &Comparison{Gates: []VerdictChange{v}}
 		c.judgeRows()
+		if tc.failure && tc.base != "fail" && len(c.Failures) > 0 && strings.Contains(c.Failures[0], "as in the baseline") {
+			t.Errorf("baseline %q: failure %q says it failed in the baseline too", tc.base, c.Failures[0])
+		}
 		if v.Verdict != tc.verdict || (len(c.Failures) > 0) != tc.failure || (len(c.Inconclusive) > 0) != tc.inconclusive {
 			t.Errorf("baseline %q, candidate %q: verdict %s, failures %q, inconclusive %q; want %s, failure %v, inconclusive %v",
 				tc.base, tc.cand, v.Verdict, c.Failures, c.Inconclusive, tc.verdict, tc.failure, tc.inconclusive)
@@ -273,6 +277,10 @@ func TestBudgetsTwice(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "both budget throughput") {
 		t.Errorf("err %v, want both budgets of throughput named", err)
 	}
+	// A run recorded before `validate` refused them keeps its scenario's last: it stays comparable.
+	if b, err := budgetsFor(nil, scenarios.Compare{Budgets: []string{"throughput -5%", "throughput -20%"}}, 0); err != nil || b["throughput"].String() != "-20%" {
+		t.Errorf("a recorded scenario's two budgets: %+v (%v), want the last, -20%%", b["throughput"], err)
+	}
 	b, err := budgetsFor([]string{"throughput -20%"}, scenarios.Compare{Budgets: []string{"throughput -5%"}}, 0)
 	if err != nil || b["throughput"].String() != "-20%" || b["throughput"].Source != BudgetFlag {
 		t.Errorf("budget %+v (%v), want the flag's -20%%", b["throughput"], err)
@@ -283,6 +291,9 @@ func TestBudgetsTwice(t *testing.T) {
 // judged nowhere, and the pass says it vouches only for what was judged.
 func TestCompareUnmeasuredBudget(t *testing.T) {
 	c := mustCompare(t, synthRun{seed: 1, gets: 2000}, synthRun{seed: 2, gets: 2000}, CompareOptions{Budgets: []string{"cleanup_lag.p99 +5%"}})
+	if c := mustCompare(t, synthRun{seed: 1, gets: 2000}, synthRun{seed: 2, gets: 2000}, CompareOptions{Budgets: []string{"cleanup_lag.p99 off"}}); len(c.NotJudged) > 0 {
+		t.Errorf("an off budget on an unmeasured metric: not judged %q, want nothing (it was asked not to be judged)", c.NotJudged)
+	}
 	want := "cleanup_lag.p99: budgeted by --budget, measured by neither run"
 	if !slices.Contains(c.NotJudged, want) {
 		t.Errorf("not judged %q: want %q", c.NotJudged, want)

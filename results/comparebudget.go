@@ -317,7 +317,9 @@ func budgetsFor(flags []string, sc scenarios.Compare, pollMS float64) (map[strin
 				errs = append(errs, fmt.Errorf("%s: %w", budgetPlace(set.source), err))
 				continue
 			}
-			if prev, ok := seen[b.Metric]; ok { // one would silently replace the other
+			// One would silently replace the other. A scenario's were checked when it was
+			// validated (CheckBudgets); a run recorded before that check keeps its last.
+			if prev, ok := seen[b.Metric]; ok && set.source == BudgetFlag {
 				errs = append(errs, fmt.Errorf("%s: %q and %q both budget %s: give one", budgetPlace(set.source), prev, e, b.Metric))
 				continue
 			}

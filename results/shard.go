@@ -16,8 +16,9 @@ type ShardInfo struct {
 	Seed     uint64 `json:"seed"`
 	Protocol string `json:"protocol"`
 	Target   string `json:"target"`
-	// StartAt is the common instant the load was to start at (--start-at), UTC; null
-	// without one.
+	// StartAt is the common instant the load was to start at (--start-at, or the A/B run's
+	// meeting), UTC; null without one, and in a side of an A/B run that ended before the
+	// sides met (its contract suite or setup failed, or it was stopped while waiting).
 	StartAt *time.Time `json:"start_at"`
 	// LateByS is how many seconds after StartAt this shard's load started (3 decimals): 0
 	// when it waited for StartAt, or had none. Over 1 s, the run said "started late by" on
