@@ -9,8 +9,10 @@ import (
 // that a reader could take for a measurement. In Go the types keep plain numbers, so that
 // code reading a Summary stays simple; each says how to tell a figure without data.
 
-// fleetNoData marks the Fleet figures without data.
-type fleetNoData struct{ amplification, statusReads, pollsPerSecond bool }
+// fleetMeasured marks the Fleet figures with data. Its zero value marks none, so that a
+// Fleet that nothing filled (a run that measured nothing, a summary without a fleet block)
+// says no data rather than a measured 0.
+type fleetMeasured struct{ amplification, statusReads, pollsPerSecond bool }
 
 // fleetJSON is Fleet as summary.json holds it: the same keys, null for no data.
 type fleetJSON struct {
@@ -22,28 +24,29 @@ type fleetJSON struct {
 // Measured reports which Fleet figures had data: poll_amplification,
 // status_reads_per_task and polls_per_second.
 func (f Fleet) Measured() (amplification, statusReads, pollsPerSecond bool) {
-	return !f.noData.amplification, !f.noData.statusReads, !f.noData.pollsPerSecond
+	return f.measured.amplification, f.measured.statusReads, f.measured.pollsPerSecond
 }
 
 // MarshalJSON writes a figure without data as null.
 func (f Fleet) MarshalJSON() ([]byte, error) {
 	return marshalPlain(fleetJSON{
-		PollAmplification:  optFigure(f.PollAmplification, f.noData.amplification),
-		StatusReadsPerTask: optFigure(f.StatusReadsPerTask, f.noData.statusReads),
-		PollsPerSecond:     optFigure(f.PollsPerSecond, f.noData.pollsPerSecond),
+		PollAmplification:  optFigure(f.PollAmplification, !f.measured.amplification),
+		StatusReadsPerTask: optFigure(f.StatusReadsPerTask, !f.measured.statusReads),
+		PollsPerSecond:     optFigure(f.PollsPerSecond, !f.measured.pollsPerSecond),
 	})
 }
 
-// UnmarshalJSON reads null as a figure without data.
+// UnmarshalJSON reads a null or absent figure as one without data. (A summary without a
+// fleet block at all leaves the zero Fleet: no data either.)
 func (f *Fleet) UnmarshalJSON(b []byte) error {
 	var j fleetJSON
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
 	*f = Fleet{}
-	f.PollAmplification, f.noData.amplification = unfigure(j.PollAmplification)
-	f.StatusReadsPerTask, f.noData.statusReads = unfigure(j.StatusReadsPerTask)
-	f.PollsPerSecond, f.noData.pollsPerSecond = unfigure(j.PollsPerSecond)
+	f.PollAmplification, f.measured.amplification = readFigure(j.PollAmplification)
+	f.StatusReadsPerTask, f.measured.statusReads = readFigure(j.StatusReadsPerTask)
+	f.PollsPerSecond, f.measured.pollsPerSecond = readFigure(j.PollsPerSecond)
 	return nil
 }
 
@@ -99,12 +102,12 @@ func optFigure(v float64, noData bool) *float64 {
 	return &v
 }
 
-// unfigure reads a figure: nil is 0 without data.
-func unfigure(p *float64) (v float64, noData bool) {
+// readFigure reads a figure: nil (null or absent) is 0 without data.
+func readFigure(p *float64) (v float64, measured bool) {
 	if p == nil {
-		return 0, true
+		return 0, false
 	}
-	return *p, false
+	return *p, true
 }
 
 // measuredFigure is v for a gate's evidence, or nil (null) when there is no data.

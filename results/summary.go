@@ -160,7 +160,8 @@ type RequestStats struct {
 }
 
 // Fleet holds the fleet-wide polling figures. A figure the run had nothing to compute
-// from is 0 here and null in summary.json (see Measured).
+// from is 0 here and null in summary.json (see Measured); the zero Fleet has none, as a
+// summary read back without a fleet block.
 type Fleet struct {
 	// PollAmplification is sum(polls) / sum(advised polls) over the tasks that reached an
 	// outcome with an advised interval; 1.0 = exactly as advised. No such task: no data.
@@ -172,7 +173,7 @@ type Fleet struct {
 	// and the drain), or / RunInfo.Duration when no window was flushed. No time: no data.
 	PollsPerSecond float64 `json:"polls_per_second"`
 
-	noData fleetNoData // the figures without data: null in summary.json
+	measured fleetMeasured // the figures with data; the others are null in summary.json
 }
 
 // Level is a gauge over the run.
@@ -355,12 +356,11 @@ func fleetOf(t *metrics.Snapshot, span time.Duration) Fleet {
 		PollAmplification:  round3(t.FleetPollAmplification()),
 		StatusReadsPerTask: round3(t.StatusReadsPerTask()),
 	}
-	f.noData.amplification = t.Counters[metrics.AmplificationAdvised] == 0
-	f.noData.statusReads = t.Counters[metrics.TasksCreated] == 0
+	f.measured.amplification = t.Counters[metrics.AmplificationAdvised] != 0
+	f.measured.statusReads = t.Counters[metrics.TasksCreated] != 0
 	if span > 0 {
 		f.PollsPerSecond = round3(float64(t.Counters[metrics.Polls]) / span.Seconds())
-	} else {
-		f.noData.pollsPerSecond = true
+		f.measured.pollsPerSecond = true
 	}
 	return f
 }

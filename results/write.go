@@ -150,18 +150,18 @@ func summaryCSV(s *Summary) []byte {
 		n := s.Counters[oc.c.Name()]
 		_ = w.Write([]string{"tasks." + oc.name, "count", strconv.FormatInt(n, 10), "", "", "", "", "", "", ""})
 	}
-	nd := s.Fleet.noData
+	amp, reads, pps := s.Fleet.Measured()
 	for _, f := range []struct {
 		name, unit string
 		v          float64
-		noData     bool
+		measured   bool
 	}{
-		{"fleet.poll_amplification", "ratio", s.Fleet.PollAmplification, nd.amplification},
-		{"fleet.status_reads_per_task", "ratio", s.Fleet.StatusReadsPerTask, nd.statusReads},
-		{"fleet.polls_per_second", "per_s", s.Fleet.PollsPerSecond, nd.pollsPerSecond},
+		{"fleet.poll_amplification", "ratio", s.Fleet.PollAmplification, amp},
+		{"fleet.status_reads_per_task", "ratio", s.Fleet.StatusReadsPerTask, reads},
+		{"fleet.polls_per_second", "per_s", s.Fleet.PollsPerSecond, pps},
 	} {
 		v := num(f.v)
-		if f.noData {
+		if !f.measured {
 			v = "" // null in summary.json: nothing to compute it from
 		}
 		_ = w.Write([]string{f.name, f.unit, "", "", "", "", "", "", "", v})
