@@ -51,7 +51,8 @@ func (f *Fleet) UnmarshalJSON(b []byte) error {
 }
 
 // thresholdJSON is ThresholdResult as summary.json holds it: the same keys in the same
-// order (TestThresholdJSONKeys), value and worst_value null when there is none.
+// order (TestThresholdJSONKeys), value and worst_value null when there is none. Read back,
+// a nil pointer is a key that was null or absent.
 type thresholdJSON struct {
 	Expr             string   `json:"expr"`
 	Value            *float64 `json:"value"`
@@ -63,7 +64,7 @@ type thresholdJSON struct {
 	OnNoData         string   `json:"on_no_data,omitempty"`
 	WindowsEvaluated int      `json:"windows_evaluated"`
 	WindowsFailed    int      `json:"windows_failed"`
-	WorstWindow      int      `json:"worst_window"`
+	WorstWindow      *int     `json:"worst_window"`
 	WorstValue       *float64 `json:"worst_value"`
 	Error            string   `json:"error,omitempty"`
 	AbortOnFail      bool     `json:"abort_on_fail,omitempty"`
@@ -77,9 +78,31 @@ func (r ThresholdResult) MarshalJSON() ([]byte, error) {
 		Expr: r.Expr, Value: optFigure(r.Value, r.NoData || r.Error != ""), Pass: r.Pass, Unit: r.Unit,
 		Source: r.Source, Note: r.Note, NoData: r.NoData, OnNoData: r.OnNoData,
 		WindowsEvaluated: r.WindowsEvaluated, WindowsFailed: r.WindowsFailed,
-		WorstWindow: r.WorstWindow, WorstValue: optFigure(r.WorstValue, r.WorstWindow < 0),
+		WorstWindow: &r.WorstWindow, WorstValue: optFigure(r.WorstValue, r.WorstWindow < 0),
 		Error: r.Error, AbortOnFail: r.AbortOnFail,
 	})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, and an older or odd threshold the same way:
+// a value null or absent without an error is no data (NoData, as an older summary wrote
+// it without no_data), and a worst_window null or absent is no window evaluated (-1).
+func (r *ThresholdResult) UnmarshalJSON(b []byte) error {
+	var j thresholdJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	value, measured := readFigure(j.Value)
+	worst, _ := readFigure(j.WorstValue)
+	*r = ThresholdResult{
+		Expr: j.Expr, Value: value, Pass: j.Pass, Unit: j.Unit, Source: j.Source, Note: j.Note,
+		NoData: j.NoData || !measured && j.Error == "", OnNoData: j.OnNoData,
+		WindowsEvaluated: j.WindowsEvaluated, WindowsFailed: j.WindowsFailed, WorstWindow: -1,
+		WorstValue: worst, Error: j.Error, AbortOnFail: j.AbortOnFail,
+	}
+	if j.WorstWindow != nil {
+		r.WorstWindow = *j.WorstWindow
+	}
+	return nil
 }
 
 // marshalPlain is json.Marshal without HTML escaping, as summary.json is written (a

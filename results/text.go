@@ -385,8 +385,11 @@ func thresholdText(r ThresholdResult) string {
 		line += ")"
 	}
 	if r.WindowsFailed > 0 {
-		line += fmt.Sprintf(" (%d of %d windows failed, worst %s in window %d)",
-			r.WindowsFailed, r.WindowsEvaluated, withUnit(r.WorstValue, r.Unit), r.WorstWindow)
+		line += fmt.Sprintf(" (%d of %d windows failed", r.WindowsFailed, r.WindowsEvaluated)
+		if r.WorstWindow >= 0 { // -1: an odd summary without its worst window
+			line += fmt.Sprintf(", worst %s in window %d", withUnit(r.WorstValue, r.Unit), r.WorstWindow)
+		}
+		line += ")"
 	}
 	return line
 }
