@@ -35,6 +35,7 @@ func ErrorSummary(info RunInfo) *Summary {
 	s := summaryHead(info, info.Duration)
 	s.TrustNote = "not checked: " + reason
 	s.Requests, s.Metrics = map[string]RequestStats{}, map[string]metrics.Stat{}
+	s.Input = &Input{}
 	s.Counters, s.Gauges = map[string]int64{}, map[string]Level{}
 	s.Verdict, s.Error = VerdictError, info.Error
 	s.Gates = reasonOnlyGates(reason)

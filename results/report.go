@@ -52,16 +52,12 @@ func RenderReport(dir string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := readRawSummary(dir)
-	if err != nil {
-		return nil, err
-	}
-	return renderRunPage(dir, s, raw)
+	return renderRunPage(dir, s)
 }
 
-// renderRunPage renders the report of the run in dir whose summary is s (raw: the same, as
-// its JSON decodes generically); the run's other files are read from dir.
-func renderRunPage(dir string, s *Summary, raw rawSummary) ([]byte, error) {
+// renderRunPage renders the report of the run in dir whose summary is s, as summary.json
+// reads back; the run's other files are read from dir.
+func renderRunPage(dir string, s *Summary) ([]byte, error) {
 	hists, err := ReadHistogramLogTotals(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
@@ -74,7 +70,7 @@ func renderRunPage(dir string, s *Summary, raw rawSummary) ([]byte, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	p := buildPage(s, raw, hists, ts, ev)
+	p := buildPage(s, hists, ts, ev)
 	tmpl, err := reportTemplate()
 	if err != nil {
 		return nil, err
@@ -194,9 +190,10 @@ type marker struct {
 	Kind string  `json:"kind"`
 }
 
-// buildPage assembles the page from the run's summary (typed, and raw for the fields an
-// older or newer summary may lack) and its other files; hists, ts and ev may be nil.
-func buildPage(s *Summary, raw rawSummary, hists map[metrics.Hist]*hdrhistogram.Histogram, ts *timeseries, ev *faultLog) *reportPage {
+// buildPage assembles the page from the run's summary, as summary.json reads back (what an
+// older or newer file lacks is absent in its types: summaryread.go), and its other files;
+// hists, ts and ev may be nil.
+func buildPage(s *Summary, hists map[metrics.Hist]*hdrhistogram.Histogram, ts *timeseries, ev *faultLog) *reportPage {
 	p := &reportPage{
 		S: s, ExitCode: s.ExitCode(),
 		CSS: template.CSS(asset("report.css")), LibCSS: template.CSS(asset("uPlot.min.css")),
@@ -205,28 +202,27 @@ func buildPage(s *Summary, raw rawSummary, hists map[metrics.Hist]*hdrhistogram.
 	for _, g := range s.Gates.list() {
 		p.Gates = append(p.Gates, gateRowOf(g))
 	}
-	for _, r := range raw.list("thresholds") {
-		if m, ok := r.(map[string]any); ok {
-			p.Thresholds = append(p.Thresholds, thresholdRowOf(m, ts))
-		}
+	for _, r := range s.Thresholds {
+		p.Thresholds = append(p.Thresholds, thresholdRowOf(r, ts))
 	}
 	if s.Contract != nil {
 		p.Contract = contractViewOf(s.Contract.normalized())
 	}
 	p.Rollback = rollbackViewOf(s.Gates.Rollback)
 	p.verdict(s)
-	p.headline(s, raw)
-	p.outcomes(raw)
+	p.headline(s)
+	p.outcomes(&s.Tasks)
 	p.requests(s)
-	p.input(s, raw)
-	if g, ok := arrayGrid(raw.list("errors")); ok {
+	p.input(s)
+	errs, _ := generic(s.Errors).([]any)
+	if g, ok := arrayGrid(errs); ok {
 		p.Errors = &g
 	}
 	p.Manifest = viewObject(generic(s.Manifest), nil)
 	p.Server = viewObject(generic(s.Server), nil)
 	p.Runtime = viewObject(generic(s.Runtime), nil)
 	p.config(s)
-	p.stats(s, raw)
+	p.stats(s)
 	p.faults(s, ev)
 
 	if hists == nil {

@@ -18,7 +18,7 @@ type figure struct {
 }
 
 // headline computes the strip of figures under the verdict.
-func (p *reportPage) headline(s *Summary, raw rawSummary) {
+func (p *reportPage) headline(s *Summary) {
 	var sent, errs, refused int64
 	for _, rs := range s.Requests {
 		sent, errs, refused = sent+rs.Count, errs+rs.Errors, refused+rs.ByOutcome["backpressure"]
@@ -42,8 +42,8 @@ func (p *reportPage) headline(s *Summary, raw rawSummary) {
 		errFig.Sub = "no request was sent"
 	}
 	polls := statFigure("fig-polls", "Polls per task", "polls, mean", s.Metrics[metrics.PollsPerTask.Name()], false)
-	if amp, ok := jsonNumber(raw.object("fleet"), "poll_amplification"); polls.Value != "" && ok && amp > 0 {
-		polls.Sub += "; fleet amplification " + num(amp)
+	if amp, _, _ := s.Fleet.Measured(); polls.Value != "" && amp && s.Fleet.PollAmplification > 0 {
+		polls.Sub += "; fleet amplification " + num(s.Fleet.PollAmplification)
 	}
 	bp := figure{ID: "fig-backpressure", Label: "Backpressure", Unit: "signals"}
 	if n, ok := s.Counters[metrics.BackpressureSignals.Name()]; ok {

@@ -14,26 +14,29 @@ import (
 // Tests of what report.html says, from summaries built for each case: the verdict and its
 // reason, the headline figures, gates, thresholds and evidence tables.
 
-// pageOf builds the page of s, with raw as summary.json would read back, without the keys
-// drop (as a summary of an older run lacks them).
+// pageOf builds the page of s as summary.json would read back, without the keys drop (as a
+// summary of an older run lacks them).
 func pageOf(t *testing.T, s *Summary, drop ...string) *reportPage {
 	t.Helper()
 	b, err := summaryJSON(s)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range drop {
+		delete(keys, k)
+	}
+	if b, err = json.Marshal(keys); err != nil {
+		t.Fatal(err)
+	}
 	var back Summary
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	var raw rawSummary
-	if err := json.Unmarshal(b, &raw); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range drop {
-		delete(raw, k)
-	}
-	return buildPage(&back, raw, nil, nil, nil)
+	return buildPage(&back, nil, nil, nil)
 }
 
 // passingSummary is the fixture run with its failing thresholds dropped: a pass.
@@ -186,11 +189,11 @@ func TestReportThresholdRows(t *testing.T) {
 			"worst_window": 1, "worst_value": 1800}`, "1500 ms", "FAIL", "fail"},
 		{`{"expr": "bad", "value": 0, "pass": false, "error": "threshold \"bad\": no operator"}`, "-", "FAIL", "fail"},
 	} {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(c.result), &m); err != nil {
+		var r ThresholdResult
+		if err := json.Unmarshal([]byte(c.result), &r); err != nil {
 			t.Fatal(err)
 		}
-		row := thresholdRowOf(m, nil)
+		row := thresholdRowOf(r, nil)
 		if row.Value != c.value || row.Status != c.status || row.Class != c.class {
 			t.Errorf("%s: %q %q %q, want %q %q %q", c.result, row.Value, row.Status, row.Class, c.value, c.status, c.class)
 		}
@@ -288,7 +291,7 @@ func TestReportInputFromCounters(t *testing.T) {
 	if p := pageOf(t, s, "input"); !p.Input.Empty() {
 		t.Errorf("input shown with every counter 0: %+v", p.Input)
 	}
-	s.Input = Input{}
+	s.Input = &Input{}
 	if p := pageOf(t, s); !p.Input.Empty() {
 		t.Errorf("input shown with an input block of zeros: %+v", p.Input)
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -368,54 +367,4 @@ func readFaultEvents(dir string) (*faultLog, error) {
 		l.events = append(l.events, faultEvent{OffsetS: off, Key: r[2] + "." + r[3]})
 	}
 	return l, nil
-}
-
-// rawSummary is summary.json as plain JSON values, for the parts of the report that read
-// fields an older or a newer summary may lack or hold as null (task outcomes beyond Tasks,
-// thresholds, fleet figures, the input block, the top errors): a missing, null or
-// mistyped field reads as absent, never as an error.
-type rawSummary map[string]any
-
-// readRawSummary reads dir/summary.json as plain JSON values.
-func readRawSummary(dir string) (rawSummary, error) {
-	path := filepath.Join(dir, SummaryJSONFile)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("results: %w", err)
-	}
-	var raw rawSummary
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return nil, fmt.Errorf("results: %s: %w", path, err)
-	}
-	return raw, nil
-}
-
-// object returns the field key when it is an object, else nil.
-func (r rawSummary) object(key string) map[string]any {
-	m, _ := r[key].(map[string]any)
-	return m
-}
-
-// list returns the field key when it is an array, else nil.
-func (r rawSummary) list(key string) []any {
-	l, _ := r[key].([]any)
-	return l
-}
-
-// jsonString is m[k] when it is a string, else "".
-func jsonString(m map[string]any, k string) string {
-	v, _ := m[k].(string)
-	return v
-}
-
-// jsonNumber is m[k] when it is a number; ok is false when it is absent, null or not one.
-func jsonNumber(m map[string]any, k string) (v float64, ok bool) {
-	v, ok = m[k].(float64)
-	return v, ok
-}
-
-// jsonBool is m[k] when it is a bool, else false.
-func jsonBool(m map[string]any, k string) bool {
-	v, _ := m[k].(bool)
-	return v
 }

@@ -32,29 +32,14 @@ type requestRow struct {
 	Total                                              bool
 }
 
-// outcomeOrder is the order of the task outcomes; an outcome a newer summary adds comes
-// after them, in key order.
-var outcomeOrder = []string{"created", "completed", "failed", "cancelled", "expired", "lost", "result_lost", "unknown", "dropped"}
-
-// outcomes lists the task outcomes the summary has, each with its share of the tasks
-// created (dropped arrivals were never created: they have no share).
-func (p *reportPage) outcomes(raw rawSummary) {
-	t := raw.object("tasks")
-	names := slices.Clone(outcomeOrder)
-	for _, k := range slices.Sorted(maps.Keys(t)) {
-		if !slices.Contains(names, k) {
-			names = append(names, k)
-		}
-	}
-	created, _ := t["created"].(float64)
-	for _, name := range names {
-		n, ok := t[name].(float64)
-		if !ok {
-			continue
-		}
-		c := outcomeCell{Name: name, Count: thousands(int64(n))}
-		if name != "created" && name != "dropped" && created > 0 {
-			c.Share = figureText(100*n/created, "%")
+// outcomes lists the task outcomes the summary has (Tasks.outcomes: in summary order, then
+// those a newer summary adds, in key order), each with its share of the tasks created
+// (dropped arrivals were never created: they have no share).
+func (p *reportPage) outcomes(t *Tasks) {
+	for _, o := range t.outcomes() {
+		c := outcomeCell{Name: o.name, Count: thousands(o.count)}
+		if o.name != "created" && o.name != "dropped" && t.Created > 0 {
+			c.Share = figureText(100*float64(o.count)/float64(t.Created), "%")
 		}
 		p.Outcomes = append(p.Outcomes, c)
 	}
@@ -109,14 +94,12 @@ func (p *reportPage) requests(s *Summary) {
 var inputCounters = []metrics.Counter{metrics.InputRequired, metrics.Elicitations,
 	metrics.ElicitAccepted, metrics.ElicitDeclined, metrics.ElicitCancelled}
 
-// input shows the summary's input block, or else the input counters when one is not 0.
-func (p *reportPage) input(s *Summary, raw rawSummary) {
-	if in := raw.object("input"); len(in) > 0 {
-		for _, v := range in {
-			if f, ok := v.(float64); !ok || f != 0 {
-				p.Input = viewObject(in, nil) // shown only when the run had input
-				break
-			}
+// input shows the summary's input block when the run had input, or, for a summary without
+// one, the input counters when one is not 0.
+func (p *reportPage) input(s *Summary) {
+	if in := s.Input; in != nil {
+		if *in != (Input{}) {
+			p.Input = viewObject(generic(in), nil)
 		}
 		return
 	}
@@ -174,7 +157,7 @@ func (p *reportPage) config(s *Summary) {
 }
 
 // stats fills the latency, polling and lag tables, and the fleet figures.
-func (p *reportPage) stats(s *Summary, raw rawSummary) {
+func (p *reportPage) stats(s *Summary) {
 	for _, name := range metricNames(s.Metrics) {
 		h, _ := metrics.ParseHist(name)
 		if strings.HasPrefix(name, "latency_") || h == metrics.TaskE2E {
@@ -182,11 +165,12 @@ func (p *reportPage) stats(s *Summary, raw rawSummary) {
 		}
 	}
 	p.Polling = []statRow{statRowOf(metrics.PollsPerTask.Name(), s.Metrics), statRowOf(metrics.PollAmplification.Name(), s.Metrics)}
-	fleet := raw.object("fleet")
+	f := s.Fleet
+	amp, reads, pps := f.Measured()
 	p.Fleet = []fact{
-		fleetFact("fleet poll amplification (sum polls / sum advised)", fleet, "poll_amplification", true),
-		fleetFact("status reads per task", fleet, "status_reads_per_task", true),
-		fleetFact("polls per second", fleet, "polls_per_second", false),
+		fleetFact("fleet poll amplification (sum polls / sum advised)", f.PollAmplification, amp, true),
+		fleetFact("status reads per task", f.StatusReadsPerTask, reads, true),
+		fleetFact("polls per second", f.PollsPerSecond, pps, false),
 	}
 	for _, h := range []metrics.Hist{metrics.DetectionLag, metrics.ResultLag, metrics.CleanupLag,
 		metrics.CancelLatency, metrics.ScheduleLag, metrics.DownstreamWait} {
@@ -220,11 +204,10 @@ func (p *reportPage) faults(s *Summary, ev *faultLog) {
 	}
 }
 
-// fleetFact is the fleet figure key under the label k: "no data" when it is absent or
-// null, or, for a ratio, 0 (nothing to divide by).
-func fleetFact(k string, fleet map[string]any, key string, ratio bool) fact {
-	v, ok := jsonNumber(fleet, key)
-	if !ok || ratio && v == 0 {
+// fleetFact is the fleet figure v under the label k: "no data" when it was not measured
+// (absent or null in summary.json), or, for a ratio, 0 (nothing to divide by).
+func fleetFact(k string, v float64, measured, ratio bool) fact {
+	if !measured || ratio && v == 0 {
 		return fact{K: k, V: "no data", Class: "na"}
 	}
 	return fact{K: k, V: num(v)}

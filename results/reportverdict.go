@@ -250,22 +250,21 @@ type thresholdRow struct {
 	SLO                                      bool // a default SLO (source slo)
 }
 
-// thresholdRowOf shows the threshold result m (an element of summary.json's thresholds).
-// A threshold with no data (no_data, or a null value) failed unless its scenario allowed
-// that (on_no_data: pass): it then passed and says "no data (allowed)".
-func thresholdRowOf(m map[string]any, ts *timeseries) thresholdRow {
-	unit := jsonString(m, "unit")
-	value, measured := jsonNumber(m, "value")
-	row := thresholdRow{Expr: jsonString(m, "expr"), Value: exactText(value, unit), Status: "pass", Class: "pass",
-		SLO: jsonString(m, "source") == SourceSLO}
-	if !jsonBool(m, "pass") {
+// thresholdRowOf shows the threshold result r (an element of summary.json's thresholds).
+// A threshold with no data (no_data, or a null value: ThresholdResult.UnmarshalJSON) failed
+// unless its scenario allowed that (on_no_data: pass): it then passed and says "no data
+// (allowed)".
+func thresholdRowOf(r ThresholdResult, ts *timeseries) thresholdRow {
+	row := thresholdRow{Expr: r.Expr, Value: exactText(r.Value, r.Unit), Status: "pass", Class: "pass",
+		SLO: r.Source == SourceSLO}
+	if !r.Pass {
 		row.Status, row.Class = "FAIL", "fail"
 	}
-	switch msg := jsonString(m, "error"); {
-	case msg != "":
-		row.Value, row.Windows, row.Why = "-", msg, msg
+	switch {
+	case r.Error != "":
+		row.Value, row.Windows, row.Why = "-", r.Error, r.Error
 		return row
-	case jsonBool(m, "no_data") || !measured:
+	case r.NoData:
 		row.Value = "no data"
 		if row.Class == "pass" {
 			row.Status, row.Class = "no data (allowed)", "na"
@@ -276,21 +275,17 @@ func thresholdRowOf(m map[string]any, ts *timeseries) thresholdRow {
 		row.Why = "no data"
 		return row
 	}
-	evaluated, _ := jsonNumber(m, "windows_evaluated")
-	failed, _ := jsonNumber(m, "windows_failed")
-	worst, _ := jsonNumber(m, "worst_value")
-	at, ok := jsonNumber(m, "worst_window")
-	if evaluated > 0 && ok {
-		row.Windows = fmt.Sprintf("%s of %s windows failed; worst %s in window %s%s", num(failed),
-			num(evaluated), exactText(worst, unit), num(at), windowSpan(ts, int(at)))
+	if r.WindowsEvaluated > 0 && r.WorstWindow >= 0 { // -1: no worst window recorded
+		row.Windows = fmt.Sprintf("%d of %d windows failed; worst %s in window %d%s", r.WindowsFailed,
+			r.WindowsEvaluated, exactText(r.WorstValue, r.Unit), r.WorstWindow, windowSpan(ts, r.WorstWindow))
 	} else {
 		row.Windows = "whole run only"
 	}
 	row.Why = "value " + row.Value
-	if note := jsonString(m, "note"); row.SLO && note != "" {
-		row.Why += " (" + note + ")"
+	if row.SLO && r.Note != "" {
+		row.Why += " (" + r.Note + ")"
 	}
-	if failed > 0 {
+	if r.WindowsFailed > 0 {
 		row.Why += "; " + row.Windows
 	}
 	return row

@@ -68,8 +68,9 @@ type Summary struct {
 	Runtime Runtimes `json:"runtime"`
 	Tasks   Tasks    `json:"tasks"`
 	// Input is what the clients saw of input_required: tasks asking for input, and the
-	// elicitations answered.
-	Input Input `json:"input"`
+	// elicitations answered; nil in a summary read back without an input block (an older
+	// tasksim's: the report shows the input counters instead).
+	Input *Input `json:"input"`
 	// Requests counts requests by JSON-RPC method name ("tasks/get"); only methods that
 	// were sent appear.
 	Requests map[string]RequestStats `json:"requests"`
@@ -114,7 +115,9 @@ type Summary struct {
 }
 
 // Tasks holds the task outcome counts: each task created ends in exactly one of completed,
-// failed, cancelled, expired, lost, result_lost or unknown.
+// failed, cancelled, expired, lost, result_lost or unknown. Which outcomes it holds (all, in
+// a Build's; in one read back, those summary.json had, and any a newer tasksim added) is
+// what outcomes lists (summaryread.go).
 type Tasks struct {
 	Created   int64 `json:"created"`   // CreateTaskResult received
 	Completed int64 `json:"completed"` // terminal completed observed, result in hand
@@ -130,6 +133,13 @@ type Tasks struct {
 	ResultLost int64 `json:"result_lost"`
 	Unknown    int64 `json:"unknown"` // outcome never established
 	Dropped    int64 `json:"dropped"` // open-model arrivals that found no free slot
+
+	// has marks the outcomes of outcomeCounters held, bit i for the i-th: every one for a
+	// Build's, those that were a number in summary.json for one read back.
+	has uint16
+	// other are the outcomes a newer summary holds that this version does not know, in key
+	// order; never set by Build, never written.
+	other []taskOutcome
 }
 
 // Input is what the clients saw of input_required, from the counters of the same names.
@@ -247,20 +257,22 @@ func verdict(s *Summary) string {
 	return VerdictPass
 }
 
-// outcomeCounters maps the outcome names of tasks.* to their counters, in summary order.
+// outcomeCounters maps the outcome names of tasks.* to their counters and their Tasks
+// fields, in summary order.
 var outcomeCounters = [...]struct {
-	name string
-	c    metrics.Counter
+	name  string
+	c     metrics.Counter
+	field func(*Tasks) *int64
 }{
-	{"created", metrics.TasksCreated},
-	{"completed", metrics.TasksCompleted},
-	{"failed", metrics.TasksFailed},
-	{"cancelled", metrics.TasksCancelled},
-	{"expired", metrics.TasksExpired},
-	{"lost", metrics.TasksLost},
-	{"result_lost", metrics.ResultsLost},
-	{"unknown", metrics.TasksUnknown},
-	{"dropped", metrics.TasksDropped},
+	{"created", metrics.TasksCreated, func(t *Tasks) *int64 { return &t.Created }},
+	{"completed", metrics.TasksCompleted, func(t *Tasks) *int64 { return &t.Completed }},
+	{"failed", metrics.TasksFailed, func(t *Tasks) *int64 { return &t.Failed }},
+	{"cancelled", metrics.TasksCancelled, func(t *Tasks) *int64 { return &t.Cancelled }},
+	{"expired", metrics.TasksExpired, func(t *Tasks) *int64 { return &t.Expired }},
+	{"lost", metrics.TasksLost, func(t *Tasks) *int64 { return &t.Lost }},
+	{"result_lost", metrics.ResultsLost, func(t *Tasks) *int64 { return &t.ResultLost }},
+	{"unknown", metrics.TasksUnknown, func(t *Tasks) *int64 { return &t.Unknown }},
+	{"dropped", metrics.TasksDropped, func(t *Tasks) *int64 { return &t.Dropped }},
 }
 
 // summaryHead is the part of a summary that says which run it is, as Build and
@@ -286,22 +298,19 @@ func summaryHead(info RunInfo, dur time.Duration) *Summary {
 	}
 }
 
+// tasksOf is the task outcomes of the counters c: every outcome.
 func tasksOf(c *[metrics.NumCounters]int64) Tasks {
-	return Tasks{
-		Created:    c[metrics.TasksCreated],
-		Completed:  c[metrics.TasksCompleted],
-		Failed:     c[metrics.TasksFailed],
-		Cancelled:  c[metrics.TasksCancelled],
-		Expired:    c[metrics.TasksExpired],
-		Lost:       c[metrics.TasksLost],
-		ResultLost: c[metrics.ResultsLost],
-		Unknown:    c[metrics.TasksUnknown],
-		Dropped:    c[metrics.TasksDropped],
+	var t Tasks
+	for i, oc := range outcomeCounters {
+		*oc.field(&t) = c[oc.c]
+		t.has |= 1 << i
 	}
+	return t
 }
 
-func inputOf(c *[metrics.NumCounters]int64) Input {
-	return Input{
+// inputOf is the input block of the counters c.
+func inputOf(c *[metrics.NumCounters]int64) *Input {
+	return &Input{
 		InputRequiredSeen: c[metrics.InputRequired],
 		Received:          c[metrics.Elicitations],
 		Accepted:          c[metrics.ElicitAccepted],

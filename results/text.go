@@ -51,7 +51,7 @@ func writeText(w io.Writer, s *Summary, dir string, compared bool) error {
 	headerText(p, s)
 	tasksText(p, s)
 	requestsText(p, s)
-	if in := s.Input; in != (Input{}) {
+	if in := s.Input; in != nil && *in != (Input{}) {
 		p.f("input       input_required seen %d; elicitations received %d: accepted %d, declined %d, cancelled %d\n",
 			in.InputRequiredSeen, in.Received, in.Accepted, in.Declined, in.Cancelled)
 	}

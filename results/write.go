@@ -69,15 +69,11 @@ func RenderRun(dir string, s *Summary) (*Rendered, error) {
 	}
 	// The page is rendered from the JSON, as `tasksim report` renders it from the file: the
 	// same bytes either way.
-	var raw rawSummary
 	back := new(Summary)
-	if err := json.Unmarshal(js, &raw); err != nil {
-		return nil, fmt.Errorf("results: %w", err)
-	}
 	if err := json.Unmarshal(js, back); err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
-	page, err := renderRunPage(dir, back, raw)
+	page, err := renderRunPage(dir, back)
 	if err != nil {
 		return nil, err
 	}
@@ -103,9 +99,9 @@ func (r *Rendered) Write(dir string) error {
 }
 
 // ReadSummary reads the summary.json of a run directory, for `tasksim report`. Keys it
-// does not know are ignored; manifest, server and evidence come back as JSON values
-// (map[string]any, float64, ...). A JSON file without a run's verdict (pass, fail or
-// error) is refused: it is not a run's summary.
+// does not know are ignored (but a newer summary's task outcomes are kept: Tasks); what an
+// older summary lacks, or holds as null, reads as absent (summaryread.go). A JSON file
+// without a run's verdict (pass, fail or error) is refused: it is not a run's summary.
 func ReadSummary(dir string) (*Summary, error) {
 	b, err := os.ReadFile(filepath.Join(dir, SummaryJSONFile))
 	if err != nil {
