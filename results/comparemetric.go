@@ -318,6 +318,10 @@ func manifestFields(m *Manifest) map[string]string {
 	return out
 }
 
+// flatten adds the leaves of the JSON value v (as encoding/json decodes into any) to out,
+// keyed by their dotted paths under prefix, each as its JSON text. It walks the manifest's
+// JSON rather than its fields on purpose: every leaf is compared, so a field added to the
+// manifest is caught as drift without a change here.
 func flatten(prefix string, v any, out map[string]string) {
 	if m, ok := v.(map[string]any); ok {
 		for k, x := range m {

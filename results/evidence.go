@@ -280,6 +280,12 @@ func plainJSON(v any) ([]byte, error) {
 // EvidenceMap is g's evidence as summary.json holds it, read back as plain JSON values
 // (numbers float64, lists []any, objects map[string]any): the form the generic renderers
 // walk, the same for a run's own summary and one read from a file. Never nil.
+//
+// It is generic by design, the one part of a summary the report and the text summary read
+// so: each gate has an evidence of its own shape (with samples of loadgen's), the report
+// lays every one out by the same rules (reportview.go) and the text summary prints its
+// scalars, so a figure added to an evidence is shown without a change to either. The gates
+// decide from the typed evidence (gates.go).
 func (g *Gate[E]) EvidenceMap() map[string]any {
 	m := map[string]any{}
 	if b, err := json.Marshal(g.Evidence); err == nil {
