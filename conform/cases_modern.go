@@ -12,31 +12,6 @@ import (
 	"github.com/tasksim/tasksim/results"
 )
 
-// modernCases are the cases of 2026-07-28 in the order they run: the envelope and the era's
-// errors first, then the Tasks extension. Their rule ids are E ids of docs/RULES.md.
-var modernCases = []caseDef{
-	{id: "modern.discover", title: "server/discover answers the versions served, 2026-07-28 among them, the capabilities and resultType", rules: []string{"E8", "E11", "E39"}, run: caseDiscover},
-	{id: "modern.envelope.meta", title: "a request whose _meta lacks protocolVersion gets -32602, HTTP 400", rules: []string{"E3", "E27"}, run: caseEnvelopeMeta},
-	{id: "modern.envelope.version", title: "an unsupported protocolVersion gets -32022 with data.supported and data.requested, HTTP 400", rules: []string{"E9", "E27"}, run: caseEnvelopeVersion},
-	{id: "modern.envelope.headers", title: "a missing or contradicting Mcp-Method header gets -32020, HTTP 400", rules: []string{"E26", "E27"}, run: caseEnvelopeHeaders},
-	{id: "modern.envelope.unknown_method", title: "an unknown method gets -32601, HTTP 404", rules: []string{"E27"}, run: caseUnknownMethod},
-	{id: "modern.removed", title: "tasks/result, tasks/list and ping are gone (-32601, HTTP 404); params.task is ignored", rules: []string{"E37", "E27"}, run: caseRemoved},
-	{id: "modern.capability", title: "a task-only call without the extension gets -32021 naming it; no task to an undeclaring request", rules: []string{"E44", "E39", "E5"}, run: caseCapability},
-	{id: "modern.create.fields", title: "CreateTaskResult: resultType task, a flat task with id, status, timestamps, ttlMs, pollIntervalMs", rules: []string{"E45", "E52"}, run: caseModernCreateFields},
-	{id: "modern.create.ids", title: "task ids are unique and unguessable, over a sample", rules: []string{"E66"}, run: caseModernIDs},
-	{id: "modern.get.fields", title: "tasks/get right after the create answers the task, resultType complete, every field", rules: []string{"E46", "E50", "E51"}, run: caseModernGetFields},
-	{id: "modern.result.completed", title: "a completed task inlines its result; a tool result with isError stays completed", rules: []string{"E49", "E50"}, run: caseModernCompleted},
-	{id: "modern.result.failed", title: "a call that ends in a JSON-RPC error is failed, the error inlined", rules: []string{"E49", "E50"}, run: caseModernFailed},
-	{id: "modern.input", title: "input_required inlines inputRequests; tasks/update is acknowledged empty; an answered key is never asked again", rules: []string{"E50", "E57", "E58"}, run: caseModernInput},
-	{id: "modern.cancel", title: "tasks/cancel is acknowledged with an empty result", rules: []string{"E60", "E51"}, run: caseModernCancel},
-	{id: "modern.cancel.terminal", title: "tasks/cancel of a completed and of a failed task leaves its status and its inlined result unchanged", rules: []string{"E48", "E60"}, run: caseModernCancelTerminal},
-	{id: "modern.unknown", title: "tasks/get of an unknown id gets -32602; tasks/update and tasks/cancel an error", rules: []string{"E65", "E58", "E60"}, run: caseModernUnknown},
-	{id: "modern.routing", title: "task requests route by Mcp-Name: answered when it names the task, -32020 when it contradicts the body or is missing", rules: []string{"E64", "E26"}, run: caseRouting},
-	{id: "modern.isolation", title: "a second identity cannot read, answer or cancel the first one's task", rules: []string{"E67"}, run: caseModernIsolation},
-	{id: "modern.result_type", title: "every result the suite received carries resultType", rules: []string{"E11"}, run: caseResultType, final: true},
-	{id: "modern.transitions", title: "every status sequence observed: a terminal status never changes", rules: []string{"E48"}, run: caseModernTransitions, final: true},
-}
-
 func caseDiscover(r *run) {
 	p := r.mcall("", loadgen.ModernRequest{Method: mcp.V20260728{}.Method(mcp.OpServerDiscover)})
 	if p.err != nil || p.rpc != nil {

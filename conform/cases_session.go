@@ -14,50 +14,6 @@ import (
 	"github.com/tasksim/tasksim/results"
 )
 
-// caseDef is one case: its id, what it checks, the rules, and how. Final cases run after
-// the suite's cleanup (they judge everything seen).
-type caseDef struct {
-	id, title string
-	rules     []string
-	run       func(*run)
-	final     bool
-}
-
-// suiteCases are the cases in the order they run.
-var suiteCases = []caseDef{
-	{id: "init.version", title: "initialize negotiates a protocol version the server speaks", rules: []string{"H1"}, run: caseVersion},
-	{id: "init.capabilities", title: "the capability manifest: leaves are objects, taskSupport values valid", rules: []string{"R1"}, run: caseCapabilities},
-	{id: "session.required", title: "a request without Mcp-Session-Id gets HTTP 400, or is served", rules: []string{"H2"}, run: caseSessionRequired},
-	{id: "session.deleted", title: "a request on a session ended with DELETE gets HTTP 404", rules: []string{"H8", "H9"}, run: caseSessionDeleted},
-	{id: "tasks.ignored", title: "a task parameter sent to a server without tasks for tools/call is ignored", rules: []string{"R4"}, run: caseIgnored},
-	{id: "tool.forbidden", title: "a forbidden tool called with a task parameter gets -32601", rules: []string{"R8"}, run: caseForbidden},
-	{id: "tool.required", title: "a required tool called without a task parameter gets -32601", rules: []string{"R10"}, run: caseRequired},
-	{id: "tool.optional", title: "an optional tool answers both as a task and without one", rules: []string{"R11"}, run: caseOptional},
-	{id: "create.fields", title: "CreateTaskResult: a task with id, status working, timestamps and ttl", rules: []string{"R11", "R13", "R42", "R43", "R44"}, run: caseCreateFields},
-	{id: "create.ids", title: "task ids are unique and unguessable, over a sample", rules: []string{"R12", "R54"}, run: caseIDs},
-	{id: "get.fields", title: "tasks/get answers the task with every required field", rules: []string{"R42", "R43", "R44", "R46"}, run: caseGetFields},
-	{id: "get.poll_interval", title: "tasks/get advertises a pollInterval", rules: []string{"R15", "R45"}, run: casePollInterval},
-	{id: "get.nonblocking", title: "tasks/get of a working task answers at once", rules: []string{"R16", "R18"}, run: caseNonBlocking},
-	{id: "task.lifecycle", title: "a task left alone ends on its own, and not cancelled", rules: []string{"R13", "R14", "R27"}, run: caseLifecycle},
-	{id: "result.waits", title: "tasks/result of a working task answers only once the task is terminal", rules: []string{"R18"}, run: caseResultWaits},
-	{id: "result.payload", title: "tasks/result returns the tool's result with related-task _meta", rules: []string{"R17", "R19", "R51"}, run: caseResultPayload},
-	{id: "result.failed", title: "a failed tool call: isError ends failed, a JSON-RPC error comes back from tasks/result", rules: []string{"R17", "R51"}, run: caseResultFailed},
-	{id: "cancel.working", title: "tasks/cancel of a working task makes it cancelled, and it stays cancelled", rules: []string{"R27", "R28"}, run: caseCancelWorking},
-	{id: "cancel.terminal", title: "tasks/cancel of a terminal task gets -32602", rules: []string{"R26"}, run: caseCancelTerminal},
-	{id: "task.unknown", title: "tasks/get, tasks/result and tasks/cancel of an unknown id get -32602", rules: []string{"R46"}, run: caseUnknown},
-	{id: "list.pages", title: "tasks/list: every page, cursors followed as given, the suite's tasks listed", rules: []string{"R22", "R23", "R24", "R25"}, run: caseListPages},
-	{id: "list.bad_cursor", title: "tasks/list with a cursor the server never gave gets -32602", rules: []string{"R47"}, run: caseListBadCursor},
-	{id: "list.authorization", title: "tasks/list is not offered without an authorization context", rules: []string{"R54"}, run: caseListAuth},
-	{id: "input.round_trip", title: "input_required: the request for input comes on tasks/result, the answer lets the task go on", rules: []string{"R35", "R36", "R37", "R38"}, run: caseInput},
-	{id: "ttl.expiry", title: "a task past its ttl is purged promptly: -32602", rules: []string{"R45", "R46", "R56"}, run: caseTTL},
-	{id: "isolation.get", title: "a second identity cannot read the first one's task", rules: []string{"R52", "R53"}, run: caseIsoGet},
-	{id: "isolation.session", title: "a second identity on the first one's session id cannot read its task", rules: []string{"R52", "H2"}, run: caseIsoSession},
-	{id: "isolation.result", title: "a second identity cannot fetch the first one's result", rules: []string{"R52", "R53"}, run: caseIsoResult},
-	{id: "isolation.cancel", title: "a second identity cannot cancel the first one's task", rules: []string{"R52", "R53"}, run: caseIsoCancel},
-	{id: "isolation.list", title: "a second identity does not see the first one's tasks in tasks/list", rules: []string{"R52", "R53"}, run: caseIsoList},
-	{id: "transitions", title: "every status sequence observed follows the state table; terminal never changes", rules: []string{"R13", "R14"}, run: caseTransitions, final: true},
-}
-
 // futureVersion is a protocol version no server speaks: initialize asking for it must be
 // answered with one the server does speak (H1).
 const futureVersion = "2099-01-01"

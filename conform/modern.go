@@ -27,9 +27,10 @@ type modern struct {
 	done     *known                // a task that ended on its own (fixture), once made
 }
 
-// runModern runs the cases of 2026-07-28 into res. Its error is only that the target could
-// not be reached, or that --tool cannot be used.
-func (s *suite) runModern(ctx context.Context, res *results.Contract, sel selection) error {
+// openModern reaches the target in 2026-07-28 (server/discover), lists its tools and plans
+// the era's cases (eraSuite.open). Its error is only that the target could not be reached,
+// or that --tool cannot be used.
+func (s *suite) openModern(ctx context.Context, res *results.Contract) error {
 	m := &s.m
 	m.c = s.t.ModernClient()
 	if s.other != nil {
@@ -66,7 +67,6 @@ func (s *suite) runModern(ctx context.Context, res *results.Contract, sel select
 	if s.plan.optionErr != "" {
 		return &OptionError{Msg: s.plan.optionErr}
 	}
-	s.runCases(ctx, res, modernCases, sel, s.cleanupModern)
 	return nil
 }
 

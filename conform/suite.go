@@ -146,26 +146,16 @@ func Run(ctx context.Context, o Options) (*results.Contract, error) {
 	}
 	res := &results.Contract{TasksimVersion: o.Version, Target: o.Target.URL, StartedAt: time.Now().UTC(),
 		Cases: []results.ContractCase{}, Created: []string{}, LeftBehind: []string{}}
-	legacy, modern, err := s.eras(ctx)
+	tested, err := s.eras(ctx)
 	if err != nil {
 		return nil, err
 	}
 	sel := selection{only: o.Only, skip: o.Skip}
-	if err := sel.inEras(legacy, modern); err != nil {
+	if err := sel.inEras(tested); err != nil {
 		return nil, &OptionError{Msg: err.Error()}
 	}
-	if legacy {
-		if err := s.runLegacy(ctx, res, sel); err != nil {
-			return nil, err
-		}
-	}
-	switch {
-	case modern && ctx.Err() != nil: // interrupted in the legacy suite: what ran is the result
-		s.notes = append(s.notes, "the "+ProtocolModern+" suite did not start: the suite was interrupted")
-	case modern:
-		if err := s.runModern(ctx, res, sel); err != nil {
-			return nil, err
-		}
+	if err := s.runEras(ctx, res, tested, sel); err != nil {
+		return nil, err
 	}
 	res.Interrupted = ctx.Err() != nil
 
@@ -182,21 +172,21 @@ func Run(ctx context.Context, o Options) (*results.Contract, error) {
 	return res, nil
 }
 
-// eras says which suites run: Options.Protocol, or every era the target serves (Target.Era,
-// E32).
+// eras says which eras' suites run (eraSuites): Options.Protocol, or every era the target
+// serves (Target.Era, E32).
 // Its error says, in an operator's terms, that the target cannot be reached or does not
 // speak the era asked for.
-func (s *suite) eras(ctx context.Context) (legacy, modern bool, err error) {
+func (s *suite) eras(ctx context.Context) ([]eraSuite, error) {
 	dctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	switch s.o.Protocol {
 	case ProtocolAuto, ProtocolLegacy, ProtocolModern, ProtocolBoth:
 	default:
-		return false, false, fmt.Errorf("protocol %q: the suites are %s, %s and %s (both)", s.o.Protocol, ProtocolLegacy, ProtocolModern, ProtocolBoth)
+		return nil, fmt.Errorf("protocol %q: the suites are %s, %s and %s (both)", s.o.Protocol, ProtocolLegacy, ProtocolModern, ProtocolBoth)
 	}
 	era, err := s.t.Era(dctx)
 	if err != nil {
-		return false, false, err
+		return nil, err
 	}
 	wantLegacy := s.o.Protocol == ProtocolLegacy || s.o.Protocol == ProtocolBoth
 	wantModern := s.o.Protocol == ProtocolModern || s.o.Protocol == ProtocolBoth
@@ -205,20 +195,32 @@ func (s *suite) eras(ctx context.Context) (legacy, modern bool, err error) {
 		// Every era the target serves: both are in use at once. A modern target whose
 		// server/discover did not list its versions is not assumed to serve 2025-11-25.
 		modern := era.Modern()
-		return era.ServesLegacy() && (!modern || era.Supported != nil), modern, nil
+		return erasServed(era.ServesLegacy() && (!modern || era.Supported != nil), modern), nil
 	case wantLegacy && !era.ServesLegacy():
-		return false, false, fmt.Errorf("target %s speaks only %s (%s): its suite runs with --protocol %s, or with no --protocol",
+		return nil, fmt.Errorf("target %s speaks only %s (%s): its suite runs with --protocol %s, or with no --protocol",
 			s.t.URL, ProtocolModern, era.How, ProtocolModern)
 	case wantModern && !era.Modern():
-		return false, false, fmt.Errorf("target %s does not speak %s (%s): its suite runs with --protocol %s, or with no --protocol",
+		return nil, fmt.Errorf("target %s does not speak %s (%s): its suite runs with --protocol %s, or with no --protocol",
 			s.t.URL, ProtocolModern, era.How, ProtocolLegacy)
 	}
-	return wantLegacy, wantModern, nil
+	return erasServed(wantLegacy, wantModern), nil
 }
 
-// runLegacy runs the cases of 2025-11-25 into res. Its error is only that the target could
-// not be reached or refused the first initialize.
-func (s *suite) runLegacy(ctx context.Context, res *results.Contract, sel selection) error {
+// erasServed are the suites of the eras that run: 2025-11-25 when legacy, 2026-07-28 when
+// modern.
+func erasServed(legacy, modern bool) []eraSuite {
+	var names []string
+	if legacy {
+		names = append(names, ProtocolLegacy)
+	}
+	if modern {
+		names = append(names, ProtocolModern)
+	}
+	return erasNamed(names...)
+}
+
+// openLegacy opens the suite's session in 2025-11-25 and plans its cases (eraSuite.open).
+func (s *suite) openLegacy(ctx context.Context, res *results.Contract) error {
 	o := s.o
 	if err := s.open(ctx); err != nil {
 		return err
@@ -253,27 +255,14 @@ func (s *suite) runLegacy(ctx context.Context, res *results.Contract, sel select
 		}
 	}
 
-	s.runCases(ctx, res, suiteCases, sel, s.cleanup)
-	s.close(ctx, s.sess)
-	if s.otherSess != nil {
-		s.close(ctx, s.otherSess)
-	}
 	return nil
 }
 
-// runCases runs cases into res: those that are not final, then cleanup, then the final
-// ones (which judge everything seen).
-func (s *suite) runCases(ctx context.Context, res *results.Contract, cases []caseDef, sel selection, cleanup func(context.Context)) {
-	for _, c := range cases {
-		if !c.final {
-			s.runCase(ctx, res, c, sel)
-		}
-	}
-	cleanup(ctx)
-	for _, c := range cases {
-		if c.final {
-			s.runCase(ctx, res, c, sel)
-		}
+// closeLegacy ends the sessions of 2025-11-25 the suite opened (eraSuite.close).
+func (s *suite) closeLegacy(ctx context.Context) {
+	s.close(ctx, s.sess)
+	if s.otherSess != nil {
+		s.close(ctx, s.otherSess)
 	}
 }
 
@@ -702,7 +691,7 @@ func (sel selection) wants(id string) bool {
 // "cancel." names the cases it starts), and a selection that leaves no case to run.
 func CheckSelection(only, skip []string) error {
 	var bad []string
-	all := slices.Concat(suiteCases, modernCases)
+	all := cases
 	for _, p := range append(slices.Clone(only), skip...) {
 		if !slices.ContainsFunc(all, func(c caseDef) bool { return (selection{only: []string{p}}).wants(c.id) }) {
 			q := fmt.Sprintf("%q", p)
@@ -713,33 +702,13 @@ func CheckSelection(only, skip []string) error {
 		}
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("no contract case %s; the cases are: %s", strings.Join(bad, ", "), strings.Join(append(CaseIDs(), ModernCaseIDs()...), ", "))
+		return fmt.Errorf("no contract case %s; the cases are: %s", strings.Join(bad, ", "), strings.Join(allCaseIDs(), ", "))
 	}
 	sel := selection{only: only, skip: skip}
 	if !slices.ContainsFunc(all, func(c caseDef) bool { return sel.wants(c.id) }) {
 		return fmt.Errorf("--only and --skip leave no case to run")
 	}
 	return nil
-}
-
-// inEras reports a selection that leaves no case in the suites that run: its cases belong to
-// an era the target is not tested in.
-func (sel selection) inEras(legacy, modern bool) error {
-	var run []caseDef
-	if legacy {
-		run = append(run, suiteCases...)
-	}
-	if modern {
-		run = append(run, modernCases...)
-	}
-	if slices.ContainsFunc(run, func(c caseDef) bool { return sel.wants(c.id) }) {
-		return nil
-	}
-	tested, other := ProtocolLegacy, ProtocolModern
-	if !legacy {
-		tested, other = ProtocolModern, ProtocolLegacy
-	}
-	return fmt.Errorf("--only and --skip leave no case of the %s suite, the one the target is tested in: the cases selected are of the %s suite (--protocol %s, where the target serves it)", tested, other, other)
 }
 
 // Case describes one case of the suite.
@@ -750,10 +719,10 @@ type Case struct {
 }
 
 // Cases lists the cases of the 2025-11-25 suite in the order they run.
-func Cases() []Case { return casesOf(suiteCases) }
+func Cases() []Case { return casesOf(casesIn(ProtocolLegacy)) }
 
 // ModernCases lists the cases of the 2026-07-28 suite in the order they run.
-func ModernCases() []Case { return casesOf(modernCases) }
+func ModernCases() []Case { return casesOf(casesIn(ProtocolModern)) }
 
 func casesOf(cases []caseDef) []Case {
 	out := make([]Case, 0, len(cases))
@@ -772,6 +741,15 @@ func CaseIDs() []string { return idsOf(Cases()) }
 
 // ModernCaseIDs lists the case ids of the 2026-07-28 suite in the order they run.
 func ModernCaseIDs() []string { return idsOf(ModernCases()) }
+
+// allCaseIDs lists the case ids of every era's suite, era by era, each in the order it runs.
+func allCaseIDs() []string {
+	var ids []string
+	for _, e := range eraSuites {
+		ids = append(ids, idsOf(casesOf(casesIn(e.name)))...)
+	}
+	return ids
+}
 
 func idsOf(cases []Case) []string {
 	ids := make([]string, len(cases))
