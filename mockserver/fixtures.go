@@ -228,7 +228,7 @@ func (fc *fixtureCall) answerNames() []string {
 // for it and reports ok false; with one it returns the name given. A declined answer ends
 // the call with a tool error, synchronously. A request that declares no form elicitation
 // cannot be asked (E15): -32021 naming it.
-func (s *Server) toolWithTaskMRTR(c *call) (name string, ok bool) {
+func (m *statelessFront) toolWithTaskMRTR(c *call) (name string, ok bool) {
 	var p struct {
 		InputResponses map[string]json.RawMessage `json:"inputResponses"`
 	}
@@ -258,7 +258,7 @@ func (s *Server) toolWithTaskMRTR(c *call) (name string, ok bool) {
 	params := []byte(`{"mode":"form","message":"What is your name?","requestedSchema":` + nameSchema + `}`)
 	b, err := json.Marshal(mcp.InputRequiredResult{
 		InputRequests: mcp.InputRequests{userNameKey: {Method: mcp.V20260728{}.Method(mcp.OpElicit), Params: params}},
-		Meta:          s.modern.info,
+		Meta:          m.info,
 	})
 	if err != nil {
 		c.reply(nil, mcp.Errorf(mcp.CodeInternalError, "encoding the input request: %v", err))

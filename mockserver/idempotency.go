@@ -73,12 +73,7 @@ func (s *Server) replay(c *call, key string, prev *task, prevID string) {
 	if prev != nil {
 		prev.mu.Lock()
 		if !prev.gone {
-			var b []byte
-			if c.modern.on {
-				b = prev.appendCreateModernLocked(nil) // modern.go
-			} else {
-				b = prev.appendCreateLocked(nil)
-			}
+			b := c.fe.appendCreateLocked(prev, nil)
 			prev.mu.Unlock()
 			s.replays.Add(1)
 			c.reply(b, nil)

@@ -3,7 +3,6 @@ package mockserver
 import (
 	"bytes"
 	"encoding/json"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -124,23 +123,11 @@ type KnownBad struct {
 // On reports whether any known-bad mode is on.
 func (k KnownBad) On() bool { return k != KnownBad{} }
 
-// initKnownBad chooses, once, what the known-bad modes change at their seams.
+// initKnownBad chooses, once, what the known-bad modes change at the task core's seams.
 func (s *Server) initKnownBad() {
 	kb := s.cfg.KnownBad
 	s.badWire = kb.NoPollInterval || kb.MissingFields
 	s.badModern = kb.badModernReply()
-	s.lostSession = http.StatusNotFound      // H8
-	s.missingSession = http.StatusBadRequest // H2
-	if kb.MissingSession404 {
-		s.missingSession = http.StatusNotFound
-	}
-	if kb.LostSession400 {
-		s.lostSession = http.StatusBadRequest
-	}
-	if kb.Sessionless {
-		s.anon = newSession(s.newestVersion(), mcp.ClientCapabilities{})
-		s.anon.tasks = s.anon.tasks && s.tasksOn()
-	}
 }
 
 // appendBadLocked is appendLocked for no_poll_interval and missing_fields: the same task
@@ -174,7 +161,8 @@ func (t *task) appendBadLocked(dst []byte) []byte {
 // awaitTerminal holds a tasks/get of t until t is terminal (blocking_get). It reports
 // false when c was answered or abandoned meanwhile: the request, its session or the server
 // ended, or t was deleted (answered as unknown, R46).
-func (s *Server) awaitTerminal(c *call, t *task) bool {
+func (f *sessionFront) awaitTerminal(c *call, t *task) bool {
+	s := f.srv
 	for {
 		t.mu.Lock()
 		if t.gone {
@@ -239,7 +227,8 @@ func (s *Server) listOffered() bool { return s.bound() || s.cfg.KnownBad.ListWit
 
 // earlyResult answers a tasks/result of t, not terminal, at once with an empty
 // CallToolResult (early_result).
-func (s *Server) earlyResult(c *call, t *task) {
+func (f *sessionFront) earlyResult(c *call, t *task) {
+	s := f.srv
 	b := []byte(`{"content":[]`)
 	if !s.cfg.KnownBad.NoRelatedMeta {
 		b = append(b, `,"_meta":`...)

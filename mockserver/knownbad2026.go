@@ -84,7 +84,8 @@ func (k *KnownBad2026) badModernReply() bool {
 const reusedInputKey = "input"
 
 // badModernResult is the result b of c as the modes that rewrite results send it.
-func (s *Server) badModernResult(c *call, b []byte) []byte {
+func (m *statelessFront) badModernResult(c *call, b []byte) []byte {
+	s := m.srv
 	kb := &s.cfg.KnownBad
 	var drop []string
 	switch c.op {
@@ -114,14 +115,14 @@ func (s *Server) badModernResult(c *call, b []byte) []byte {
 	if len(drop) == 0 {
 		return b
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(b, &m) != nil {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(b, &obj) != nil {
 		return b
 	}
 	for _, k := range drop {
-		delete(m, k)
+		delete(obj, k)
 	}
-	out, err := json.Marshal(m)
+	out, err := json.Marshal(obj)
 	if err != nil {
 		return b
 	}
@@ -130,7 +131,8 @@ func (s *Server) badModernResult(c *call, b []byte) []byte {
 
 // modernStatus is the HTTP status of a modern error of code (E27), as unknown_method_200
 // sends it.
-func (s *Server) modernStatus(code int) int {
+func (m *statelessFront) modernStatus(code int) int {
+	s := m.srv
 	if code == mcp.CodeMethodNotFound && s.cfg.KnownBad.UnknownMethod200 {
 		return http.StatusOK
 	}
@@ -140,12 +142,13 @@ func (s *Server) modernStatus(code int) int {
 // lenientEnvelope serves msg, whose envelope was refused with e, as a request of 2026-07-28
 // when lenient_envelope is on and e is the refusal of a missing or unsupported version; it
 // reports whether it did.
-func (s *Server) lenientEnvelope(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message, e *mcp.Error) bool {
+func (m *statelessFront) lenientEnvelope(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message, e *mcp.Error) bool {
+	s := m.srv
 	if !s.cfg.KnownBad.LenientEnvelope || (e.Code != mcp.CodeInvalidParams && e.Code != mcp.CodeUnsupportedProtocolVersion) {
 		return false
 	}
-	mr := modernReq{on: true, tasks: bytes.Contains(msg.Params, []byte(mcp.ExtTasks)), form: true}
-	s.dispatchModernReq(w, r, tenant, msg, &mr)
+	mr := modernReq{tasks: bytes.Contains(msg.Params, []byte(mcp.ExtTasks)), form: true}
+	m.dispatchModernReq(w, r, tenant, msg, &mr)
 	return true
 }
 
@@ -216,16 +219,17 @@ func (t *task) elicitationIDOf(key string) string {
 
 // modernAck is the acknowledgement of tasks/update and tasks/cancel of t: an empty result
 // (E58, E60), or with ack_with_task the task as tasks/get writes it.
-func (s *Server) modernAck(t *task) []byte {
+func (m *statelessFront) modernAck(t *task) []byte {
+	s := m.srv
 	if !s.cfg.KnownBad.AckWithTask {
-		return mcp.AppendEmptyResult(nil, s.modern.info)
+		return mcp.AppendEmptyResult(nil, m.info)
 	}
 	t.mu.Lock()
 	d := t.detailedLocked(true)
 	t.mu.Unlock()
-	b, err := mcp.AppendGetTaskResult(nil, &d, s.modern.info)
+	b, err := mcp.AppendGetTaskResult(nil, &d, m.info)
 	if err != nil {
-		return mcp.AppendEmptyResult(nil, s.modern.info)
+		return mcp.AppendEmptyResult(nil, m.info)
 	}
 	return b
 }

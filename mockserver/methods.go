@@ -20,15 +20,26 @@ type call struct {
 	tenant string
 	msg    mcp.Message // by value: a pointer to servePost's message would move it to the heap
 	op     mcp.Op      // the method's op, set by dispatch: requests are counted by it (requests.go)
-	modern modernReq   // a request of the modern era when modern.on (modern.go); by value, as msg
+	fe     frontEnd    // the front end that answers it: its era's envelope and encoding (front.go)
+	modern modernReq   // what a modern request's envelope says (modern.go); by value, as msg
 }
 
-// reply writes result (or e) as the JSON reply to c.
+// reply writes result (or e) as the reply to c, in the envelope of c's front end. The
+// type switch calls the front end's reply statically: through the interface, c would
+// escape to the heap on every request (TestModernTasksGetAllocs). A new front end adds its
+// case here.
 func (c *call) reply(result []byte, e *mcp.Error) {
-	if c.modern.on {
-		c.replyModern(result, e) // modern.go
-		return
+	switch fe := c.fe.(type) {
+	case *statelessFront:
+		fe.reply(c, result, e)
+	case *sessionFront:
+		fe.reply(c, result, e)
 	}
+}
+
+// reply is frontEnd.reply for the session era: a JSON-RPC result or error, 200
+// application/json, after the reply latency (latency.go).
+func (f *sessionFront) reply(c *call, result []byte, e *mcp.Error) {
 	if !c.replyLatency() {
 		return // the client gave up while the reply was delayed (latency.go)
 	}
@@ -50,15 +61,15 @@ func (c *call) reply(result []byte, e *mcp.Error) {
 // dispatch routes a request by its op (c.op, the legacy dialect's reading of its method).
 // Tasks methods exist only on sessions that negotiated Tasks; elsewhere they are unknown
 // methods (-32601).
-func (s *Server) dispatch(c *call) {
+func (f *sessionFront) dispatch(c *call) {
 	op := c.op
 	switch op {
 	case mcp.OpPing:
 		c.reply([]byte(`{}`), nil)
 	case mcp.OpToolsList:
-		c.reply(s.toolsList())
+		c.reply(f.toolsList())
 	case mcp.OpToolsCall:
-		s.toolsCall(c)
+		f.toolsCall(c)
 	case mcp.OpTasksGet, mcp.OpTasksResult, mcp.OpTasksCancel, mcp.OpTasksList:
 		if !c.sess.tasks {
 			why := "the session negotiated protocol " + c.sess.version + ", which has no Tasks"
@@ -70,13 +81,13 @@ func (s *Server) dispatch(c *call) {
 		}
 		switch op {
 		case mcp.OpTasksGet:
-			s.tasksGet(c)
+			f.tasksGet(c)
 		case mcp.OpTasksResult:
-			s.tasksResult(c)
+			f.tasksResult(c)
 		case mcp.OpTasksCancel:
-			s.tasksCancel(c)
+			f.tasksCancel(c)
 		case mcp.OpTasksList:
-			s.tasksList(c)
+			f.tasksList(c)
 		}
 	case mcp.OpInitialize:
 		c.reply(nil, mcp.Errorf(mcp.CodeInvalidRequest, "initialize must be sent without a session; this session is already initialized"))
@@ -89,8 +100,9 @@ func (s *Server) dispatch(c *call) {
 // for a version the server does not speak gets the server's newest: 2025-11-25, or
 // Config.Protocol. Only a 2025-11-25 session is offered the tasks capability, and none is
 // when Config.NoTasks is set (compat.go).
-func (s *Server) initialize(w http.ResponseWriter, r *http.Request, msg *mcp.Message) {
-	c := call{srv: s, w: w, r: r, msg: *msg, op: mcp.OpInitialize}
+func (f *sessionFront) initialize(w http.ResponseWriter, r *http.Request, msg *mcp.Message) {
+	s := f.srv
+	c := call{srv: s, fe: f, w: w, r: r, msg: *msg, op: mcp.OpInitialize}
 	var p mcp.InitializeParams
 	if err := json.Unmarshal(msg.Params, &p); err != nil || len(msg.Params) == 0 {
 		why := "params are missing"
@@ -121,7 +133,7 @@ func (s *Server) initialize(w http.ResponseWriter, r *http.Request, msg *mcp.Mes
 			tc.List = mcp.On() // R54: only with an authorization context (knownbad.go: list_without_auth)
 		}
 		res.Capabilities.Tasks = tc
-		res.Instructions = s.instructions()
+		res.Instructions = f.instructions()
 	}
 	if s.cfg.KnownBad.AnyVersion { // H1 broken: the client's version echoed (knownbad.go)
 		sess.version, res.ProtocolVersion = p.ProtocolVersion, p.ProtocolVersion
@@ -138,7 +150,8 @@ func (s *Server) initialize(w http.ResponseWriter, r *http.Request, msg *mcp.Mes
 // bound reports whether tasks are bound to an authorization context (tokens configured).
 func (s *Server) bound() bool { return len(s.cfg.Tokens) > 0 }
 
-func (s *Server) instructions() string {
+func (f *sessionFront) instructions() string {
+	s := f.srv
 	if s.bound() {
 		return "tasksim mock server: tasks are bound to the tenant of the bearer token."
 	}
@@ -151,7 +164,8 @@ func (s *Server) instructions() string {
 	return unbound + ", and tasks/list is not offered."
 }
 
-func (s *Server) toolsList() ([]byte, *mcp.Error) {
+func (f *sessionFront) toolsList() ([]byte, *mcp.Error) {
+	s := f.srv
 	tools := s.toolList()
 	if !s.tasksOn() {
 		tools = toolsWithoutTasks(tools) // compat.go
@@ -189,7 +203,8 @@ func readToolCall(c *call) (callParams, mcp.TaskSupport, bool) {
 
 // toolsCall runs a call synchronously or creates a task, by docs/RULES.md#capabilities (R4, R8,
 // R10, R11).
-func (s *Server) toolsCall(c *call) {
+func (f *sessionFront) toolsCall(c *call) {
+	s := f.srv
 	p, ts, ok := readToolCall(c)
 	if !ok {
 		return
@@ -227,7 +242,7 @@ func (s *Server) toolsCall(c *call) {
 
 // createTask creates the task of a call that is served as one, in either era: rate limits,
 // the granted ttl, idempotency, admission to the executor, then the create reply, which
-// c's era writes (appendCreateLocked, or appendCreateModernLocked in modern.go).
+// c's front end writes (frontEnd.appendCreateLocked).
 func (s *Server) createTask(c *call, tool string, args json.RawMessage, reqTTL optMs, plan *workPlan) {
 	if s.limits != nil && !s.allow(c, limitCreate) {
 		return // 429 (ratelimit.go)
@@ -278,12 +293,7 @@ func (s *Server) createTask(c *call, tool string, args json.RawMessage, reqTTL o
 	// working here; the next tasks/get sees the outcome.
 	bp := getBuf()
 	t.mu.Lock()
-	var b []byte
-	if c.modern.on {
-		b = t.appendCreateModernLocked(*bp)
-	} else {
-		b = t.appendCreateLocked(*bp)
-	}
+	b := c.fe.appendCreateLocked(t, *bp)
 	t.mu.Unlock()
 	if run { // else it waits for a worker (executor.go)
 		t.start()
@@ -352,8 +362,8 @@ func (s *Server) callSync(c *call, tool string, p *workPlan) {
 // taskParam decodes {"taskId": ...}; related-task _meta on the request is ignored (R32).
 // The id is a span of the request when the params are plain (params.go).
 func taskParam(c *call) ([]byte, *mcp.Error) {
-	if c.modern.on && c.modern.taskID != nil {
-		return c.modern.taskID, nil // read by the fast scan (modern.go), as readTaskID reads it
+	if id := c.modern.taskID; id != nil {
+		return id, nil // read by the modern fast scan (modern.go), as readTaskID reads it
 	}
 	id, ok := readTaskID(c.msg.Params)
 	if !ok {
@@ -388,7 +398,8 @@ func (s *Server) lookupTask(c *call) (*task, *mcp.Error) {
 }
 
 // tasksGet answers with the task, never waiting and never over SSE (R40).
-func (s *Server) tasksGet(c *call) {
+func (f *sessionFront) tasksGet(c *call) {
+	s := f.srv
 	if s.limits != nil && !s.allow(c, limitGet) {
 		return // 429 (ratelimit.go)
 	}
@@ -397,7 +408,7 @@ func (s *Server) tasksGet(c *call) {
 		c.reply(nil, e)
 		return
 	}
-	if s.cfg.KnownBad.BlockingGet && !s.awaitTerminal(c, t) {
+	if s.cfg.KnownBad.BlockingGet && !f.awaitTerminal(c, t) {
 		return // answered or abandoned while it waited (knownbad.go)
 	}
 	bp := getBuf()
@@ -408,7 +419,8 @@ func (s *Server) tasksGet(c *call) {
 	putBuf(bp, b)
 }
 
-func (s *Server) tasksCancel(c *call) {
+func (f *sessionFront) tasksCancel(c *call) {
+	s := f.srv
 	t, e := s.lookupTask(c)
 	if e != nil {
 		c.reply(nil, e)
@@ -423,7 +435,8 @@ func (s *Server) tasksCancel(c *call) {
 // tasksList pages through the caller's tasks in creation order (R22-R25, R53). The cursor
 // is opaque to clients (R24): base64url of the last sequence number shown, tagged so that
 // a made-up cursor is rejected with -32602 (R47).
-func (s *Server) tasksList(c *call) {
+func (f *sessionFront) tasksList(c *call) {
+	s := f.srv
 	if !s.listOffered() {
 		c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "tasks/list is not offered: the server has no authorization context (R54)"))
 		return

@@ -55,8 +55,10 @@ func (p Protocols) valid() bool {
 	return p == "" || p == ProtocolsBoth || p == ProtocolsModern || p == ProtocolsLegacy
 }
 
-// modernState is the server's modern front end, made by initModern.
-type modernState struct {
+// statelessFront is the front end of protocol 2026-07-28, made by init: no session, every
+// request carries its version and capabilities in its own _meta envelope.
+type statelessFront struct {
+	srv      *Server
 	on       bool            // modern requests are served (Protocols both or modern)
 	only     bool            // Protocols modern: legacy traffic is refused
 	versions []string        // the versions served statelessly (E9)
@@ -79,7 +81,6 @@ type modernState struct {
 // modernReq is what a modern request carries besides its message: what its _meta envelope
 // says (mcp.ReadRequestMeta, or mcp.ScanModernRequest for the common request).
 type modernReq struct {
-	on    bool // the request is of the modern era
 	tasks bool // it declares the Tasks extension (E39)
 	form  bool // it declares form elicitation
 	// client is its clientInfo as session_bound reads it (modernfaults.go); "" otherwise.
@@ -98,8 +99,9 @@ func (m *modernReq) requireTasks(method string) *mcp.Error {
 	return undeclared.RequireTasks(method)
 }
 
-func (s *Server) initModern() {
-	m := &s.modern
+// init builds the modern front end of s from s.cfg.
+func (m *statelessFront) init(s *Server) {
+	m.srv = s
 	m.on = s.cfg.Protocols == ProtocolsBoth || s.cfg.Protocols == ProtocolsModern
 	m.only = s.cfg.Protocols == ProtocolsModern
 	m.versions = []string{mcp.Version20260728}
@@ -134,49 +136,50 @@ func mayNameVersion(params []byte) bool {
 // routeModern serves msg when the modern front end must answer it and reports whether it
 // did; false hands msg to the legacy front end, unchanged. Classification follows
 // docs/RULES.md#era-detection (mcp.ClassifyRequest).
-func (s *Server) routeModern(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message) bool {
+func (m *statelessFront) routeModern(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message) bool {
+	s := m.srv
 	hdr := r.Header.Get(headerProtocolVersion)
 	if s.cfg.KnownBad.AnyVersion && r.Header.Get(headerSessionID) != "" {
 		hdr = "" // any_version: a session may have been granted any version, 2099-01-01 too (knownbad.go)
 	}
 	if msg.Kind != mcp.KindRequest {
-		if !s.modern.only && !mcp.IsModern(hdr) {
+		if !m.only && !mcp.IsModern(hdr) {
 			return false
 		}
-		s.modernMessage(w, r, msg)
+		m.modernMessage(w, r, msg)
 		return true
 	}
-	if !s.modern.only && !mcp.IsModern(hdr) && !mayNameVersion(msg.Params) {
+	if !m.only && !mcp.IsModern(hdr) && !mayNameVersion(msg.Params) {
 		return false // the legacy hot path
 	}
-	if mcp.IsModern(hdr) && !s.modern.fullOnly { // the modern hot path: a modern request names its version in the header too
-		if sum, ok := mcp.ScanModernRequest(msg, s.modernHeaders(r, hdr, msg), s.modern.versions); ok {
-			mr := modernReq{on: true, tasks: sum.DeclaresTasks, form: sum.SupportsForm}
+	if mcp.IsModern(hdr) && !m.fullOnly { // the modern hot path: a modern request names its version in the header too
+		if sum, ok := mcp.ScanModernRequest(msg, m.modernHeaders(r, hdr, msg), m.versions); ok {
+			mr := modernReq{tasks: sum.DeclaresTasks, form: sum.SupportsForm}
 			if mcp.NameParam(msg.Method) == "taskId" {
 				mr.taskID = sum.Name
 			}
-			s.dispatchModernReq(w, r, tenant, msg, &mr)
+			m.dispatchModernReq(w, r, tenant, msg, &mr)
 			return true
 		}
 	}
 	era, e := mcp.ClassifyRequest(msg.Method, msg.Params, hdr)
 	switch {
 	case e != nil:
-		if !s.lenientEnvelope(w, r, tenant, msg, e) { // knownbad2026.go
-			s.modernRefuse(w, r, msg, e)
+		if !m.lenientEnvelope(w, r, tenant, msg, e) { // knownbad2026.go
+			m.modernRefuse(w, r, msg, e)
 		}
 	case era == mcp.EraModern:
-		s.serveModern(w, r, tenant, msg, hdr)
-	case !s.modern.only:
+		m.serveModern(w, r, tenant, msg, hdr)
+	case !m.only:
 		return false
 	case s.dialect.Op(msg.Method) == mcp.OpInitialize: // E35: say which versions are served
 		var p struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		}
 		_ = json.Unmarshal(msg.Params, &p)
-		s.modernRefuse(w, r, msg, mcp.UnsupportedProtocolVersion(p.ProtocolVersion, s.modern.versions))
+		m.modernRefuse(w, r, msg, mcp.UnsupportedProtocolVersion(p.ProtocolVersion, m.versions))
 	default: // a legacy request on a modern-only server: its headers or envelope refuse it (E26, E3)
-		s.serveModern(w, r, tenant, msg, hdr)
+		m.serveModern(w, r, tenant, msg, hdr)
 	}
 	return true
 }
@@ -184,22 +187,24 @@ func (s *Server) routeModern(w http.ResponseWriter, r *http.Request, tenant stri
 // modernMessage answers a POST of a notification or a response in the modern era. A
 // notification with well-formed headers is accepted (E22); a response answers nothing, since
 // the era has no server-to-client requests (E28).
-func (s *Server) modernMessage(w http.ResponseWriter, r *http.Request, msg *mcp.Message) {
+func (m *statelessFront) modernMessage(w http.ResponseWriter, r *http.Request, msg *mcp.Message) {
+	s := m.srv
 	if msg.Kind != mcp.KindNotification {
 		s.rejectedIn(eraModern, r, mcp.OpUnknown, http.StatusBadRequest)
 		writeJSONError(w, http.StatusBadRequest, msg.ID, mcp.Errorf(mcp.CodeInvalidRequest,
 			"protocol %s has no server-to-client requests to answer (E28)", mcp.Version20260728))
 		return
 	}
-	h := s.modernHeaders(r, r.Header.Get(headerProtocolVersion), msg)
+	h := m.modernHeaders(r, r.Header.Get(headerProtocolVersion), msg)
 	if e := mcp.CheckHeaders(h, msg); e != nil {
-		s.modernRefuse(w, r, msg, e)
+		m.modernRefuse(w, r, msg, e)
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)
 }
 
-func (s *Server) modernHeaders(r *http.Request, version string, msg *mcp.Message) mcp.RequestHeaders {
+func (m *statelessFront) modernHeaders(r *http.Request, version string, msg *mcp.Message) mcp.RequestHeaders {
+	s := m.srv
 	h := mcp.RequestHeaders{ProtocolVersion: version, Method: r.Header.Get(mcp.HeaderMethod), Name: r.Header.Get(mcp.HeaderName)}
 	if s.cfg.KnownBad.NoHeaderCheck {
 		h = trustedHeaders(h, msg) // knownbad2026.go
@@ -209,8 +214,9 @@ func (s *Server) modernHeaders(r *http.Request, version string, msg *mcp.Message
 
 // modernRefuse answers a modern request that never reached a method with e, over HTTP with
 // e's status (E27).
-func (s *Server) modernRefuse(w http.ResponseWriter, r *http.Request, msg *mcp.Message, e *mcp.Error) {
-	status := s.modernStatus(e.Code)
+func (m *statelessFront) modernRefuse(w http.ResponseWriter, r *http.Request, msg *mcp.Message, e *mcp.Error) {
+	s := m.srv
+	status := m.modernStatus(e.Code)
 	if status != http.StatusOK {
 		s.rejectedIn(eraModern, r, mcp.V20260728{}.Op(msg.Method), status)
 	}
@@ -220,54 +226,65 @@ func (s *Server) modernRefuse(w http.ResponseWriter, r *http.Request, msg *mcp.M
 // serveModern checks a modern request's headers (E24-E26), then its envelope (E3, E9), in
 // that order, so that -32020 wins over -32022 (docs/RULES.md#era-detection), and dispatches
 // it.
-func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message, hdr string) {
-	if e := mcp.CheckHeaders(s.modernHeaders(r, hdr, msg), msg); e != nil {
-		s.modernRefuse(w, r, msg, e)
+func (m *statelessFront) serveModern(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message, hdr string) {
+	s := m.srv
+	if e := mcp.CheckHeaders(m.modernHeaders(r, hdr, msg), msg); e != nil {
+		m.modernRefuse(w, r, msg, e)
 		return
 	}
-	meta, e := mcp.ReadRequestMeta(msg.Params, s.modern.versions)
+	meta, e := mcp.ReadRequestMeta(msg.Params, m.versions)
 	if e != nil {
-		if !s.lenientEnvelope(w, r, tenant, msg, e) { // knownbad2026.go
-			s.modernRefuse(w, r, msg, e)
+		if !m.lenientEnvelope(w, r, tenant, msg, e) { // knownbad2026.go
+			m.modernRefuse(w, r, msg, e)
 		}
 		return
 	}
-	mr := modernReq{on: true, tasks: meta.ClientCapabilities.DeclaresTasks(), form: meta.ClientCapabilities.Elicitation.SupportsForm()}
+	mr := modernReq{tasks: meta.ClientCapabilities.DeclaresTasks(), form: meta.ClientCapabilities.Elicitation.SupportsForm()}
 	if s.cfg.Insecure.SessionBound {
 		mr.client = clientName(&meta)
 	}
-	s.dispatchModernReq(w, r, tenant, msg, &mr)
+	m.dispatchModernReq(w, r, tenant, msg, &mr)
 }
 
 // dispatchModernReq serves msg, a modern request whose headers and envelope passed, as mr
 // says.
-func (s *Server) dispatchModernReq(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message, mr *modernReq) {
+func (m *statelessFront) dispatchModernReq(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message, mr *modernReq) {
+	s := m.srv
 	form := 0
 	if mr.form {
 		form = 1
 	}
-	owner := s.modern.owners[form]
+	owner := m.owners[form]
 	if s.cfg.Insecure.SessionBound {
-		owner = s.modern.clientOwner(mr.client, form) // modernfaults.go
+		owner = m.clientOwner(mr.client, form) // modernfaults.go
 	}
-	c := call{srv: s, w: w, r: r, sess: owner, tenant: tenant, msg: *msg, modern: *mr}
-	s.dispatchModern(&c)
+	c := call{srv: s, fe: m, w: w, r: r, sess: owner, tenant: tenant, msg: *msg, modern: *mr}
+	m.dispatchModern(&c)
+}
+
+// refuseStream answers a GET or a DELETE on a server that speaks only 2026-07-28: 405, there
+// is no GET stream and no session to end (E30).
+func (m *statelessFront) refuseStream(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Allow", "POST")
+	m.srv.rejected(r, mcp.OpUnknown, http.StatusMethodNotAllowed)
+	httpError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed: the server speaks only protocol "+mcp.Version20260728+", which has no sessions and no GET stream (E30)")
 }
 
 // dispatchModern routes a modern request by method. What the era removed (initialize,
 // ping, tasks/result, tasks/list, E37) is as unknown as any other method: -32601, HTTP 404
 // (E27).
-func (s *Server) dispatchModern(c *call) {
+func (m *statelessFront) dispatchModern(c *call) {
+	s := m.srv
 	c.op = mcp.V20260728{}.Op(c.msg.Method)
 	switch c.op {
 	case mcp.OpServerDiscover:
-		c.reply(s.discover())
+		c.reply(m.discover())
 	case mcp.OpToolsList:
-		c.reply(s.toolsListModern())
+		c.reply(m.toolsListModern())
 	case mcp.OpToolsCall:
-		s.toolsCallModern(c)
+		m.toolsCallModern(c)
 	case mcp.OpSubscriptionsListen:
-		s.subscriptionsListen(c) // listen.go
+		m.subscriptionsListen(c) // listen.go
 	case mcp.OpTasksGet, mcp.OpTasksUpdate, mcp.OpTasksCancel:
 		if !s.tasksOn() {
 			c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "method %q is not available: the server does not offer the Tasks extension", c.msg.Method))
@@ -279,11 +296,11 @@ func (s *Server) dispatchModern(c *call) {
 		}
 		switch c.op {
 		case mcp.OpTasksGet:
-			s.tasksGetModern(c)
+			m.tasksGetModern(c)
 		case mcp.OpTasksUpdate:
-			s.tasksUpdateModern(c)
+			m.tasksUpdateModern(c)
 		default:
-			s.tasksCancelModern(c)
+			m.tasksCancelModern(c)
 		}
 	default:
 		if b, ok := legacyMethod(c.msg.Method); ok && s.cfg.KnownBad.LegacyMethods { // knownbad2026.go
@@ -294,11 +311,11 @@ func (s *Server) dispatchModern(c *call) {
 	}
 }
 
-// replyModern is call.reply for the modern era: a result gets resultType (E11) and the
+// reply is frontEnd.reply for the modern era: a result gets resultType (E11) and the
 // server's _meta (E6) when its writer did not put them in; an error gets the HTTP status of
 // its code (E27). Requests are counted as in the legacy era, a refusal with a status other
 // than 200 as an http_error.
-func (c *call) replyModern(result []byte, e *mcp.Error) {
+func (m *statelessFront) reply(c *call, result []byte, e *mcp.Error) {
 	if !c.replyLatency() {
 		return // the client gave up while the reply was delayed (latency.go)
 	}
@@ -306,7 +323,7 @@ func (c *call) replyModern(result []byte, e *mcp.Error) {
 		if c.srv.cfg.KnownBad.WrongErrorCodes {
 			e = wrongCode(c.op, e) // knownbad.go
 		}
-		status := c.srv.modernStatus(e.Code)
+		status := c.srv.modern.modernStatus(e.Code)
 		if status == http.StatusOK {
 			c.srv.requests.answered(eraModern, c.op, true)
 		} else {
@@ -316,9 +333,9 @@ func (c *call) replyModern(result []byte, e *mcp.Error) {
 		return
 	}
 	c.srv.requests.answered(eraModern, c.op, false)
-	result = c.srv.modernResult(result)
+	result = c.srv.modern.modernResult(result)
 	if c.srv.badModern {
-		result = c.srv.badModernResult(c, result) // knownbad2026.go
+		result = c.srv.modern.badModernResult(c, result) // knownbad2026.go
 	}
 	bp := getBuf()
 	b := mcp.AppendResult(*bp, c.msg.ID, result)
@@ -332,7 +349,7 @@ var resultTypeFirst = []byte(`{"resultType":`)
 // internal/mcp put resultType first and take the _meta: their results come back as they
 // are. Any other result (a CallToolResult of a synchronous call, a tools/list) gets
 // resultType "complete" and, when it has no _meta, the server's.
-func (s *Server) modernResult(b []byte) []byte {
+func (m *statelessFront) modernResult(b []byte) []byte {
 	if bytes.HasPrefix(b, resultTypeFirst) {
 		return b
 	}
@@ -349,13 +366,14 @@ func (s *Server) modernResult(b []byte) []byte {
 		return r
 	}
 	out := append(r[:len(r)-1:len(r)-1], `,"_meta":`...) // r is a fresh copy: WithResultType added resultType
-	out = append(out, s.modern.info...)
+	out = append(out, m.info...)
 	return append(out, '}')
 }
 
 // discover answers server/discover (E8): the versions served, the Tasks extension with {}
 // when the server offers tasks, and serverInfo.
-func (s *Server) discover() ([]byte, *mcp.Error) {
+func (m *statelessFront) discover() ([]byte, *mcp.Error) {
+	s := m.srv
 	caps := mcp.ModernServerCapabilities{Tools: &mcp.ToolsCapability{}}
 	if s.tasksOn() {
 		caps.DeclareTasks()
@@ -365,12 +383,12 @@ func (s *Server) discover() ([]byte, *mcp.Error) {
 		instructions = "tasksim mock server: tasks are bound to the tenant of the bearer token."
 	}
 	b, err := json.Marshal(mcp.DiscoverResult{
-		SupportedVersions: s.modern.listed,
+		SupportedVersions: m.listed,
 		Capabilities:      caps,
 		Instructions:      instructions,
 		TTLMs:             60_000,
 		CacheScope:        mcp.CachePublic,
-		Meta:              s.modern.info,
+		Meta:              m.info,
 	})
 	if err != nil {
 		return nil, mcp.Errorf(mcp.CodeInternalError, "encoding server/discover: %v", err)
@@ -381,7 +399,8 @@ func (s *Server) discover() ([]byte, *mcp.Error) {
 // toolsListModern lists the tools without execution.taskSupport, which the era dropped: the
 // server decides per request whether a call becomes a task (E40). internal/mcp has no
 // writer for the era's ListToolsResult yet.
-func (s *Server) toolsListModern() ([]byte, *mcp.Error) {
+func (m *statelessFront) toolsListModern() ([]byte, *mcp.Error) {
+	s := m.srv
 	// The era's ListToolsResult is cacheable, like DiscoverResult: ttlMs and cacheScope are
 	// required. The list is the same for every caller.
 	b, err := json.Marshal(struct {
@@ -397,7 +416,8 @@ func (s *Server) toolsListModern() ([]byte, *mcp.Error) {
 
 // toolsCallModern runs a call synchronously or makes it a task (E39-E46; see the top of the
 // file for which).
-func (s *Server) toolsCallModern(c *call) {
+func (m *statelessFront) toolsCallModern(c *call) {
+	s := m.srv
 	p, ts, ok := readToolCall(c)
 	if !ok {
 		return
@@ -411,7 +431,7 @@ func (s *Server) toolsCallModern(c *call) {
 	var plan workPlan
 	var perr *mcp.Error
 	if f := s.fixtureOf(p.name); f != nil && f.name == FixtureToolWithTask && s.tasksOn() {
-		name, ok := s.toolWithTaskMRTR(c) // MRTR before the task (E47, fixtures.go)
+		name, ok := m.toolWithTaskMRTR(c) // MRTR before the task (E47, fixtures.go)
 		if !ok {
 			return // asked for the name, or refused
 		}
@@ -517,7 +537,8 @@ func (t *task) appendCreateModernLocked(dst []byte) []byte {
 
 // tasksGetModern answers tasks/get with the task and what its status inlines (E50, E51),
 // never waiting. A terminal payload read here counts as fetched (orphaned tasks).
-func (s *Server) tasksGetModern(c *call) {
+func (m *statelessFront) tasksGetModern(c *call) {
+	s := m.srv
 	if s.limits != nil && !s.allow(c, limitGet) {
 		return // 429 (ratelimit.go)
 	}
@@ -543,7 +564,7 @@ func (s *Server) tasksGetModern(c *call) {
 	putBuf(bp, *bp)
 	d := t.detailedLocked(true) // a payload to inline: the strict writer
 	t.mu.Unlock()
-	b, err := mcp.AppendGetTaskResult(nil, &d, s.modern.info)
+	b, err := mcp.AppendGetTaskResult(nil, &d, m.info)
 	if err != nil {
 		c.reply(nil, mcp.Errorf(mcp.CodeInternalError, "encoding task %s: %v", t.id, err))
 		return
@@ -618,7 +639,8 @@ func (t *task) appendGetModernLocked(dst []byte) (b []byte, ok bool) {
 // outstanding input request of the task is answered as the legacy era answers an
 // elicitation (answerElicitation); unknown and already answered keys are ignored, and a
 // partial answer leaves the task input_required. The acknowledgement is empty.
-func (s *Server) tasksUpdateModern(c *call) {
+func (m *statelessFront) tasksUpdateModern(c *call) {
+	s := m.srv
 	t, e := s.lookupTask(c)
 	if e != nil {
 		c.reply(nil, e)
@@ -648,12 +670,13 @@ func (s *Server) tasksUpdateModern(c *call) {
 		}
 	}
 	s.cutReply(t) // the answers are applied, the acknowledgement is lost (modernfaults.go)
-	c.reply(s.modernAck(t), nil)
+	c.reply(m.modernAck(t), nil)
 }
 
 // tasksCancelModern cancels a task as the legacy era does and acknowledges with an empty
 // result (E60), a terminal task too (ext-gap-8): the status says whether the cancel won.
-func (s *Server) tasksCancelModern(c *call) {
+func (m *statelessFront) tasksCancelModern(c *call) {
+	s := m.srv
 	t, e := s.lookupTask(c)
 	if e != nil {
 		c.reply(nil, e)
@@ -663,5 +686,5 @@ func (s *Server) tasksCancelModern(c *call) {
 	bp := getBuf()
 	b, _ := t.cancel(*bp) // a terminal task's -32602 (R26) is the legacy era's answer
 	putBuf(bp, b)
-	c.reply(s.modernAck(t), nil)
+	c.reply(m.modernAck(t), nil)
 }

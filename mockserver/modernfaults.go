@@ -62,7 +62,7 @@ func (c *call) replyTwice(result []byte, t *task) {
 		return
 	}
 	c.srv.requests.answered(eraModern, c.op, false)
-	b := mcp.AppendResult(nil, c.msg.ID, c.srv.modernResult(result))
+	b := mcp.AppendResult(nil, c.msg.ID, c.srv.modern.modernResult(result))
 	es := newEventStream(c.w)
 	if es.start() == nil && es.event(b) == nil && es.event(b) == nil {
 		c.srv.injected(faultDuplicate, time.Now(), t.id)
@@ -72,7 +72,7 @@ func (c *call) replyTwice(result []byte, t *task) {
 // clientOwner returns the owner standing for the client a modern request describes in its
 // _meta clientInfo (session_bound, see above): one per distinct description, at most
 // maxClientOwners; beyond, descriptions share the owner of their form capability.
-func (m *modernState) clientOwner(client string, form int) *session {
+func (m *statelessFront) clientOwner(client string, form int) *session {
 	m.byClientMu.Lock()
 	defer m.byClientMu.Unlock()
 	key := client

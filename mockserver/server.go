@@ -22,12 +22,11 @@ type Server struct {
 	// so that a caller may replace it before Start.
 	Listener net.Listener
 
-	cfg      Config
-	dialect  mcp.Dialect
-	store    *store
-	sessions sessions
-	ledger   ledger
-	mux      *http.ServeMux
+	cfg     Config
+	dialect mcp.Dialect
+	store   *store
+	ledger  ledger
+	mux     *http.ServeMux
 
 	elicitMu  sync.Mutex
 	elicits   map[string]*elicitation
@@ -59,8 +58,14 @@ type Server struct {
 	compat   compatCounters  // compat.go
 	prom     *exporter       // prom.go: /metrics
 
-	requestPath             // latency, stalls, tool profiles, pollInterval policy, the seeded RNG
-	modern      modernState // the front end of protocol 2026-07-28 (modern.go)
+	requestPath // latency, stalls, tool profiles, pollInterval policy, the seeded RNG
+
+	// The front ends (front.go): sessionFront answers 2025-11-25 and holds the session
+	// table, modern answers 2026-07-28; streams answers a GET or a DELETE, chosen once by
+	// initFronts from Config.Protocols.
+	sessionFront
+	modern  statelessFront
+	streams http.HandlerFunc
 
 	exec   executor   // caps, workers and queue (executor.go, backpressure.go)
 	limits *limits    // rate limits; nil when none (ratelimit.go)
@@ -70,13 +75,8 @@ type Server struct {
 	idSeq  atomic.Uint64 // predictable_ids: the last task id issued (insecure.go)
 	inject string        // the injection canary planted with Config.Inject; "" = none (insecure.go)
 
-	badWire     bool     // task objects are written by appendBadLocked (knownbad.go)
-	badModern   bool     // modern results and error statuses go through knownbad2026.go
-	lostSession int      // the HTTP status of a request on an unknown or ended session: 404 (H8)
-	anon        *session // sessionless: serves requests without Mcp-Session-Id; nil = refused (knownbad.go)
-	// missingSession is the status of a request without Mcp-Session-Id: 400 (H2), or 404
-	// with missing_session_404 (knownbad.go).
-	missingSession int
+	badWire   bool // task objects are written by appendBadLocked (knownbad.go)
+	badModern bool // modern results and error statuses go through knownbad2026.go
 }
 
 // NewUnstartedServer validates cfg and builds a server whose listener is open on cfg.Addr but
@@ -130,7 +130,7 @@ func newServer(cfg Config) (*Server, error) {
 	s.initBackpressure()
 	s.initFaults()
 	s.initKnownBad()
-	s.initModern()
+	s.initFronts()
 	if s.cfg.Inject {
 		s.inject = injectionText(s.cfg.Seed)
 	}
