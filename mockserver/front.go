@@ -46,6 +46,23 @@ var (
 	_ frontEnd = (*statelessFront)(nil)
 )
 
+// replyFilter rewrites the reply to a request of op, a result or an error, before its front
+// end writes it. The known-bad modes that break replies are filters, composed once when the
+// front end is built (knownbad.go, knownbad2026.go); with every mode off the filter is
+// keepReply. A filter takes the op, never the *call, which would escape to the heap.
+type replyFilter func(op mcp.Op, result []byte, e *mcp.Error) ([]byte, *mcp.Error)
+
+// keepReply is the filter of an honest server: the reply as it was built.
+func keepReply(_ mcp.Op, result []byte, e *mcp.Error) ([]byte, *mcp.Error) { return result, e }
+
+// then returns the filter that applies f, then g.
+func (f replyFilter) then(g replyFilter) replyFilter {
+	return func(op mcp.Op, result []byte, e *mcp.Error) ([]byte, *mcp.Error) {
+		result, e = f(op, result, e)
+		return g(op, result, e)
+	}
+}
+
 // sessionFront is the front end of protocol 2025-11-25 (and the versions before it): it
 // negotiates a session with initialize (H1, H2), keeps the session table, serves the
 // session's GET stream and DELETE, and dispatches the methods of a session (methods.go).
@@ -53,6 +70,7 @@ var (
 type sessionFront struct {
 	srv      *Server
 	sessions sessions
+	filter   replyFilter // the known-bad modes that rewrite its replies (knownbad.go)
 	// anon serves requests without Mcp-Session-Id (sessionless, knownbad.go); nil = they
 	// are refused with missingSession.
 	anon *session

@@ -127,7 +127,6 @@ func (k KnownBad) On() bool { return k != KnownBad{} }
 func (s *Server) initKnownBad() {
 	kb := s.cfg.KnownBad
 	s.badWire = kb.NoPollInterval || kb.MissingFields
-	s.badModern = kb.badModernReply()
 }
 
 // appendBadLocked is appendLocked for no_poll_interval and missing_fields: the same task
@@ -237,6 +236,36 @@ func (f *sessionFront) earlyResult(c *call, t *task) {
 	c.reply(append(b, '}'), nil)
 }
 
+// sessionReplies composes the filter of the session front's replies from the modes that
+// rewrite them: wrong_error_codes, boolean_leaves.
+func (k *KnownBad) sessionReplies() replyFilter {
+	f := replyFilter(keepReply)
+	if k.WrongErrorCodes {
+		f = f.then(wrongCodes)
+	}
+	if k.BooleanLeaves {
+		f = f.then(booleanLeavesReply)
+	}
+	return f
+}
+
+// wrongCodes is the reply filter of wrong_error_codes (wrongCode).
+func wrongCodes(op mcp.Op, result []byte, e *mcp.Error) ([]byte, *mcp.Error) {
+	if e != nil {
+		e = wrongCode(op, e)
+	}
+	return result, e
+}
+
+// booleanLeavesReply is the reply filter of boolean_leaves: an initialize result that
+// declares capabilities.tasks gets its leaves as true (booleanLeaves).
+func booleanLeavesReply(op mcp.Op, result []byte, e *mcp.Error) ([]byte, *mcp.Error) {
+	if op != mcp.OpInitialize || e != nil {
+		return result, e
+	}
+	return booleanLeaves(result), nil
+}
+
 // wrongCode is e as wrong_error_codes sends it: a -32602 of the tasks methods as -32603,
 // the -32601 of taskSupport enforcement (the only -32601 of tools/call) as -32602.
 func wrongCode(op mcp.Op, e *mcp.Error) *mcp.Error {
@@ -259,19 +288,16 @@ func wrongCode(op mcp.Op, e *mcp.Error) *mcp.Error {
 	return &w
 }
 
-// booleanLeaves returns the initialize result b with capabilities.tasks written as tc with
-// every leaf true instead of {} (boolean_leaves).
-func booleanLeaves(b []byte, tc *mcp.TasksCapability) []byte {
-	tb, err := json.Marshal(tc)
-	if err != nil {
-		return b
-	}
-	tb = bytes.ReplaceAll(tb, []byte(`{}`), []byte(`true`)) // leaves are the only empty objects in tc
+// booleanLeaves returns the initialize result b with its capabilities.tasks written with
+// every leaf true instead of {} (boolean_leaves); b itself when it declares no tasks.
+func booleanLeaves(b []byte) []byte {
 	var res, caps map[string]json.RawMessage
-	if json.Unmarshal(b, &res) != nil || json.Unmarshal(res["capabilities"], &caps) != nil {
+	if json.Unmarshal(b, &res) != nil || json.Unmarshal(res["capabilities"], &caps) != nil || caps["tasks"] == nil {
 		return b
 	}
-	caps["tasks"] = tb
+	// capabilities.tasks is json.Marshal's compact encoding of an mcp.TasksCapability, whose
+	// leaves are its only empty objects.
+	caps["tasks"] = bytes.ReplaceAll(caps["tasks"], []byte(`{}`), []byte(`true`))
 	res["capabilities"], _ = json.Marshal(caps)
 	out, err := json.Marshal(res)
 	if err != nil {

@@ -12,8 +12,9 @@ import (
 // Known-bad modes of the modern era (protocol 2026-07-28 with the Tasks extension): each
 // breaks the rule of docs/RULES.md it names, so that each case of tasksim conform's modern
 // suite is shown to fail (conform's TestModernKnownBadMatrix pins which). They are off by
-// default, and the modern front end (modern.go) tests them only where a reply is built, or
-// behind one bool (Server.badModern) on its hot path:
+// default. Those that rewrite replies, error statuses and the reading of headers are
+// wrappers the modern front end (modern.go) chooses once in its init (statelessReplies,
+// statusOf, headerReader); the rest are tested where their reply is built:
 //
 //	no_result_type         the results of server/discover, tools/list and a synchronous
 //	                       tools/call carry no resultType (E11).
@@ -74,41 +75,53 @@ type KnownBad2026 struct {
 	NoInlineResultType bool // no resultType on the result inlined in tasks/get (E11, E50)
 }
 
-// badModernReply reports whether a mode changes modern results or error statuses as they
-// are written (badModernResult, modernStatus).
-func (k *KnownBad2026) badModernReply() bool {
-	return k.NoResultType || k.ModernMissingFields || k.NoInlinePayload || k.UnknownMethod200 || k.NoInlineResultType
+// statelessReplies composes the filter of the modern front's replies from the modes that
+// rewrite them: wrong_error_codes (knownbad.go), then those that rewrite results.
+func (k *KnownBad) statelessReplies() replyFilter {
+	f := replyFilter(keepReply)
+	if k.WrongErrorCodes {
+		f = f.then(wrongCodes)
+	}
+	if k.NoResultType || k.ModernMissingFields || k.NoInlinePayload || k.NoInlineResultType {
+		kb := k.KnownBad2026
+		f = f.then(func(op mcp.Op, result []byte, e *mcp.Error) ([]byte, *mcp.Error) {
+			if e != nil {
+				return result, e
+			}
+			return kb.badResult(op, result), nil
+		})
+	}
+	return f
 }
 
 // reusedInputKey is the key of every input request with reuse_input_keys.
 const reusedInputKey = "input"
 
-// badModernResult is the result b of c as the modes that rewrite results send it.
-func (m *statelessFront) badModernResult(c *call, b []byte) []byte {
-	s := m.srv
-	kb := &s.cfg.KnownBad
+// badResult is the result b of a request of op, as the modern front writes it, as the modes
+// that rewrite results send it.
+func (k *KnownBad2026) badResult(op mcp.Op, b []byte) []byte {
 	var drop []string
-	switch c.op {
+	switch op {
 	case mcp.OpServerDiscover, mcp.OpToolsList:
-		if kb.NoResultType {
+		if k.NoResultType {
 			drop = append(drop, "resultType")
 		}
 	case mcp.OpToolsCall:
 		task := bytes.HasPrefix(b, []byte(`{"resultType":"task"`))
-		if kb.NoResultType && !task {
+		if k.NoResultType && !task {
 			drop = append(drop, "resultType")
 		}
-		if kb.ModernMissingFields && task {
+		if k.ModernMissingFields && task {
 			drop = append(drop, "ttlMs", "lastUpdatedAt")
 		}
 	case mcp.OpTasksGet:
-		if kb.ModernMissingFields {
+		if k.ModernMissingFields {
 			drop = append(drop, "ttlMs", "lastUpdatedAt")
 		}
-		if kb.NoInlinePayload {
+		if k.NoInlinePayload {
 			drop = append(drop, "result", "error")
 		}
-		if kb.NoInlineResultType {
+		if k.NoInlineResultType {
 			return withoutInlineResultType(b)
 		}
 	}
@@ -119,8 +132,8 @@ func (m *statelessFront) badModernResult(c *call, b []byte) []byte {
 	if json.Unmarshal(b, &obj) != nil {
 		return b
 	}
-	for _, k := range drop {
-		delete(obj, k)
+	for _, key := range drop {
+		delete(obj, key)
 	}
 	out, err := json.Marshal(obj)
 	if err != nil {
@@ -129,14 +142,27 @@ func (m *statelessFront) badModernResult(c *call, b []byte) []byte {
 	return out
 }
 
-// modernStatus is the HTTP status of a modern error of code (E27), as unknown_method_200
-// sends it.
-func (m *statelessFront) modernStatus(code int) int {
-	s := m.srv
-	if code == mcp.CodeMethodNotFound && s.cfg.KnownBad.UnknownMethod200 {
-		return http.StatusOK
+// statusOf returns the HTTP status of a modern error of a code (E27): mcp.HTTPStatus, or
+// with unknown_method_200 200 for -32601.
+func (k *KnownBad2026) statusOf() func(code int) int {
+	if !k.UnknownMethod200 {
+		return mcp.HTTPStatus
 	}
-	return mcp.HTTPStatus(code)
+	return func(code int) int {
+		if code == mcp.CodeMethodNotFound {
+			return http.StatusOK
+		}
+		return mcp.HTTPStatus(code)
+	}
+}
+
+// headerReader returns how the modern front reads Mcp-Method and Mcp-Name: as sent, or with
+// no_header_check as the body has them (trustedHeaders).
+func (k *KnownBad2026) headerReader() func(h mcp.RequestHeaders, method string, params []byte) mcp.RequestHeaders {
+	if k.NoHeaderCheck {
+		return trustedHeaders
+	}
+	return func(h mcp.RequestHeaders, _ string, _ []byte) mcp.RequestHeaders { return h }
 }
 
 // lenientEnvelope serves msg, whose envelope was refused with e, as a request of 2026-07-28
@@ -152,11 +178,11 @@ func (m *statelessFront) lenientEnvelope(w http.ResponseWriter, r *http.Request,
 	return true
 }
 
-// trustedHeaders returns h with Mcp-Method and Mcp-Name as the body of msg has them
-// (no_header_check): whatever was sent passes CheckHeaders.
-func trustedHeaders(h mcp.RequestHeaders, msg *mcp.Message) mcp.RequestHeaders {
-	h.Method = msg.Method
-	if body, err := mcp.HeadersFor(msg.Method, msg.Params); err == nil || body.Name != "" {
+// trustedHeaders returns h with Mcp-Method and Mcp-Name as the body (method, params) has
+// them (no_header_check): whatever was sent passes CheckHeaders.
+func trustedHeaders(h mcp.RequestHeaders, method string, params []byte) mcp.RequestHeaders {
+	h.Method = method
+	if body, err := mcp.HeadersFor(method, params); err == nil || body.Name != "" {
 		h.Name = body.Name
 	}
 	return h

@@ -43,9 +43,7 @@ func (f *sessionFront) reply(c *call, result []byte, e *mcp.Error) {
 	if !c.replyLatency() {
 		return // the client gave up while the reply was delayed (latency.go)
 	}
-	if e != nil && c.srv.cfg.KnownBad.WrongErrorCodes {
-		e = wrongCode(c.op, e) // knownbad.go
-	}
+	result, e = f.filter(c.op, result, e) // the known-bad modes (knownbad.go)
 	c.srv.requests.answered(eraLegacy, c.op, e != nil)
 	bp := getBuf()
 	b := *bp
@@ -139,9 +137,6 @@ func (f *sessionFront) initialize(w http.ResponseWriter, r *http.Request, msg *m
 		sess.version, res.ProtocolVersion = p.ProtocolVersion, p.ProtocolVersion
 	}
 	b, _ := json.Marshal(res)
-	if s.cfg.KnownBad.BooleanLeaves && res.Capabilities.Tasks != nil {
-		b = booleanLeaves(b, res.Capabilities.Tasks) // R1 broken (knownbad.go)
-	}
 	s.sessions.add(sess)
 	w.Header().Set(headerSessionID, sess.id)
 	c.reply(b, nil)

@@ -73,6 +73,12 @@ type statelessFront struct {
 	// the full readers. Tests set it to compare the two; session_bound sets it, since it
 	// reads clientInfo, which the fast scan does not.
 	fullOnly bool
+	// The known-bad modes of the era, chosen once by init (knownbad2026.go): filter rewrites
+	// replies, status is the HTTP status of an error code (E27), headers reads Mcp-Method
+	// and Mcp-Name as the server checks them.
+	filter  replyFilter
+	status  func(code int) int
+	headers func(h mcp.RequestHeaders, method string, params []byte) mcp.RequestHeaders
 	// byClient are the owners of session_bound, by clientInfo (modernfaults.go).
 	byClientMu sync.Mutex
 	byClient   map[string]*session
@@ -118,6 +124,8 @@ func (m *statelessFront) init(s *Server) {
 	m.info = mcp.ServerInfoMeta(impl)
 	m.impl, _ = json.Marshal(impl) // two strings: never fails
 	m.fullOnly = s.cfg.Insecure.SessionBound
+	kb := &s.cfg.KnownBad
+	m.filter, m.status, m.headers = kb.statelessReplies(), kb.statusOf(), kb.headerReader()
 	for i := range m.owners {
 		m.owners[i] = &session{id: "modern", version: mcp.Version20260728, tasks: true, elicitForm: i == 1}
 	}
@@ -204,19 +212,15 @@ func (m *statelessFront) modernMessage(w http.ResponseWriter, r *http.Request, m
 }
 
 func (m *statelessFront) modernHeaders(r *http.Request, version string, msg *mcp.Message) mcp.RequestHeaders {
-	s := m.srv
 	h := mcp.RequestHeaders{ProtocolVersion: version, Method: r.Header.Get(mcp.HeaderMethod), Name: r.Header.Get(mcp.HeaderName)}
-	if s.cfg.KnownBad.NoHeaderCheck {
-		h = trustedHeaders(h, msg) // knownbad2026.go
-	}
-	return h
+	return m.headers(h, msg.Method, msg.Params) // no_header_check (knownbad2026.go)
 }
 
 // modernRefuse answers a modern request that never reached a method with e, over HTTP with
 // e's status (E27).
 func (m *statelessFront) modernRefuse(w http.ResponseWriter, r *http.Request, msg *mcp.Message, e *mcp.Error) {
 	s := m.srv
-	status := m.modernStatus(e.Code)
+	status := m.status(e.Code)
 	if status != http.StatusOK {
 		s.rejectedIn(eraModern, r, mcp.V20260728{}.Op(msg.Method), status)
 	}
@@ -319,11 +323,12 @@ func (m *statelessFront) reply(c *call, result []byte, e *mcp.Error) {
 	if !c.replyLatency() {
 		return // the client gave up while the reply was delayed (latency.go)
 	}
+	if e == nil {
+		result = m.modernResult(result)
+	}
+	result, e = m.filter(c.op, result, e) // the known-bad modes (knownbad2026.go)
 	if e != nil {
-		if c.srv.cfg.KnownBad.WrongErrorCodes {
-			e = wrongCode(c.op, e) // knownbad.go
-		}
-		status := c.srv.modern.modernStatus(e.Code)
+		status := m.status(e.Code)
 		if status == http.StatusOK {
 			c.srv.requests.answered(eraModern, c.op, true)
 		} else {
@@ -333,10 +338,6 @@ func (m *statelessFront) reply(c *call, result []byte, e *mcp.Error) {
 		return
 	}
 	c.srv.requests.answered(eraModern, c.op, false)
-	result = c.srv.modern.modernResult(result)
-	if c.srv.badModern {
-		result = c.srv.modern.badModernResult(c, result) // knownbad2026.go
-	}
 	bp := getBuf()
 	b := mcp.AppendResult(*bp, c.msg.ID, result)
 	writeJSON(c.w, b)

@@ -212,9 +212,7 @@ func (f *sessionFront) finalReply(c *call, sw *sse, taskID string, result []byte
 	if !c.replyLatency() {
 		return
 	}
-	if e != nil && s.cfg.KnownBad.WrongErrorCodes {
-		e = wrongCode(c.op, e) // knownbad.go
-	}
+	result, e = f.filter(c.op, result, e) // the known-bad modes (knownbad.go)
 	s.requests.answered(eraLegacy, c.op, e != nil)
 	var b []byte
 	if e != nil {

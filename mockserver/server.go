@@ -75,8 +75,7 @@ type Server struct {
 	idSeq  atomic.Uint64 // predictable_ids: the last task id issued (insecure.go)
 	inject string        // the injection canary planted with Config.Inject; "" = none (insecure.go)
 
-	badWire   bool // task objects are written by appendBadLocked (knownbad.go)
-	badModern bool // modern results and error statuses go through knownbad2026.go
+	badWire bool // task objects are written by appendBadLocked (knownbad.go)
 }
 
 // NewUnstartedServer validates cfg and builds a server whose listener is open on cfg.Addr but
