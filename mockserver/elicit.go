@@ -88,11 +88,9 @@ func (s *Server) applyAnswer(e *elicitation, rpcErr bool, result json.RawMessage
 	if err := json.Unmarshal(result, &r); err != nil {
 		r.Action = "malformed"
 	}
-	if len(r.Content) > 0 && s.cfg.Insecure.EchoSecrets {
-		e.t.mu.Lock()
-		e.t.echoAnswerLocked(r.Content) // echo_secrets (insecure.go)
-		e.t.mu.Unlock()
-	}
+	e.t.mu.Lock()
+	s.modes.echo(e.t, "; answer: ", r.Content) // echo_secrets (insecure.go)
+	e.t.mu.Unlock()
 	e.t.answer(e, r.Action, r.Content, false)
 }
 

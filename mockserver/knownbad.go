@@ -123,10 +123,13 @@ type KnownBad struct {
 // On reports whether any known-bad mode is on.
 func (k KnownBad) On() bool { return k != KnownBad{} }
 
-// initKnownBad chooses, once, what the known-bad modes change at the task core's seams.
-func (s *Server) initKnownBad() {
-	kb := s.cfg.KnownBad
-	s.badWire = kb.NoPollInterval || kb.MissingFields
+// taskWriter returns the writer of the 2025-11-25 task object: appendTaskLocked, or
+// appendBadLocked with no_poll_interval or missing_fields.
+func (k *KnownBad) taskWriter() func(t *task, dst []byte) []byte {
+	if k.NoPollInterval || k.MissingFields {
+		return (*task).appendBadLocked
+	}
+	return (*task).appendTaskLocked
 }
 
 // appendBadLocked is appendLocked for no_poll_interval and missing_fields: the same task

@@ -260,12 +260,21 @@ func (m *statelessFront) modernAck(t *task) []byte {
 	return b
 }
 
-// flipTerminal makes t, terminal, cancelled, as cancel_terminal_flip does on its tasks/cancel
-// (E48 broken); a task still running, or with the mode off, is left alone.
-func (t *task) flipTerminal() {
-	if !t.srv.cfg.KnownBad.CancelTerminalFlip {
-		return
+// flipping returns the modern tasks/cancel: cancel, or with cancel_terminal_flip cancel
+// after flipTerminal.
+func (k *KnownBad2026) flipping(cancel func(t *task, dst []byte) ([]byte, *mcp.Error)) func(t *task, dst []byte) ([]byte, *mcp.Error) {
+	if !k.CancelTerminalFlip {
+		return cancel
 	}
+	return func(t *task, dst []byte) ([]byte, *mcp.Error) {
+		t.flipTerminal()
+		return cancel(t, dst)
+	}
+}
+
+// flipTerminal makes t, terminal, cancelled, as cancel_terminal_flip does on its tasks/cancel
+// (E48 broken); a task still running is left alone.
+func (t *task) flipTerminal() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.status.Terminal() && t.status != mcp.StatusCancelled {

@@ -154,7 +154,7 @@ func (m *statelessFront) agree(c *call, ids []string) []*listened {
 	var out []*listened
 	seen := make(map[*task]bool, len(ids))
 	for _, id := range ids {
-		t := s.findFor(c, s.store.lookup([]byte(id)))
+		t := s.modes.scope.find(s.store.lookup([]byte(id)), c.tenant, c.sess)
 		if t != nil && !seen[t] {
 			seen[t] = true
 			out = append(out, &listened{t: t})

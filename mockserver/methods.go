@@ -256,7 +256,7 @@ func (s *Server) createTask(c *call, tool string, args json.RawMessage, reqTTL o
 	}
 	now := time.Now()
 	t := &task{
-		srv: s, id: s.newTaskID(), tool: tool, tenant: c.tenant, owner: c.sess,
+		srv: s, id: s.modes.newID(), tool: tool, tenant: c.tenant, owner: c.sess,
 		created: stampOf(now), updated: stampOf(now), ttl: ttl, work: *plan,
 		status: mcp.InitialStatus, // R13
 	}
@@ -265,7 +265,7 @@ func (s *Server) createTask(c *call, tool string, args json.RawMessage, reqTTL o
 	if ttl.ok && !s.cfg.KnownBad.NeverExpire {
 		t.expires = now.Add(expires)
 	}
-	s.echoArgs(t, args) // echo_secrets (insecure.go)
+	s.modes.echo(t, "arguments: ", args) // echo_secrets (insecure.go)
 
 	run, why := s.exec.admit(t) // caps, workers and queue (executor.go)
 	if why != refusedNone {
@@ -385,7 +385,7 @@ func (s *Server) lookupTask(c *call) (*task, *mcp.Error) {
 	if e != nil {
 		return nil, e
 	}
-	t := s.findFor(c, s.store.lookup(id)) // the tenant's, unless an insecure mode says otherwise (insecure.go)
+	t := s.modes.scope.find(s.store.lookup(id), c.tenant, c.sess) // the tenant's, unless an insecure mode says otherwise (insecure.go)
 	if t == nil {
 		return nil, notFound(string(id))
 	}
@@ -422,7 +422,7 @@ func (f *sessionFront) tasksCancel(c *call) {
 		return
 	}
 	bp := getBuf()
-	b, e := t.cancel(*bp)
+	b, e := s.modes.cancel(t, *bp) // knownbadcancel.go
 	c.reply(b, e)
 	putBuf(bp, b)
 }
@@ -454,7 +454,7 @@ func (f *sessionFront) tasksList(c *call) {
 	var mine []*task
 	now := time.Now()
 	s.store.each(func(t *task) bool {
-		if s.listable(c, t) && t.seq > after && (t.expires.IsZero() || now.Before(t.expires)) {
+		if s.modes.scope.lists(t, c.tenant, c.sess) && t.seq > after && (t.expires.IsZero() || now.Before(t.expires)) {
 			mine = append(mine, t)
 		}
 		return true

@@ -76,8 +76,10 @@ type statelessFront struct {
 	// The known-bad modes of the era, chosen once by init (knownbad2026.go): filter rewrites
 	// replies, status is the HTTP status of an error code (E27), headers reads Mcp-Method
 	// and Mcp-Name as the server checks them.
-	filter  replyFilter
-	status  func(code int) int
+	filter replyFilter
+	status func(code int) int
+	// cancel is the core's cancel (Server.modes.cancel), after cancel_terminal_flip.
+	cancel  func(t *task, dst []byte) ([]byte, *mcp.Error)
 	headers func(h mcp.RequestHeaders, method string, params []byte) mcp.RequestHeaders
 	// byClient are the owners of session_bound, by clientInfo (modernfaults.go).
 	byClientMu sync.Mutex
@@ -126,6 +128,7 @@ func (m *statelessFront) init(s *Server) {
 	m.fullOnly = s.cfg.Insecure.SessionBound
 	kb := &s.cfg.KnownBad
 	m.filter, m.status, m.headers = kb.statelessReplies(), kb.statusOf(), kb.headerReader()
+	m.cancel = kb.flipping(s.modes.cancel)
 	for i := range m.owners {
 		m.owners[i] = &session{id: "modern", version: mcp.Version20260728, tasks: true, elicitForm: i == 1}
 	}
@@ -683,9 +686,8 @@ func (m *statelessFront) tasksCancelModern(c *call) {
 		c.reply(nil, e)
 		return
 	}
-	t.flipTerminal() // cancel_terminal_flip (knownbad2026.go)
 	bp := getBuf()
-	b, _ := t.cancel(*bp) // a terminal task's -32602 (R26) is the legacy era's answer
+	b, _ := m.cancel(t, *bp) // a terminal task's -32602 (R26) is the legacy era's answer
 	putBuf(bp, b)
 	c.reply(m.modernAck(t), nil)
 }

@@ -72,10 +72,8 @@ type Server struct {
 	down   downstream // the downstream system of record (downstream.go)
 	faults faultState // injected faults (faults.go)
 
-	idSeq  atomic.Uint64 // predictable_ids: the last task id issued (insecure.go)
-	inject string        // the injection canary planted with Config.Inject; "" = none (insecure.go)
-
-	badWire bool // task objects are written by appendBadLocked (knownbad.go)
+	modes  coreModes // the core's seams as the known-bad and insecure modes wrap them (modes.go)
+	inject string    // the injection canary planted with Config.Inject; "" = none (insecure.go)
 }
 
 // NewUnstartedServer validates cfg and builds a server whose listener is open on cfg.Addr but
@@ -128,7 +126,7 @@ func newServer(cfg Config) (*Server, error) {
 	s.initRequestPath()
 	s.initBackpressure()
 	s.initFaults()
-	s.initKnownBad()
+	s.initModes()
 	s.initFronts()
 	if s.cfg.Inject {
 		s.inject = injectionText(s.cfg.Seed)
