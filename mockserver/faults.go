@@ -253,7 +253,7 @@ func nextInstant(at []time.Duration, every, last time.Duration) (next time.Durat
 func (s *Server) restart(now time.Time) {
 	s.injected(faultRestart, now, "")
 	s.sessions.closeAll()
-	s.listens.dropAll() // the modern era's open streams: dropped without their result (listen.go)
+	s.modern.listens.dropAll() // the modern era's open streams: dropped without their result (listen.go)
 	if !s.faults.loseTasks {
 		return
 	}

@@ -69,8 +69,10 @@ func (f replyFilter) then(g replyFilter) replyFilter {
 // Server embeds it, so that its session table is the server's.
 type sessionFront struct {
 	srv      *Server
+	dialect  mcp.Dialect // the era's spelling: mcp.V20251125
 	sessions sessions
-	filter   replyFilter // the known-bad modes that rewrite its replies (knownbad.go)
+	compat   compatCounters // calls whose task parameter was ignored (compat.go)
+	filter   replyFilter    // the known-bad modes that rewrite its replies (knownbad.go)
 	// anon serves requests without Mcp-Session-Id (sessionless, knownbad.go); nil = they
 	// are refused with missingSession.
 	anon *session

@@ -97,14 +97,14 @@ func (m *statelessFront) subscriptionsListen(c *call) {
 	if ids != nil && s.resultDenied(c) {
 		return // 403: its notifications would carry results (insecure.go)
 	}
-	if n := s.listens.open.Add(1); n > int64(s.cfg.MaxSubscriptions) {
-		s.listens.open.Add(-1)
-		s.listens.refused.Add(1)
+	if n := m.listens.open.Add(1); n > int64(s.cfg.MaxSubscriptions) {
+		m.listens.open.Add(-1)
+		m.listens.refused.Add(1)
 		c.tooMany(s.cfg.Backpressure.RetryAfter, mcp.Errorf(mcp.CodeInternalError,
 			"server at capacity: %d subscriptions/listen streams open (max_subscriptions %d)", n-1, s.cfg.MaxSubscriptions))
 		return
 	}
-	defer s.listens.open.Add(-1)
+	defer m.listens.open.Add(-1)
 	tasks := m.agree(c, ids)
 	wake := make(chan struct{}, 1)
 	for _, l := range tasks {
@@ -177,7 +177,7 @@ func (m *statelessFront) runListen(c *call, tasks []*listened, askedTasks bool, 
 	if sw.event(m.acknowledgement(sub, tasks, askedTasks)) != nil {
 		return
 	}
-	drop := s.listens.dropped()
+	drop := m.listens.dropped()
 	for {
 		switch m.sendChanges(c, sw, tasks) {
 		case listenGone:

@@ -81,6 +81,7 @@ type statelessFront struct {
 	// cancel is the core's cancel (Server.modes.cancel), after cancel_terminal_flip.
 	cancel  func(t *task, dst []byte) ([]byte, *mcp.Error)
 	headers func(h mcp.RequestHeaders, method string, params []byte) mcp.RequestHeaders
+	listens listens // open subscriptions/listen streams (listen.go)
 	// byClient are the owners of session_bound, by clientInfo (modernfaults.go).
 	byClientMu sync.Mutex
 	byClient   map[string]*session
