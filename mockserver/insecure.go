@@ -111,7 +111,7 @@ func (c Config) securityProblems() []error {
 
 // revoked reports whether tenant's token has lost scope (all, or results when results is
 // true) by now.
-func (s *Server) revoked(tenant string, results bool) bool {
+func (s *core) revoked(tenant string, results bool) bool {
 	if len(s.cfg.Revocations) == 0 {
 		return false
 	}
@@ -252,7 +252,7 @@ func join(a, b string) string {
 
 // injectResult plants the injection canary as the first content item of an encoded
 // CallToolResult (Config.Inject).
-func (s *Server) injectResult(b []byte) []byte {
+func (s *core) injectResult(b []byte) []byte {
 	const head = `{"content":[`
 	if s.inject == "" || len(b) < len(head) || string(b[:len(head)]) != head {
 		return b

@@ -219,13 +219,13 @@ func (t *task) overruleLocked() {
 
 // toolErrorCompletes reports whether a task whose work ended with end completes: with
 // is_error_completed, an isError result does (R51 wants failed).
-func (s *Server) toolErrorCompletes(end ending) bool {
+func (s *core) toolErrorCompletes(end ending) bool {
 	return end == endToolError && s.cfg.KnownBad.IsErrorCompleted
 }
 
 // listOffered reports whether the server declares tasks.list and serves tasks/list: only
 // with an authorization context (R54), or always with list_without_auth.
-func (s *Server) listOffered() bool { return s.bound() || s.cfg.KnownBad.ListWithoutAuth }
+func (s *core) listOffered() bool { return s.bound() || s.cfg.KnownBad.ListWithoutAuth }
 
 // earlyResult answers a tasks/result of t, not terminal, at once with an empty
 // CallToolResult (early_result).

@@ -221,7 +221,7 @@ func (t *task) isErrorFailed(result json.RawMessage, e *mcp.Error) (json.RawMess
 
 // inputKeyOf is the key of e in inputRequests: inputKey, or reusedInputKey with
 // reuse_input_keys.
-func (s *Server) inputKeyOf(e *elicitation) string {
+func (s *core) inputKeyOf(e *elicitation) string {
 	if s.cfg.KnownBad.ReuseInputKeys {
 		return reusedInputKey
 	}

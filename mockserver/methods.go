@@ -114,7 +114,7 @@ func (f *sessionFront) initialize(w http.ResponseWriter, r *http.Request, msg *m
 		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "invalid initialize params: protocolVersion is required"))
 		return
 	}
-	version := s.negotiate(p.ProtocolVersion) // compat.go: Config.Protocol caps it
+	version := f.negotiate(p.ProtocolVersion) // compat.go: Config.Protocol caps it
 	sess := newSession(version, p.Capabilities)
 	sess.tasks = sess.tasks && s.tasksOn() // Config.NoTasks: no capabilities.tasks (R1)
 	res := mcp.InitializeResult{
@@ -143,7 +143,7 @@ func (f *sessionFront) initialize(w http.ResponseWriter, r *http.Request, msg *m
 }
 
 // bound reports whether tasks are bound to an authorization context (tokens configured).
-func (s *Server) bound() bool { return len(s.cfg.Tokens) > 0 }
+func (s *core) bound() bool { return len(s.cfg.Tokens) > 0 }
 
 func (f *sessionFront) instructions() string {
 	s := f.srv
@@ -300,7 +300,7 @@ func (s *Server) createTask(c *call, tool string, args json.RawMessage, reqTTL o
 // grantTTL applies the ttl policy: default when none is requested (or null with
 // UnlimitedTTL), clamped to MaxTTL (R45, R56). It returns the wire ttl (absent: null) and
 // the retention.
-func (s *Server) grantTTL(req optMs) (optMs, time.Duration, *mcp.Error) {
+func (s *core) grantTTL(req optMs) (optMs, time.Duration, *mcp.Error) {
 	if !req.ok {
 		if s.cfg.UnlimitedTTL {
 			return optMs{}, 0, nil

@@ -440,7 +440,7 @@ func (m *statelessFront) toolsCallModern(c *call) {
 		if !ok {
 			return // asked for the name, or refused
 		}
-		plan, perr = s.planFixture(f, p.args, true, name)
+		plan, perr = s.planFixture(f, p.args, name)
 	} else {
 		plan, perr = s.planWork(p.name, p.args)
 	}

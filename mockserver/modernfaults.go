@@ -39,7 +39,7 @@ import (
 
 // cutReply applies session_expiry to a modern reply that carries t's outcome: when it fires,
 // the connection is closed with no reply (it does not return).
-func (s *Server) cutReply(t *task) {
+func (s *core) cutReply(t *task) {
 	if !s.faults.trig[faultSessionExpiry].On() {
 		return
 	}
@@ -51,7 +51,7 @@ func (s *Server) cutReply(t *task) {
 }
 
 // duplicates reports whether the duplicate fault sends this payload reply twice.
-func (s *Server) duplicates() bool {
+func (s *core) duplicates() bool {
 	return s.faults.duplicate && s.fires(faultDuplicate, time.Now())
 }
 

@@ -125,7 +125,7 @@ func (l *limits) keyed(m map[string]*[numLimitKinds]*rate.Limiter, key string, r
 
 // allow takes a token of kind k for c from its client's and its tenant's buckets. When
 // either is empty it takes none, answers c with 429 + Retry-After and reports false.
-func (s *Server) allow(c *call, k limitKind) bool {
+func (s *core) allow(c *call, k limitKind) bool {
 	l := s.limits
 	now := time.Now()
 	var delay time.Duration
