@@ -40,9 +40,9 @@ func (t *task) appendFormLocked(dst []byte, round int) []byte {
 func (s *Server) newElicitation(t *task, round int) *elicitation {
 	id := mcp.StringID("e-" + strconv.FormatUint(s.elicitSeq.Add(1), 10))
 	params := t.appendFormLocked([]byte(`{"mode":"form","message":`), round)
-	if !s.cfg.KnownBad.InputNoMeta { // R36 broken without it (knownbad.go)
+	if id := s.modes.inputMeta(t.id); id != "" { // input_no_meta: none (R36, knownbad.go)
 		params = append(params, `,"_meta":`...)
-		params = append(params, mcp.RelatedTaskMeta(t.id)...)
+		params = append(params, mcp.RelatedTaskMeta(id)...)
 	}
 	params = append(params, '}')
 	e := &elicitation{id: id.String(), t: t, round: round, msg: mcp.AppendRequest(nil, id, s.dialect.Method(mcp.OpElicit), params)}

@@ -217,10 +217,47 @@ func (t *task) overruleLocked() {
 	}
 }
 
-// toolErrorCompletes reports whether a task whose work ended with end completes: with
-// is_error_completed, an isError result does (R51 wants failed).
-func (s *core) toolErrorCompletes(end ending) bool {
-	return end == endToolError && s.cfg.KnownBad.IsErrorCompleted
+// expiry returns coreModes.expiry: the ttl honoured, or with never_expire never.
+func (k *KnownBad) expiry() func(now time.Time, d time.Duration) time.Time {
+	if k.NeverExpire {
+		return func(time.Time, time.Duration) time.Time { return time.Time{} }
+	}
+	return time.Time.Add
+}
+
+// outcome returns coreModes.outcome: workOutcome, or as is_error_completed (an isError
+// result completes, R51 wants failed) and self_cancel (every ending is cancelled, "context
+// canceled") change it.
+func (k *KnownBad) outcome() func(work ending) (ending, mcp.Status, string) {
+	if !k.IsErrorCompleted && !k.SelfCancel {
+		return workOutcome
+	}
+	errorCompletes, selfCancel := k.IsErrorCompleted, k.SelfCancel
+	return func(work ending) (ending, mcp.Status, string) {
+		end, to, msg := workOutcome(work)
+		if errorCompletes && end == endToolError {
+			to = mcp.StatusCompleted
+		}
+		if selfCancel {
+			end, to, msg = endCancelled, mcp.StatusCancelled, "context canceled"
+		}
+		return end, to, msg
+	}
+}
+
+// relatedMeta returns coreModes.resultMeta and inputMeta: the task's id, or none with
+// no_related_meta and input_no_meta.
+func (k *KnownBad) relatedMeta() (result, input func(taskID string) string) {
+	same := func(id string) string { return id }
+	none := func(string) string { return "" }
+	result, input = same, same
+	if k.NoRelatedMeta {
+		result = none
+	}
+	if k.InputNoMeta {
+		input = none
+	}
+	return result, input
 }
 
 // listOffered reports whether the server declares tasks.list and serves tasks/list: only
@@ -232,9 +269,9 @@ func (s *core) listOffered() bool { return s.bound() || s.cfg.KnownBad.ListWitho
 func (f *sessionFront) earlyResult(c *call, t *task) {
 	s := f.srv
 	b := []byte(`{"content":[]`)
-	if !s.cfg.KnownBad.NoRelatedMeta {
+	if id := s.modes.resultMeta(t.id); id != "" { // no_related_meta: none
 		b = append(b, `,"_meta":`...)
-		b = append(b, mcp.RelatedTaskMeta(t.id)...)
+		b = append(b, mcp.RelatedTaskMeta(id)...)
 	}
 	c.reply(append(b, '}'), nil)
 }

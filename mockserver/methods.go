@@ -262,8 +262,8 @@ func (s *Server) createTask(c *call, tool string, args json.RawMessage, reqTTL o
 	}
 	// R44, R56: a granted ttl of 0 expires at once, it must not mean "kept forever"; unless
 	// never_expire (knownbad.go) keeps every task.
-	if ttl.ok && !s.cfg.KnownBad.NeverExpire {
-		t.expires = now.Add(expires)
+	if ttl.ok {
+		t.expires = s.modes.expiry(now, expires)
 	}
 	s.modes.echo(t, "arguments: ", args) // echo_secrets (insecure.go)
 

@@ -1,6 +1,10 @@
 package mockserver
 
-import "github.com/tasksim/tasksim/internal/mcp"
+import (
+	"time"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+)
 
 // coreModes are the seams of the task core that the known-bad and insecure modes wrap, as
 // Toxiproxy's toxics wrap a pipe: each is chosen once by initModes, and a server with every
@@ -23,6 +27,17 @@ type coreModes struct {
 	// appendTaskLocked, or appendBadLocked with no_poll_interval or missing_fields
 	// (knownbad.go).
 	writeTask func(t *task, dst []byte) []byte
+	// expiry is when a task created at now with a granted ttl of d expires: now+d (R44,
+	// R56), or never (the zero time) with never_expire (knownbad.go).
+	expiry func(now time.Time, d time.Duration) time.Time
+	// outcome is how a task whose work ended with work ends: its ending, status and
+	// statusMessage (R50, R51), as is_error_completed and self_cancel change them
+	// (knownbad.go).
+	outcome func(work ending) (end ending, to mcp.Status, msg string)
+	// resultMeta and inputMeta name the task in the related-task _meta of a tasks/result
+	// payload (R19) and of an elicitation/create (R36): the task's id, or "" for none with
+	// no_related_meta and input_no_meta (knownbad.go).
+	resultMeta, inputMeta func(taskID string) string
 }
 
 // initModes chooses the core's seams from s.cfg.
@@ -34,5 +49,8 @@ func (s *Server) initModes() {
 		echo:      in.echoer(),
 		cancel:    kb.canceller(),
 		writeTask: kb.taskWriter(),
+		expiry:    kb.expiry(),
+		outcome:   kb.outcome(),
 	}
+	s.modes.resultMeta, s.modes.inputMeta = kb.relatedMeta()
 }

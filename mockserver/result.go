@@ -235,9 +235,6 @@ func (t *task) payloadLocked(dst []byte) ([]byte, *mcp.Error) {
 	if t.end == endDownstream {
 		return dst, downstreamError(t.statusMessage) // downstream.go
 	}
-	id := t.id // names the task in related-task _meta
-	if t.srv.cfg.KnownBad.NoRelatedMeta {
-		id = "" // R19 broken (knownbad.go)
-	}
+	id := t.srv.modes.resultMeta(t.id) // names the task in related-task _meta; "" with no_related_meta (R19)
 	return t.srv.injectResult(appendToolResult(dst, &t.work, t.end, id, t.statusMessage)), nil
 }

@@ -251,15 +251,7 @@ func (t *task) phaseDone() {
 		t.askLocked()
 		return // askLocked unlocks
 	}
-	end := t.work.ending
-	msg := endMessage(end)
-	to := mcp.StatusCompleted
-	if end != endCompleted && !t.srv.toolErrorCompletes(end) { // is_error_completed (knownbad.go)
-		to = mcp.StatusFailed // R50: failures carry a diagnostic statusMessage
-	}
-	if t.srv.cfg.KnownBad.SelfCancel { // knownbad.go
-		end, to, msg = endCancelled, mcp.StatusCancelled, "context canceled"
-	}
+	end, to, msg := t.srv.modes.outcome(t.work.ending) // workOutcome, unless a known-bad mode (knownbad.go)
 	switch {
 	case end == endCompleted && t.fx == fxSent: // effect_first: its operation is still downstream
 		t.awaitFx = true

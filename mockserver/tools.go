@@ -171,6 +171,15 @@ func endMessage(e ending) string {
 	return ""
 }
 
+// workOutcome is how a task whose work ended with work ends: completed for a plain result,
+// failed otherwise, with a diagnostic statusMessage (R50, R51).
+func workOutcome(work ending) (ending, mcp.Status, string) {
+	if work != endCompleted {
+		return work, mcp.StatusFailed, endMessage(work)
+	}
+	return work, mcp.StatusCompleted, endMessage(work)
+}
+
 // simulatedError is the JSON-RPC error of outcome "error".
 func simulatedError() *mcp.Error {
 	return &mcp.Error{Code: mcp.CodeInternalError, Message: "simulated internal error (outcome=error)"}
