@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"context"
 	"net/http"
 
 	"golang.org/x/time/rate"
@@ -46,6 +47,10 @@ var (
 	_ frontEnd = (*statelessFront)(nil)
 )
 
+// getWait holds a tasks/get of t, a request with ctx on sess, before it answers: ok false
+// means the get is answered e, or abandoned when e is nil.
+type getWait func(ctx context.Context, sess *session, t *task) (ok bool, e *mcp.Error)
+
 // replyFilter rewrites the reply to a request of op, a result or an error, before its front
 // end writes it. The known-bad modes that break replies are filters, composed once when the
 // front end is built (knownbad.go, knownbad2026.go); with every mode off the filter is
@@ -72,7 +77,12 @@ type sessionFront struct {
 	dialect  mcp.Dialect // the era's spelling: mcp.V20251125
 	sessions sessions
 	compat   compatCounters // calls whose task parameter was ignored (compat.go)
-	filter   replyFilter    // the known-bad modes that rewrite its replies (knownbad.go)
+	// The known-bad modes of its replies and methods, chosen once by init (knownbad.go):
+	// filter rewrites replies, decide serves a tools/call as a task or not, getWait is what
+	// a tasks/get waits for.
+	filter  replyFilter
+	decide  decideTask
+	getWait getWait
 	// anon serves requests without Mcp-Session-Id (sessionless, knownbad.go); nil = they
 	// are refused with missingSession.
 	anon *session

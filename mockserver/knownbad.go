@@ -2,6 +2,7 @@ package mockserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strconv"
 	"time"
@@ -160,33 +161,66 @@ func (t *task) appendBadLocked(dst []byte) []byte {
 	return append(dst, '}')
 }
 
-// awaitTerminal holds a tasks/get of t until t is terminal (blocking_get). It reports
-// false when c was answered or abandoned meanwhile: the request, its session or the server
-// ended, or t was deleted (answered as unknown, R46).
-func (f *sessionFront) awaitTerminal(c *call, t *task) bool {
-	s := f.srv
+// getWaiter returns the session front's getWait: the honest tasks/get, which never waits
+// (R40), or blocking_get's awaitTerminal until the server closes (closing).
+func (k *KnownBad) getWaiter(closing <-chan struct{}) getWait {
+	if !k.BlockingGet {
+		return func(context.Context, *session, *task) (bool, *mcp.Error) { return true, nil }
+	}
+	return func(ctx context.Context, sess *session, t *task) (bool, *mcp.Error) {
+		return awaitTerminal(ctx, sess, t, closing)
+	}
+}
+
+// awaitTerminal holds a tasks/get of t, on sess, until t is terminal (blocking_get). It
+// reports false when the get is to be answered e or abandoned (e nil) meanwhile: t was
+// deleted (answered as unknown, R46), or the request (ctx), its session or the server
+// (closing) ended.
+func awaitTerminal(ctx context.Context, sess *session, t *task, closing <-chan struct{}) (bool, *mcp.Error) {
 	for {
 		t.mu.Lock()
 		if t.gone {
 			t.mu.Unlock()
-			c.reply(nil, notFound(t.id))
-			return false
+			return false, notFound(t.id)
 		}
 		if t.status.Terminal() {
 			t.mu.Unlock()
-			return true
+			return true, nil
 		}
 		changed := t.changedLocked()
 		t.mu.Unlock()
 		select {
 		case <-changed:
-		case <-c.r.Context().Done():
-			return false
-		case <-c.sess.closed():
-			return false
-		case <-s.closing:
-			return false
+		case <-ctx.Done():
+			return false, nil
+		case <-sess.closed():
+			return false, nil
+		case <-closing:
+			return false, nil
 		}
+	}
+}
+
+// taskDecider returns the session front's decideTask as the known-bad modes of the task
+// parameter break it: refuse_task_param (R4), ignore_task_param (R11) and
+// no_task_support_check (R8, R10).
+func (k *KnownBad) taskDecider() decideTask {
+	if !k.RefuseTaskParam && !k.IgnoreTaskParam && !k.NoTaskSupportCheck {
+		return taskSupportRules
+	}
+	kb := *k
+	return func(tool string, ts mcp.TaskSupport, task, tasks bool) (bool, *mcp.Error) {
+		if task && !tasks && kb.RefuseTaskParam {
+			return false, mcp.Errorf(mcp.CodeInvalidParams, "tool %q: task-augmented calls are not supported", tool)
+		}
+		asTask := task && tasks
+		if asTask && ts == mcp.TaskOptional && kb.IgnoreTaskParam {
+			asTask = false
+		}
+		if kb.NoTaskSupportCheck {
+			return asTask, nil
+		}
+		return taskSupportRules(tool, ts, asTask, tasks)
 	}
 }
 

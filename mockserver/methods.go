@@ -196,6 +196,25 @@ func readToolCall(c *call) (callParams, mcp.TaskSupport, bool) {
 	return p, ts, true
 }
 
+// decideTask says whether a tools/call of tool, whose taskSupport is ts, is served as a
+// task: task says the call carries params.task, tasks that its session negotiated Tasks.
+// e refuses the call.
+type decideTask func(tool string, ts mcp.TaskSupport, task, tasks bool) (asTask bool, e *mcp.Error)
+
+// taskSupportRules is decideTask by the rules: a task parameter without the capability is
+// ignored (R4), a forbidden tool called as a task and a required one called without are
+// refused with -32601 (R8, R10).
+func taskSupportRules(tool string, ts mcp.TaskSupport, task, tasks bool) (bool, *mcp.Error) {
+	asTask := task && tasks
+	switch {
+	case asTask && ts == mcp.TaskForbidden:
+		return false, mcp.Errorf(mcp.CodeMethodNotFound, "tool %q does not support task-augmented calls (taskSupport forbidden, R8)", tool)
+	case !asTask && ts == mcp.TaskRequired && tasks:
+		return false, mcp.Errorf(mcp.CodeMethodNotFound, "tool %q requires a task-augmented call (taskSupport required, R10)", tool)
+	}
+	return asTask, nil
+}
+
 // toolsCall runs a call synchronously or creates a task, by docs/RULES.md#capabilities (R4, R8,
 // R10, R11).
 func (f *sessionFront) toolsCall(c *call) {
@@ -204,23 +223,12 @@ func (f *sessionFront) toolsCall(c *call) {
 	if !ok {
 		return
 	}
-	asTask := p.task && c.sess.tasks                               // R4: without the capability, task is ignored
-	if p.task && !c.sess.tasks && s.cfg.KnownBad.RefuseTaskParam { // knownbad.go
-		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "tool %q: task-augmented calls are not supported", p.name))
-		return
-	}
-	if asTask && ts == mcp.TaskOptional && s.cfg.KnownBad.IgnoreTaskParam { // knownbad.go
-		asTask = false
-	}
-	if p.task && !c.sess.tasks {
+	asTask, e := f.decide(p.name, ts, p.task, c.sess.tasks) // taskSupportRules, unless a known-bad mode (knownbad.go)
+	if e == nil && p.task && !c.sess.tasks {
 		s.compat.ignoredTasks.Add(1) // the client broke R6 (compat.go)
 	}
-	switch {
-	case asTask && ts == mcp.TaskForbidden && !s.cfg.KnownBad.NoTaskSupportCheck: // knownbad.go
-		c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "tool %q does not support task-augmented calls (taskSupport forbidden, R8)", p.name))
-		return
-	case !asTask && ts == mcp.TaskRequired && c.sess.tasks && !s.cfg.KnownBad.NoTaskSupportCheck:
-		c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "tool %q requires a task-augmented call (taskSupport required, R10)", p.name))
+	if e != nil {
+		c.reply(nil, e)
 		return
 	}
 	plan, perr := s.planWork(p.name, p.args)
@@ -403,8 +411,11 @@ func (f *sessionFront) tasksGet(c *call) {
 		c.reply(nil, e)
 		return
 	}
-	if s.cfg.KnownBad.BlockingGet && !f.awaitTerminal(c, t) {
-		return // answered or abandoned while it waited (knownbad.go)
+	if ok, e := f.getWait(c.r.Context(), c.sess, t); !ok { // blocking_get waits (knownbad.go)
+		if e != nil {
+			c.reply(nil, e)
+		}
+		return // answered or abandoned while it waited
 	}
 	bp := getBuf()
 	t.mu.Lock()
