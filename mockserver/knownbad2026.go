@@ -200,10 +200,60 @@ func legacyMethod(method string) (result []byte, ok bool) {
 	return nil, false
 }
 
-// notReadyLocked reports whether this tasks/get of t is its first and get_not_ready answers
-// it -32602.
-func (t *task) notReadyLocked() bool {
-	if !t.srv.cfg.KnownBad.GetNotReady || t.readOnce {
+// statelessModes are the known-bad modes of the modern front's methods, chosen once by its
+// init (statelessModes): a server with every mode off has the honest ones.
+type statelessModes struct {
+	// notReady reports whether this tasks/get of t, whose mu is held, is refused -32602
+	// (get_not_ready: its first); honest, never.
+	notReady func(t *task) bool
+	// inlined is the payload a finished task t inlines, from its own: as it is, or with
+	// is_error_failed an isError result as a JSON-RPC error (E49 broken).
+	inlined func(t *task, result json.RawMessage, e *mcp.Error) (json.RawMessage, *mcp.Error)
+	// keyOf is the key of e in inputRequests (E57), and answered the id of the elicitation
+	// of t that a key of inputResponses answers: inputKey and the key itself, or
+	// reusedInputKey and the first outstanding with reuse_input_keys.
+	keyOf    func(e *elicitation) string
+	answered func(t *task, key string) string
+	// ack is the acknowledgement of tasks/update and tasks/cancel of t: an empty result
+	// (E58, E60), or with ack_with_task the task as tasks/get writes it.
+	ack func(m *statelessFront, t *task) []byte
+	// removed answers a method 2026-07-28 removed (legacy_methods); ok is false, for every
+	// method, on an honest server (E37).
+	removed func(method string) (result []byte, ok bool)
+}
+
+// statelessModes returns the modern front's method modes of k.
+func (k *KnownBad2026) statelessModes() statelessModes {
+	sm := statelessModes{
+		notReady: func(*task) bool { return false },
+		inlined:  func(_ *task, result json.RawMessage, e *mcp.Error) (json.RawMessage, *mcp.Error) { return result, e },
+		keyOf:    inputKey,
+		answered: func(_ *task, key string) string { return mcp.StringID(key).String() },
+		ack:      emptyAck,
+		removed:  func(string) ([]byte, bool) { return nil, false },
+	}
+	if k.GetNotReady {
+		sm.notReady = notReadyOnce
+	}
+	if k.IsErrorFailed {
+		sm.inlined = isErrorFailed
+	}
+	if k.ReuseInputKeys {
+		sm.keyOf = func(*elicitation) string { return reusedInputKey }
+		sm.answered = reusedKeyAnswers
+	}
+	if k.AckWithTask {
+		sm.ack = taskAck
+	}
+	if k.LegacyMethods {
+		sm.removed = legacyMethod
+	}
+	return sm
+}
+
+// notReadyOnce reports whether this tasks/get of t is its first (get_not_ready).
+func notReadyOnce(t *task) bool {
+	if t.readOnce {
 		return false
 	}
 	t.readOnce = true
@@ -212,26 +262,17 @@ func (t *task) notReadyLocked() bool {
 
 // isErrorFailed is the payload of a finished task as is_error_failed has it: a tool result
 // with isError becomes a JSON-RPC error.
-func (t *task) isErrorFailed(result json.RawMessage, e *mcp.Error) (json.RawMessage, *mcp.Error) {
-	if t.srv.cfg.KnownBad.IsErrorFailed && t.end == endToolError {
+func isErrorFailed(t *task, result json.RawMessage, e *mcp.Error) (json.RawMessage, *mcp.Error) {
+	if t.end == endToolError {
 		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: "the tool returned isError: true"}
 	}
 	return result, e
 }
 
-// inputKeyOf is the key of e in inputRequests: inputKey, or reusedInputKey with
-// reuse_input_keys.
-func (s *core) inputKeyOf(e *elicitation) string {
-	if s.cfg.KnownBad.ReuseInputKeys {
-		return reusedInputKey
-	}
-	return inputKey(e)
-}
-
-// elicitationIDOf returns the id of the elicitation of t that key answers: key itself, or
-// with reuse_input_keys the first one outstanding.
-func (t *task) elicitationIDOf(key string) string {
-	if t.srv.cfg.KnownBad.ReuseInputKeys && key == reusedInputKey {
+// reusedKeyAnswers returns the id of the elicitation of t that key answers with
+// reuse_input_keys: the first one outstanding for reusedInputKey, key itself otherwise.
+func reusedKeyAnswers(t *task, key string) string {
+	if key == reusedInputKey {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		for _, e := range t.pending {
@@ -243,19 +284,17 @@ func (t *task) elicitationIDOf(key string) string {
 	return mcp.StringID(key).String()
 }
 
-// modernAck is the acknowledgement of tasks/update and tasks/cancel of t: an empty result
-// (E58, E60), or with ack_with_task the task as tasks/get writes it.
-func (m *statelessFront) modernAck(t *task) []byte {
-	s := m.srv
-	if !s.cfg.KnownBad.AckWithTask {
-		return mcp.AppendEmptyResult(nil, m.info)
-	}
+// emptyAck is the acknowledgement of tasks/update and tasks/cancel: an empty result (E58, E60).
+func emptyAck(m *statelessFront, _ *task) []byte { return mcp.AppendEmptyResult(nil, m.info) }
+
+// taskAck is ack_with_task's acknowledgement: t as tasks/get writes it.
+func taskAck(m *statelessFront, t *task) []byte {
 	t.mu.Lock()
 	d := t.detailedLocked(true)
 	t.mu.Unlock()
 	b, err := mcp.AppendGetTaskResult(nil, &d, m.info)
 	if err != nil {
-		return mcp.AppendEmptyResult(nil, m.info)
+		return emptyAck(m, t)
 	}
 	return b
 }

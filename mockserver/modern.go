@@ -76,12 +76,13 @@ type statelessFront struct {
 	// The known-bad modes of the era, chosen once by init (knownbad2026.go): filter rewrites
 	// replies, status is the HTTP status of an error code (E27), headers reads Mcp-Method
 	// and Mcp-Name as the server checks them.
-	filter replyFilter
-	status func(code int) int
-	// cancel is the core's cancel (Server.modes.cancel), after cancel_terminal_flip.
-	cancel  func(t *task, dst []byte) ([]byte, *mcp.Error)
+	filter  replyFilter
+	status  func(code int) int
 	headers func(h mcp.RequestHeaders, method string, params []byte) mcp.RequestHeaders
-	listens listens // open subscriptions/listen streams (listen.go)
+	// cancel is the core's cancel (Server.modes.cancel), after cancel_terminal_flip.
+	cancel         func(t *task, dst []byte) ([]byte, *mcp.Error)
+	statelessModes         // the modes of its methods (knownbad2026.go)
+	listens        listens // open subscriptions/listen streams (listen.go)
 	// byClient are the owners of session_bound, by clientInfo (modernfaults.go).
 	byClientMu sync.Mutex
 	byClient   map[string]*session
@@ -130,6 +131,7 @@ func (m *statelessFront) init(s *Server) {
 	kb := &s.cfg.KnownBad
 	m.filter, m.status, m.headers = kb.statelessReplies(), kb.statusOf(), kb.headerReader()
 	m.cancel = kb.flipping(s.modes.cancel)
+	m.statelessModes = kb.statelessModes()
 	for i := range m.owners {
 		m.owners[i] = &session{id: "modern", version: mcp.Version20260728, tasks: true, elicitForm: i == 1}
 	}
@@ -311,7 +313,7 @@ func (m *statelessFront) dispatchModern(c *call) {
 			m.tasksCancelModern(c)
 		}
 	default:
-		if b, ok := legacyMethod(c.msg.Method); ok && s.cfg.KnownBad.LegacyMethods { // knownbad2026.go
+		if b, ok := m.removed(c.msg.Method); ok { // legacy_methods (knownbad2026.go)
 			c.reply(b, nil)
 			return
 		}
@@ -484,7 +486,8 @@ func (t *task) detailedLocked(payload bool) mcp.DetailedTask {
 			d.InputRequests = reqs
 		}
 	case mcp.StatusCompleted, mcp.StatusFailed:
-		result, e := t.isErrorFailed(t.modernPayloadLocked()) // knownbad2026.go
+		result, e := t.modernPayloadLocked()
+		result, e = t.srv.modern.inlined(t, result, e) // is_error_failed (knownbad2026.go)
 		d.Status = mcp.StatusCompleted
 		if e != nil {
 			d.Status = mcp.StatusFailed
@@ -524,7 +527,7 @@ func (t *task) inputRequestsLocked() mcp.InputRequests {
 			reqs = mcp.InputRequests{}
 		}
 		params := append(t.appendFormLocked([]byte(`{"mode":"form","message":`), e.round), '}')
-		reqs[t.srv.inputKeyOf(e)] = mcp.InputRequest{Method: mcp.V20260728{}.Method(mcp.OpElicit), Params: params}
+		reqs[t.srv.modern.keyOf(e)] = mcp.InputRequest{Method: mcp.V20260728{}.Method(mcp.OpElicit), Params: params}
 	}
 	return reqs
 }
@@ -554,7 +557,7 @@ func (m *statelessFront) tasksGetModern(c *call) {
 	}
 	bp := getBuf()
 	t.mu.Lock()
-	if t.notReadyLocked() { // knownbad2026.go
+	if m.notReady(t) { // get_not_ready (knownbad2026.go)
 		t.mu.Unlock()
 		putBuf(bp, *bp)
 		c.reply(nil, notFound(t.id))
@@ -661,7 +664,7 @@ func (m *statelessFront) tasksUpdateModern(c *call) {
 		return
 	}
 	for key, answer := range answers {
-		id := t.elicitationIDOf(key) // knownbad2026.go
+		id := m.answered(t, key) // reuse_input_keys (knownbad2026.go)
 		s.elicitMu.Lock()
 		el := s.elicits[id]
 		if el != nil && el.t == t {
@@ -675,7 +678,7 @@ func (m *statelessFront) tasksUpdateModern(c *call) {
 		}
 	}
 	s.cutReply(t) // the answers are applied, the acknowledgement is lost (modernfaults.go)
-	c.reply(m.modernAck(t), nil)
+	c.reply(m.ack(m, t), nil)
 }
 
 // tasksCancelModern cancels a task as the legacy era does and acknowledges with an empty
@@ -690,5 +693,5 @@ func (m *statelessFront) tasksCancelModern(c *call) {
 	bp := getBuf()
 	b, _ := m.cancel(t, *bp) // a terminal task's -32602 (R26) is the legacy era's answer
 	putBuf(bp, b)
-	c.reply(m.modernAck(t), nil)
+	c.reply(m.ack(m, t), nil)
 }
