@@ -77,12 +77,10 @@ type sessionFront struct {
 	dialect  mcp.Dialect // the era's spelling: mcp.V20251125
 	sessions sessions
 	compat   compatCounters // calls whose task parameter was ignored (compat.go)
-	// The known-bad modes of its replies and methods, chosen once by init (knownbad.go):
-	// filter rewrites replies, decide serves a tools/call as a task or not, getWait is what
-	// a tasks/get waits for.
-	filter  replyFilter
-	decide  decideTask
-	getWait getWait
+	// The known-bad modes of its replies and its methods, chosen once by init
+	// (knownbad.go).
+	filter replyFilter
+	sessionModes
 	// anon serves requests without Mcp-Session-Id (sessionless, knownbad.go); nil = they
 	// are refused with missingSession.
 	anon *session

@@ -153,7 +153,8 @@ func (f *sessionFront) serveStream(w http.ResponseWriter, r *http.Request) {
 func (f *sessionFront) init(s *Server) {
 	f.srv = s
 	kb := s.cfg.KnownBad
-	f.filter, f.decide, f.getWait = kb.sessionReplies(), kb.taskDecider(), kb.getWaiter(s.closing)
+	f.filter = kb.sessionReplies()
+	f.sessionModes = kb.sessionModes(s.closing, s.modes.resultMeta)
 	f.lostSession = http.StatusNotFound      // H8
 	f.missingSession = http.StatusBadRequest // H2
 	if kb.MissingSession404 {

@@ -217,6 +217,18 @@ func (i *Insecure) idSource() func() string {
 	}
 }
 
+// clientBinding returns the modern front's clientOf and ownerOf: with session_bound a
+// request's clientInfo names its client (clientName) and its tasks are bound to that
+// client's owner (clientOwner, modernfaults.go); else no client is read, and the owner is
+// the one of the request's form capability.
+func (i *Insecure) clientBinding() (func(*mcp.Implementation) string, func(*statelessFront, string, int) *session) {
+	if i.SessionBound {
+		return clientName, (*statelessFront).clientOwner
+	}
+	return func(*mcp.Implementation) string { return "" },
+		func(m *statelessFront, _ string, form int) *session { return m.owners[form] }
+}
+
 // echoer returns what a task does with its arguments and its elicitation answers: with
 // echo_secrets it copies them into its statusMessage, else nothing.
 func (i *Insecure) echoer() func(t *task, label string, b []byte) {

@@ -298,16 +298,57 @@ func (k *KnownBad) relatedMeta() (result, input func(taskID string) string) {
 // with an authorization context (R54), or always with list_without_auth.
 func (s *core) listOffered() bool { return s.bound() || s.cfg.KnownBad.ListWithoutAuth }
 
-// earlyResult answers a tasks/result of t, not terminal, at once with an empty
-// CallToolResult (early_result).
-func (f *sessionFront) earlyResult(c *call, t *task) {
-	s := f.srv
+// sessionModes are the known-bad modes of the session front's methods, chosen once by its
+// init (sessionModes): a server with every mode off has the honest ones.
+type sessionModes struct {
+	// decide serves a tools/call as a task or not: taskSupportRules, or as
+	// refuse_task_param, ignore_task_param and no_task_support_check break them.
+	decide decideTask
+	// getWait is what a tasks/get waits for: nothing (R40), or with blocking_get a
+	// terminal status.
+	getWait getWait
+	// grant is the version initialize grants for asked, negotiated from it: negotiated
+	// (H1), or with any_version asked.
+	grant func(asked, negotiated string) string
+	// nextCursor appends the nextCursor of a tasks/list page that is not the last:
+	// appendNextCursor (R23), or nothing with list_truncated.
+	nextCursor func(b []byte, last uint64) []byte
+	// early is the reply of a tasks/result of t, whose mu is held, before t is terminal:
+	// nil (it waits, R18), or with early_result an empty CallToolResult at once.
+	early func(t *task) []byte
+}
+
+// sessionModes returns the session front's method modes of k; closing is closed when the
+// server closes (blocking_get waits for it), resultMeta is the core's (no_related_meta).
+func (k *KnownBad) sessionModes(closing <-chan struct{}, resultMeta func(string) string) sessionModes {
+	sm := sessionModes{
+		decide:     k.taskDecider(),
+		getWait:    k.getWaiter(closing),
+		grant:      func(_, negotiated string) string { return negotiated },
+		nextCursor: appendNextCursor,
+		early:      func(*task) []byte { return nil },
+	}
+	if k.AnyVersion {
+		sm.grant = func(asked, _ string) string { return asked }
+	}
+	if k.ListTruncated {
+		sm.nextCursor = func(b []byte, _ uint64) []byte { return b }
+	}
+	if k.EarlyResult {
+		sm.early = func(t *task) []byte { return earlyResult(t, resultMeta) }
+	}
+	return sm
+}
+
+// earlyResult is the reply of early_result to a tasks/result of t, not terminal: an empty
+// CallToolResult with related-task _meta (none with no_related_meta: resultMeta).
+func earlyResult(t *task, resultMeta func(string) string) []byte {
 	b := []byte(`{"content":[]`)
-	if id := s.modes.resultMeta(t.id); id != "" { // no_related_meta: none
+	if id := resultMeta(t.id); id != "" {
 		b = append(b, `,"_meta":`...)
 		b = append(b, mcp.RelatedTaskMeta(id)...)
 	}
-	c.reply(append(b, '}'), nil)
+	return append(b, '}')
 }
 
 // sessionReplies composes the filter of the session front's replies from the modes that

@@ -220,10 +220,21 @@ type statelessModes struct {
 	// removed answers a method 2026-07-28 removed (legacy_methods); ok is false, for every
 	// method, on an honest server (E37).
 	removed func(method string) (result []byte, ok bool)
+	// declared says whether a tools/call declares the Tasks extension, from what its
+	// envelope says: as it says (E39, E44), or always with tasks_undeclared.
+	declared func(says bool) bool
+	// versionOf is the version a request names in MCP-Protocol-Version, as era detection
+	// reads it: the header, or with any_version none on a request of a session, which may
+	// have been granted any version, 2099-01-01 too.
+	versionOf func(r *http.Request) string
+	// clientOf and ownerOf are session_bound's (insecure.go: clientBinding): the client a
+	// request's clientInfo describes, and the owner its tasks are bound to.
+	clientOf func(info *mcp.Implementation) string
+	ownerOf  func(m *statelessFront, client string, form int) *session
 }
 
 // statelessModes returns the modern front's method modes of k.
-func (k *KnownBad2026) statelessModes() statelessModes {
+func (k *KnownBad) statelessModes() statelessModes {
 	sm := statelessModes{
 		notReady: func(*task) bool { return false },
 		inlined:  func(_ *task, result json.RawMessage, e *mcp.Error) (json.RawMessage, *mcp.Error) { return result, e },
@@ -231,6 +242,16 @@ func (k *KnownBad2026) statelessModes() statelessModes {
 		answered: func(_ *task, key string) string { return mcp.StringID(key).String() },
 		ack:      emptyAck,
 		removed:  func(string) ([]byte, bool) { return nil, false },
+		declared: func(says bool) bool { return says },
+		versionOf: func(r *http.Request) string {
+			return r.Header.Get(headerProtocolVersion)
+		},
+	}
+	if k.TasksUndeclared {
+		sm.declared = func(bool) bool { return true }
+	}
+	if k.AnyVersion {
+		sm.versionOf = anyVersionOf
 	}
 	if k.GetNotReady {
 		sm.notReady = notReadyOnce
@@ -249,6 +270,15 @@ func (k *KnownBad2026) statelessModes() statelessModes {
 		sm.removed = legacyMethod
 	}
 	return sm
+}
+
+// anyVersionOf is statelessModes.versionOf with any_version: a request of a session names
+// no version, the session front judges it.
+func anyVersionOf(r *http.Request) string {
+	if r.Header.Get(headerSessionID) != "" {
+		return ""
+	}
+	return r.Header.Get(headerProtocolVersion)
 }
 
 // notReadyOnce reports whether this tasks/get of t is its first (get_not_ready).

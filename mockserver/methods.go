@@ -133,9 +133,8 @@ func (f *sessionFront) initialize(w http.ResponseWriter, r *http.Request, msg *m
 		res.Capabilities.Tasks = tc
 		res.Instructions = f.instructions()
 	}
-	if s.cfg.KnownBad.AnyVersion { // H1 broken: the client's version echoed (knownbad.go)
-		sess.version, res.ProtocolVersion = p.ProtocolVersion, p.ProtocolVersion
-	}
+	sess.version = f.grant(p.ProtocolVersion, sess.version) // any_version echoes the client's (knownbad.go)
+	res.ProtocolVersion = sess.version
 	b, _ := json.Marshal(res)
 	s.sessions.add(sess)
 	w.Header().Set(headerSessionID, sess.id)
@@ -482,12 +481,18 @@ func (f *sessionFront) tasksList(c *call) {
 		t.mu.Unlock()
 	}
 	b = append(b, ']')
-	if len(mine) > len(page) && !s.cfg.KnownBad.ListTruncated { // R23 (knownbad.go: list_truncated)
-		b = append(b, `,"nextCursor":`...)
-		b = mcp.AppendString(b, encodeCursor(page[len(page)-1].seq))
+	if len(mine) > len(page) { // R23
+		b = f.nextCursor(b, page[len(page)-1].seq) // none with list_truncated (knownbad.go)
 	}
 	b = append(b, '}')
 	c.reply(b, nil)
+}
+
+// appendNextCursor appends the nextCursor member of a tasks/list page whose last task has
+// sequence number last (R23).
+func appendNextCursor(b []byte, last uint64) []byte {
+	b = append(b, `,"nextCursor":`...)
+	return mcp.AppendString(b, encodeCursor(last))
 }
 
 func cmpUint(a, b uint64) int {

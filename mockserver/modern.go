@@ -132,6 +132,7 @@ func (m *statelessFront) init(s *Server) {
 	m.filter, m.status, m.headers = kb.statelessReplies(), kb.statusOf(), kb.headerReader()
 	m.cancel = kb.flipping(s.modes.cancel)
 	m.statelessModes = kb.statelessModes()
+	m.clientOf, m.ownerOf = s.cfg.Insecure.clientBinding()
 	for i := range m.owners {
 		m.owners[i] = &session{id: "modern", version: mcp.Version20260728, tasks: true, elicitForm: i == 1}
 	}
@@ -152,10 +153,7 @@ func mayNameVersion(params []byte) bool {
 // docs/RULES.md#era-detection (mcp.ClassifyRequest).
 func (m *statelessFront) routeModern(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message) bool {
 	s := m.srv
-	hdr := r.Header.Get(headerProtocolVersion)
-	if s.cfg.KnownBad.AnyVersion && r.Header.Get(headerSessionID) != "" {
-		hdr = "" // any_version: a session may have been granted any version, 2099-01-01 too (knownbad.go)
-	}
+	hdr := m.versionOf(r) // any_version: none on a session (knownbad2026.go)
 	if msg.Kind != mcp.KindRequest {
 		if !m.only && !mcp.IsModern(hdr) {
 			return false
@@ -237,7 +235,6 @@ func (m *statelessFront) modernRefuse(w http.ResponseWriter, r *http.Request, ms
 // that order, so that -32020 wins over -32022 (docs/RULES.md#era-detection), and dispatches
 // it.
 func (m *statelessFront) serveModern(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message, hdr string) {
-	s := m.srv
 	if e := mcp.CheckHeaders(m.modernHeaders(r, hdr, msg), msg); e != nil {
 		m.modernRefuse(w, r, msg, e)
 		return
@@ -250,9 +247,7 @@ func (m *statelessFront) serveModern(w http.ResponseWriter, r *http.Request, ten
 		return
 	}
 	mr := modernReq{tasks: meta.ClientCapabilities.DeclaresTasks(), form: meta.ClientCapabilities.Elicitation.SupportsForm()}
-	if s.cfg.Insecure.SessionBound {
-		mr.client = clientName(&meta)
-	}
+	mr.client = m.clientOf(meta.ClientInfo) // session_bound binds tasks to it (modernfaults.go)
 	m.dispatchModernReq(w, r, tenant, msg, &mr)
 }
 
@@ -264,10 +259,7 @@ func (m *statelessFront) dispatchModernReq(w http.ResponseWriter, r *http.Reques
 	if mr.form {
 		form = 1
 	}
-	owner := m.owners[form]
-	if s.cfg.Insecure.SessionBound {
-		owner = m.clientOwner(mr.client, form) // modernfaults.go
-	}
+	owner := m.ownerOf(m, mr.client, form) // session_bound: by client (modernfaults.go)
 	c := call{srv: s, fe: m, w: w, r: r, sess: owner, tenant: tenant, msg: *msg, modern: *mr}
 	m.dispatchModern(&c)
 }
@@ -429,8 +421,7 @@ func (m *statelessFront) toolsCallModern(c *call) {
 	if !ok {
 		return
 	}
-	// tasks_undeclared (knownbad2026.go) takes every request as declaring the extension
-	declared := c.modern.tasks || s.cfg.KnownBad.TasksUndeclared
+	declared := m.declared(c.modern.tasks)                  // tasks_undeclared: always (knownbad2026.go)
 	if ts == mcp.TaskRequired && s.tasksOn() && !declared { // E44
 		c.reply(nil, c.modern.requireTasks("tools/call of tool "+strconv.Quote(p.name)))
 		return

@@ -98,9 +98,9 @@ const maxClientOwners = 4096
 
 // clientName is what session_bound binds a modern task to: clientInfo's name and version,
 // "" when the request sent none.
-func clientName(meta *mcp.RequestMeta) string {
-	if meta.ClientInfo == nil {
+func clientName(info *mcp.Implementation) string {
+	if info == nil {
 		return ""
 	}
-	return meta.ClientInfo.Name + "\x00" + meta.ClientInfo.Version
+	return info.Name + "\x00" + info.Version
 }
