@@ -88,10 +88,11 @@ import (
 // Sequential task ids (predictable_ids) and broken isolation (session_bound,
 // no_tenant_check) are insecure modes (insecure.go).
 //
-// The modes sit at seams, so that a server with every mode off pays nothing for them: a
-// value chosen once in newServer (the task writer, the status of a lost session, the
-// stand-in session), or one test of a bool where a reply or a transition is decided,
-// mostly on a path that is already the exception (an error, a terminal task, a cancel).
+// The modes are wrappers chosen once when the server is built, so that the request path
+// tests none of them: of the task core's seams (modes.go: the task writer, the cancel, the
+// expiry, the outcome of a task's work, the related-task _meta), of the session front's
+// replies (sessionReplies) and of its methods (sessionModes), and values chosen in its init
+// (the statuses of a missing and a lost session, the sessionless stand-in session).
 type KnownBad struct {
 	BlockingGet        bool // tasks/get waits for a terminal status (R15, R16)
 	NoPollInterval     bool // no pollInterval on task objects (R15)

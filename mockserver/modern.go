@@ -13,7 +13,7 @@ import (
 
 // The modern era: protocol 2026-07-28 with the Tasks extension io.modelcontextprotocol/tasks
 // (docs/RULES.md#e1 to #e68), served on the same endpoint as the legacy era. This file is
-// its front end, and only that: it classifies each POST (docs/RULES.md#era-detection),
+// its front end (statelessFront, front.go), and only that: it classifies each POST (docs/RULES.md#era-detection),
 // checks the modern headers and _meta envelope, and translates between the modern wire and
 // the one task core both eras share (store, executor, TTL, tenants, downstream, ledger,
 // faults). What it translates:
@@ -36,7 +36,8 @@ import (
 // The insecure modes, revocations and the faults that act on sessions and streams are
 // translated in modernfaults.go. The known-bad modes of the legacy era are not translated
 // (but wrong_error_codes, and the task-core modes that act on the shared store): the modern
-// era has its own, in knownbad2026.go, hooked in here where a reply is built.
+// era has its own, in knownbad2026.go, which init chooses once (the reply filter, the status
+// of an error code, the header reader, statelessModes).
 
 // Protocols says which eras the endpoint answers (Config.Protocols). The zero value is
 // ProtocolsLegacy, so that a Config written before the modern era keeps its server (and
