@@ -15,8 +15,9 @@ import (
 // *call it serves: the core answers with call.reply and writes a create reply with
 // call.fe, whose era decides the bytes.
 type core struct {
-	cfg    Config
-	ledger ledger
+	cfg     Config
+	closing chan struct{} // closed by Close: waits and long-lived streams end
+	ledger  ledger
 
 	elicitMu  sync.Mutex
 	elicits   map[string]*elicitation

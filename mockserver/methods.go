@@ -21,7 +21,10 @@ type call struct {
 	msg    mcp.Message // by value: a pointer to servePost's message would move it to the heap
 	op     mcp.Op      // the method's op, set by dispatch: requests are counted by it (requests.go)
 	fe     frontEnd    // the front end that answers it: its era's envelope and encoding (front.go)
-	modern modernReq   // what a modern request's envelope says (modern.go); by value, as msg
+	// taskID is params.taskId when the front end has read it already (the modern fast scan,
+	// a span of the params); nil otherwise, and taskParam reads the params.
+	taskID []byte
+	modern modernReq // what a modern request's envelope says (modern.go); by value, as msg
 }
 
 // reply writes result (or e) as the reply to c, in the envelope of c's front end. The
@@ -364,8 +367,8 @@ func (s *Server) callSync(c *call, tool string, p *workPlan) {
 // taskParam decodes {"taskId": ...}; related-task _meta on the request is ignored (R32).
 // The id is a span of the request when the params are plain (params.go).
 func taskParam(c *call) ([]byte, *mcp.Error) {
-	if id := c.modern.taskID; id != nil {
-		return id, nil // read by the modern fast scan (modern.go), as readTaskID reads it
+	if c.taskID != nil {
+		return c.taskID, nil // read by the front end (the modern fast scan), as readTaskID reads it
 	}
 	id, ok := readTaskID(c.msg.Params)
 	if !ok {

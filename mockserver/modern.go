@@ -97,7 +97,7 @@ type modernReq struct {
 	// client is its clientInfo as session_bound reads it (modernfaults.go); "" otherwise.
 	client string
 	// taskID is params.taskId of a tasks/* request the fast scan read, a span of the
-	// params; nil otherwise (taskParam reads it).
+	// params; nil otherwise. dispatchModernReq hands it to the call (call.taskID).
 	taskID []byte
 }
 
@@ -261,7 +261,7 @@ func (m *statelessFront) dispatchModernReq(w http.ResponseWriter, r *http.Reques
 		form = 1
 	}
 	owner := m.ownerOf(m, mr.client, form) // session_bound: by client (modernfaults.go)
-	c := call{srv: s, fe: m, w: w, r: r, sess: owner, tenant: tenant, msg: *msg, modern: *mr}
+	c := call{srv: s, fe: m, w: w, r: r, sess: owner, tenant: tenant, msg: *msg, taskID: mr.taskID, modern: *mr}
 	m.dispatchModern(&c)
 }
 

@@ -41,7 +41,6 @@ type Server struct {
 type endpoint struct {
 	mux       *http.ServeMux
 	httpSrv   *http.Server
-	closing   chan struct{} // closed by Close: long-lived streams end
 	closeOnce sync.Once
 	reaperWG  sync.WaitGroup
 	started   bool
