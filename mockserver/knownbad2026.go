@@ -165,17 +165,21 @@ func (k *KnownBad2026) headerReader() func(h mcp.RequestHeaders, method string, 
 	return func(h mcp.RequestHeaders, _ string, _ []byte) mcp.RequestHeaders { return h }
 }
 
-// lenientEnvelope serves msg, whose envelope was refused with e, as a request of 2026-07-28
-// when lenient_envelope is on and e is the refusal of a missing or unsupported version; it
-// reports whether it did.
-func (m *statelessFront) lenientEnvelope(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message, e *mcp.Error) bool {
-	s := m.srv
-	if !s.cfg.KnownBad.LenientEnvelope || (e.Code != mcp.CodeInvalidParams && e.Code != mcp.CodeUnsupportedProtocolVersion) {
-		return false
+// refuseEnvelope answers msg, whose envelope was refused with e: with e (modernRefuse), or,
+// when lenient says so (lenient_envelope), by serving it as a request of 2026-07-28.
+func (m *statelessFront) refuseEnvelope(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message, e *mcp.Error) {
+	if !m.lenient(e.Code) {
+		m.modernRefuse(w, r, msg, e)
+		return
 	}
 	mr := modernReq{tasks: bytes.Contains(msg.Params, []byte(mcp.ExtTasks)), form: true}
 	m.dispatchModernReq(w, r, tenant, msg, &mr)
-	return true
+}
+
+// lenientCodes is statelessModes.lenient with lenient_envelope: the refusals of a missing
+// (-32602, E3) or unsupported (-32022, E9) version are served.
+func lenientCodes(code int) bool {
+	return code == mcp.CodeInvalidParams || code == mcp.CodeUnsupportedProtocolVersion
 }
 
 // trustedHeaders returns h with Mcp-Method and Mcp-Name as the body (method, params) has
@@ -220,6 +224,9 @@ type statelessModes struct {
 	// removed answers a method 2026-07-28 removed (legacy_methods); ok is false, for every
 	// method, on an honest server (E37).
 	removed func(method string) (result []byte, ok bool)
+	// lenient reports whether an envelope refused with an error of code is served anyway
+	// (lenient_envelope: lenientCodes); honest, never (E3, E9).
+	lenient func(code int) bool
 	// declared says whether a tools/call declares the Tasks extension, from what its
 	// envelope says: as it says (E39, E44), or always with tasks_undeclared.
 	declared func(says bool) bool
@@ -243,6 +250,7 @@ func (k *KnownBad) statelessModes() statelessModes {
 		ack:      emptyAck,
 		removed:  func(string) ([]byte, bool) { return nil, false },
 		declared: func(says bool) bool { return says },
+		lenient:  func(int) bool { return false },
 		versionOf: func(r *http.Request) string {
 			return r.Header.Get(headerProtocolVersion)
 		},
@@ -252,6 +260,9 @@ func (k *KnownBad) statelessModes() statelessModes {
 	}
 	if k.AnyVersion {
 		sm.versionOf = anyVersionOf
+	}
+	if k.LenientEnvelope {
+		sm.lenient = lenientCodes
 	}
 	if k.GetNotReady {
 		sm.notReady = notReadyOnce

@@ -178,9 +178,7 @@ func (m *statelessFront) routeModern(w http.ResponseWriter, r *http.Request, ten
 	era, e := mcp.ClassifyRequest(msg.Method, msg.Params, hdr)
 	switch {
 	case e != nil:
-		if !m.lenientEnvelope(w, r, tenant, msg, e) { // knownbad2026.go
-			m.modernRefuse(w, r, msg, e)
-		}
+		m.refuseEnvelope(w, r, tenant, msg, e)
 	case era == mcp.EraModern:
 		m.serveModern(w, r, tenant, msg, hdr)
 	case !m.only:
@@ -242,9 +240,7 @@ func (m *statelessFront) serveModern(w http.ResponseWriter, r *http.Request, ten
 	}
 	meta, e := mcp.ReadRequestMeta(msg.Params, m.versions)
 	if e != nil {
-		if !m.lenientEnvelope(w, r, tenant, msg, e) { // knownbad2026.go
-			m.modernRefuse(w, r, msg, e)
-		}
+		m.refuseEnvelope(w, r, tenant, msg, e)
 		return
 	}
 	mr := modernReq{tasks: meta.ClientCapabilities.DeclaresTasks(), form: meta.ClientCapabilities.Elicitation.SupportsForm()}
