@@ -12,9 +12,9 @@ import (
 // Known-bad modes of the modern era (protocol 2026-07-28 with the Tasks extension): each
 // breaks the rule of docs/RULES.md it names, so that each case of tasksim conform's modern
 // suite is shown to fail (conform's TestModernKnownBadMatrix pins which). They are off by
-// default. Those that rewrite replies, error statuses and the reading of headers are
-// wrappers the modern front end (modern.go) chooses once in its init (statelessReplies,
-// statusOf, headerReader); the rest are tested where their reply is built:
+// default, and wrappers the modern front end (modern.go) chooses once in its init: of its
+// replies (statelessReplies), of the HTTP status of an error code (statusOf), of the reading
+// of its headers (headerReader), and of its methods (statelessModes):
 //
 //	no_result_type         the results of server/discover, tools/list and a synchronous
 //	                       tools/call carry no resultType (E11).
