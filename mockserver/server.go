@@ -18,7 +18,8 @@ import (
 // It is a composition: the task core, which knows no protocol era (core.go), one front end
 // per era over it (front.go: sessionFront for 2025-11-25, statelessFront for 2026-07-28),
 // and the HTTP endpoint they share (endpoint). The known-bad and insecure modes are
-// wrappers chosen once when it is built (modes.go, and each front end's reply filter).
+// wrappers chosen once when it is built (modes.go, and each front end's reply filter and
+// method modes).
 type Server struct {
 	// URL is the MCP endpoint, http://127.0.0.1:PORT/mcp, once the server has started.
 	URL string
