@@ -96,13 +96,13 @@ func (b Backpressure) problems() []error {
 // overloaded reports whether the server is full now (any cap reached, or every worker busy
 // and the queue at or beyond its size). It is one atomic load: the pollInterval policy may
 // call it on every reply.
-func (s *Server) overloaded() bool { return s.exec.full.Load() }
+func (s *core) overloaded() bool { return s.exec.full.Load() }
 
 // executorQueueDepth is the number of tasks waiting for a worker (the queue_depth signal).
-func (s *Server) executorQueueDepth() int { return int(s.exec.nQueued.Load()) }
+func (s *core) executorQueueDepth() int { return int(s.exec.nQueued.Load()) }
 
 // refuseCreate answers a create the server is too full to take, as WhenFull says.
-func (s *Server) refuseCreate(c *call, why refusal, t *task) {
+func (s *core) refuseCreate(c *call, why refusal, t *task) {
 	x := &s.exec
 	var msg string
 	switch why {
@@ -162,7 +162,7 @@ func (x *executor) refusalCounts() Refusals {
 type refusedCounter [numRefusals]atomic.Uint64
 
 // initBackpressure builds the executor, the rate limits and the downstream from s.cfg.
-func (s *Server) initBackpressure() {
+func (s *core) initBackpressure() {
 	s.exec.init(s.cfg.Backpressure, s.cfg.PollInterval)
 	s.limits = newLimits(s.cfg.Backpressure)
 	s.down.init(s.cfg.Downstream)
@@ -186,7 +186,7 @@ type BackpressureStats struct {
 	Ledger               LedgerCounts
 }
 
-func (s *Server) backpressureStats(lc LedgerCounts) BackpressureStats {
+func (s *core) backpressureStats(lc LedgerCounts) BackpressureStats {
 	x := &s.exec
 	x.mu.Lock()
 	active := int64(x.active)

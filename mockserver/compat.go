@@ -37,7 +37,7 @@ func (c Config) compatProblems() []error {
 }
 
 // newestVersion is the newest protocol version the server speaks.
-func (s *Server) newestVersion() string {
+func (s *core) newestVersion() string {
 	if s.cfg.Protocol != "" {
 		return s.cfg.Protocol
 	}
@@ -47,8 +47,8 @@ func (s *Server) newestVersion() string {
 // negotiate returns the protocol version initialize answers with (H1): the version the
 // client asked for when the server speaks it (a known version no newer than the server's
 // newest), else the server's newest. Versions are dates, so they order as strings.
-func (s *Server) negotiate(requested string) string {
-	newest := s.newestVersion()
+func (f *sessionFront) negotiate(requested string) string {
+	newest := f.srv.newestVersion()
 	if mcp.SessionVersion(requested) && requested <= newest {
 		return mcp.InternVersion(requested) // not the copy decoded from the request
 	}
@@ -57,7 +57,7 @@ func (s *Server) negotiate(requested string) string {
 
 // tasksOn reports whether the server declares the tasks capability at all (on sessions of
 // a version with Tasks).
-func (s *Server) tasksOn() bool { return !s.cfg.NoTasks && mcp.HasTasks(s.newestVersion()) }
+func (s *core) tasksOn() bool { return !s.cfg.NoTasks && mcp.HasTasks(s.newestVersion()) }
 
 // TaskParamsIgnored is the number of tools/call requests that carried a task parameter on
 // a session without the tasks capability: the server ran them synchronously (R4), and the

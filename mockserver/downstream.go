@@ -190,7 +190,7 @@ func (s *Server) opDone(o *operation) {
 }
 
 // settle records o's outcome in the ledger and finishes its task or synchronous call.
-func (s *Server) settle(o *operation, out opOutcome) {
+func (s *core) settle(o *operation, out opOutcome) {
 	e := &o.effect
 	e.outcome = out
 	if out != opRejected {
@@ -297,7 +297,7 @@ func (d *downstream) close() {
 
 // recordApplied records work that ended without a downstream model: its effect applies when
 // the work ends.
-func (s *Server) recordApplied(e effectRecord) {
+func (s *core) recordApplied(e effectRecord) {
 	e.outcome = opApplied
 	e.receipt = s.down.receipt()
 	s.ledger.record(&e)

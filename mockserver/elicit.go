@@ -40,9 +40,9 @@ func (t *task) appendFormLocked(dst []byte, round int) []byte {
 func (s *Server) newElicitation(t *task, round int) *elicitation {
 	id := mcp.StringID("e-" + strconv.FormatUint(s.elicitSeq.Add(1), 10))
 	params := t.appendFormLocked([]byte(`{"mode":"form","message":`), round)
-	if !s.cfg.KnownBad.InputNoMeta { // R36 broken without it (knownbad.go)
+	if id := s.modes.inputMeta(t.id); id != "" { // input_no_meta: none (R36, knownbad.go)
 		params = append(params, `,"_meta":`...)
-		params = append(params, mcp.RelatedTaskMeta(t.id)...)
+		params = append(params, mcp.RelatedTaskMeta(id)...)
 	}
 	params = append(params, '}')
 	e := &elicitation{id: id.String(), t: t, round: round, msg: mcp.AppendRequest(nil, id, s.dialect.Method(mcp.OpElicit), params)}
@@ -53,7 +53,7 @@ func (s *Server) newElicitation(t *task, round int) *elicitation {
 }
 
 // forgetElicitation unregisters e; later answers to it are ignored.
-func (s *Server) forgetElicitation(e *elicitation) {
+func (s *core) forgetElicitation(e *elicitation) {
 	s.elicitMu.Lock()
 	delete(s.elicits, e.id)
 	s.elicitMu.Unlock()
@@ -61,7 +61,7 @@ func (s *Server) forgetElicitation(e *elicitation) {
 
 // answerElicitation routes a client's response message to the waiting task. Answers to
 // unknown ids, or from another tenant than the task's, are ignored: a response needs no reply.
-func (s *Server) answerElicitation(msg *mcp.Message, tenant string) {
+func (s *core) answerElicitation(msg *mcp.Message, tenant string) {
 	s.elicitMu.Lock()
 	e := s.elicits[msg.ID.String()]
 	if e != nil && e.t.tenant == tenant {
@@ -79,7 +79,7 @@ func (s *Server) answerElicitation(msg *mcp.Message, tenant string) {
 // applyAnswer hands the requestor's answer to e, taken out of the registry, to its task:
 // a JSON-RPC error (rpcErr), or an ElicitResult. Both eras answer through it: a response
 // POSTed to the legacy endpoint, an inputResponses entry of tasks/update (modern.go).
-func (s *Server) applyAnswer(e *elicitation, rpcErr bool, result json.RawMessage) {
+func (s *core) applyAnswer(e *elicitation, rpcErr bool, result json.RawMessage) {
 	if rpcErr {
 		e.t.answer(e, "", nil, true)
 		return
@@ -88,11 +88,9 @@ func (s *Server) applyAnswer(e *elicitation, rpcErr bool, result json.RawMessage
 	if err := json.Unmarshal(result, &r); err != nil {
 		r.Action = "malformed"
 	}
-	if len(r.Content) > 0 && s.cfg.Insecure.EchoSecrets {
-		e.t.mu.Lock()
-		e.t.echoAnswerLocked(r.Content) // echo_secrets (insecure.go)
-		e.t.mu.Unlock()
-	}
+	e.t.mu.Lock()
+	s.modes.echo(e.t, "; answer: ", r.Content) // echo_secrets (insecure.go)
+	e.t.mu.Unlock()
 	e.t.answer(e, r.Action, r.Content, false)
 }
 
@@ -115,7 +113,7 @@ func (s *Server) notifyOwner(sess *session, msg []byte) {
 }
 
 // enqueue queues msg for sess's GET stream and reports whether it did.
-func (s *Server) enqueue(sess *session, msg []byte) bool {
+func (s *core) enqueue(sess *session, msg []byte) bool {
 	if msg == nil {
 		return false
 	}
@@ -133,7 +131,7 @@ func (s *Server) enqueue(sess *session, msg []byte) bool {
 
 // sendOwner queues a server request for the owning session's GET stream when one is open.
 // If it is dropped, the request is still pending and the next tasks/result carries it.
-func (s *Server) sendOwner(sess *session, msg []byte) {
+func (s *core) sendOwner(sess *session, msg []byte) {
 	if sess.getReaders.Load() == 0 {
 		return
 	}

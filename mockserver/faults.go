@@ -100,7 +100,7 @@ type faultState struct {
 }
 
 // initFaults builds the fault state from s.cfg.
-func (s *Server) initFaults() {
+func (s *core) initFaults() {
 	c, f := s.cfg.Faults, &s.faults
 	f.trig = [numTriggered]scenarios.Trigger{
 		faultHTTP5xx: c.HTTP5xx, faultReset: c.Reset, faultSessionExpiry: c.SessionExpiry,
@@ -120,7 +120,7 @@ func (s *Server) initFaults() {
 }
 
 // fires decides one opportunity of fault k at now (see the formula above).
-func (s *Server) fires(k faultKind, now time.Time) bool {
+func (s *core) fires(k faultKind, now time.Time) bool {
 	tr := &s.faults.trig[k]
 	if tr.InWindow(scenarios.Duration(now.Sub(s.epoch))) {
 		return true
@@ -130,7 +130,7 @@ func (s *Server) fires(k faultKind, now time.Time) bool {
 
 // injected counts fault k, which took effect at now (on task, "" when none), and records
 // its event.
-func (s *Server) injected(k faultKind, now time.Time, task string) {
+func (s *core) injected(k faultKind, now time.Time, task string) {
 	s.faults.counts[k].Add(1)
 	s.faults.events.Add(metrics.Event{At: now, Source: "server", Kind: faultNames[k], Task: task})
 }
@@ -177,7 +177,7 @@ func (s *Server) requestFault(w http.ResponseWriter, r *http.Request) bool {
 
 // taskFaults draws the per-task faults of t, a new task not yet visible. Called only when
 // s.faults.perTask.
-func (s *Server) taskFaults(t *task, now time.Time) {
+func (s *core) taskFaults(t *task, now time.Time) {
 	t.earlyExpiry = s.fires(faultEarlyExpiry, now)
 	t.stuck = s.fires(faultStuck, now)
 	t.effectFirst = s.fires(faultEffectFirst, now)
@@ -186,7 +186,7 @@ func (s *Server) taskFaults(t *task, now time.Time) {
 // expireEarly counts t, which early_expiry deleted the instant it turned terminal
 // (task.goneEarlyLocked). Nobody could fetch its result: it counts as expired and orphaned.
 // No cleanup_lag is recorded (it was deleted before its expiry, not after).
-func (s *Server) expireEarly(t *task) {
+func (s *core) expireEarly(t *task) {
 	s.injected(faultEarlyExpiry, time.Now(), t.id)
 	s.expired.Add(1)
 	s.orphaned.Add(1)
@@ -253,7 +253,7 @@ func nextInstant(at []time.Duration, every, last time.Duration) (next time.Durat
 func (s *Server) restart(now time.Time) {
 	s.injected(faultRestart, now, "")
 	s.sessions.closeAll()
-	s.listens.dropAll() // the modern era's open streams: dropped without their result (listen.go)
+	s.modern.listens.dropAll() // the modern era's open streams: dropped without their result (listen.go)
 	if !s.faults.loseTasks {
 		return
 	}
@@ -304,7 +304,7 @@ func (f *FaultCounts) array() [numFaultKinds]uint64 {
 }
 
 // faultCounts snapshots the counters.
-func (s *Server) faultCounts() FaultCounts {
+func (s *core) faultCounts() FaultCounts {
 	c := &s.faults.counts
 	return FaultCounts{
 		HTTP5xx: c[faultHTTP5xx].Load(), Reset: c[faultReset].Load(), SessionExpiry: c[faultSessionExpiry].Load(),

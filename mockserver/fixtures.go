@@ -69,7 +69,7 @@ var fixtureTools = [...]fixtureTool{
 // fixtureOf returns the fixture named name, or nil when there is none or fixtures are off.
 // A default tool's name costs one switch (taskSupport): the calls of the default tools are
 // the hot path.
-func (s *Server) fixtureOf(name string) *fixtureTool {
+func (s *core) fixtureOf(name string) *fixtureTool {
 	if _, dflt := taskSupport(name); dflt || !s.cfg.Fixtures {
 		return nil
 	}
@@ -131,10 +131,11 @@ const (
 // userNameKey is the MRTR key under which test_tool_with_task asks for the name.
 const userNameKey = "user_name"
 
-// planFixture plans a call of fixture f with arguments raw; modern says the call is of the
-// 2026-07-28 era, where test_tool_with_task asks by MRTR before its task (mrtrName is then
-// the name it was given). Problems are -32602, all at once.
-func (s *Server) planFixture(f *fixtureTool, raw json.RawMessage, modern bool, mrtrName string) (workPlan, *mcp.Error) {
+// planFixture plans a call of fixture f with arguments raw. asked is the name
+// test_tool_with_task was given before its task, when the call's front end asked for it
+// (2026-07-28 asks by MRTR: toolWithTaskMRTR); "" makes the task ask it in an input round.
+// Problems are -32602, all at once.
+func (s *core) planFixture(f *fixtureTool, raw json.RawMessage, asked string) (workPlan, *mcp.Error) {
 	var a fixtureArgs
 	if len(raw) > 0 && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &a); err != nil {
@@ -175,8 +176,8 @@ func (s *Server) planFixture(f *fixtureTool, raw json.RawMessage, modern bool, m
 		fc.message = "multi_input needs two inputs: give a name"
 	case FixtureToolWithTask:
 		p.duration = 100 * time.Millisecond
-		if modern {
-			fc.subject = mrtrName // asked before the task (toolWithTaskMRTR)
+		if asked != "" {
+			fc.subject = asked // asked before the task (toolWithTaskMRTR)
 		} else {
 			p.rounds, fc.schema, fc.message = 1, nameSchema, "What is your name?"
 		}
@@ -228,7 +229,7 @@ func (fc *fixtureCall) answerNames() []string {
 // for it and reports ok false; with one it returns the name given. A declined answer ends
 // the call with a tool error, synchronously. A request that declares no form elicitation
 // cannot be asked (E15): -32021 naming it.
-func (s *Server) toolWithTaskMRTR(c *call) (name string, ok bool) {
+func (m *statelessFront) toolWithTaskMRTR(c *call) (name string, ok bool) {
 	var p struct {
 		InputResponses map[string]json.RawMessage `json:"inputResponses"`
 	}
@@ -258,7 +259,7 @@ func (s *Server) toolWithTaskMRTR(c *call) (name string, ok bool) {
 	params := []byte(`{"mode":"form","message":"What is your name?","requestedSchema":` + nameSchema + `}`)
 	b, err := json.Marshal(mcp.InputRequiredResult{
 		InputRequests: mcp.InputRequests{userNameKey: {Method: mcp.V20260728{}.Method(mcp.OpElicit), Params: params}},
-		Meta:          s.modern.info,
+		Meta:          m.info,
 	})
 	if err != nil {
 		c.reply(nil, mcp.Errorf(mcp.CodeInternalError, "encoding the input request: %v", err))

@@ -70,17 +70,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPost:
 		s.servePost(w, r, tenant)
 	case http.MethodGet, http.MethodDelete:
-		if s.modern.only { // E30: no GET stream and no session to end
-			w.Header().Set("Allow", "POST")
-			s.rejected(r, mcp.OpUnknown, http.StatusMethodNotAllowed)
-			httpError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed: the server speaks only protocol "+mcp.Version20260728+", which has no sessions and no GET stream (E30)")
-			return
-		}
-		if r.Method == http.MethodGet {
-			s.serveGet(w, r)
-		} else {
-			s.serveDelete(w, r)
-		}
+		s.streams(w, r) // initFronts chose who answers them
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		s.rejected(r, mcp.OpUnknown, http.StatusMethodNotAllowed)
@@ -117,15 +107,18 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request, tenant string
 	if s.admitting && msg.Kind == mcp.KindRequest && !s.admit(r) {
 		return // stalled, and the client gave up (latency.go)
 	}
-	if s.modern.on && s.routeModern(w, r, tenant, &msg) {
-		return // a request of protocol 2026-07-28, or refused by its era's rules (modern.go)
-	}
+	s.route(w, r, tenant, &msg) // to the front ends of Config.Protocols (front.go)
+}
+
+// serve answers a POST of the session era: initialize, or a message of a session.
+func (f *sessionFront) serve(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message) {
+	s := f.srv
 	op := s.dialect.Op(msg.Method)
 	if msg.Kind == mcp.KindRequest && op == mcp.OpInitialize {
-		s.initialize(w, r, &msg)
+		f.initialize(w, r, msg)
 		return
 	}
-	sess, status, reason := s.sessionOf(r)
+	sess, status, reason := f.sessionOf(r)
 	if sess == nil {
 		s.rejected(r, op, status)
 		httpErrorID(w, status, msg.ID, reason)
@@ -138,11 +131,41 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request, tenant string
 		}
 		w.WriteHeader(http.StatusAccepted)
 	case mcp.KindResult, mcp.KindError:
-		s.answerElicitation(&msg, tenant)
+		s.answerElicitation(msg, tenant)
 		w.WriteHeader(http.StatusAccepted)
 	case mcp.KindRequest:
-		c := call{srv: s, w: w, r: r, sess: sess, tenant: tenant, msg: msg, op: op}
-		s.dispatch(&c)
+		c := call{srv: s, fe: f, w: w, r: r, sess: sess, tenant: tenant, msg: *msg, op: op}
+		f.dispatch(&c)
+	}
+}
+
+// serveStream answers a GET (the session's stream) or a DELETE (the session's end).
+func (f *sessionFront) serveStream(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		f.serveGet(w, r)
+	} else {
+		f.serveDelete(w, r)
+	}
+}
+
+// init sets the statuses of a missing and a lost session and the stand-in session of
+// sessionless, as the known-bad modes choose them once (knownbad.go).
+func (f *sessionFront) init(s *Server) {
+	f.srv = s
+	kb := s.cfg.KnownBad
+	f.filter = kb.sessionReplies()
+	f.sessionModes = kb.sessionModes(s.closing, s.modes.resultMeta)
+	f.lostSession = http.StatusNotFound      // H8
+	f.missingSession = http.StatusBadRequest // H2
+	if kb.MissingSession404 {
+		f.missingSession = http.StatusNotFound
+	}
+	if kb.LostSession400 {
+		f.lostSession = http.StatusBadRequest
+	}
+	if kb.Sessionless {
+		f.anon = newSession(s.newestVersion(), mcp.ClientCapabilities{})
+		f.anon.tasks = f.anon.tasks && s.tasksOn()
 	}
 }
 
@@ -150,15 +173,16 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request, tenant string
 // version header: 400 without a session id (H2) or with a bad version (H3), 404 for an
 // unknown or ended session (H8). The known-bad modes sessionless and lost_session_400 change
 // the first and the last (knownbad.go).
-func (s *Server) sessionOf(r *http.Request) (*session, int, string) {
+func (f *sessionFront) sessionOf(r *http.Request) (*session, int, string) {
+	s := f.srv
 	id := r.Header.Get(headerSessionID)
 	var sess *session
 	if id == "" {
-		if sess = s.anon; sess == nil {
-			return nil, s.missingSession, "missing " + headerSessionID + " header: send initialize first (H2)"
+		if sess = f.anon; sess == nil {
+			return nil, f.missingSession, "missing " + headerSessionID + " header: send initialize first (H2)"
 		}
 	} else if sess = s.sessions.lookup(id); sess == nil {
-		return nil, s.lostSession, "session not found: it is unknown or has ended; initialize again (H8)"
+		return nil, f.lostSession, "session not found: it is unknown or has ended; initialize again (H8)"
 	}
 	if v := r.Header.Get(headerProtocolVersion); v != "" && v != sess.version {
 		if !mcp.SessionVersion(v) {
@@ -172,13 +196,14 @@ func (s *Server) sessionOf(r *http.Request) (*session, int, string) {
 // serveGet opens the session's server-to-client SSE stream (H6). It carries status
 // notifications and elicitation requests of the session's tasks; each message goes out on
 // exactly one stream.
-func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
+func (f *sessionFront) serveGet(w http.ResponseWriter, r *http.Request) {
+	s := f.srv
 	if !accepts(r.Header.Get("Accept"), "text/event-stream") {
 		s.rejected(r, mcp.OpUnknown, http.StatusNotAcceptable)
 		httpError(w, http.StatusNotAcceptable, "GET needs Accept: text/event-stream (H6)")
 		return
 	}
-	sess, status, reason := s.sessionOf(r)
+	sess, status, reason := f.sessionOf(r)
 	if sess == nil {
 		s.rejected(r, mcp.OpUnknown, status)
 		httpError(w, status, reason)
@@ -211,16 +236,17 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 
 // serveDelete ends a session (H9). Tasks outlive it: they are bound to the authorization
 // context, not to the session (docs/RULES.md#r52).
-func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
+func (f *sessionFront) serveDelete(w http.ResponseWriter, r *http.Request) {
+	s := f.srv
 	id := r.Header.Get(headerSessionID)
 	if id == "" {
 		s.rejected(r, mcp.OpUnknown, http.StatusBadRequest)
 		httpError(w, http.StatusBadRequest, "missing "+headerSessionID+" header (H9)")
 		return
 	}
-	if !s.sessions.remove(id) {
-		s.rejected(r, mcp.OpUnknown, s.lostSession)
-		httpError(w, s.lostSession, "session not found (H8)")
+	if !f.sessions.remove(id) {
+		s.rejected(r, mcp.OpUnknown, f.lostSession)
+		httpError(w, f.lostSession, "session not found (H8)")
 		return
 	}
 	w.WriteHeader(http.StatusOK)

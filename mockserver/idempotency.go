@@ -69,16 +69,11 @@ func (l *ledger) unbind(t *task) {
 }
 
 // replay answers a create whose key names prev (nil when no longer stored, id prevID).
-func (s *Server) replay(c *call, key string, prev *task, prevID string) {
+func (s *core) replay(c *call, key string, prev *task, prevID string) {
 	if prev != nil {
 		prev.mu.Lock()
 		if !prev.gone {
-			var b []byte
-			if c.modern.on {
-				b = prev.appendCreateModernLocked(nil) // modern.go
-			} else {
-				b = prev.appendCreateLocked(nil)
-			}
+			b := c.fe.appendCreateLocked(prev, nil)
 			prev.mu.Unlock()
 			s.replays.Add(1)
 			c.reply(b, nil)
@@ -94,7 +89,7 @@ func (s *Server) replay(c *call, key string, prev *task, prevID string) {
 // bindKey settles the key of t, admitted but not yet stored: it reports false when t lost
 // to an earlier task with its key (t's admission is released and c answered with that
 // task). With NonIdempotent a repeated key is counted as a fault and t goes ahead.
-func (s *Server) bindKey(c *call, t *task, now time.Time) bool {
+func (s *core) bindKey(c *call, t *task, now time.Time) bool {
 	prev, prevID, ok := s.ledger.claim(t)
 	switch {
 	case ok:

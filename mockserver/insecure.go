@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/tasksim/tasksim/internal/mcp"
@@ -110,7 +111,7 @@ func (c Config) securityProblems() []error {
 
 // revoked reports whether tenant's token has lost scope (all, or results when results is
 // true) by now.
-func (s *Server) revoked(tenant string, results bool) bool {
+func (s *core) revoked(tenant string, results bool) bool {
 	if len(s.cfg.Revocations) == 0 {
 		return false
 	}
@@ -138,58 +139,106 @@ func (s *Server) resultDenied(c *call) bool {
 	return true
 }
 
-// findFor is visible as the insecure modes change it, for t as the store holds it (nil
-// when it holds none): by session (session_bound), by id alone (no_tenant_check), or by
-// tenant (the spec's way, R53).
-func (s *Server) findFor(c *call, t *task) *task {
-	switch {
-	case t == nil:
+// scope decides which stored tasks a request sees, in either era. Its methods take the
+// request's tenant and session, not the *call, which would escape to the heap.
+type scope interface {
+	// find returns t, as the store holds it (nil when it holds none), when a request of
+	// tenant on sess may use it, and nil otherwise; a task found expired is deleted.
+	find(t *task, tenant string, sess *session) *task
+	// lists reports whether tasks/list of a request of tenant on sess shows t.
+	lists(t *task, tenant string, sess *session) bool
+}
+
+var (
+	_ scope = tenantScope{}
+	_ scope = sessionScope{}
+	_ scope = openScope{}
+)
+
+// tenantScope is the spec's scope: the tenant's tasks only (R53).
+type tenantScope struct{ srv *Server }
+
+func (sc tenantScope) find(t *task, tenant string, _ *session) *task {
+	if t == nil {
 		return nil
-	case s.cfg.Insecure.SessionBound:
-		if t.owner != c.sess {
-			return nil
-		}
-		return s.visible(t, t.tenant) // expiry as usual
-	case s.cfg.Insecure.NoTenantCheck:
-		return s.visible(t, t.tenant)
 	}
-	return s.visible(t, c.tenant)
+	return sc.srv.visible(t, tenant)
 }
 
-// listable reports whether tasks/list shows t to c (R53: the caller's tenant).
-func (s *Server) listable(c *call, t *task) bool {
+func (sc tenantScope) lists(t *task, tenant string, _ *session) bool { return t.tenant == tenant }
+
+// sessionScope is session_bound's: the tasks of the creating session, whatever the token.
+type sessionScope struct{ srv *Server }
+
+func (sc sessionScope) find(t *task, _ string, sess *session) *task {
+	if t == nil || t.owner != sess {
+		return nil
+	}
+	return sc.srv.visible(t, t.tenant) // expiry as usual
+}
+
+func (sc sessionScope) lists(t *task, _ string, sess *session) bool { return t.owner == sess }
+
+// openScope is no_tenant_check's: every task, by id alone.
+type openScope struct{ srv *Server }
+
+func (sc openScope) find(t *task, _ string, _ *session) *task {
+	if t == nil {
+		return nil
+	}
+	return sc.srv.visible(t, t.tenant)
+}
+
+func (sc openScope) lists(*task, string, *session) bool { return true }
+
+// scopeOf returns the scope of s as the insecure modes choose it.
+func (i *Insecure) scopeOf(s *Server) scope {
 	switch {
-	case s.cfg.Insecure.SessionBound:
-		return t.owner == c.sess
-	case s.cfg.Insecure.NoTenantCheck:
-		return true
+	case i.SessionBound:
+		return sessionScope{s}
+	case i.NoTenantCheck:
+		return openScope{s}
 	}
-	return t.tenant == c.tenant
+	return tenantScope{s}
 }
 
-// newTaskID returns a task id: 128 random bits (R54), or with predictable_ids the next
-// sequence number in 32 hex digits.
-func (s *Server) newTaskID() string {
-	if !s.cfg.Insecure.PredictableIDs {
-		return randomID()
+// idSource returns how task ids are made: randomID (R54), or with predictable_ids the
+// creation sequence number in 32 hex digits.
+func (i *Insecure) idSource() func() string {
+	if !i.PredictableIDs {
+		return randomID
 	}
-	n := s.idSeq.Add(1)
-	const digits = "0000000000000000000000000000000"
-	h := strconv.FormatUint(n, 16)
-	return digits[:32-len(h)] + h
-}
-
-// echoArgs records a new task's arguments for echo_secrets.
-func (s *Server) echoArgs(t *task, args []byte) {
-	if s.cfg.Insecure.EchoSecrets && len(args) > 0 {
-		t.echo = "arguments: " + string(args)
+	var seq atomic.Uint64
+	return func() string {
+		n := seq.Add(1)
+		const digits = "0000000000000000000000000000000"
+		h := strconv.FormatUint(n, 16)
+		return digits[:32-len(h)] + h
 	}
 }
 
-// echoAnswerLocked adds an elicitation answer's content to t's echo (echo_secrets).
-func (t *task) echoAnswerLocked(content []byte) {
-	if t.srv.cfg.Insecure.EchoSecrets && len(content) > 0 {
-		t.echo += "; answer: " + string(content)
+// clientBinding returns the modern front's clientOf and ownerOf: with session_bound a
+// request's clientInfo names its client (clientName) and its tasks are bound to that
+// client's owner (clientOwner, modernfaults.go); else no client is read, and the owner is
+// the one of the request's form capability.
+func (i *Insecure) clientBinding() (func(*mcp.Implementation) string, func(*statelessFront, string, int) *session) {
+	if i.SessionBound {
+		return clientName, (*statelessFront).clientOwner
+	}
+	return func(*mcp.Implementation) string { return "" },
+		func(m *statelessFront, _ string, form int) *session { return m.owners[form] }
+}
+
+// echoer returns what a task does with its arguments and its elicitation answers: with
+// echo_secrets it copies them into its statusMessage, else nothing.
+func (i *Insecure) echoer() func(t *task, label string, b []byte) {
+	if !i.EchoSecrets {
+		return func(*task, string, []byte) {}
+	}
+	return func(t *task, label string, b []byte) {
+		if len(b) > 0 {
+			t.echo += label + string(b)
+		}
 	}
 }
 
@@ -215,7 +264,7 @@ func join(a, b string) string {
 
 // injectResult plants the injection canary as the first content item of an encoded
 // CallToolResult (Config.Inject).
-func (s *Server) injectResult(b []byte) []byte {
+func (s *core) injectResult(b []byte) []byte {
 	const head = `{"content":[`
 	if s.inject == "" || len(b) < len(head) || string(b[:len(head)]) != head {
 		return b

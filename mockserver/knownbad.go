@@ -2,8 +2,8 @@ package mockserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -88,10 +88,11 @@ import (
 // Sequential task ids (predictable_ids) and broken isolation (session_bound,
 // no_tenant_check) are insecure modes (insecure.go).
 //
-// The modes sit at seams, so that a server with every mode off pays nothing for them: a
-// value chosen once in newServer (the task writer, the status of a lost session, the
-// stand-in session), or one test of a bool where a reply or a transition is decided,
-// mostly on a path that is already the exception (an error, a terminal task, a cancel).
+// The modes are wrappers chosen once when the server is built, so that the request path
+// tests none of them: of the task core's seams (modes.go: the task writer, the cancel, the
+// expiry, the outcome of a task's work, the related-task _meta), of the session front's
+// replies (sessionReplies) and of its methods (sessionModes), and values chosen in its init
+// (the statuses of a missing and a lost session, the sessionless stand-in session).
 type KnownBad struct {
 	BlockingGet        bool // tasks/get waits for a terminal status (R15, R16)
 	NoPollInterval     bool // no pollInterval on task objects (R15)
@@ -124,23 +125,13 @@ type KnownBad struct {
 // On reports whether any known-bad mode is on.
 func (k KnownBad) On() bool { return k != KnownBad{} }
 
-// initKnownBad chooses, once, what the known-bad modes change at their seams.
-func (s *Server) initKnownBad() {
-	kb := s.cfg.KnownBad
-	s.badWire = kb.NoPollInterval || kb.MissingFields
-	s.badModern = kb.badModernReply()
-	s.lostSession = http.StatusNotFound      // H8
-	s.missingSession = http.StatusBadRequest // H2
-	if kb.MissingSession404 {
-		s.missingSession = http.StatusNotFound
+// taskWriter returns the writer of the 2025-11-25 task object: appendTaskLocked, or
+// appendBadLocked with no_poll_interval or missing_fields.
+func (k *KnownBad) taskWriter() func(t *task, dst []byte) []byte {
+	if k.NoPollInterval || k.MissingFields {
+		return (*task).appendBadLocked
 	}
-	if kb.LostSession400 {
-		s.lostSession = http.StatusBadRequest
-	}
-	if kb.Sessionless {
-		s.anon = newSession(s.newestVersion(), mcp.ClientCapabilities{})
-		s.anon.tasks = s.anon.tasks && s.tasksOn()
-	}
+	return (*task).appendTaskLocked
 }
 
 // appendBadLocked is appendLocked for no_poll_interval and missing_fields: the same task
@@ -171,32 +162,66 @@ func (t *task) appendBadLocked(dst []byte) []byte {
 	return append(dst, '}')
 }
 
-// awaitTerminal holds a tasks/get of t until t is terminal (blocking_get). It reports
-// false when c was answered or abandoned meanwhile: the request, its session or the server
-// ended, or t was deleted (answered as unknown, R46).
-func (s *Server) awaitTerminal(c *call, t *task) bool {
+// getWaiter returns the session front's getWait: the honest tasks/get, which never waits
+// (R40), or blocking_get's awaitTerminal until the server closes (closing).
+func (k *KnownBad) getWaiter(closing <-chan struct{}) getWait {
+	if !k.BlockingGet {
+		return func(context.Context, *session, *task) (bool, *mcp.Error) { return true, nil }
+	}
+	return func(ctx context.Context, sess *session, t *task) (bool, *mcp.Error) {
+		return awaitTerminal(ctx, sess, t, closing)
+	}
+}
+
+// awaitTerminal holds a tasks/get of t, on sess, until t is terminal (blocking_get). It
+// reports false when the get is to be answered e or abandoned (e nil) meanwhile: t was
+// deleted (answered as unknown, R46), or the request (ctx), its session or the server
+// (closing) ended.
+func awaitTerminal(ctx context.Context, sess *session, t *task, closing <-chan struct{}) (bool, *mcp.Error) {
 	for {
 		t.mu.Lock()
 		if t.gone {
 			t.mu.Unlock()
-			c.reply(nil, notFound(t.id))
-			return false
+			return false, notFound(t.id)
 		}
 		if t.status.Terminal() {
 			t.mu.Unlock()
-			return true
+			return true, nil
 		}
 		changed := t.changedLocked()
 		t.mu.Unlock()
 		select {
 		case <-changed:
-		case <-c.r.Context().Done():
-			return false
-		case <-c.sess.closed():
-			return false
-		case <-s.closing:
-			return false
+		case <-ctx.Done():
+			return false, nil
+		case <-sess.closed():
+			return false, nil
+		case <-closing:
+			return false, nil
 		}
+	}
+}
+
+// taskDecider returns the session front's decideTask as the known-bad modes of the task
+// parameter break it: refuse_task_param (R4), ignore_task_param (R11) and
+// no_task_support_check (R8, R10).
+func (k *KnownBad) taskDecider() decideTask {
+	if !k.RefuseTaskParam && !k.IgnoreTaskParam && !k.NoTaskSupportCheck {
+		return taskSupportRules
+	}
+	kb := *k
+	return func(tool string, ts mcp.TaskSupport, task, tasks bool) (bool, *mcp.Error) {
+		if task && !tasks && kb.RefuseTaskParam {
+			return false, mcp.Errorf(mcp.CodeInvalidParams, "tool %q: task-augmented calls are not supported", tool)
+		}
+		asTask := task && tasks
+		if asTask && ts == mcp.TaskOptional && kb.IgnoreTaskParam {
+			asTask = false
+		}
+		if kb.NoTaskSupportCheck {
+			return asTask, nil
+		}
+		return taskSupportRules(tool, ts, asTask, tasks)
 	}
 }
 
@@ -227,25 +252,134 @@ func (t *task) overruleLocked() {
 	}
 }
 
-// toolErrorCompletes reports whether a task whose work ended with end completes: with
-// is_error_completed, an isError result does (R51 wants failed).
-func (s *Server) toolErrorCompletes(end ending) bool {
-	return end == endToolError && s.cfg.KnownBad.IsErrorCompleted
+// expiry returns coreModes.expiry: the ttl honoured, or with never_expire never.
+func (k *KnownBad) expiry() func(now time.Time, d time.Duration) time.Time {
+	if k.NeverExpire {
+		return func(time.Time, time.Duration) time.Time { return time.Time{} }
+	}
+	return time.Time.Add
+}
+
+// outcome returns coreModes.outcome: workOutcome, or as is_error_completed (an isError
+// result completes, R51 wants failed) and self_cancel (every ending is cancelled, "context
+// canceled") change it.
+func (k *KnownBad) outcome() func(work ending) (ending, mcp.Status, string) {
+	if !k.IsErrorCompleted && !k.SelfCancel {
+		return workOutcome
+	}
+	errorCompletes, selfCancel := k.IsErrorCompleted, k.SelfCancel
+	return func(work ending) (ending, mcp.Status, string) {
+		end, to, msg := workOutcome(work)
+		if errorCompletes && end == endToolError {
+			to = mcp.StatusCompleted
+		}
+		if selfCancel {
+			end, to, msg = endCancelled, mcp.StatusCancelled, "context canceled"
+		}
+		return end, to, msg
+	}
+}
+
+// relatedMeta returns coreModes.resultMeta and inputMeta: the task's id, or none with
+// no_related_meta and input_no_meta.
+func (k *KnownBad) relatedMeta() (result, input func(taskID string) string) {
+	same := func(id string) string { return id }
+	none := func(string) string { return "" }
+	result, input = same, same
+	if k.NoRelatedMeta {
+		result = none
+	}
+	if k.InputNoMeta {
+		input = none
+	}
+	return result, input
 }
 
 // listOffered reports whether the server declares tasks.list and serves tasks/list: only
 // with an authorization context (R54), or always with list_without_auth.
-func (s *Server) listOffered() bool { return s.bound() || s.cfg.KnownBad.ListWithoutAuth }
+func (s *core) listOffered() bool { return s.bound() || s.cfg.KnownBad.ListWithoutAuth }
 
-// earlyResult answers a tasks/result of t, not terminal, at once with an empty
-// CallToolResult (early_result).
-func (s *Server) earlyResult(c *call, t *task) {
-	b := []byte(`{"content":[]`)
-	if !s.cfg.KnownBad.NoRelatedMeta {
-		b = append(b, `,"_meta":`...)
-		b = append(b, mcp.RelatedTaskMeta(t.id)...)
+// sessionModes are the known-bad modes of the session front's methods, chosen once by its
+// init (sessionModes): a server with every mode off has the honest ones.
+type sessionModes struct {
+	// decide serves a tools/call as a task or not: taskSupportRules, or as
+	// refuse_task_param, ignore_task_param and no_task_support_check break them.
+	decide decideTask
+	// getWait is what a tasks/get waits for: nothing (R40), or with blocking_get a
+	// terminal status.
+	getWait getWait
+	// grant is the version initialize grants for asked, negotiated from it: negotiated
+	// (H1), or with any_version asked.
+	grant func(asked, negotiated string) string
+	// nextCursor appends the nextCursor of a tasks/list page that is not the last:
+	// appendNextCursor (R23), or nothing with list_truncated.
+	nextCursor func(b []byte, last uint64) []byte
+	// early is the reply of a tasks/result of t, whose mu is held, before t is terminal:
+	// nil (it waits, R18), or with early_result an empty CallToolResult at once.
+	early func(t *task) []byte
+}
+
+// sessionModes returns the session front's method modes of k; closing is closed when the
+// server closes (blocking_get waits for it), resultMeta is the core's (no_related_meta).
+func (k *KnownBad) sessionModes(closing <-chan struct{}, resultMeta func(string) string) sessionModes {
+	sm := sessionModes{
+		decide:     k.taskDecider(),
+		getWait:    k.getWaiter(closing),
+		grant:      func(_, negotiated string) string { return negotiated },
+		nextCursor: appendNextCursor,
+		early:      func(*task) []byte { return nil },
 	}
-	c.reply(append(b, '}'), nil)
+	if k.AnyVersion {
+		sm.grant = func(asked, _ string) string { return asked }
+	}
+	if k.ListTruncated {
+		sm.nextCursor = func(b []byte, _ uint64) []byte { return b }
+	}
+	if k.EarlyResult {
+		sm.early = func(t *task) []byte { return earlyResult(t, resultMeta) }
+	}
+	return sm
+}
+
+// earlyResult is the reply of early_result to a tasks/result of t, not terminal: an empty
+// CallToolResult with related-task _meta (none with no_related_meta: resultMeta).
+func earlyResult(t *task, resultMeta func(string) string) []byte {
+	b := []byte(`{"content":[]`)
+	if id := resultMeta(t.id); id != "" {
+		b = append(b, `,"_meta":`...)
+		b = append(b, mcp.RelatedTaskMeta(id)...)
+	}
+	return append(b, '}')
+}
+
+// sessionReplies composes the filter of the session front's replies from the modes that
+// rewrite them: wrong_error_codes, boolean_leaves.
+func (k *KnownBad) sessionReplies() replyFilter {
+	f := replyFilter(keepReply)
+	if k.WrongErrorCodes {
+		f = f.then(wrongCodes)
+	}
+	if k.BooleanLeaves {
+		f = f.then(booleanLeavesReply)
+	}
+	return f
+}
+
+// wrongCodes is the reply filter of wrong_error_codes (wrongCode).
+func wrongCodes(op mcp.Op, result []byte, e *mcp.Error) ([]byte, *mcp.Error) {
+	if e != nil {
+		e = wrongCode(op, e)
+	}
+	return result, e
+}
+
+// booleanLeavesReply is the reply filter of boolean_leaves: an initialize result that
+// declares capabilities.tasks gets its leaves as true (booleanLeaves).
+func booleanLeavesReply(op mcp.Op, result []byte, e *mcp.Error) ([]byte, *mcp.Error) {
+	if op != mcp.OpInitialize || e != nil {
+		return result, e
+	}
+	return booleanLeaves(result), nil
 }
 
 // wrongCode is e as wrong_error_codes sends it: a -32602 of the tasks methods as -32603,
@@ -270,19 +404,16 @@ func wrongCode(op mcp.Op, e *mcp.Error) *mcp.Error {
 	return &w
 }
 
-// booleanLeaves returns the initialize result b with capabilities.tasks written as tc with
-// every leaf true instead of {} (boolean_leaves).
-func booleanLeaves(b []byte, tc *mcp.TasksCapability) []byte {
-	tb, err := json.Marshal(tc)
-	if err != nil {
-		return b
-	}
-	tb = bytes.ReplaceAll(tb, []byte(`{}`), []byte(`true`)) // leaves are the only empty objects in tc
+// booleanLeaves returns the initialize result b with its capabilities.tasks written with
+// every leaf true instead of {} (boolean_leaves); b itself when it declares no tasks.
+func booleanLeaves(b []byte) []byte {
 	var res, caps map[string]json.RawMessage
-	if json.Unmarshal(b, &res) != nil || json.Unmarshal(res["capabilities"], &caps) != nil {
+	if json.Unmarshal(b, &res) != nil || json.Unmarshal(res["capabilities"], &caps) != nil || caps["tasks"] == nil {
 		return b
 	}
-	caps["tasks"] = tb
+	// capabilities.tasks is json.Marshal's compact encoding of an mcp.TasksCapability, whose
+	// leaves are its only empty objects.
+	caps["tasks"] = bytes.ReplaceAll(caps["tasks"], []byte(`{}`), []byte(`true`))
 	res["capabilities"], _ = json.Marshal(caps)
 	out, err := json.Marshal(res)
 	if err != nil {

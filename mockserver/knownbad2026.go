@@ -12,8 +12,9 @@ import (
 // Known-bad modes of the modern era (protocol 2026-07-28 with the Tasks extension): each
 // breaks the rule of docs/RULES.md it names, so that each case of tasksim conform's modern
 // suite is shown to fail (conform's TestModernKnownBadMatrix pins which). They are off by
-// default, and the modern front end (modern.go) tests them only where a reply is built, or
-// behind one bool (Server.badModern) on its hot path:
+// default, and wrappers the modern front end (modern.go) chooses once in its init: of its
+// replies (statelessReplies), of the HTTP status of an error code (statusOf), of the reading
+// of its headers (headerReader), and of its methods (statelessModes):
 //
 //	no_result_type         the results of server/discover, tools/list and a synchronous
 //	                       tools/call carry no resultType (E11).
@@ -74,86 +75,118 @@ type KnownBad2026 struct {
 	NoInlineResultType bool // no resultType on the result inlined in tasks/get (E11, E50)
 }
 
-// badModernReply reports whether a mode changes modern results or error statuses as they
-// are written (badModernResult, modernStatus).
-func (k *KnownBad2026) badModernReply() bool {
-	return k.NoResultType || k.ModernMissingFields || k.NoInlinePayload || k.UnknownMethod200 || k.NoInlineResultType
+// statelessReplies composes the filter of the modern front's replies from the modes that
+// rewrite them: wrong_error_codes (knownbad.go), then those that rewrite results.
+func (k *KnownBad) statelessReplies() replyFilter {
+	f := replyFilter(keepReply)
+	if k.WrongErrorCodes {
+		f = f.then(wrongCodes)
+	}
+	if k.NoResultType || k.ModernMissingFields || k.NoInlinePayload || k.NoInlineResultType {
+		kb := k.KnownBad2026
+		f = f.then(func(op mcp.Op, result []byte, e *mcp.Error) ([]byte, *mcp.Error) {
+			if e != nil {
+				return result, e
+			}
+			return kb.badResult(op, result), nil
+		})
+	}
+	return f
 }
 
 // reusedInputKey is the key of every input request with reuse_input_keys.
 const reusedInputKey = "input"
 
-// badModernResult is the result b of c as the modes that rewrite results send it.
-func (s *Server) badModernResult(c *call, b []byte) []byte {
-	kb := &s.cfg.KnownBad
+// badResult is the result b of a request of op, as the modern front writes it, as the modes
+// that rewrite results send it.
+func (k *KnownBad2026) badResult(op mcp.Op, b []byte) []byte {
 	var drop []string
-	switch c.op {
+	switch op {
 	case mcp.OpServerDiscover, mcp.OpToolsList:
-		if kb.NoResultType {
+		if k.NoResultType {
 			drop = append(drop, "resultType")
 		}
 	case mcp.OpToolsCall:
 		task := bytes.HasPrefix(b, []byte(`{"resultType":"task"`))
-		if kb.NoResultType && !task {
+		if k.NoResultType && !task {
 			drop = append(drop, "resultType")
 		}
-		if kb.ModernMissingFields && task {
+		if k.ModernMissingFields && task {
 			drop = append(drop, "ttlMs", "lastUpdatedAt")
 		}
 	case mcp.OpTasksGet:
-		if kb.ModernMissingFields {
+		if k.ModernMissingFields {
 			drop = append(drop, "ttlMs", "lastUpdatedAt")
 		}
-		if kb.NoInlinePayload {
+		if k.NoInlinePayload {
 			drop = append(drop, "result", "error")
 		}
-		if kb.NoInlineResultType {
+		if k.NoInlineResultType {
 			return withoutInlineResultType(b)
 		}
 	}
 	if len(drop) == 0 {
 		return b
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(b, &m) != nil {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(b, &obj) != nil {
 		return b
 	}
-	for _, k := range drop {
-		delete(m, k)
+	for _, key := range drop {
+		delete(obj, key)
 	}
-	out, err := json.Marshal(m)
+	out, err := json.Marshal(obj)
 	if err != nil {
 		return b
 	}
 	return out
 }
 
-// modernStatus is the HTTP status of a modern error of code (E27), as unknown_method_200
-// sends it.
-func (s *Server) modernStatus(code int) int {
-	if code == mcp.CodeMethodNotFound && s.cfg.KnownBad.UnknownMethod200 {
-		return http.StatusOK
+// statusOf returns the HTTP status of a modern error of a code (E27): mcp.HTTPStatus, or
+// with unknown_method_200 200 for -32601.
+func (k *KnownBad2026) statusOf() func(code int) int {
+	if !k.UnknownMethod200 {
+		return mcp.HTTPStatus
 	}
-	return mcp.HTTPStatus(code)
+	return func(code int) int {
+		if code == mcp.CodeMethodNotFound {
+			return http.StatusOK
+		}
+		return mcp.HTTPStatus(code)
+	}
 }
 
-// lenientEnvelope serves msg, whose envelope was refused with e, as a request of 2026-07-28
-// when lenient_envelope is on and e is the refusal of a missing or unsupported version; it
-// reports whether it did.
-func (s *Server) lenientEnvelope(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message, e *mcp.Error) bool {
-	if !s.cfg.KnownBad.LenientEnvelope || (e.Code != mcp.CodeInvalidParams && e.Code != mcp.CodeUnsupportedProtocolVersion) {
-		return false
+// headerReader returns how the modern front reads Mcp-Method and Mcp-Name: as sent, or with
+// no_header_check as the body has them (trustedHeaders).
+func (k *KnownBad2026) headerReader() func(h mcp.RequestHeaders, method string, params []byte) mcp.RequestHeaders {
+	if k.NoHeaderCheck {
+		return trustedHeaders
 	}
-	mr := modernReq{on: true, tasks: bytes.Contains(msg.Params, []byte(mcp.ExtTasks)), form: true}
-	s.dispatchModernReq(w, r, tenant, msg, &mr)
-	return true
+	return func(h mcp.RequestHeaders, _ string, _ []byte) mcp.RequestHeaders { return h }
 }
 
-// trustedHeaders returns h with Mcp-Method and Mcp-Name as the body of msg has them
-// (no_header_check): whatever was sent passes CheckHeaders.
-func trustedHeaders(h mcp.RequestHeaders, msg *mcp.Message) mcp.RequestHeaders {
-	h.Method = msg.Method
-	if body, err := mcp.HeadersFor(msg.Method, msg.Params); err == nil || body.Name != "" {
+// refuseEnvelope answers msg, whose envelope was refused with e: with e (modernRefuse), or,
+// when lenient says so (lenient_envelope), by serving it as a request of 2026-07-28.
+func (m *statelessFront) refuseEnvelope(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message, e *mcp.Error) {
+	if !m.lenient(e.Code) {
+		m.modernRefuse(w, r, msg, e)
+		return
+	}
+	mr := modernReq{tasks: bytes.Contains(msg.Params, []byte(mcp.ExtTasks)), form: true}
+	m.dispatchModernReq(w, r, tenant, msg, &mr)
+}
+
+// lenientCodes is statelessModes.lenient with lenient_envelope: the refusals of a missing
+// (-32602, E3) or unsupported (-32022, E9) version are served.
+func lenientCodes(code int) bool {
+	return code == mcp.CodeInvalidParams || code == mcp.CodeUnsupportedProtocolVersion
+}
+
+// trustedHeaders returns h with Mcp-Method and Mcp-Name as the body (method, params) has
+// them (no_header_check): whatever was sent passes CheckHeaders.
+func trustedHeaders(h mcp.RequestHeaders, method string, params []byte) mcp.RequestHeaders {
+	h.Method = method
+	if body, err := mcp.HeadersFor(method, params); err == nil || body.Name != "" {
 		h.Name = body.Name
 	}
 	return h
@@ -171,10 +204,97 @@ func legacyMethod(method string) (result []byte, ok bool) {
 	return nil, false
 }
 
-// notReadyLocked reports whether this tasks/get of t is its first and get_not_ready answers
-// it -32602.
-func (t *task) notReadyLocked() bool {
-	if !t.srv.cfg.KnownBad.GetNotReady || t.readOnce {
+// statelessModes are the known-bad modes of the modern front's methods, chosen once by its
+// init (statelessModes): a server with every mode off has the honest ones.
+type statelessModes struct {
+	// notReady reports whether this tasks/get of t, whose mu is held, is refused -32602
+	// (get_not_ready: its first); honest, never.
+	notReady func(t *task) bool
+	// inlined is the payload a finished task t inlines, from its own: as it is, or with
+	// is_error_failed an isError result as a JSON-RPC error (E49 broken).
+	inlined func(t *task, result json.RawMessage, e *mcp.Error) (json.RawMessage, *mcp.Error)
+	// keyOf is the key of e in inputRequests (E57), and answered the id of the elicitation
+	// of t that a key of inputResponses answers: inputKey and the key itself, or
+	// reusedInputKey and the first outstanding with reuse_input_keys.
+	keyOf    func(e *elicitation) string
+	answered func(t *task, key string) string
+	// ack is the acknowledgement of tasks/update and tasks/cancel of t: an empty result
+	// (E58, E60), or with ack_with_task the task as tasks/get writes it.
+	ack func(m *statelessFront, t *task) []byte
+	// removed answers a method 2026-07-28 removed (legacy_methods); ok is false, for every
+	// method, on an honest server (E37).
+	removed func(method string) (result []byte, ok bool)
+	// lenient reports whether an envelope refused with an error of code is served anyway
+	// (lenient_envelope: lenientCodes); honest, never (E3, E9).
+	lenient func(code int) bool
+	// declared says whether a tools/call declares the Tasks extension, from what its
+	// envelope says: as it says (E39, E44), or always with tasks_undeclared.
+	declared func(says bool) bool
+	// versionOf is the version a request names in MCP-Protocol-Version, as era detection
+	// reads it: the header, or with any_version none on a request of a session, which may
+	// have been granted any version, 2099-01-01 too.
+	versionOf func(r *http.Request) string
+	// clientOf and ownerOf are session_bound's (insecure.go: clientBinding): the client a
+	// request's clientInfo describes, and the owner its tasks are bound to.
+	clientOf func(info *mcp.Implementation) string
+	ownerOf  func(m *statelessFront, client string, form int) *session
+}
+
+// statelessModes returns the modern front's method modes of k.
+func (k *KnownBad) statelessModes() statelessModes {
+	sm := statelessModes{
+		notReady: func(*task) bool { return false },
+		inlined:  func(_ *task, result json.RawMessage, e *mcp.Error) (json.RawMessage, *mcp.Error) { return result, e },
+		keyOf:    inputKey,
+		answered: func(_ *task, key string) string { return mcp.StringID(key).String() },
+		ack:      emptyAck,
+		removed:  func(string) ([]byte, bool) { return nil, false },
+		declared: func(says bool) bool { return says },
+		lenient:  func(int) bool { return false },
+		versionOf: func(r *http.Request) string {
+			return r.Header.Get(headerProtocolVersion)
+		},
+	}
+	if k.TasksUndeclared {
+		sm.declared = func(bool) bool { return true }
+	}
+	if k.AnyVersion {
+		sm.versionOf = anyVersionOf
+	}
+	if k.LenientEnvelope {
+		sm.lenient = lenientCodes
+	}
+	if k.GetNotReady {
+		sm.notReady = notReadyOnce
+	}
+	if k.IsErrorFailed {
+		sm.inlined = isErrorFailed
+	}
+	if k.ReuseInputKeys {
+		sm.keyOf = func(*elicitation) string { return reusedInputKey }
+		sm.answered = reusedKeyAnswers
+	}
+	if k.AckWithTask {
+		sm.ack = taskAck
+	}
+	if k.LegacyMethods {
+		sm.removed = legacyMethod
+	}
+	return sm
+}
+
+// anyVersionOf is statelessModes.versionOf with any_version: a request of a session names
+// no version, the session front judges it.
+func anyVersionOf(r *http.Request) string {
+	if r.Header.Get(headerSessionID) != "" {
+		return ""
+	}
+	return r.Header.Get(headerProtocolVersion)
+}
+
+// notReadyOnce reports whether this tasks/get of t is its first (get_not_ready).
+func notReadyOnce(t *task) bool {
+	if t.readOnce {
 		return false
 	}
 	t.readOnce = true
@@ -183,26 +303,17 @@ func (t *task) notReadyLocked() bool {
 
 // isErrorFailed is the payload of a finished task as is_error_failed has it: a tool result
 // with isError becomes a JSON-RPC error.
-func (t *task) isErrorFailed(result json.RawMessage, e *mcp.Error) (json.RawMessage, *mcp.Error) {
-	if t.srv.cfg.KnownBad.IsErrorFailed && t.end == endToolError {
+func isErrorFailed(t *task, result json.RawMessage, e *mcp.Error) (json.RawMessage, *mcp.Error) {
+	if t.end == endToolError {
 		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: "the tool returned isError: true"}
 	}
 	return result, e
 }
 
-// inputKeyOf is the key of e in inputRequests: inputKey, or reusedInputKey with
-// reuse_input_keys.
-func (s *Server) inputKeyOf(e *elicitation) string {
-	if s.cfg.KnownBad.ReuseInputKeys {
-		return reusedInputKey
-	}
-	return inputKey(e)
-}
-
-// elicitationIDOf returns the id of the elicitation of t that key answers: key itself, or
-// with reuse_input_keys the first one outstanding.
-func (t *task) elicitationIDOf(key string) string {
-	if t.srv.cfg.KnownBad.ReuseInputKeys && key == reusedInputKey {
+// reusedKeyAnswers returns the id of the elicitation of t that key answers with
+// reuse_input_keys: the first one outstanding for reusedInputKey, key itself otherwise.
+func reusedKeyAnswers(t *task, key string) string {
+	if key == reusedInputKey {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		for _, e := range t.pending {
@@ -214,28 +325,36 @@ func (t *task) elicitationIDOf(key string) string {
 	return mcp.StringID(key).String()
 }
 
-// modernAck is the acknowledgement of tasks/update and tasks/cancel of t: an empty result
-// (E58, E60), or with ack_with_task the task as tasks/get writes it.
-func (s *Server) modernAck(t *task) []byte {
-	if !s.cfg.KnownBad.AckWithTask {
-		return mcp.AppendEmptyResult(nil, s.modern.info)
-	}
+// emptyAck is the acknowledgement of tasks/update and tasks/cancel: an empty result (E58, E60).
+func emptyAck(m *statelessFront, _ *task) []byte { return mcp.AppendEmptyResult(nil, m.info) }
+
+// taskAck is ack_with_task's acknowledgement: t as tasks/get writes it.
+func taskAck(m *statelessFront, t *task) []byte {
 	t.mu.Lock()
 	d := t.detailedLocked(true)
 	t.mu.Unlock()
-	b, err := mcp.AppendGetTaskResult(nil, &d, s.modern.info)
+	b, err := mcp.AppendGetTaskResult(nil, &d, m.info)
 	if err != nil {
-		return mcp.AppendEmptyResult(nil, s.modern.info)
+		return emptyAck(m, t)
 	}
 	return b
 }
 
-// flipTerminal makes t, terminal, cancelled, as cancel_terminal_flip does on its tasks/cancel
-// (E48 broken); a task still running, or with the mode off, is left alone.
-func (t *task) flipTerminal() {
-	if !t.srv.cfg.KnownBad.CancelTerminalFlip {
-		return
+// flipping returns the modern tasks/cancel: cancel, or with cancel_terminal_flip cancel
+// after flipTerminal.
+func (k *KnownBad2026) flipping(cancel func(t *task, dst []byte) ([]byte, *mcp.Error)) func(t *task, dst []byte) ([]byte, *mcp.Error) {
+	if !k.CancelTerminalFlip {
+		return cancel
 	}
+	return func(t *task, dst []byte) ([]byte, *mcp.Error) {
+		t.flipTerminal()
+		return cancel(t, dst)
+	}
+}
+
+// flipTerminal makes t, terminal, cancelled, as cancel_terminal_flip does on its tasks/cancel
+// (E48 broken); a task still running is left alone.
+func (t *task) flipTerminal() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.status.Terminal() && t.status != mcp.StatusCancelled {

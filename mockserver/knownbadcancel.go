@@ -20,7 +20,33 @@ import (
 //	                 changes): 2025-11-25 answers it cancelled, 2026-07-28 acknowledges, and
 //	                 later reads show it cancelled.
 //
-// Both sit in task.cancel, on the path of a cancel only.
+// They, and cancel_terminal_ok and cancel_not_final (knownbad.go), wrap the honest cancel
+// (canceller), chosen once: a server with none of them cancels with (*task).cancel.
+
+// canceller returns the cancel of the task core as the known-bad cancel modes wrap it.
+func (k *KnownBad) canceller() func(t *task, dst []byte) ([]byte, *mcp.Error) {
+	kb := *k
+	if !kb.CancelTerminal && !kb.CancelTerminalOK && !kb.CancelIgnored && !kb.CancelNotFinal {
+		return (*task).cancel
+	}
+	return func(t *task, dst []byte) ([]byte, *mcp.Error) {
+		t.mu.Lock()
+		terminal := t.status.Terminal()
+		switch {
+		case terminal && kb.CancelTerminal && t.status != mcp.StatusCancelled:
+			return t.cancelTerminalLocked(dst), nil
+		case terminal && kb.CancelTerminalOK: // the task as it is (R26 broken)
+			dst = t.appendLocked(dst)
+			t.mu.Unlock()
+			return dst, nil
+		case !terminal && kb.CancelIgnored:
+			return t.cancelIgnoredLocked(dst), nil
+		case !terminal && t.timer != nil && kb.CancelNotFinal: // its work is under way
+			return t.cancelNotFinalLocked(dst), nil
+		}
+		return t.cancelLocked(dst)
+	}
+}
 
 // cancelIgnoredLocked answers a cancel of t, not terminal, as cancel_ignored does: the task as
 // it is. Called with t.mu held; unlocks it.

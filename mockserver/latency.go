@@ -72,7 +72,7 @@ func (sp *stallPolicy) inWindow(elapsed time.Duration) bool {
 // admit runs the knobs that act before a JSON-RPC request is served: it counts the request
 // for the request_rate signal and holds it if it stalls. It reports false when the client
 // gave up while held; the caller then writes nothing. Called only when s.admitting.
-func (s *Server) admit(r *http.Request) bool {
+func (s *core) admit(r *http.Request) bool {
 	now := time.Now()
 	if s.rate != nil {
 		s.rate.add(now.Sub(s.epoch))
@@ -108,7 +108,7 @@ func (c *call) replyLatency() bool {
 
 // hold waits d. It reports false if ctx ended first; the server's close ends the wait and
 // reports true.
-func (s *Server) hold(ctx context.Context, d time.Duration) bool {
+func (s *core) hold(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}

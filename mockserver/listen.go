@@ -87,8 +87,9 @@ type listened struct {
 }
 
 // subscriptionsListen serves a subscriptions/listen (see the top of the file).
-func (s *Server) subscriptionsListen(c *call) {
-	ids, e := s.readListen(c)
+func (m *statelessFront) subscriptionsListen(c *call) {
+	s := m.srv
+	ids, e := m.readListen(c)
 	if e != nil {
 		c.reply(nil, e)
 		return
@@ -96,15 +97,15 @@ func (s *Server) subscriptionsListen(c *call) {
 	if ids != nil && s.resultDenied(c) {
 		return // 403: its notifications would carry results (insecure.go)
 	}
-	if n := s.listens.open.Add(1); n > int64(s.cfg.MaxSubscriptions) {
-		s.listens.open.Add(-1)
-		s.listens.refused.Add(1)
+	if n := m.listens.open.Add(1); n > int64(s.cfg.MaxSubscriptions) {
+		m.listens.open.Add(-1)
+		m.listens.refused.Add(1)
 		c.tooMany(s.cfg.Backpressure.RetryAfter, mcp.Errorf(mcp.CodeInternalError,
 			"server at capacity: %d subscriptions/listen streams open (max_subscriptions %d)", n-1, s.cfg.MaxSubscriptions))
 		return
 	}
-	defer s.listens.open.Add(-1)
-	tasks := s.agree(c, ids)
+	defer m.listens.open.Add(-1)
+	tasks := m.agree(c, ids)
 	wake := make(chan struct{}, 1)
 	for _, l := range tasks {
 		l.t.subscribe(wake)
@@ -117,11 +118,11 @@ func (s *Server) subscriptionsListen(c *call) {
 	if !c.replyLatency() {
 		return
 	}
-	s.runListen(c, tasks, ids != nil, wake)
+	m.runListen(c, tasks, ids != nil, wake)
 }
 
 // readListen reads the taskIds of a listen: nil when the filter does not ask for them.
-func (s *Server) readListen(c *call) ([]string, *mcp.Error) {
+func (m *statelessFront) readListen(c *call) ([]string, *mcp.Error) {
 	var p listenParams
 	if err := json.Unmarshal(c.msg.Params, &p); err != nil || p.Notifications == nil {
 		return nil, mcp.Errorf(mcp.CodeInvalidParams, "invalid subscriptions/listen params: notifications (a SubscriptionFilter) is required")
@@ -145,14 +146,15 @@ func (s *Server) readListen(c *call) ([]string, *mcp.Error) {
 
 // agree returns the tasks of ids the server agrees to report to c: each distinct id that
 // names a task c may see, in the order asked; none without status notifications.
-func (s *Server) agree(c *call, ids []string) []*listened {
+func (m *statelessFront) agree(c *call, ids []string) []*listened {
+	s := m.srv
 	if !s.cfg.StatusNotifications || !s.tasksOn() {
 		return nil
 	}
 	var out []*listened
 	seen := make(map[*task]bool, len(ids))
 	for _, id := range ids {
-		t := s.findFor(c, s.store.lookup([]byte(id)))
+		t := s.modes.scope.find(s.store.lookup([]byte(id)), c.tenant, c.sess)
 		if t != nil && !seen[t] {
 			seen[t] = true
 			out = append(out, &listened{t: t})
@@ -163,7 +165,8 @@ func (s *Server) agree(c *call, ids []string) []*listened {
 
 // runListen writes the stream of a listen whose agreed tasks are registered with wake:
 // the acknowledgement, the tasks as they are, then every change, until the end.
-func (s *Server) runListen(c *call, tasks []*listened, askedTasks bool, wake <-chan struct{}) {
+func (m *statelessFront) runListen(c *call, tasks []*listened, askedTasks bool, wake <-chan struct{}) {
+	s := m.srv
 	sw := newEventStream(c.w)
 	if sw.start() != nil {
 		return
@@ -171,16 +174,16 @@ func (s *Server) runListen(c *call, tasks []*listened, askedTasks bool, wake <-c
 	sub := c.msg.ID
 	// Counted before it is written: a client that has read it sees it on /metrics.
 	s.notes.count(eraModern, noteAcknowledged)
-	if sw.event(s.acknowledgement(sub, tasks, askedTasks)) != nil {
+	if sw.event(m.acknowledgement(sub, tasks, askedTasks)) != nil {
 		return
 	}
-	drop := s.listens.dropped()
+	drop := m.listens.dropped()
 	for {
-		switch s.sendChanges(c, sw, tasks) {
+		switch m.sendChanges(c, sw, tasks) {
 		case listenGone:
 			return
 		case listenDone:
-			s.endListen(c, sw)
+			m.endListen(c, sw)
 			return
 		}
 		select {
@@ -190,7 +193,7 @@ func (s *Server) runListen(c *call, tasks []*listened, askedTasks bool, wake <-c
 		case <-drop:
 			return // restart: dropped without the result (E20)
 		case <-s.closing:
-			s.endListen(c, sw)
+			m.endListen(c, sw)
 			return
 		}
 	}
@@ -207,7 +210,8 @@ const (
 
 // sendChanges sends a notification for each agreed task whose status changed since the last
 // one sent (every task, the first time).
-func (s *Server) sendChanges(c *call, sw *eventStream, tasks []*listened) listenState {
+func (m *statelessFront) sendChanges(c *call, sw *eventStream, tasks []*listened) listenState {
+	s := m.srv
 	left := 0
 	for _, l := range tasks {
 		if l.done {
@@ -264,7 +268,7 @@ func (l *listened) change(sub mcp.ID) ([]byte, listenState) {
 
 // acknowledgement is the first message of a listen (E17): the taskIds agreed, only when
 // taskIds were asked for (E19).
-func (s *Server) acknowledgement(sub mcp.ID, tasks []*listened, askedTasks bool) []byte {
+func (m *statelessFront) acknowledgement(sub mcp.ID, tasks []*listened, askedTasks bool) []byte {
 	b := []byte(`{"jsonrpc":"2.0","method":"` + mcp.V20260728{}.Method(mcp.OpSubscriptionsAcknowledged) + `","params":{"notifications":{`)
 	if askedTasks {
 		b = append(b, `"taskIds":[`...)
@@ -283,11 +287,12 @@ func (s *Server) acknowledgement(sub mcp.ID, tasks []*listened, askedTasks bool)
 
 // endListen ends a listen gracefully (E20): the result, naming the subscription and the
 // server, as the last event.
-func (s *Server) endListen(c *call, sw *eventStream) {
+func (m *statelessFront) endListen(c *call, sw *eventStream) {
+	s := m.srv
 	res := []byte(`{"resultType":"complete","_meta":{"` + mcp.MetaSubscriptionID + `":`)
 	res = append(res, c.msg.ID.String()...)
 	res = append(res, `,"`+mcp.MetaServerInfo+`":`...)
-	res = append(res, s.modern.impl...)
+	res = append(res, m.impl...)
 	res = append(res, "}}"...)
 	if sw.event(mcp.AppendResult(nil, c.msg.ID, res)) == nil {
 		s.requests.answered(eraModern, c.op, false)

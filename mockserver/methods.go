@@ -20,21 +20,33 @@ type call struct {
 	tenant string
 	msg    mcp.Message // by value: a pointer to servePost's message would move it to the heap
 	op     mcp.Op      // the method's op, set by dispatch: requests are counted by it (requests.go)
-	modern modernReq   // a request of the modern era when modern.on (modern.go); by value, as msg
+	fe     frontEnd    // the front end that answers it: its era's envelope and encoding (front.go)
+	// taskID is params.taskId when the front end has read it already (the modern fast scan,
+	// a span of the params); nil otherwise, and taskParam reads the params.
+	taskID []byte
+	modern modernReq // what a modern request's envelope says (modern.go); by value, as msg
 }
 
-// reply writes result (or e) as the JSON reply to c.
+// reply writes result (or e) as the reply to c, in the envelope of c's front end. The
+// type switch calls the front end's reply statically: through the interface, c would
+// escape to the heap on every request (TestModernTasksGetAllocs). A new front end adds its
+// case here.
 func (c *call) reply(result []byte, e *mcp.Error) {
-	if c.modern.on {
-		c.replyModern(result, e) // modern.go
-		return
+	switch fe := c.fe.(type) {
+	case *statelessFront:
+		fe.reply(c, result, e)
+	case *sessionFront:
+		fe.reply(c, result, e)
 	}
+}
+
+// reply is frontEnd.reply for the session era: a JSON-RPC result or error, 200
+// application/json, after the reply latency (latency.go).
+func (f *sessionFront) reply(c *call, result []byte, e *mcp.Error) {
 	if !c.replyLatency() {
 		return // the client gave up while the reply was delayed (latency.go)
 	}
-	if e != nil && c.srv.cfg.KnownBad.WrongErrorCodes {
-		e = wrongCode(c.op, e) // knownbad.go
-	}
+	result, e = f.filter(c.op, result, e) // the known-bad modes (knownbad.go)
 	c.srv.requests.answered(eraLegacy, c.op, e != nil)
 	bp := getBuf()
 	b := *bp
@@ -50,15 +62,15 @@ func (c *call) reply(result []byte, e *mcp.Error) {
 // dispatch routes a request by its op (c.op, the legacy dialect's reading of its method).
 // Tasks methods exist only on sessions that negotiated Tasks; elsewhere they are unknown
 // methods (-32601).
-func (s *Server) dispatch(c *call) {
+func (f *sessionFront) dispatch(c *call) {
 	op := c.op
 	switch op {
 	case mcp.OpPing:
 		c.reply([]byte(`{}`), nil)
 	case mcp.OpToolsList:
-		c.reply(s.toolsList())
+		c.reply(f.toolsList())
 	case mcp.OpToolsCall:
-		s.toolsCall(c)
+		f.toolsCall(c)
 	case mcp.OpTasksGet, mcp.OpTasksResult, mcp.OpTasksCancel, mcp.OpTasksList:
 		if !c.sess.tasks {
 			why := "the session negotiated protocol " + c.sess.version + ", which has no Tasks"
@@ -70,13 +82,13 @@ func (s *Server) dispatch(c *call) {
 		}
 		switch op {
 		case mcp.OpTasksGet:
-			s.tasksGet(c)
+			f.tasksGet(c)
 		case mcp.OpTasksResult:
-			s.tasksResult(c)
+			f.tasksResult(c)
 		case mcp.OpTasksCancel:
-			s.tasksCancel(c)
+			f.tasksCancel(c)
 		case mcp.OpTasksList:
-			s.tasksList(c)
+			f.tasksList(c)
 		}
 	case mcp.OpInitialize:
 		c.reply(nil, mcp.Errorf(mcp.CodeInvalidRequest, "initialize must be sent without a session; this session is already initialized"))
@@ -89,8 +101,9 @@ func (s *Server) dispatch(c *call) {
 // for a version the server does not speak gets the server's newest: 2025-11-25, or
 // Config.Protocol. Only a 2025-11-25 session is offered the tasks capability, and none is
 // when Config.NoTasks is set (compat.go).
-func (s *Server) initialize(w http.ResponseWriter, r *http.Request, msg *mcp.Message) {
-	c := call{srv: s, w: w, r: r, msg: *msg, op: mcp.OpInitialize}
+func (f *sessionFront) initialize(w http.ResponseWriter, r *http.Request, msg *mcp.Message) {
+	s := f.srv
+	c := call{srv: s, fe: f, w: w, r: r, msg: *msg, op: mcp.OpInitialize}
 	var p mcp.InitializeParams
 	if err := json.Unmarshal(msg.Params, &p); err != nil || len(msg.Params) == 0 {
 		why := "params are missing"
@@ -104,7 +117,7 @@ func (s *Server) initialize(w http.ResponseWriter, r *http.Request, msg *mcp.Mes
 		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "invalid initialize params: protocolVersion is required"))
 		return
 	}
-	version := s.negotiate(p.ProtocolVersion) // compat.go: Config.Protocol caps it
+	version := f.negotiate(p.ProtocolVersion) // compat.go: Config.Protocol caps it
 	sess := newSession(version, p.Capabilities)
 	sess.tasks = sess.tasks && s.tasksOn() // Config.NoTasks: no capabilities.tasks (R1)
 	res := mcp.InitializeResult{
@@ -121,24 +134,21 @@ func (s *Server) initialize(w http.ResponseWriter, r *http.Request, msg *mcp.Mes
 			tc.List = mcp.On() // R54: only with an authorization context (knownbad.go: list_without_auth)
 		}
 		res.Capabilities.Tasks = tc
-		res.Instructions = s.instructions()
+		res.Instructions = f.instructions()
 	}
-	if s.cfg.KnownBad.AnyVersion { // H1 broken: the client's version echoed (knownbad.go)
-		sess.version, res.ProtocolVersion = p.ProtocolVersion, p.ProtocolVersion
-	}
+	sess.version = f.grant(p.ProtocolVersion, sess.version) // any_version echoes the client's (knownbad.go)
+	res.ProtocolVersion = sess.version
 	b, _ := json.Marshal(res)
-	if s.cfg.KnownBad.BooleanLeaves && res.Capabilities.Tasks != nil {
-		b = booleanLeaves(b, res.Capabilities.Tasks) // R1 broken (knownbad.go)
-	}
 	s.sessions.add(sess)
 	w.Header().Set(headerSessionID, sess.id)
 	c.reply(b, nil)
 }
 
 // bound reports whether tasks are bound to an authorization context (tokens configured).
-func (s *Server) bound() bool { return len(s.cfg.Tokens) > 0 }
+func (s *core) bound() bool { return len(s.cfg.Tokens) > 0 }
 
-func (s *Server) instructions() string {
+func (f *sessionFront) instructions() string {
+	s := f.srv
 	if s.bound() {
 		return "tasksim mock server: tasks are bound to the tenant of the bearer token."
 	}
@@ -151,7 +161,8 @@ func (s *Server) instructions() string {
 	return unbound + ", and tasks/list is not offered."
 }
 
-func (s *Server) toolsList() ([]byte, *mcp.Error) {
+func (f *sessionFront) toolsList() ([]byte, *mcp.Error) {
+	s := f.srv
 	tools := s.toolList()
 	if !s.tasksOn() {
 		tools = toolsWithoutTasks(tools) // compat.go
@@ -187,30 +198,39 @@ func readToolCall(c *call) (callParams, mcp.TaskSupport, bool) {
 	return p, ts, true
 }
 
+// decideTask says whether a tools/call of tool, whose taskSupport is ts, is served as a
+// task: task says the call carries params.task, tasks that its session negotiated Tasks.
+// e refuses the call.
+type decideTask func(tool string, ts mcp.TaskSupport, task, tasks bool) (asTask bool, e *mcp.Error)
+
+// taskSupportRules is decideTask by the rules: a task parameter without the capability is
+// ignored (R4), a forbidden tool called as a task and a required one called without are
+// refused with -32601 (R8, R10).
+func taskSupportRules(tool string, ts mcp.TaskSupport, task, tasks bool) (bool, *mcp.Error) {
+	asTask := task && tasks
+	switch {
+	case asTask && ts == mcp.TaskForbidden:
+		return false, mcp.Errorf(mcp.CodeMethodNotFound, "tool %q does not support task-augmented calls (taskSupport forbidden, R8)", tool)
+	case !asTask && ts == mcp.TaskRequired && tasks:
+		return false, mcp.Errorf(mcp.CodeMethodNotFound, "tool %q requires a task-augmented call (taskSupport required, R10)", tool)
+	}
+	return asTask, nil
+}
+
 // toolsCall runs a call synchronously or creates a task, by docs/RULES.md#capabilities (R4, R8,
 // R10, R11).
-func (s *Server) toolsCall(c *call) {
+func (f *sessionFront) toolsCall(c *call) {
+	s := f.srv
 	p, ts, ok := readToolCall(c)
 	if !ok {
 		return
 	}
-	asTask := p.task && c.sess.tasks                               // R4: without the capability, task is ignored
-	if p.task && !c.sess.tasks && s.cfg.KnownBad.RefuseTaskParam { // knownbad.go
-		c.reply(nil, mcp.Errorf(mcp.CodeInvalidParams, "tool %q: task-augmented calls are not supported", p.name))
-		return
-	}
-	if asTask && ts == mcp.TaskOptional && s.cfg.KnownBad.IgnoreTaskParam { // knownbad.go
-		asTask = false
-	}
-	if p.task && !c.sess.tasks {
+	asTask, e := f.decide(p.name, ts, p.task, c.sess.tasks) // taskSupportRules, unless a known-bad mode (knownbad.go)
+	if e == nil && p.task && !c.sess.tasks {
 		s.compat.ignoredTasks.Add(1) // the client broke R6 (compat.go)
 	}
-	switch {
-	case asTask && ts == mcp.TaskForbidden && !s.cfg.KnownBad.NoTaskSupportCheck: // knownbad.go
-		c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "tool %q does not support task-augmented calls (taskSupport forbidden, R8)", p.name))
-		return
-	case !asTask && ts == mcp.TaskRequired && c.sess.tasks && !s.cfg.KnownBad.NoTaskSupportCheck:
-		c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "tool %q requires a task-augmented call (taskSupport required, R10)", p.name))
+	if e != nil {
+		c.reply(nil, e)
 		return
 	}
 	plan, perr := s.planWork(p.name, p.args)
@@ -227,7 +247,7 @@ func (s *Server) toolsCall(c *call) {
 
 // createTask creates the task of a call that is served as one, in either era: rate limits,
 // the granted ttl, idempotency, admission to the executor, then the create reply, which
-// c's era writes (appendCreateLocked, or appendCreateModernLocked in modern.go).
+// c's front end writes (frontEnd.appendCreateLocked).
 func (s *Server) createTask(c *call, tool string, args json.RawMessage, reqTTL optMs, plan *workPlan) {
 	if s.limits != nil && !s.allow(c, limitCreate) {
 		return // 429 (ratelimit.go)
@@ -246,16 +266,16 @@ func (s *Server) createTask(c *call, tool string, args json.RawMessage, reqTTL o
 	}
 	now := time.Now()
 	t := &task{
-		srv: s, id: s.newTaskID(), tool: tool, tenant: c.tenant, owner: c.sess,
+		srv: s, id: s.modes.newID(), tool: tool, tenant: c.tenant, owner: c.sess,
 		created: stampOf(now), updated: stampOf(now), ttl: ttl, work: *plan,
 		status: mcp.InitialStatus, // R13
 	}
 	// R44, R56: a granted ttl of 0 expires at once, it must not mean "kept forever"; unless
 	// never_expire (knownbad.go) keeps every task.
-	if ttl.ok && !s.cfg.KnownBad.NeverExpire {
-		t.expires = now.Add(expires)
+	if ttl.ok {
+		t.expires = s.modes.expiry(now, expires)
 	}
-	s.echoArgs(t, args) // echo_secrets (insecure.go)
+	s.modes.echo(t, "arguments: ", args) // echo_secrets (insecure.go)
 
 	run, why := s.exec.admit(t) // caps, workers and queue (executor.go)
 	if why != refusedNone {
@@ -278,12 +298,7 @@ func (s *Server) createTask(c *call, tool string, args json.RawMessage, reqTTL o
 	// working here; the next tasks/get sees the outcome.
 	bp := getBuf()
 	t.mu.Lock()
-	var b []byte
-	if c.modern.on {
-		b = t.appendCreateModernLocked(*bp)
-	} else {
-		b = t.appendCreateLocked(*bp)
-	}
+	b := c.fe.appendCreateLocked(t, *bp)
 	t.mu.Unlock()
 	if run { // else it waits for a worker (executor.go)
 		t.start()
@@ -295,7 +310,7 @@ func (s *Server) createTask(c *call, tool string, args json.RawMessage, reqTTL o
 // grantTTL applies the ttl policy: default when none is requested (or null with
 // UnlimitedTTL), clamped to MaxTTL (R45, R56). It returns the wire ttl (absent: null) and
 // the retention.
-func (s *Server) grantTTL(req optMs) (optMs, time.Duration, *mcp.Error) {
+func (s *core) grantTTL(req optMs) (optMs, time.Duration, *mcp.Error) {
 	if !req.ok {
 		if s.cfg.UnlimitedTTL {
 			return optMs{}, 0, nil
@@ -352,8 +367,8 @@ func (s *Server) callSync(c *call, tool string, p *workPlan) {
 // taskParam decodes {"taskId": ...}; related-task _meta on the request is ignored (R32).
 // The id is a span of the request when the params are plain (params.go).
 func taskParam(c *call) ([]byte, *mcp.Error) {
-	if c.modern.on && c.modern.taskID != nil {
-		return c.modern.taskID, nil // read by the fast scan (modern.go), as readTaskID reads it
+	if c.taskID != nil {
+		return c.taskID, nil // read by the front end (the modern fast scan), as readTaskID reads it
 	}
 	id, ok := readTaskID(c.msg.Params)
 	if !ok {
@@ -380,7 +395,7 @@ func (s *Server) lookupTask(c *call) (*task, *mcp.Error) {
 	if e != nil {
 		return nil, e
 	}
-	t := s.findFor(c, s.store.lookup(id)) // the tenant's, unless an insecure mode says otherwise (insecure.go)
+	t := s.modes.scope.find(s.store.lookup(id), c.tenant, c.sess) // the tenant's, unless an insecure mode says otherwise (insecure.go)
 	if t == nil {
 		return nil, notFound(string(id))
 	}
@@ -388,7 +403,8 @@ func (s *Server) lookupTask(c *call) (*task, *mcp.Error) {
 }
 
 // tasksGet answers with the task, never waiting and never over SSE (R40).
-func (s *Server) tasksGet(c *call) {
+func (f *sessionFront) tasksGet(c *call) {
+	s := f.srv
 	if s.limits != nil && !s.allow(c, limitGet) {
 		return // 429 (ratelimit.go)
 	}
@@ -397,8 +413,11 @@ func (s *Server) tasksGet(c *call) {
 		c.reply(nil, e)
 		return
 	}
-	if s.cfg.KnownBad.BlockingGet && !s.awaitTerminal(c, t) {
-		return // answered or abandoned while it waited (knownbad.go)
+	if ok, e := f.getWait(c.r.Context(), c.sess, t); !ok { // blocking_get waits (knownbad.go)
+		if e != nil {
+			c.reply(nil, e)
+		}
+		return // answered or abandoned while it waited
 	}
 	bp := getBuf()
 	t.mu.Lock()
@@ -408,14 +427,15 @@ func (s *Server) tasksGet(c *call) {
 	putBuf(bp, b)
 }
 
-func (s *Server) tasksCancel(c *call) {
+func (f *sessionFront) tasksCancel(c *call) {
+	s := f.srv
 	t, e := s.lookupTask(c)
 	if e != nil {
 		c.reply(nil, e)
 		return
 	}
 	bp := getBuf()
-	b, e := t.cancel(*bp)
+	b, e := s.modes.cancel(t, *bp) // knownbadcancel.go
 	c.reply(b, e)
 	putBuf(bp, b)
 }
@@ -423,7 +443,8 @@ func (s *Server) tasksCancel(c *call) {
 // tasksList pages through the caller's tasks in creation order (R22-R25, R53). The cursor
 // is opaque to clients (R24): base64url of the last sequence number shown, tagged so that
 // a made-up cursor is rejected with -32602 (R47).
-func (s *Server) tasksList(c *call) {
+func (f *sessionFront) tasksList(c *call) {
+	s := f.srv
 	if !s.listOffered() {
 		c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "tasks/list is not offered: the server has no authorization context (R54)"))
 		return
@@ -446,7 +467,7 @@ func (s *Server) tasksList(c *call) {
 	var mine []*task
 	now := time.Now()
 	s.store.each(func(t *task) bool {
-		if s.listable(c, t) && t.seq > after && (t.expires.IsZero() || now.Before(t.expires)) {
+		if s.modes.scope.lists(t, c.tenant, c.sess) && t.seq > after && (t.expires.IsZero() || now.Before(t.expires)) {
 			mine = append(mine, t)
 		}
 		return true
@@ -463,12 +484,18 @@ func (s *Server) tasksList(c *call) {
 		t.mu.Unlock()
 	}
 	b = append(b, ']')
-	if len(mine) > len(page) && !s.cfg.KnownBad.ListTruncated { // R23 (knownbad.go: list_truncated)
-		b = append(b, `,"nextCursor":`...)
-		b = mcp.AppendString(b, encodeCursor(page[len(page)-1].seq))
+	if len(mine) > len(page) { // R23
+		b = f.nextCursor(b, page[len(page)-1].seq) // none with list_truncated (knownbad.go)
 	}
 	b = append(b, '}')
 	c.reply(b, nil)
+}
+
+// appendNextCursor appends the nextCursor member of a tasks/list page whose last task has
+// sequence number last (R23).
+func appendNextCursor(b []byte, last uint64) []byte {
+	b = append(b, `,"nextCursor":`...)
+	return mcp.AppendString(b, encodeCursor(last))
 }
 
 func cmpUint(a, b uint64) int {

@@ -13,7 +13,7 @@ import (
 
 // The modern era: protocol 2026-07-28 with the Tasks extension io.modelcontextprotocol/tasks
 // (docs/RULES.md#e1 to #e68), served on the same endpoint as the legacy era. This file is
-// its front end, and only that: it classifies each POST (docs/RULES.md#era-detection),
+// its front end (statelessFront, front.go), and only that: it classifies each POST (docs/RULES.md#era-detection),
 // checks the modern headers and _meta envelope, and translates between the modern wire and
 // the one task core both eras share (store, executor, TTL, tenants, downstream, ledger,
 // faults). What it translates:
@@ -36,7 +36,8 @@ import (
 // The insecure modes, revocations and the faults that act on sessions and streams are
 // translated in modernfaults.go. The known-bad modes of the legacy era are not translated
 // (but wrong_error_codes, and the task-core modes that act on the shared store): the modern
-// era has its own, in knownbad2026.go, hooked in here where a reply is built.
+// era has its own, in knownbad2026.go, which init chooses once (the reply filter, the status
+// of an error code, the header reader, statelessModes).
 
 // Protocols says which eras the endpoint answers (Config.Protocols). The zero value is
 // ProtocolsLegacy, so that a Config written before the modern era keeps its server (and
@@ -55,8 +56,10 @@ func (p Protocols) valid() bool {
 	return p == "" || p == ProtocolsBoth || p == ProtocolsModern || p == ProtocolsLegacy
 }
 
-// modernState is the server's modern front end, made by initModern.
-type modernState struct {
+// statelessFront is the front end of protocol 2026-07-28, made by init: no session, every
+// request carries its version and capabilities in its own _meta envelope.
+type statelessFront struct {
+	srv      *Server
 	on       bool            // modern requests are served (Protocols both or modern)
 	only     bool            // Protocols modern: legacy traffic is refused
 	versions []string        // the versions served statelessly (E9)
@@ -71,6 +74,16 @@ type modernState struct {
 	// the full readers. Tests set it to compare the two; session_bound sets it, since it
 	// reads clientInfo, which the fast scan does not.
 	fullOnly bool
+	// The known-bad modes of the era, chosen once by init (knownbad2026.go): filter rewrites
+	// replies, status is the HTTP status of an error code (E27), headers reads Mcp-Method
+	// and Mcp-Name as the server checks them.
+	filter  replyFilter
+	status  func(code int) int
+	headers func(h mcp.RequestHeaders, method string, params []byte) mcp.RequestHeaders
+	// cancel is the core's cancel (Server.modes.cancel), after cancel_terminal_flip.
+	cancel         func(t *task, dst []byte) ([]byte, *mcp.Error)
+	statelessModes         // the modes of its methods (knownbad2026.go)
+	listens        listens // open subscriptions/listen streams (listen.go)
 	// byClient are the owners of session_bound, by clientInfo (modernfaults.go).
 	byClientMu sync.Mutex
 	byClient   map[string]*session
@@ -79,13 +92,12 @@ type modernState struct {
 // modernReq is what a modern request carries besides its message: what its _meta envelope
 // says (mcp.ReadRequestMeta, or mcp.ScanModernRequest for the common request).
 type modernReq struct {
-	on    bool // the request is of the modern era
 	tasks bool // it declares the Tasks extension (E39)
 	form  bool // it declares form elicitation
 	// client is its clientInfo as session_bound reads it (modernfaults.go); "" otherwise.
 	client string
 	// taskID is params.taskId of a tasks/* request the fast scan read, a span of the
-	// params; nil otherwise (taskParam reads it).
+	// params; nil otherwise. dispatchModernReq hands it to the call (call.taskID).
 	taskID []byte
 }
 
@@ -98,8 +110,9 @@ func (m *modernReq) requireTasks(method string) *mcp.Error {
 	return undeclared.RequireTasks(method)
 }
 
-func (s *Server) initModern() {
-	m := &s.modern
+// init builds the modern front end of s from s.cfg.
+func (m *statelessFront) init(s *Server) {
+	m.srv = s
 	m.on = s.cfg.Protocols == ProtocolsBoth || s.cfg.Protocols == ProtocolsModern
 	m.only = s.cfg.Protocols == ProtocolsModern
 	m.versions = []string{mcp.Version20260728}
@@ -116,6 +129,11 @@ func (s *Server) initModern() {
 	m.info = mcp.ServerInfoMeta(impl)
 	m.impl, _ = json.Marshal(impl) // two strings: never fails
 	m.fullOnly = s.cfg.Insecure.SessionBound
+	kb := &s.cfg.KnownBad
+	m.filter, m.status, m.headers = kb.statelessReplies(), kb.statusOf(), kb.headerReader()
+	m.cancel = kb.flipping(s.modes.cancel)
+	m.statelessModes = kb.statelessModes()
+	m.clientOf, m.ownerOf = s.cfg.Insecure.clientBinding()
 	for i := range m.owners {
 		m.owners[i] = &session{id: "modern", version: mcp.Version20260728, tasks: true, elicitForm: i == 1}
 	}
@@ -134,49 +152,45 @@ func mayNameVersion(params []byte) bool {
 // routeModern serves msg when the modern front end must answer it and reports whether it
 // did; false hands msg to the legacy front end, unchanged. Classification follows
 // docs/RULES.md#era-detection (mcp.ClassifyRequest).
-func (s *Server) routeModern(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message) bool {
-	hdr := r.Header.Get(headerProtocolVersion)
-	if s.cfg.KnownBad.AnyVersion && r.Header.Get(headerSessionID) != "" {
-		hdr = "" // any_version: a session may have been granted any version, 2099-01-01 too (knownbad.go)
-	}
+func (m *statelessFront) routeModern(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message) bool {
+	s := m.srv
+	hdr := m.versionOf(r) // any_version: none on a session (knownbad2026.go)
 	if msg.Kind != mcp.KindRequest {
-		if !s.modern.only && !mcp.IsModern(hdr) {
+		if !m.only && !mcp.IsModern(hdr) {
 			return false
 		}
-		s.modernMessage(w, r, msg)
+		m.modernMessage(w, r, msg)
 		return true
 	}
-	if !s.modern.only && !mcp.IsModern(hdr) && !mayNameVersion(msg.Params) {
+	if !m.only && !mcp.IsModern(hdr) && !mayNameVersion(msg.Params) {
 		return false // the legacy hot path
 	}
-	if mcp.IsModern(hdr) && !s.modern.fullOnly { // the modern hot path: a modern request names its version in the header too
-		if sum, ok := mcp.ScanModernRequest(msg, s.modernHeaders(r, hdr, msg), s.modern.versions); ok {
-			mr := modernReq{on: true, tasks: sum.DeclaresTasks, form: sum.SupportsForm}
+	if mcp.IsModern(hdr) && !m.fullOnly { // the modern hot path: a modern request names its version in the header too
+		if sum, ok := mcp.ScanModernRequest(msg, m.modernHeaders(r, hdr, msg), m.versions); ok {
+			mr := modernReq{tasks: sum.DeclaresTasks, form: sum.SupportsForm}
 			if mcp.NameParam(msg.Method) == "taskId" {
 				mr.taskID = sum.Name
 			}
-			s.dispatchModernReq(w, r, tenant, msg, &mr)
+			m.dispatchModernReq(w, r, tenant, msg, &mr)
 			return true
 		}
 	}
 	era, e := mcp.ClassifyRequest(msg.Method, msg.Params, hdr)
 	switch {
 	case e != nil:
-		if !s.lenientEnvelope(w, r, tenant, msg, e) { // knownbad2026.go
-			s.modernRefuse(w, r, msg, e)
-		}
+		m.refuseEnvelope(w, r, tenant, msg, e)
 	case era == mcp.EraModern:
-		s.serveModern(w, r, tenant, msg, hdr)
-	case !s.modern.only:
+		m.serveModern(w, r, tenant, msg, hdr)
+	case !m.only:
 		return false
 	case s.dialect.Op(msg.Method) == mcp.OpInitialize: // E35: say which versions are served
 		var p struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		}
 		_ = json.Unmarshal(msg.Params, &p)
-		s.modernRefuse(w, r, msg, mcp.UnsupportedProtocolVersion(p.ProtocolVersion, s.modern.versions))
+		m.modernRefuse(w, r, msg, mcp.UnsupportedProtocolVersion(p.ProtocolVersion, m.versions))
 	default: // a legacy request on a modern-only server: its headers or envelope refuse it (E26, E3)
-		s.serveModern(w, r, tenant, msg, hdr)
+		m.serveModern(w, r, tenant, msg, hdr)
 	}
 	return true
 }
@@ -184,33 +198,32 @@ func (s *Server) routeModern(w http.ResponseWriter, r *http.Request, tenant stri
 // modernMessage answers a POST of a notification or a response in the modern era. A
 // notification with well-formed headers is accepted (E22); a response answers nothing, since
 // the era has no server-to-client requests (E28).
-func (s *Server) modernMessage(w http.ResponseWriter, r *http.Request, msg *mcp.Message) {
+func (m *statelessFront) modernMessage(w http.ResponseWriter, r *http.Request, msg *mcp.Message) {
+	s := m.srv
 	if msg.Kind != mcp.KindNotification {
 		s.rejectedIn(eraModern, r, mcp.OpUnknown, http.StatusBadRequest)
 		writeJSONError(w, http.StatusBadRequest, msg.ID, mcp.Errorf(mcp.CodeInvalidRequest,
 			"protocol %s has no server-to-client requests to answer (E28)", mcp.Version20260728))
 		return
 	}
-	h := s.modernHeaders(r, r.Header.Get(headerProtocolVersion), msg)
+	h := m.modernHeaders(r, r.Header.Get(headerProtocolVersion), msg)
 	if e := mcp.CheckHeaders(h, msg); e != nil {
-		s.modernRefuse(w, r, msg, e)
+		m.modernRefuse(w, r, msg, e)
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)
 }
 
-func (s *Server) modernHeaders(r *http.Request, version string, msg *mcp.Message) mcp.RequestHeaders {
+func (m *statelessFront) modernHeaders(r *http.Request, version string, msg *mcp.Message) mcp.RequestHeaders {
 	h := mcp.RequestHeaders{ProtocolVersion: version, Method: r.Header.Get(mcp.HeaderMethod), Name: r.Header.Get(mcp.HeaderName)}
-	if s.cfg.KnownBad.NoHeaderCheck {
-		h = trustedHeaders(h, msg) // knownbad2026.go
-	}
-	return h
+	return m.headers(h, msg.Method, msg.Params) // no_header_check (knownbad2026.go)
 }
 
 // modernRefuse answers a modern request that never reached a method with e, over HTTP with
 // e's status (E27).
-func (s *Server) modernRefuse(w http.ResponseWriter, r *http.Request, msg *mcp.Message, e *mcp.Error) {
-	status := s.modernStatus(e.Code)
+func (m *statelessFront) modernRefuse(w http.ResponseWriter, r *http.Request, msg *mcp.Message, e *mcp.Error) {
+	s := m.srv
+	status := m.status(e.Code)
 	if status != http.StatusOK {
 		s.rejectedIn(eraModern, r, mcp.V20260728{}.Op(msg.Method), status)
 	}
@@ -220,54 +233,57 @@ func (s *Server) modernRefuse(w http.ResponseWriter, r *http.Request, msg *mcp.M
 // serveModern checks a modern request's headers (E24-E26), then its envelope (E3, E9), in
 // that order, so that -32020 wins over -32022 (docs/RULES.md#era-detection), and dispatches
 // it.
-func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message, hdr string) {
-	if e := mcp.CheckHeaders(s.modernHeaders(r, hdr, msg), msg); e != nil {
-		s.modernRefuse(w, r, msg, e)
+func (m *statelessFront) serveModern(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message, hdr string) {
+	if e := mcp.CheckHeaders(m.modernHeaders(r, hdr, msg), msg); e != nil {
+		m.modernRefuse(w, r, msg, e)
 		return
 	}
-	meta, e := mcp.ReadRequestMeta(msg.Params, s.modern.versions)
+	meta, e := mcp.ReadRequestMeta(msg.Params, m.versions)
 	if e != nil {
-		if !s.lenientEnvelope(w, r, tenant, msg, e) { // knownbad2026.go
-			s.modernRefuse(w, r, msg, e)
-		}
+		m.refuseEnvelope(w, r, tenant, msg, e)
 		return
 	}
-	mr := modernReq{on: true, tasks: meta.ClientCapabilities.DeclaresTasks(), form: meta.ClientCapabilities.Elicitation.SupportsForm()}
-	if s.cfg.Insecure.SessionBound {
-		mr.client = clientName(&meta)
-	}
-	s.dispatchModernReq(w, r, tenant, msg, &mr)
+	mr := modernReq{tasks: meta.ClientCapabilities.DeclaresTasks(), form: meta.ClientCapabilities.Elicitation.SupportsForm()}
+	mr.client = m.clientOf(meta.ClientInfo) // session_bound binds tasks to it (modernfaults.go)
+	m.dispatchModernReq(w, r, tenant, msg, &mr)
 }
 
 // dispatchModernReq serves msg, a modern request whose headers and envelope passed, as mr
 // says.
-func (s *Server) dispatchModernReq(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message, mr *modernReq) {
+func (m *statelessFront) dispatchModernReq(w http.ResponseWriter, r *http.Request, tenant string, msg *mcp.Message, mr *modernReq) {
+	s := m.srv
 	form := 0
 	if mr.form {
 		form = 1
 	}
-	owner := s.modern.owners[form]
-	if s.cfg.Insecure.SessionBound {
-		owner = s.modern.clientOwner(mr.client, form) // modernfaults.go
-	}
-	c := call{srv: s, w: w, r: r, sess: owner, tenant: tenant, msg: *msg, modern: *mr}
-	s.dispatchModern(&c)
+	owner := m.ownerOf(m, mr.client, form) // session_bound: by client (modernfaults.go)
+	c := call{srv: s, fe: m, w: w, r: r, sess: owner, tenant: tenant, msg: *msg, taskID: mr.taskID, modern: *mr}
+	m.dispatchModern(&c)
+}
+
+// refuseStream answers a GET or a DELETE on a server that speaks only 2026-07-28: 405, there
+// is no GET stream and no session to end (E30).
+func (m *statelessFront) refuseStream(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Allow", "POST")
+	m.srv.rejected(r, mcp.OpUnknown, http.StatusMethodNotAllowed)
+	httpError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed: the server speaks only protocol "+mcp.Version20260728+", which has no sessions and no GET stream (E30)")
 }
 
 // dispatchModern routes a modern request by method. What the era removed (initialize,
 // ping, tasks/result, tasks/list, E37) is as unknown as any other method: -32601, HTTP 404
 // (E27).
-func (s *Server) dispatchModern(c *call) {
+func (m *statelessFront) dispatchModern(c *call) {
+	s := m.srv
 	c.op = mcp.V20260728{}.Op(c.msg.Method)
 	switch c.op {
 	case mcp.OpServerDiscover:
-		c.reply(s.discover())
+		c.reply(m.discover())
 	case mcp.OpToolsList:
-		c.reply(s.toolsListModern())
+		c.reply(m.toolsListModern())
 	case mcp.OpToolsCall:
-		s.toolsCallModern(c)
+		m.toolsCallModern(c)
 	case mcp.OpSubscriptionsListen:
-		s.subscriptionsListen(c) // listen.go
+		m.subscriptionsListen(c) // listen.go
 	case mcp.OpTasksGet, mcp.OpTasksUpdate, mcp.OpTasksCancel:
 		if !s.tasksOn() {
 			c.reply(nil, mcp.Errorf(mcp.CodeMethodNotFound, "method %q is not available: the server does not offer the Tasks extension", c.msg.Method))
@@ -279,14 +295,14 @@ func (s *Server) dispatchModern(c *call) {
 		}
 		switch c.op {
 		case mcp.OpTasksGet:
-			s.tasksGetModern(c)
+			m.tasksGetModern(c)
 		case mcp.OpTasksUpdate:
-			s.tasksUpdateModern(c)
+			m.tasksUpdateModern(c)
 		default:
-			s.tasksCancelModern(c)
+			m.tasksCancelModern(c)
 		}
 	default:
-		if b, ok := legacyMethod(c.msg.Method); ok && s.cfg.KnownBad.LegacyMethods { // knownbad2026.go
+		if b, ok := m.removed(c.msg.Method); ok { // legacy_methods (knownbad2026.go)
 			c.reply(b, nil)
 			return
 		}
@@ -294,19 +310,20 @@ func (s *Server) dispatchModern(c *call) {
 	}
 }
 
-// replyModern is call.reply for the modern era: a result gets resultType (E11) and the
+// reply is frontEnd.reply for the modern era: a result gets resultType (E11) and the
 // server's _meta (E6) when its writer did not put them in; an error gets the HTTP status of
 // its code (E27). Requests are counted as in the legacy era, a refusal with a status other
 // than 200 as an http_error.
-func (c *call) replyModern(result []byte, e *mcp.Error) {
+func (m *statelessFront) reply(c *call, result []byte, e *mcp.Error) {
 	if !c.replyLatency() {
 		return // the client gave up while the reply was delayed (latency.go)
 	}
+	if e == nil {
+		result = m.modernResult(result)
+	}
+	result, e = m.filter(c.op, result, e) // the known-bad modes (knownbad2026.go)
 	if e != nil {
-		if c.srv.cfg.KnownBad.WrongErrorCodes {
-			e = wrongCode(c.op, e) // knownbad.go
-		}
-		status := c.srv.modernStatus(e.Code)
+		status := m.status(e.Code)
 		if status == http.StatusOK {
 			c.srv.requests.answered(eraModern, c.op, true)
 		} else {
@@ -316,10 +333,6 @@ func (c *call) replyModern(result []byte, e *mcp.Error) {
 		return
 	}
 	c.srv.requests.answered(eraModern, c.op, false)
-	result = c.srv.modernResult(result)
-	if c.srv.badModern {
-		result = c.srv.badModernResult(c, result) // knownbad2026.go
-	}
 	bp := getBuf()
 	b := mcp.AppendResult(*bp, c.msg.ID, result)
 	writeJSON(c.w, b)
@@ -332,7 +345,7 @@ var resultTypeFirst = []byte(`{"resultType":`)
 // internal/mcp put resultType first and take the _meta: their results come back as they
 // are. Any other result (a CallToolResult of a synchronous call, a tools/list) gets
 // resultType "complete" and, when it has no _meta, the server's.
-func (s *Server) modernResult(b []byte) []byte {
+func (m *statelessFront) modernResult(b []byte) []byte {
 	if bytes.HasPrefix(b, resultTypeFirst) {
 		return b
 	}
@@ -349,13 +362,14 @@ func (s *Server) modernResult(b []byte) []byte {
 		return r
 	}
 	out := append(r[:len(r)-1:len(r)-1], `,"_meta":`...) // r is a fresh copy: WithResultType added resultType
-	out = append(out, s.modern.info...)
+	out = append(out, m.info...)
 	return append(out, '}')
 }
 
 // discover answers server/discover (E8): the versions served, the Tasks extension with {}
 // when the server offers tasks, and serverInfo.
-func (s *Server) discover() ([]byte, *mcp.Error) {
+func (m *statelessFront) discover() ([]byte, *mcp.Error) {
+	s := m.srv
 	caps := mcp.ModernServerCapabilities{Tools: &mcp.ToolsCapability{}}
 	if s.tasksOn() {
 		caps.DeclareTasks()
@@ -365,12 +379,12 @@ func (s *Server) discover() ([]byte, *mcp.Error) {
 		instructions = "tasksim mock server: tasks are bound to the tenant of the bearer token."
 	}
 	b, err := json.Marshal(mcp.DiscoverResult{
-		SupportedVersions: s.modern.listed,
+		SupportedVersions: m.listed,
 		Capabilities:      caps,
 		Instructions:      instructions,
 		TTLMs:             60_000,
 		CacheScope:        mcp.CachePublic,
-		Meta:              s.modern.info,
+		Meta:              m.info,
 	})
 	if err != nil {
 		return nil, mcp.Errorf(mcp.CodeInternalError, "encoding server/discover: %v", err)
@@ -381,7 +395,8 @@ func (s *Server) discover() ([]byte, *mcp.Error) {
 // toolsListModern lists the tools without execution.taskSupport, which the era dropped: the
 // server decides per request whether a call becomes a task (E40). internal/mcp has no
 // writer for the era's ListToolsResult yet.
-func (s *Server) toolsListModern() ([]byte, *mcp.Error) {
+func (m *statelessFront) toolsListModern() ([]byte, *mcp.Error) {
+	s := m.srv
 	// The era's ListToolsResult is cacheable, like DiscoverResult: ttlMs and cacheScope are
 	// required. The list is the same for every caller.
 	b, err := json.Marshal(struct {
@@ -397,13 +412,13 @@ func (s *Server) toolsListModern() ([]byte, *mcp.Error) {
 
 // toolsCallModern runs a call synchronously or makes it a task (E39-E46; see the top of the
 // file for which).
-func (s *Server) toolsCallModern(c *call) {
+func (m *statelessFront) toolsCallModern(c *call) {
+	s := m.srv
 	p, ts, ok := readToolCall(c)
 	if !ok {
 		return
 	}
-	// tasks_undeclared (knownbad2026.go) takes every request as declaring the extension
-	declared := c.modern.tasks || s.cfg.KnownBad.TasksUndeclared
+	declared := m.declared(c.modern.tasks)                  // tasks_undeclared: always (knownbad2026.go)
 	if ts == mcp.TaskRequired && s.tasksOn() && !declared { // E44
 		c.reply(nil, c.modern.requireTasks("tools/call of tool "+strconv.Quote(p.name)))
 		return
@@ -411,11 +426,11 @@ func (s *Server) toolsCallModern(c *call) {
 	var plan workPlan
 	var perr *mcp.Error
 	if f := s.fixtureOf(p.name); f != nil && f.name == FixtureToolWithTask && s.tasksOn() {
-		name, ok := s.toolWithTaskMRTR(c) // MRTR before the task (E47, fixtures.go)
+		name, ok := m.toolWithTaskMRTR(c) // MRTR before the task (E47, fixtures.go)
 		if !ok {
 			return // asked for the name, or refused
 		}
-		plan, perr = s.planFixture(f, p.args, true, name)
+		plan, perr = s.planFixture(f, p.args, name)
 	} else {
 		plan, perr = s.planWork(p.name, p.args)
 	}
@@ -459,7 +474,8 @@ func (t *task) detailedLocked(payload bool) mcp.DetailedTask {
 			d.InputRequests = reqs
 		}
 	case mcp.StatusCompleted, mcp.StatusFailed:
-		result, e := t.isErrorFailed(t.modernPayloadLocked()) // knownbad2026.go
+		result, e := t.modernPayloadLocked()
+		result, e = t.srv.modern.inlined(t, result, e) // is_error_failed (knownbad2026.go)
 		d.Status = mcp.StatusCompleted
 		if e != nil {
 			d.Status = mcp.StatusFailed
@@ -499,7 +515,7 @@ func (t *task) inputRequestsLocked() mcp.InputRequests {
 			reqs = mcp.InputRequests{}
 		}
 		params := append(t.appendFormLocked([]byte(`{"mode":"form","message":`), e.round), '}')
-		reqs[t.srv.inputKeyOf(e)] = mcp.InputRequest{Method: mcp.V20260728{}.Method(mcp.OpElicit), Params: params}
+		reqs[t.srv.modern.keyOf(e)] = mcp.InputRequest{Method: mcp.V20260728{}.Method(mcp.OpElicit), Params: params}
 	}
 	return reqs
 }
@@ -517,7 +533,8 @@ func (t *task) appendCreateModernLocked(dst []byte) []byte {
 
 // tasksGetModern answers tasks/get with the task and what its status inlines (E50, E51),
 // never waiting. A terminal payload read here counts as fetched (orphaned tasks).
-func (s *Server) tasksGetModern(c *call) {
+func (m *statelessFront) tasksGetModern(c *call) {
+	s := m.srv
 	if s.limits != nil && !s.allow(c, limitGet) {
 		return // 429 (ratelimit.go)
 	}
@@ -528,7 +545,7 @@ func (s *Server) tasksGetModern(c *call) {
 	}
 	bp := getBuf()
 	t.mu.Lock()
-	if t.notReadyLocked() { // knownbad2026.go
+	if m.notReady(t) { // get_not_ready (knownbad2026.go)
 		t.mu.Unlock()
 		putBuf(bp, *bp)
 		c.reply(nil, notFound(t.id))
@@ -543,7 +560,7 @@ func (s *Server) tasksGetModern(c *call) {
 	putBuf(bp, *bp)
 	d := t.detailedLocked(true) // a payload to inline: the strict writer
 	t.mu.Unlock()
-	b, err := mcp.AppendGetTaskResult(nil, &d, s.modern.info)
+	b, err := mcp.AppendGetTaskResult(nil, &d, m.info)
 	if err != nil {
 		c.reply(nil, mcp.Errorf(mcp.CodeInternalError, "encoding task %s: %v", t.id, err))
 		return
@@ -618,7 +635,8 @@ func (t *task) appendGetModernLocked(dst []byte) (b []byte, ok bool) {
 // outstanding input request of the task is answered as the legacy era answers an
 // elicitation (answerElicitation); unknown and already answered keys are ignored, and a
 // partial answer leaves the task input_required. The acknowledgement is empty.
-func (s *Server) tasksUpdateModern(c *call) {
+func (m *statelessFront) tasksUpdateModern(c *call) {
+	s := m.srv
 	t, e := s.lookupTask(c)
 	if e != nil {
 		c.reply(nil, e)
@@ -634,7 +652,7 @@ func (s *Server) tasksUpdateModern(c *call) {
 		return
 	}
 	for key, answer := range answers {
-		id := t.elicitationIDOf(key) // knownbad2026.go
+		id := m.answered(t, key) // reuse_input_keys (knownbad2026.go)
 		s.elicitMu.Lock()
 		el := s.elicits[id]
 		if el != nil && el.t == t {
@@ -648,20 +666,20 @@ func (s *Server) tasksUpdateModern(c *call) {
 		}
 	}
 	s.cutReply(t) // the answers are applied, the acknowledgement is lost (modernfaults.go)
-	c.reply(s.modernAck(t), nil)
+	c.reply(m.ack(m, t), nil)
 }
 
 // tasksCancelModern cancels a task as the legacy era does and acknowledges with an empty
 // result (E60), a terminal task too (ext-gap-8): the status says whether the cancel won.
-func (s *Server) tasksCancelModern(c *call) {
+func (m *statelessFront) tasksCancelModern(c *call) {
+	s := m.srv
 	t, e := s.lookupTask(c)
 	if e != nil {
 		c.reply(nil, e)
 		return
 	}
-	t.flipTerminal() // cancel_terminal_flip (knownbad2026.go)
 	bp := getBuf()
-	b, _ := t.cancel(*bp) // a terminal task's -32602 (R26) is the legacy era's answer
+	b, _ := m.cancel(t, *bp) // a terminal task's -32602 (R26) is the legacy era's answer
 	putBuf(bp, b)
-	c.reply(s.modernAck(t), nil)
+	c.reply(m.ack(m, t), nil)
 }

@@ -39,7 +39,7 @@ import (
 
 // cutReply applies session_expiry to a modern reply that carries t's outcome: when it fires,
 // the connection is closed with no reply (it does not return).
-func (s *Server) cutReply(t *task) {
+func (s *core) cutReply(t *task) {
 	if !s.faults.trig[faultSessionExpiry].On() {
 		return
 	}
@@ -51,7 +51,7 @@ func (s *Server) cutReply(t *task) {
 }
 
 // duplicates reports whether the duplicate fault sends this payload reply twice.
-func (s *Server) duplicates() bool {
+func (s *core) duplicates() bool {
 	return s.faults.duplicate && s.fires(faultDuplicate, time.Now())
 }
 
@@ -62,7 +62,7 @@ func (c *call) replyTwice(result []byte, t *task) {
 		return
 	}
 	c.srv.requests.answered(eraModern, c.op, false)
-	b := mcp.AppendResult(nil, c.msg.ID, c.srv.modernResult(result))
+	b := mcp.AppendResult(nil, c.msg.ID, c.srv.modern.modernResult(result))
 	es := newEventStream(c.w)
 	if es.start() == nil && es.event(b) == nil && es.event(b) == nil {
 		c.srv.injected(faultDuplicate, time.Now(), t.id)
@@ -72,7 +72,7 @@ func (c *call) replyTwice(result []byte, t *task) {
 // clientOwner returns the owner standing for the client a modern request describes in its
 // _meta clientInfo (session_bound, see above): one per distinct description, at most
 // maxClientOwners; beyond, descriptions share the owner of their form capability.
-func (m *modernState) clientOwner(client string, form int) *session {
+func (m *statelessFront) clientOwner(client string, form int) *session {
 	m.byClientMu.Lock()
 	defer m.byClientMu.Unlock()
 	key := client
@@ -98,9 +98,9 @@ const maxClientOwners = 4096
 
 // clientName is what session_bound binds a modern task to: clientInfo's name and version,
 // "" when the request sent none.
-func clientName(meta *mcp.RequestMeta) string {
-	if meta.ClientInfo == nil {
+func clientName(info *mcp.Implementation) string {
+	if info == nil {
 		return ""
 	}
-	return meta.ClientInfo.Name + "\x00" + meta.ClientInfo.Version
+	return info.Name + "\x00" + info.Version
 }

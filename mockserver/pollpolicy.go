@@ -74,7 +74,7 @@ func newPollPolicy(c Config) pollPolicy {
 }
 
 // pollInterval is the interval to advertise now on a task of tool.
-func (s *Server) pollInterval(tool string) time.Duration {
+func (s *core) pollInterval(tool string) time.Duration {
 	if s.exec.mode == fullRaisePoll && s.overloaded() {
 		return s.exec.raised // Backpressure.WhenFull raise_poll_interval (backpressure.go)
 	}
@@ -108,7 +108,7 @@ func (pp *pollPolicy) adaptive(load int64) time.Duration {
 }
 
 // load is the current value of the adaptive signal.
-func (s *Server) load() int64 {
+func (s *core) load() int64 {
 	switch s.poll.signal {
 	case signalQueueDepth:
 		if s.queueDepth == nil {
@@ -122,7 +122,7 @@ func (s *Server) load() int64 {
 }
 
 // countInFlight counts t, not yet stored, as a non-terminal task.
-func (s *Server) countInFlight(t *task) {
+func (s *core) countInFlight(t *task) {
 	t.inFlight = true
 	s.inFlight.Add(1)
 }

@@ -19,7 +19,7 @@ import "time"
 // Draws happen in that order, one per field that is not overridden.
 
 // applyProfile fills the fields of p that a's arguments leave unset from tool's profile.
-func (s *Server) applyProfile(tool string, a *workArgs, p *workPlan) {
+func (s *core) applyProfile(tool string, a *workArgs, p *workPlan) {
 	tp, ok := s.cfg.Tools[tool]
 	if !ok {
 		return
@@ -38,7 +38,7 @@ func (s *Server) applyProfile(tool string, a *workArgs, p *workPlan) {
 
 // drawEnding draws an outcome by the profile's weights; a profile without failures draws
 // nothing and completes.
-func (s *Server) drawEnding(tp *ToolProfile) ending {
+func (s *core) drawEnding(tp *ToolProfile) ending {
 	if tp.Failed <= 0 && tp.Error <= 0 {
 		return endCompleted
 	}

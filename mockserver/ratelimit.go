@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -86,16 +87,19 @@ func (l *limits) tenantLimiter(tenant string, k limitKind) *rate.Limiter {
 	return l.keyed(l.tenants, tenant, l.perTenant[k], k)
 }
 
-// callerLimiter returns the per-client limiter of kind k of c: its session's, or in the
-// modern era its bearer token's (every modern caller's one without tokens: an unchecked
-// header must not grow the table); nil when k has no per-client rate.
+// callerLimiter returns the per-client limiter of kind k of c, as c's front end names the
+// client (frontEnd.limiter); nil when k has no per-client rate.
 func (l *limits) callerLimiter(c *call, k limitKind) *rate.Limiter {
-	if !c.modern.on {
-		return l.clientLimiter(c.sess, k)
-	}
+	return c.fe.limiter(l, c.sess, c.r, k)
+}
+
+// tokenLimiter returns the per-client limiter of kind k of a modern request r: its bearer
+// token's when bound (every modern caller's one without tokens: an unchecked header must
+// not grow the table); nil when k has no per-client rate.
+func (l *limits) tokenLimiter(bound bool, r *http.Request, k limitKind) *rate.Limiter {
 	key := ""
-	if c.srv.bound() { // authenticate checked the token: the table holds at most the configured ones
-		key = c.r.Header.Get("Authorization")
+	if bound { // authenticate checked the token: the table holds at most the configured ones
+		key = r.Header.Get("Authorization")
 	}
 	return l.keyed(l.tokens, key, l.perClient[k], k)
 }
@@ -121,7 +125,7 @@ func (l *limits) keyed(m map[string]*[numLimitKinds]*rate.Limiter, key string, r
 
 // allow takes a token of kind k for c from its client's and its tenant's buckets. When
 // either is empty it takes none, answers c with 429 + Retry-After and reports false.
-func (s *Server) allow(c *call, k limitKind) bool {
+func (s *core) allow(c *call, k limitKind) bool {
 	l := s.limits
 	now := time.Now()
 	var delay time.Duration

@@ -26,7 +26,7 @@ type requestPath struct {
 }
 
 // initRequestPath builds the request-path state from s.cfg (defaults already applied).
-func (s *Server) initRequestPath() {
+func (s *core) initRequestPath() {
 	s.epoch = time.Now()
 	s.rand = newServerRand(s.cfg.Seed)
 	s.latency = newLatencyPolicy(s.cfg.Latency)

@@ -156,13 +156,8 @@ func (e era) String() string {
 	return "legacy"
 }
 
-// era is the era of c.
-func (c *call) era() era {
-	if c.modern.on {
-		return eraModern
-	}
-	return eraLegacy
-}
+// era is the era of c: its front end's.
+func (c *call) era() era { return c.fe.era() }
 
 // requestCounters is the live form of RequestCounts and Rejections.
 type requestCounters struct {

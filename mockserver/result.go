@@ -40,7 +40,8 @@ func (st *stream) alive() bool {
 //
 // The stream ends without a reply when the caller's session ends (DELETE, session_expiry,
 // restart): the client asks again on a new session.
-func (s *Server) tasksResult(c *call) {
+func (f *sessionFront) tasksResult(c *call) {
+	s := f.srv
 	if s.resultDenied(c) {
 		return // 403: the token lost the results scope (insecure.go)
 	}
@@ -63,7 +64,7 @@ func (s *Server) tasksResult(c *call) {
 		if t.gone {
 			why := t.goneWhyLocked()
 			t.mu.Unlock()
-			s.finalReply(c, sw, t.id, nil, mcp.Errorf(mcp.CodeInvalidParams, "task %s %s", t.id, why))
+			f.finalReply(c, sw, t.id, nil, mcp.Errorf(mcp.CodeInvalidParams, "task %s %s", t.id, why))
 			return
 		}
 		if t.status.Terminal() {
@@ -71,13 +72,13 @@ func (s *Server) tasksResult(c *call) {
 			result, rpcErr := t.payloadLocked(*bp)
 			t.fetched = true
 			t.mu.Unlock()
-			s.finalReply(c, sw, t.id, result, rpcErr)
+			f.finalReply(c, sw, t.id, result, rpcErr)
 			putBuf(bp, result)
 			return
 		}
-		if s.cfg.KnownBad.EarlyResult {
+		if b := f.early(t); b != nil { // early_result answers at once (R18 broken, knownbad.go)
 			t.mu.Unlock()
-			s.earlyResult(c, t) // R18 broken (knownbad.go)
+			c.reply(b, nil)
 			return
 		}
 		if st == nil {
@@ -93,7 +94,7 @@ func (s *Server) tasksResult(c *call) {
 
 		if useSSE {
 			if sw == nil {
-				if sw = s.openResultStream(c); sw == nil {
+				if sw = f.openResultStream(c); sw == nil {
 					return
 				}
 			}
@@ -165,7 +166,8 @@ func (t *task) claimElicitationsLocked(st *stream) (out [][]byte, getEnded <-cha
 // openResultStream starts tasksResult's SSE reply with its priming event (carrying the
 // server's retry hint; when the duplicate fault fires, the reply will go out twice) and
 // returns it, or nil when the client is already gone.
-func (s *Server) openResultStream(c *call) *sse {
+func (f *sessionFront) openResultStream(c *call) *sse {
+	s := f.srv
 	sw := newSSE(c.w, c.sess)
 	sw.retry = s.cfg.SSERetry
 	sw.dup = s.faults.duplicate && s.fires(faultDuplicate, time.Now()) // faults.go
@@ -201,7 +203,8 @@ func (t *task) streamEnded(st *stream, useSSE bool) {
 
 // finalReply sends the terminal reply on the SSE stream if one was opened, else as JSON.
 // On a stream chosen by the duplicate fault it is sent twice (faults.go).
-func (s *Server) finalReply(c *call, sw *sse, taskID string, result []byte, e *mcp.Error) {
+func (f *sessionFront) finalReply(c *call, sw *sse, taskID string, result []byte, e *mcp.Error) {
+	s := f.srv
 	if sw == nil {
 		c.reply(result, e)
 		return
@@ -209,9 +212,7 @@ func (s *Server) finalReply(c *call, sw *sse, taskID string, result []byte, e *m
 	if !c.replyLatency() {
 		return
 	}
-	if e != nil && s.cfg.KnownBad.WrongErrorCodes {
-		e = wrongCode(c.op, e) // knownbad.go
-	}
+	result, e = f.filter(c.op, result, e) // the known-bad modes (knownbad.go)
 	s.requests.answered(eraLegacy, c.op, e != nil)
 	var b []byte
 	if e != nil {
@@ -234,9 +235,6 @@ func (t *task) payloadLocked(dst []byte) ([]byte, *mcp.Error) {
 	if t.end == endDownstream {
 		return dst, downstreamError(t.statusMessage) // downstream.go
 	}
-	id := t.id // names the task in related-task _meta
-	if t.srv.cfg.KnownBad.NoRelatedMeta {
-		id = "" // R19 broken (knownbad.go)
-	}
+	id := t.srv.modes.resultMeta(t.id) // names the task in related-task _meta; "" with no_related_meta (R19)
 	return t.srv.injectResult(appendToolResult(dst, &t.work, t.end, id, t.statusMessage)), nil
 }

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/tasksim/tasksim/internal/mcp"
@@ -15,6 +14,12 @@ import (
 )
 
 // Server is a mock MCP Tasks server. Create it with NewServer or NewUnstartedServer.
+//
+// It is a composition: the task core, which knows no protocol era (core.go), one front end
+// per era over it (front.go: sessionFront for 2025-11-25, statelessFront for 2026-07-28),
+// and the HTTP endpoint they share (endpoint). The known-bad and insecure modes are
+// wrappers chosen once when it is built (modes.go, and each front end's reply filter and
+// method modes).
 type Server struct {
 	// URL is the MCP endpoint, http://127.0.0.1:PORT/mcp, once the server has started.
 	URL string
@@ -22,61 +27,30 @@ type Server struct {
 	// so that a caller may replace it before Start.
 	Listener net.Listener
 
-	cfg      Config
-	dialect  mcp.Dialect
-	store    *store
-	sessions sessions
-	ledger   ledger
-	mux      *http.ServeMux
+	// store is the core's table of tasks. It sits here rather than in core so that a test
+	// may build a Server around a bare store (store_internal_test.go).
+	store *store
+	core
+	sessionFront                // 2025-11-25 and older: sessions (front.go, methods.go)
+	modern       statelessFront // 2026-07-28: stateless (modern.go)
+	endpoint
+}
 
-	elicitMu  sync.Mutex
-	elicits   map[string]*elicitation
-	elicitSeq atomic.Uint64
-
+// endpoint is what the front ends share of HTTP: the mux of /mcp and /metrics, the http.Server
+// and its shutdown, who answers a GET or a DELETE, and the counters of requests and
+// notifications.
+type endpoint struct {
+	mux       *http.ServeMux
 	httpSrv   *http.Server
-	closing   chan struct{} // closed by Close: long-lived streams end
 	closeOnce sync.Once
 	reaperWG  sync.WaitGroup
 	started   bool
-
-	created  atomic.Uint64
-	expired  atomic.Uint64
-	orphaned atomic.Uint64
-	lost     atomic.Uint64 // tasks forgotten by a restart (faults.go)
-
-	// rolledBack is set by RollBack (rollback.go); createdAfterRollback counts the tasks
-	// created after it.
-	rolledBack           atomic.Pointer[rollbackState]
-	createdAfterRollback atomic.Uint64
-	lagMaxNs             atomic.Int64
-
-	replays       atomic.Uint64 // creates answered with their idempotency key's task (idempotency.go)
-	replayExpired atomic.Uint64 // creates refused: their key's task no longer exists
+	// streams answers a GET or a DELETE, chosen once by initFronts from Config.Protocols.
+	streams http.HandlerFunc
 
 	requests requestCounters // requests.go
 	notes    noteCounters    // notifications sent (listen.go)
-	listens  listens         // open subscriptions/listen streams (listen.go)
-	compat   compatCounters  // compat.go
 	prom     *exporter       // prom.go: /metrics
-
-	requestPath             // latency, stalls, tool profiles, pollInterval policy, the seeded RNG
-	modern      modernState // the front end of protocol 2026-07-28 (modern.go)
-
-	exec   executor   // caps, workers and queue (executor.go, backpressure.go)
-	limits *limits    // rate limits; nil when none (ratelimit.go)
-	down   downstream // the downstream system of record (downstream.go)
-	faults faultState // injected faults (faults.go)
-
-	idSeq  atomic.Uint64 // predictable_ids: the last task id issued (insecure.go)
-	inject string        // the injection canary planted with Config.Inject; "" = none (insecure.go)
-
-	badWire     bool     // task objects are written by appendBadLocked (knownbad.go)
-	badModern   bool     // modern results and error statuses go through knownbad2026.go
-	lostSession int      // the HTTP status of a request on an unknown or ended session: 404 (H8)
-	anon        *session // sessionless: serves requests without Mcp-Session-Id; nil = refused (knownbad.go)
-	// missingSession is the status of a request without Mcp-Session-Id: 400 (H2), or 404
-	// with missing_session_404 (knownbad.go).
-	missingSession int
 }
 
 // NewUnstartedServer validates cfg and builds a server whose listener is open on cfg.Addr but
@@ -120,17 +94,17 @@ func newServer(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("mock server config: %w", err)
 	}
 	s := &Server{
-		cfg:     cfg.withDefaults(),
-		dialect: mcp.V20251125{},
-		store:   newStore(),
-		elicits: make(map[string]*elicitation),
-		closing: make(chan struct{}),
+		store: newStore(),
 	}
+	s.cfg = cfg.withDefaults()
+	s.dialect = mcp.V20251125{}
+	s.elicits = make(map[string]*elicitation)
+	s.closing = make(chan struct{})
 	s.initRequestPath()
 	s.initBackpressure()
 	s.initFaults()
-	s.initKnownBad()
-	s.initModern()
+	s.initModes()
+	s.initFronts()
 	if s.cfg.Inject {
 		s.inject = injectionText(s.cfg.Seed)
 	}
@@ -254,8 +228,8 @@ func (s *Server) Stats() Stats {
 		Rejections:       rej,
 		ModernRequests:   modernReq,
 
-		Subscriptions:        s.listens.open.Load(),
-		SubscriptionsRefused: s.listens.refused.Load(),
+		Subscriptions:        s.modern.listens.open.Load(),
+		SubscriptionsRefused: s.modern.listens.refused.Load(),
 		Notifications:        s.notes.snapshot(),
 
 		IdempotentReplays: s.replays.Load(),

@@ -81,9 +81,11 @@ const (
 // pointers for them, and builds no mcp.Task that would escape through the Dialect interface.
 // The pollInterval is the policy's at this moment (pollpolicy.go).
 func (t *task) appendLocked(dst []byte) []byte {
-	if t.srv.badWire {
-		return t.appendBadLocked(dst) // no_poll_interval, missing_fields (knownbad.go)
-	}
+	return t.srv.modes.writeTask(t, dst) // appendTaskLocked, unless a known-bad mode (knownbad.go)
+}
+
+// appendTaskLocked is the honest writer of appendLocked.
+func (t *task) appendTaskLocked(dst []byte) []byte {
 	dst = append(dst, `{"taskId":`...)
 	dst = mcp.AppendString(dst, t.id)
 	dst = append(dst, `,"status":"`...)
@@ -249,15 +251,7 @@ func (t *task) phaseDone() {
 		t.askLocked()
 		return // askLocked unlocks
 	}
-	end := t.work.ending
-	msg := endMessage(end)
-	to := mcp.StatusCompleted
-	if end != endCompleted && !t.srv.toolErrorCompletes(end) { // is_error_completed (knownbad.go)
-		to = mcp.StatusFailed // R50: failures carry a diagnostic statusMessage
-	}
-	if t.srv.cfg.KnownBad.SelfCancel { // knownbad.go
-		end, to, msg = endCancelled, mcp.StatusCancelled, "context canceled"
-	}
+	end, to, msg := t.srv.modes.outcome(t.work.ending) // workOutcome, unless a known-bad mode (knownbad.go)
 	switch {
 	case end == endCompleted && t.fx == fxSent: // effect_first: its operation is still downstream
 		t.awaitFx = true
@@ -386,27 +380,19 @@ func (t *task) answer(e *elicitation, action string, content []byte, rpcErr bool
 }
 
 // cancel makes a non-terminal task cancelled before returning it (R27, R28); a terminal task
-// gets -32602 (R26).
+// gets -32602 (R26). It is the honest cancel, which the known-bad cancel modes wrap
+// (knownbadcancel.go: canceller); both eras cancel through Server.modes.cancel.
 func (t *task) cancel(dst []byte) ([]byte, *mcp.Error) {
 	t.mu.Lock()
+	return t.cancelLocked(dst)
+}
+
+// cancelLocked is cancel with t.mu held; it unlocks it.
+func (t *task) cancelLocked(dst []byte) ([]byte, *mcp.Error) {
 	if t.status.Terminal() {
-		if t.srv.cfg.KnownBad.CancelTerminal && t.status != mcp.StatusCancelled { // knownbadcancel.go
-			return t.cancelTerminalLocked(dst), nil
-		}
-		if t.srv.cfg.KnownBad.CancelTerminalOK { // knownbad.go
-			dst = t.appendLocked(dst)
-			t.mu.Unlock()
-			return dst, nil
-		}
 		st := t.status
 		t.mu.Unlock()
 		return dst, mcp.Errorf(mcp.CodeInvalidParams, "cannot cancel task %s: it is already %s (R26)", t.id, st)
-	}
-	if t.srv.cfg.KnownBad.CancelIgnored { // knownbadcancel.go
-		return t.cancelIgnoredLocked(dst), nil
-	}
-	if t.timer != nil && t.srv.cfg.KnownBad.CancelNotFinal { // its work is under way (knownbad.go)
-		return t.cancelNotFinalLocked(dst), nil
 	}
 	t.setLocked(mcp.StatusCancelled, "cancelled by requestor")
 	t.end = endCancelled

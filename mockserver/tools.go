@@ -34,7 +34,7 @@ const workInputSchema = `{"type":"object","additionalProperties":false,"properti
 // taskSupport means nothing to them without the capability (R6), and R4 lets them call
 // every tool synchronously. A server without the tasks capability at all (Config.NoTasks,
 // or a Config.Protocol without Tasks) lists them without execution (compat.go).
-func (s *Server) toolList() []mcp.Tool {
+func (s *core) toolList() []mcp.Tool {
 	tools := defaultTools()
 	if s.cfg.Fixtures {
 		tools = append(tools, fixtureList()...)
@@ -57,7 +57,7 @@ func defaultTools() []mcp.Tool {
 
 // toolSupport returns the taskSupport of a listed tool: a default tool, or a fixture when
 // they are on; ok is false for an unknown tool.
-func (s *Server) toolSupport(name string) (ts mcp.TaskSupport, ok bool) {
+func (s *core) toolSupport(name string) (ts mcp.TaskSupport, ok bool) {
 	if ts, ok = taskSupport(name); ok {
 		return ts, true
 	}
@@ -104,9 +104,9 @@ type workPlan struct {
 
 // planWork decodes and checks a call's arguments; every problem is reported at once, as
 // -32602 with what was wrong.
-func (s *Server) planWork(tool string, raw json.RawMessage) (workPlan, *mcp.Error) {
+func (s *core) planWork(tool string, raw json.RawMessage) (workPlan, *mcp.Error) {
 	if f := s.fixtureOf(tool); f != nil {
-		return s.planFixture(f, raw, false, "") // fixtures.go
+		return s.planFixture(f, raw, "") // fixtures.go
 	}
 	var a workArgs
 	if len(raw) > 0 && string(raw) != "null" && !readArgs(raw, &a) { // params.go
@@ -169,6 +169,15 @@ func endMessage(e ending) string {
 		return "simulated internal error: tasks/result returns JSON-RPC error -32603"
 	}
 	return ""
+}
+
+// workOutcome is how a task whose work ended with work ends: completed for a plain result,
+// failed otherwise, with a diagnostic statusMessage (R50, R51).
+func workOutcome(work ending) (ending, mcp.Status, string) {
+	if work != endCompleted {
+		return work, mcp.StatusFailed, endMessage(work)
+	}
+	return work, mcp.StatusCompleted, endMessage(work)
 }
 
 // simulatedError is the JSON-RPC error of outcome "error".
