@@ -16,6 +16,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/metrics"
@@ -43,7 +44,7 @@ type harness struct {
 
 // embeddedRun is what one runIn left behind.
 type embeddedRun struct {
-	manifest *loadgen.Manifest
+	manifest *client.Manifest
 	snap     *metrics.Snapshot
 	eng      *loadgen.Engine
 	server   mockserver.Stats // taken when the run ended, before the server closed
@@ -62,19 +63,19 @@ func runIn(t *testing.T, srvCfg mockserver.Config, cfg loadgen.Config, h harness
 	if h.wrap != nil {
 		handler = h.wrap(handler)
 	}
-	target := &loadgen.Target{
+	target := &client.Target{
 		URL:        "http://embedded.test/mcp",
 		Header:     h.header,
-		Client:     &http.Client{Transport: loadgen.HandlerTransport(handler)},
+		Client:     &http.Client{Transport: client.HandlerTransport(handler)},
 		ClientInfo: mcp.Implementation{Name: "tasksim-test", Version: "1"},
 	}
 	ctx := context.Background()
-	var m *loadgen.Manifest
+	var m *client.Manifest
 	if h.protocol == "" {
-		m, err = loadgen.Probe(ctx, target, cfg.Tool)
+		m, err = client.Probe(ctx, target, cfg.Tool)
 	} else {
 		target.Protocol = strings.TrimPrefix(h.protocol, "auto")
-		m, err = loadgen.ProbeWith(ctx, target, loadgen.ProbeOptions{Tool: cfg.Tool})
+		m, err = client.ProbeWith(ctx, target, client.ProbeOptions{Tool: cfg.Tool})
 	}
 	if err != nil {
 		t.Fatalf("probe: %v", err)

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/redact"
 	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/metrics"
@@ -173,7 +174,7 @@ func Validate(sc *scenarios.Scenario, shard scenarios.Shard) error {
 		return err
 	}
 	if sc.ExpectManifest != "" {
-		if _, err := loadgen.ReadPin(PinPath(sc)); err != nil {
+		if _, err := client.ReadPin(PinPath(sc)); err != nil {
 			return &UsageError{fmt.Errorf("expect_manifest: %w", err)}
 		}
 	}
@@ -190,7 +191,7 @@ type runRequest struct {
 	secrets *redact.Set // every secret the scenario holds: never in an output or error
 
 	lateBy     time.Duration     // how late the load started after opts.StartAt
-	manifest   *loadgen.Manifest // nil until the target was probed
+	manifest   *client.Manifest  // nil until the target was probed
 	contract   *results.Contract // the contract suite's result; nil when it did not run
 	summarized bool              // summary.json holds the run's summary
 	conns      Connections       // how the clients reach the target

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/gcpolicy"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/loadgen"
@@ -25,7 +26,7 @@ func summaryTarget(sc *scenarios.Scenario) string {
 }
 
 // advisedInterval is the poll interval the trust check compares schedule lag with.
-func advisedInterval(m *loadgen.Manifest, cfg *loadgen.Config) time.Duration {
+func advisedInterval(m *client.Manifest, cfg *loadgen.Config) time.Duration {
 	if cfg.Poll.Kind == loadgen.PollServer {
 		if d := m.FirstPollInterval(); d > 0 {
 			return d
@@ -228,7 +229,7 @@ func summarize(r *runRequest, srv *mockserver.Server, eng *loadgen.Engine, rec *
 // manifest's lock: tasks may still be updating its first-seen fields); nil for nil. A key
 // results.Manifest lacks is a bug TestManifestOfKeepsEveryKey catches; should one slip
 // through, the summary keeps every key it knows rather than none.
-func manifestOf(m *loadgen.Manifest) *results.Manifest {
+func manifestOf(m *client.Manifest) *results.Manifest {
 	if m == nil {
 		return nil
 	}
@@ -324,7 +325,7 @@ func securityInfo(eng *loadgen.Engine) *results.Security {
 // compatInfo is the input of the compatibility gate: the manifest's tasks leaves
 // for the run's tool, what the client decided (Decide), and, on the embedded server, how
 // many task parameters it received on sessions without the capability (-1 elsewhere).
-func compatInfo(sc *scenarios.Scenario, m *loadgen.Manifest, srv *mockserver.Server) *results.Compat {
+func compatInfo(sc *scenarios.Scenario, m *client.Manifest, srv *mockserver.Server) *results.Compat {
 	if m == nil {
 		return nil
 	}
@@ -351,11 +352,11 @@ func compatInfo(sc *scenarios.Scenario, m *loadgen.Manifest, srv *mockserver.Ser
 	}
 	if sc.ExpectManifest != "" {
 		c.Pin = PinPath(sc)
-		if pin, err := loadgen.ReadPin(c.Pin); err == nil { // Validate read it before the run
+		if pin, err := client.ReadPin(c.Pin); err == nil { // Validate read it before the run
 			if sc.TaskTTL > 0 {
 				// The run asks for a ttl, and is granted one for that request: not what the
 				// pin saw granted to a call that asked for none (probe --create-task).
-				pin.Allow["ttl_ms"] = loadgen.Allowance{Any: true}
+				pin.Allow["ttl_ms"] = client.Allowance{Any: true}
 			}
 			for _, d := range pin.Check(m) {
 				c.Drift = append(c.Drift, results.ManifestDrift{Field: d.Field, Pinned: d.Pinned, Now: d.Now})

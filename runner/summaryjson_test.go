@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
-	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/mockserver"
 	"github.com/tasksim/tasksim/results"
 	"github.com/tasksim/tasksim/scenarios"
@@ -36,9 +36,9 @@ func TestSummaryJSONIsTyped(t *testing.T) {
 		name, protocol, target string
 		server                 bool // the summary has a server block
 	}{
-		{"embedded-2025-11-25", loadgen.ProtocolLegacy, "", true},
-		{"embedded-2026-07-28", loadgen.ProtocolModern, "", true},
-		{"target", loadgen.ProtocolAuto, target.URL, false},
+		{"embedded-2025-11-25", client.ProtocolLegacy, "", true},
+		{"embedded-2026-07-28", client.ProtocolModern, "", true},
+		{"target", client.ProtocolAuto, target.URL, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -105,16 +105,16 @@ func TestSummaryJSONIsTyped(t *testing.T) {
 // (the strict decode says so).
 func TestManifestOfKeepsEveryKey(t *testing.T) {
 	ms := int64(250)
-	m := &loadgen.Manifest{
+	m := &client.Manifest{
 		Target: "http://127.0.0.1:1/mcp", TakenAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), ProtocolVersion: "2025-11-25",
 		Server: mcp.Implementation{Name: "s", Title: "S", Version: "1"}, SessionID: true,
-		Tasks: loadgen.TasksManifest{Declared: true, List: true, Cancel: true, ToolsCall: true, Extension: true},
-		Tools: []loadgen.ToolManifest{{Name: "work", TaskSupport: "optional", Args: []string{"duration_ms"}}},
+		Tasks: client.TasksManifest{Declared: true, List: true, Cancel: true, ToolsCall: true, Extension: true},
+		Tools: []client.ToolManifest{{Name: "work", TaskSupport: "optional", Args: []string{"duration_ms"}}},
 		Tool:  "work", TaskSupport: "optional", AsTask: true, Fallback: "sync: no tasks",
 		Era: "2025-11-25", Eras: []string{"2026-07-28", "2025-11-25"}, EraDetection: "server/discover",
 		EraFallback: "legacy server", SupportedVersions: []string{"2026-07-28"}, Instructions: "hello",
 		PollIntervalMs: &ms, TTLMs: &ms, PollIntervalFound: true, FallbackInterval: 100,
-		Session: loadgen.SessionManifest{Stateless: true, IDIssued: true, DeleteStatus: 204, DeleteAccepted: true,
+		Session: client.SessionManifest{Stateless: true, IDIssued: true, DeleteStatus: 204, DeleteAccepted: true,
 			GetStatus: 405, GetStreamOffered: true, Note: "n"},
 		Notes: []string{"a note"},
 	}
