@@ -22,7 +22,7 @@ var allowedImports = map[string][]string{
 	"metrics":           {"internal/mcp"},
 	"scenarios":         {"internal/mcp"},
 	"client":            {"internal/mcp"},
-	"results":           {"internal/mcp", "metrics", "scenarios"},
+	"results":           {"internal/mcp", "client", "metrics", "scenarios"},
 	"loadgen":           {"internal/mcp", "client", "metrics", "scenarios"},
 	"loadgen/chaos":     {"internal/mcp", "metrics", "scenarios"},
 	"mockserver":        {"internal/mcp", "metrics", "scenarios"},

@@ -171,6 +171,40 @@ func (m *Manifest) MarshalJSON() ([]byte, error) {
 	return json.Marshal((*plain)(m))
 }
 
+// Snapshot is a copy of m taken under its lock, sharing no slice or pointer with it; nil for
+// nil. A run's summary holds one (results.Summary.Manifest): the first-seen fields and the
+// notes may still change while the run's last tasks end, and the summary must not.
+func (m *Manifest) Snapshot() *Manifest {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	tools := slices.Clone(m.Tools)
+	for i := range tools {
+		tools[i].Args = slices.Clone(tools[i].Args)
+	}
+	return &Manifest{
+		Target: m.Target, TakenAt: m.TakenAt, ProtocolVersion: m.ProtocolVersion, Server: m.Server,
+		SessionID: m.SessionID, Tasks: m.Tasks, Tools: tools, Tool: m.Tool, TaskSupport: m.TaskSupport,
+		AsTask: m.AsTask, Fallback: m.Fallback,
+		Era: m.Era, Eras: slices.Clone(m.Eras), EraDetection: m.EraDetection, EraFallback: m.EraFallback,
+		SupportedVersions: slices.Clone(m.SupportedVersions), Instructions: m.Instructions,
+		PollIntervalMs: clonePtr(m.PollIntervalMs), TTLMs: clonePtr(m.TTLMs), PollIntervalFound: m.PollIntervalFound,
+		FallbackInterval: m.FallbackInterval, seen: m.seen,
+		Session: m.Session, Notes: slices.Clone(m.Notes),
+	}
+}
+
+// clonePtr is a pointer to a copy of *p; nil for nil.
+func clonePtr(p *int64) *int64 {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
 // CapabilityError says why the target cannot run the tool as a task; a run stops on it
 // with exit code 2 unless the scenario declares the sync fallback.
 type CapabilityError struct{ Msg string }

@@ -63,7 +63,7 @@ type Options struct {
 	// written. Secrets are redacted. nil = discarded.
 	Notes func(line string)
 	// InProcess runs the embedded server without a socket: the clients reach its
-	// http.Handler in process (loadgen.HandlerTransport), so that a run works inside a
+	// http.Handler in process (client.HandlerTransport), so that a run works inside a
 	// testing/synctest bubble, in virtual time. It needs the embedded server (no Target) and
 	// no network faults (the chaos proxy moves bytes between sockets); false = a real
 	// server on 127.0.0.1:0.
@@ -440,7 +440,7 @@ func (r *runRequest) writeErrorSummary(err error) *results.Summary {
 		Thresholds: sc.Thresholds, ErrorBudget: errorBudget(sc), Error: r.secrets.String(err.Error()),
 	}
 	if r.manifest != nil {
-		info.Manifest, info.Protocol = manifestOf(r.manifest), r.manifest.ProtocolVersion
+		info.Manifest, info.Protocol = r.manifest.Snapshot(), r.manifest.ProtocolVersion
 	}
 	sum := results.ErrorSummary(info)
 	sum.Shard = r.shardInfo(sum)

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -205,7 +204,7 @@ func summarize(r *runRequest, srv *mockserver.Server, eng *loadgen.Engine, rec *
 		Target:                   summaryTarget(sc),
 		StartedAt:                r.start.UTC(),
 		Duration:                 time.Since(r.start),
-		Manifest:                 manifestOf(manifest),
+		Manifest:                 manifest.Snapshot(),
 		Runtime:                  r.runtimeInfo(),
 		Server:                   results.Server{Run: serverStats(srv, &col.peaks)},
 		PollInterval:             advisedInterval(manifest, r.cfg),
@@ -223,28 +222,6 @@ func summarize(r *runRequest, srv *mockserver.Server, eng *loadgen.Engine, rec *
 		Windows:                  col.tally,
 		Contract:                 r.contract,
 	}, rec.Total(), nil)
-}
-
-// manifestOf is the manifest as the summary holds it, key for key (encoded under the
-// manifest's lock: tasks may still be updating its first-seen fields); nil for nil. A key
-// results.Manifest lacks is a bug TestManifestOfKeepsEveryKey catches; should one slip
-// through, the summary keeps every key it knows rather than none.
-func manifestOf(m *client.Manifest) *results.Manifest {
-	if m == nil {
-		return nil
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return nil
-	}
-	out, err := results.DecodeManifest(b)
-	if err != nil {
-		out = new(results.Manifest)
-		if json.Unmarshal(b, out) != nil {
-			return nil
-		}
-	}
-	return out
 }
 
 // runtimeInfo is the process's runtime as summary.json records it: the settings in effect,
