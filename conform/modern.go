@@ -14,7 +14,7 @@ import (
 
 // The suite of 2026-07-28 with the Tasks extension (rules E of docs/RULES.md): the same
 // runner, evidence, verdicts and cleanup as 2025-11-25's, its own cases (cases_modern*.go).
-// No session: every request carries its envelope (loadgen.ModernClient), the first
+// No session: every request carries its envelope (client.ModernClient), the first
 // identity's requests Target.Header, the second's Options.Other. A task is created by a
 // tools/call that declares the extension (E39), when the server decides to make one (E40).
 

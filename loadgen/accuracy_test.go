@@ -37,7 +37,7 @@ type harness struct {
 	header http.Header                               // sent with every request (Authorization)
 	setup  func(*mockserver.Server, *loadgen.Config) // before the engine is built
 	during func(*loadgen.Engine)                     // runs beside the engine
-	// protocol is the era the run speaks: "" 2025-11-25 without detection (loadgen.Probe),
+	// protocol is the era the run speaks: "" 2025-11-25 without detection (client.Probe),
 	// "auto" found as run finds it, or a version it is pinned to.
 	protocol string
 }

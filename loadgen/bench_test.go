@@ -41,7 +41,7 @@ import (
 
 // loopbackRun is one bounded closed-model run against a fresh embedded mock server, with the
 // settings `tasksim run` gives it (loadgen.DefaultRamp, loadgen.DefaultMaxConns,
-// loadgen.NewHTTPClient sized at twice the clients, the collector set up by gcpolicy).
+// client.NewHTTPClient sized at twice the clients, the collector set up by gcpolicy).
 type loopbackRun struct {
 	Clients      int
 	TaskMs       int           // duration_ms of each task
@@ -423,8 +423,8 @@ func newLoopLimit(tb testing.TB) *loopLimit {
 
 func (p *loopLimit) do() error { return p.Do() }
 
-// tasksimPoll is tasksim's poll: loadgen.Session.Call("tasks/get") on one working task of a
-// real mock server, through the client loadgen.NewHTTPClient builds, with a per-request
+// tasksimPoll is tasksim's poll: client.Session.Call("tasks/get") on one working task of a
+// real mock server, through the HTTP client client.NewHTTPClient builds, with a per-request
 // timeout context as a virtual client has. Each worker has a session of its own.
 type tasksimPoll struct {
 	sessions chan *client.Session // one per worker, taken for a request

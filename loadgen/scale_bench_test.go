@@ -52,7 +52,7 @@ type externalRun struct {
 	Grace        time.Duration
 	MaxConns     int          // requests in flight at once, and so connections at most
 	Sources      []netip.Addr // local source addresses; nil = the system's choice
-	Protocol     string       // the era pinned (loadgen.Target.Protocol); "" = detected
+	Protocol     string       // the era pinned (client.Target.Protocol); "" = detected
 }
 
 // externalResult is what an externalRun measured.

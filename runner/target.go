@@ -86,17 +86,17 @@ func (r *runRequest) reach(ctx context.Context, rec *metrics.Recorder, events *m
 // in the manifest (era_detection). The embedded server is spoken to without detection, in
 // 2025-11-25 unless pinned. A target that does not serve the era pinned is told plainly, as
 // the runtime error it is (exit 1): a modern-only one pinned to 2025-11-25 is a
-// loadgen.ModernOnlyError, a legacy-only one pinned to 2026-07-28 an error naming what its
+// client.ModernOnlyError, a legacy-only one pinned to 2026-07-28 an error naming what its
 // server/discover answered.
 func probeRun(ctx context.Context, target *client.Target, embedded bool, sc *scenarios.Scenario) (*client.Manifest, error) {
 	target.Protocol = runProtocol(sc, embedded)
 	if target.Protocol == client.ProtocolLegacy {
-		return client.Probe(ctx, target, sc.Tool) // a modern-only target: a *loadgen.ModernOnlyError
+		return client.Probe(ctx, target, sc.Tool) // a modern-only target: a *client.ModernOnlyError
 	}
 	return client.ProbeWith(ctx, target, client.ProbeOptions{Tool: sc.Tool})
 }
 
-// runProtocol is the era a run pins before it asks (loadgen.Target.Protocol): the scenario's
+// runProtocol is the era a run pins before it asks (client.Target.Protocol): the scenario's
 // protocol; on the embedded server, when that is auto, the era it serves alone
 // (server.protocols modern), else 2025-11-25, spoken without detection.
 func runProtocol(sc *scenarios.Scenario, embedded bool) string {

@@ -25,9 +25,9 @@ import (
 
 // runProbe is `tasksim probe --target URL [--header 'K: V']... [--timeout D] [--create-task]
 // [--protocol V] [--pin FILE | --expect FILE]`: the target's capability manifest
-// (loadgen.Manifest, the one `run` embeds in summary.json) as indented JSON on stdout, of
+// (client.Manifest, the one `run` embeds in summary.json) as indented JSON on stdout, of
 // the era found (server/discover first, docs/RULES.md#e32) or pinned by --protocol; --pin
-// writes it as a pin file, --expect compares it with one (loadgen.Pin). Exit codes: 0
+// writes it as a pin file, --expect compares it with one (client.Pin). Exit codes: 0
 // printed (and pinned, or as expected), 1 the target could not be probed (unreachable, or
 // discovery, initialize or tools/list failed), 2 bad flags or pin file, 99 drift from the
 // pin.
