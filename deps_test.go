@@ -21,16 +21,17 @@ var allowedImports = map[string][]string{
 	"internal/schema":   {},
 	"metrics":           {"internal/mcp"},
 	"scenarios":         {"internal/mcp"},
-	"results":           {"internal/mcp", "metrics", "scenarios"},
-	"loadgen":           {"internal/mcp", "metrics", "scenarios"},
+	"client":            {"internal/mcp"},
+	"results":           {"internal/mcp", "client", "metrics", "scenarios"},
+	"loadgen":           {"internal/mcp", "client", "metrics", "scenarios"},
 	"loadgen/chaos":     {"internal/mcp", "metrics", "scenarios"},
 	"mockserver":        {"internal/mcp", "metrics", "scenarios"},
-	"conform":           {"internal/mcp", "internal/schema", "loadgen", "metrics", "scenarios", "results"},
+	"conform":           {"internal/mcp", "internal/schema", "client", "metrics", "scenarios", "results"},
 	"runner": {"internal/mcp", "internal/gcpolicy", "internal/redact", "metrics", "scenarios", "results",
-		"loadgen", "loadgen/chaos", "mockserver", "conform", "internal/schema"},
+		"client", "loadgen", "loadgen/chaos", "mockserver", "conform", "internal/schema"},
 	// sweep runs its cells through runner, and so reaches what runner does.
 	"sweep": {"internal/mcp", "internal/gcpolicy", "internal/redact", "metrics", "scenarios", "results",
-		"loadgen", "loadgen/chaos", "mockserver", "conform", "internal/schema", "runner"},
+		"client", "loadgen", "loadgen/chaos", "mockserver", "conform", "internal/schema", "runner"},
 }
 
 // TestImportRules runs `go list -deps` for every library package and fails on any tasksim

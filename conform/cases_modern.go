@@ -7,13 +7,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
-	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/results"
 )
 
 func caseDiscover(r *run) {
-	p := r.mcall("", loadgen.ModernRequest{Method: mcp.V20260728{}.Method(mcp.OpServerDiscover)})
+	p := r.mcall("", client.ModernRequest{Method: mcp.V20260728{}.Method(mcp.OpServerDiscover)})
 	if p.err != nil || p.rpc != nil {
 		r.fatal("E8", "server/discover should answer a DiscoverResult; got %s", p)
 	}
@@ -70,7 +70,7 @@ func (r *run) relabel(method string) { r.ex[len(r.ex)-1].Method = method }
 
 func caseEnvelopeMeta(r *run) {
 	meta := json.RawMessage(`{"` + mcp.MetaClientCapabilities + `":{}}`)
-	p := r.mcall("", loadgen.ModernRequest{Method: mcp.V20260728{}.Method(mcp.OpToolsList), Meta: meta})
+	p := r.mcall("", client.ModernRequest{Method: mcp.V20260728{}.Method(mcp.OpToolsList), Meta: meta})
 	r.relabel("tools/list, _meta without protocolVersion")
 	if r.refusedWith(p, "E3", mcp.CodeInvalidParams, http.StatusBadRequest, "a request whose _meta lacks "+mcp.MetaProtocolVersion) {
 		r.pass("-32602, HTTP 400")
@@ -81,7 +81,7 @@ func caseEnvelopeMeta(r *run) {
 const futureModern = "2099-01-01"
 
 func caseEnvelopeVersion(r *run) {
-	p := r.mcall("", loadgen.ModernRequest{Method: mcp.V20260728{}.Method(mcp.OpToolsList), Version: futureModern})
+	p := r.mcall("", client.ModernRequest{Method: mcp.V20260728{}.Method(mcp.OpToolsList), Version: futureModern})
 	r.relabel("tools/list, protocolVersion " + futureModern)
 	if !r.refusedWith(p, "E9", mcp.CodeUnsupportedProtocolVersion, http.StatusBadRequest, "a request of protocolVersion "+futureModern) {
 		return
@@ -105,7 +105,7 @@ func caseEnvelopeHeaders(r *run) {
 		{"", "tools/list without Mcp-Method"},
 		{mcp.V20260728{}.Method(mcp.OpToolsCall), "tools/list with Mcp-Method: tools/call"},
 	} {
-		p := r.mcall("", loadgen.ModernRequest{Method: mcp.V20260728{}.Method(mcp.OpToolsList), Header: map[string]string{mcp.HeaderMethod: h.value}})
+		p := r.mcall("", client.ModernRequest{Method: mcp.V20260728{}.Method(mcp.OpToolsList), Header: map[string]string{mcp.HeaderMethod: h.value}})
 		r.relabel(h.label)
 		if r.refusedWith(p, "E26", mcp.CodeHeaderMismatch, http.StatusBadRequest, "a "+h.label) {
 			ok++
@@ -120,7 +120,7 @@ func caseEnvelopeHeaders(r *run) {
 const noSuchMethod = "tasksim/no-such-method"
 
 func caseUnknownMethod(r *run) {
-	p := r.mcall("", loadgen.ModernRequest{Method: noSuchMethod})
+	p := r.mcall("", client.ModernRequest{Method: noSuchMethod})
 	if r.refusedWith(p, "E27", mcp.CodeMethodNotFound, http.StatusNotFound, "method "+noSuchMethod) {
 		r.pass("-32601, HTTP 404")
 	}
@@ -130,7 +130,7 @@ func caseRemoved(r *run) {
 	gone := 0
 	for _, op := range []mcp.Op{mcp.OpTasksResult, mcp.OpTasksList, mcp.OpPing} {
 		m := mcp.V20251125{}.Method(op) // V20260728 has no method for them
-		req := loadgen.ModernRequest{Method: m, Tasks: true}
+		req := client.ModernRequest{Method: m, Tasks: true}
 		if op == mcp.OpTasksResult { // as taskReq builds it
 			req.Params, _ = json.Marshal(mcp.TaskIDParams{TaskID: unknownID})
 			req.Form = true

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
-	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/results"
 )
 
@@ -26,7 +26,7 @@ func caseVersion(r *run) {
 	if s.init.ProtocolVersion != mcp.Version20251125 {
 		r.pass("(the server offers an older version; the tasks cases follow it)")
 	}
-	params := mcp.InitializeParams{ProtocolVersion: futureVersion, Capabilities: loadgen.ClientCapabilities(), ClientInfo: s.t.ClientInfo}
+	params := mcp.InitializeParams{ProtocolVersion: futureVersion, Capabilities: client.ClientCapabilities(), ClientInfo: s.t.ClientInfo}
 	body, _ := json.Marshal(params)
 	ctx, cancel := context.WithTimeout(r.ctx, requestTimeout)
 	defer cancel()
@@ -167,7 +167,7 @@ func caseSessionDeleted(r *run) {
 }
 
 // deleteStatus ends sess with DELETE and returns the HTTP status.
-func deleteStatus(ctx context.Context, t *loadgen.Target, sess *loadgen.Session) (int, error) {
+func deleteStatus(ctx context.Context, t *client.Target, sess *client.Session) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, t.URL, nil)
 	if err != nil {
 		return 0, err

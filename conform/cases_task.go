@@ -10,8 +10,8 @@ import (
 
 	"net/http"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
-	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/results"
 )
 
@@ -523,7 +523,7 @@ func (r *run) needList() {
 const maxListPages = 1000
 
 // listAll walks every page of tasks/list on sess and returns the ids listed.
-func (r *run) listAll(sess *loadgen.Session, identity string) (map[string]bool, int) {
+func (r *run) listAll(sess *client.Session, identity string) (map[string]bool, int) {
 	ids := map[string]bool{}
 	seen := map[string]bool{}
 	var cursor *string
@@ -707,7 +707,7 @@ func (r *run) needSecond() {
 }
 
 // needOther returns the second identity's session, or skips the case.
-func (r *run) needOther() *loadgen.Session {
+func (r *run) needOther() *client.Session {
 	r.needSecond()
 	r.needPlan()
 	if r.s.otherSess == nil {

@@ -12,26 +12,26 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/conform"
 	"github.com/tasksim/tasksim/internal/mcp"
-	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/mockserver"
 	"github.com/tasksim/tasksim/results"
 )
 
 // inProcess returns a target that serves every request with a mock server of cfg, in this
 // process and in virtual time when called inside a synctest bubble.
-func inProcess(t *testing.T, cfg mockserver.Config, header http.Header) *loadgen.Target {
+func inProcess(t *testing.T, cfg mockserver.Config, header http.Header) *client.Target {
 	t.Helper()
 	srv, err := mockserver.NewHandlerServer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	return &loadgen.Target{
+	return &client.Target{
 		URL:        "http://mock.invalid/mcp",
 		Header:     header,
-		Client:     &http.Client{Transport: loadgen.HandlerTransport(srv.Handler())},
+		Client:     &http.Client{Transport: client.HandlerTransport(srv.Handler())},
 		ClientInfo: mcp.Implementation{Name: "conform-test", Version: "1"},
 	}
 }
@@ -78,7 +78,7 @@ func dump(t *testing.T, c *results.Contract) {
 // offered only with an authorization context, R54) or what was not given (a second
 // identity), and the one that needs a server without tasks.
 func TestDefaultMockPasses(t *testing.T) {
-	res := runSuite(t, mockserver.Config{}, conform.Options{Target: &loadgen.Target{}})
+	res := runSuite(t, mockserver.Config{}, conform.Options{Target: &client.Target{}})
 	skips := map[string]bool{"tasks.ignored": true, "list.pages": true, "list.bad_cursor": true, "isolation.get": true,
 		"isolation.session": true, "isolation.result": true, "isolation.cancel": true, "isolation.list": true}
 	for _, k := range res.Cases {
@@ -126,8 +126,8 @@ func TestCredentialsNeverInTheResult(t *testing.T) {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			srv.Handler().ServeHTTP(w, r)
 		})
-		target := &loadgen.Target{URL: "http://mock.invalid/mcp", Header: a,
-			Client: &http.Client{Transport: loadgen.HandlerTransport(echo)}, ClientInfo: mcp.Implementation{Name: "t", Version: "1"}}
+		target := &client.Target{URL: "http://mock.invalid/mcp", Header: a,
+			Client: &http.Client{Transport: client.HandlerTransport(echo)}, ClientInfo: mcp.Implementation{Name: "t", Version: "1"}}
 		res, err := conform.Run(context.Background(), conform.Options{Target: target, Other: b})
 		if err != nil {
 			t.Fatal(err)
@@ -161,7 +161,7 @@ func tenants() (mockserver.Config, http.Header, http.Header) {
 
 func TestTenantMockPasses(t *testing.T) {
 	cfg, a, b := tenants()
-	res := runSuite(t, cfg, conform.Options{Target: &loadgen.Target{Header: a}, Other: b})
+	res := runSuite(t, cfg, conform.Options{Target: &client.Target{Header: a}, Other: b})
 	dump(t, res)
 	v := verdicts(res)
 	for _, k := range res.Cases {
@@ -183,7 +183,7 @@ func TestTenantMockPasses(t *testing.T) {
 // without tasks (every tool there is "forbidden", and that is no usage error), and a tool
 // the server does not list is one.
 func TestToolOnAServerWithoutTasks(t *testing.T) {
-	res := runSuite(t, mockserver.Config{NoTasks: true}, conform.Options{Target: &loadgen.Target{}, Tool: "work_sync", Only: []string{"tasks.ignored"}})
+	res := runSuite(t, mockserver.Config{NoTasks: true}, conform.Options{Target: &client.Target{}, Tool: "work_sync", Only: []string{"tasks.ignored"}})
 	if len(res.Cases) != 1 || res.Cases[0].Verdict != results.CasePass || !strings.Contains(res.Cases[0].Message, `"work_sync"`) {
 		dump(t, res)
 		t.Errorf("tasks.ignored did not pass with the tool given")

@@ -20,9 +20,10 @@
 // Against tasksim's own mock server (serverInfo "tasksim-mock") the suite knows the tools
 // and their arguments (duration_ms, outcome, input_required), so that every case runs;
 // against another server it uses the tool and arguments given, or builds the minimal
-// arguments each tool's inputSchema requires (loadgen.MinimalArgs), and knows a call that
+// arguments each tool's inputSchema requires (client.MinimalArgs), and knows a call that
 // ends in a tool error or a protocol error only when told (Options.FailArgs, ErrorArgs).
 //
-// The package imports loadgen (the client), results (the result model) and internal/schema
+// The package imports client (the MCP client, and its raw request path for the broken
+// requests the cases send), results (the result model) and internal/schema
 // (the official schemas); it runs no load.
 package conform

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/conform"
 	"github.com/tasksim/tasksim/internal/mcp"
-	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/mockserver"
 	"github.com/tasksim/tasksim/results"
 )
@@ -40,8 +40,8 @@ func runForeign(t *testing.T, cfg mockserver.Config, o conform.Options) *results
 			w.WriteHeader(rw.Code)
 			_, _ = w.Write(body)
 		})
-		o.Target = &loadgen.Target{URL: "http://foreign.invalid/mcp", Header: o.Target.Header,
-			Client: &http.Client{Transport: loadgen.HandlerTransport(disguise)}, ClientInfo: mcp.Implementation{Name: "conform-test", Version: "1"}}
+		o.Target = &client.Target{URL: "http://foreign.invalid/mcp", Header: o.Target.Header,
+			Client: &http.Client{Transport: client.HandlerTransport(disguise)}, ClientInfo: mcp.Implementation{Name: "conform-test", Version: "1"}}
 		res, err = conform.Run(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)
@@ -90,7 +90,7 @@ func modernOnly(set func(*mockserver.Config)) mockserver.Config {
 // fails modern.result.completed with them; without them, the failed case skips naming the
 // flag that would enable it.
 func TestForeignFailArgs(t *testing.T) {
-	base := conform.Options{Target: &loadgen.Target{}, Tool: "work_task", Args: json.RawMessage(`{"duration_ms":50}`),
+	base := conform.Options{Target: &client.Target{}, Tool: "work_task", Args: json.RawMessage(`{"duration_ms":50}`),
 		Only: []string{"modern.result.completed", "modern.result.failed"}}
 	with := base
 	with.FailArgs = json.RawMessage(`{"duration_ms":50,"outcome":"failed"}`)
@@ -113,7 +113,7 @@ func TestForeignFailArgs(t *testing.T) {
 // not know: a tool error that ends completed (is_error_completed) fails result.failed; only
 // --error-args, and the case runs the half it can, saying which it did not try.
 func TestForeignFailArgsLegacy(t *testing.T) {
-	o := conform.Options{Target: &loadgen.Target{}, Tool: "work_task", Args: json.RawMessage(`{"duration_ms":50}`),
+	o := conform.Options{Target: &client.Target{}, Tool: "work_task", Args: json.RawMessage(`{"duration_ms":50}`),
 		FailArgs: json.RawMessage(`{"duration_ms":50,"outcome":"failed"}`), Only: []string{"result.failed"}}
 	cfg := mockserver.Config{Protocols: mockserver.ProtocolsLegacy}
 	cfg.KnownBad.IsErrorCompleted = true
@@ -130,7 +130,7 @@ func TestForeignFailArgsLegacy(t *testing.T) {
 // not only --tool: with --tool naming a tool that never runs as a task, a server that gives
 // its task-only tool a task anyway (tasks_undeclared) fails E44.
 func TestForeignE44EveryTool(t *testing.T) {
-	o := conform.Options{Target: &loadgen.Target{}, Tool: "work_sync", Args: json.RawMessage(`{"duration_ms":50}`), Only: []string{"modern.capability"}}
+	o := conform.Options{Target: &client.Target{}, Tool: "work_sync", Args: json.RawMessage(`{"duration_ms":50}`), Only: []string{"modern.capability"}}
 	bad := modernOnly(func(c *mockserver.Config) { c.KnownBad.TasksUndeclared = true })
 	wantVerdict(t, runForeign(t, bad, o), "modern.capability", results.CaseFail, "E44", `"work_task"`)
 	wantVerdict(t, runForeign(t, modernOnly(func(*mockserver.Config) {}), o), "modern.capability", results.CasePass, "", "work_task")
@@ -140,7 +140,7 @@ func TestForeignE44EveryTool(t *testing.T) {
 // with or without params.task) is not read as a refusal of params.task (E37): the control
 // call without it tells them apart.
 func TestForeignToolErrorIsNoRefusal(t *testing.T) {
-	o := conform.Options{Target: &loadgen.Target{}, Tool: "work", Args: json.RawMessage(`{"duration_ms":50,"outcome":"error"}`), Only: []string{"modern.removed"}}
+	o := conform.Options{Target: &client.Target{}, Tool: "work", Args: json.RawMessage(`{"duration_ms":50,"outcome":"error"}`), Only: []string{"modern.removed"}}
 	wantVerdict(t, runForeign(t, modernOnly(func(*mockserver.Config) {}), o), "modern.removed", results.CasePass, "", "not judged")
 	o.Args = json.RawMessage(`{"duration_ms":50,"outcome":"failed"}`)
 	wantVerdict(t, runForeign(t, modernOnly(func(*mockserver.Config) {}), o), "modern.removed", results.CasePass, "", "isError")
@@ -150,6 +150,6 @@ func TestForeignToolErrorIsNoRefusal(t *testing.T) {
 // knows no call ending in a tool error, checked nothing: it skips saying why, and names what
 // would let it run.
 func TestNoPassWithoutEvidence(t *testing.T) {
-	o := conform.Options{Target: &loadgen.Target{}, Tool: "work_task", Args: json.RawMessage(`{"duration_ms":50,"outcome":"error"}`), Only: []string{"modern.result.completed"}}
+	o := conform.Options{Target: &client.Target{}, Tool: "work_task", Args: json.RawMessage(`{"duration_ms":50,"outcome":"error"}`), Only: []string{"modern.result.completed"}}
 	wantVerdict(t, runForeign(t, modernOnly(func(*mockserver.Config) {}), o), "modern.result.completed", results.CaseSkip, "", "ended failed, not completed", "--fail-args")
 }

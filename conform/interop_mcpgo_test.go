@@ -18,14 +18,14 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpgoserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/conform"
 	"github.com/tasksim/tasksim/internal/mcp"
-	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/results"
 )
 
 // serveMCPGo serves an mcp-go server with tasks (list, cancel, tools/call) and one tool.
-func serveMCPGo(t *testing.T, tool mcpgo.Tool, h mcpgoserver.ToolHandlerFunc) *loadgen.Target {
+func serveMCPGo(t *testing.T, tool mcpgo.Tool, h mcpgoserver.ToolHandlerFunc) *client.Target {
 	t.Helper()
 	s := mcpgoserver.NewMCPServer("mcp-go", "1.2.1",
 		mcpgoserver.WithToolCapabilities(false),
@@ -33,13 +33,13 @@ func serveMCPGo(t *testing.T, tool mcpgo.Tool, h mcpgoserver.ToolHandlerFunc) *l
 	s.AddTool(tool, h)
 	hs := mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithStreamableHTTPLogger(slog.New(slog.DiscardHandler)))
 	srv := httptest.NewServer(hs)
-	hc := loadgen.NewHTTPClient(4)
+	hc := client.NewHTTPClient(4)
 	t.Cleanup(func() {
 		hc.CloseIdleConnections()
 		_ = hs.Shutdown(context.Background())
 		srv.Close()
 	})
-	return &loadgen.Target{URL: srv.URL + "/mcp", Header: http.Header{}, Client: hc,
+	return &client.Target{URL: srv.URL + "/mcp", Header: http.Header{}, Client: hc,
 		ClientInfo: mcp.Implementation{Name: "conform-test", Version: "1"}}
 }
 

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/conform"
-	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/mockserver"
 	"github.com/tasksim/tasksim/results"
 )
@@ -122,10 +122,10 @@ func runMatrix(t *testing.T, cases []matrixCase, ids []string, protocols mockser
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, a, b := tenants()
-			o := conform.Options{Target: &loadgen.Target{Header: a}, Other: b}
+			o := conform.Options{Target: &client.Target{Header: a}, Other: b}
 			if tc.noAuth {
 				cfg.Tokens = nil
-				o = conform.Options{Target: &loadgen.Target{}}
+				o = conform.Options{Target: &client.Target{}}
 			}
 			cfg.Protocols = protocols
 			tc.set(&cfg)

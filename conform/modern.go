@@ -7,24 +7,24 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
-	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/results"
 )
 
 // The suite of 2026-07-28 with the Tasks extension (rules E of docs/RULES.md): the same
 // runner, evidence, verdicts and cleanup as 2025-11-25's, its own cases (cases_modern*.go).
-// No session: every request carries its envelope (loadgen.ModernClient), the first
+// No session: every request carries its envelope (client.ModernClient), the first
 // identity's requests Target.Header, the second's Options.Other. A task is created by a
 // tools/call that declares the extension (E39), when the server decides to make one (E40).
 
 // modern is the state of the modern suite.
 type modern struct {
-	c, other *loadgen.ModernClient // other: nil without a second identity
-	ext      bool                  // server/discover advertises the Tasks extension
-	results  int                   // results seen (modern.result_type)
-	noType   []string              // the methods of results seen without resultType, each once
-	done     *known                // a task that ended on its own (fixture), once made
+	c, other *client.ModernClient // other: nil without a second identity
+	ext      bool                 // server/discover advertises the Tasks extension
+	results  int                  // results seen (modern.result_type)
+	noType   []string             // the methods of results seen without resultType, each once
+	done     *known               // a task that ended on its own (fixture), once made
 }
 
 // openModern reaches the target in 2026-07-28 (server/discover), lists its tools and plans
@@ -38,7 +38,7 @@ func (s *suite) openModern(ctx context.Context, res *results.Contract) error {
 	}
 	dctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	rep, _, err := m.c.Send(dctx, loadgen.ModernRequest{Method: mcp.V20260728{}.Method(mcp.OpServerDiscover)})
+	rep, _, err := m.c.Send(dctx, client.ModernRequest{Method: mcp.V20260728{}.Method(mcp.OpServerDiscover)})
 	if err != nil {
 		return s.t.ExplainConnect(err)
 	}
@@ -99,7 +99,7 @@ func (s *suite) modernPlan() plan {
 }
 
 // mcall sends req as identity ("" the first, "second") and records the exchange.
-func (r *run) mcall(identity string, req loadgen.ModernRequest) reply {
+func (r *run) mcall(identity string, req client.ModernRequest) reply {
 	c := r.s.m.c
 	if identity != "" {
 		c = r.s.m.other
@@ -119,9 +119,9 @@ func (r *run) mcall(identity string, req loadgen.ModernRequest) reply {
 
 // taskReq is a request of a task method for id, declaring the extension as every task
 // request must (E65), and form elicitation, as tools/call does (docs/RULES.md#ext-gap-6).
-func taskReq(op mcp.Op, id string) loadgen.ModernRequest {
+func taskReq(op mcp.Op, id string) client.ModernRequest {
 	p, _ := json.Marshal(mcp.TaskIDParams{TaskID: id})
-	return loadgen.ModernRequest{Method: mcp.V20260728{}.Method(op), Params: p, Tasks: true, Form: true}
+	return client.ModernRequest{Method: mcp.V20260728{}.Method(op), Params: p, Tasks: true, Form: true}
 }
 
 // observeModern counts a result and its resultType (E11), and records the status a
@@ -161,9 +161,9 @@ func containsString(list []string, s string) bool {
 }
 
 // callReq is a tools/call of w; tasks declares the extension.
-func callReq(w work, tasks bool) loadgen.ModernRequest {
+func callReq(w work, tasks bool) client.ModernRequest {
 	p, _ := json.Marshal(mcp.CallToolRequestParams{Name: w.tool, Arguments: w.args, Meta: nil})
-	return loadgen.ModernRequest{Method: mcp.V20260728{}.Method(mcp.OpToolsCall), Params: withoutMeta(p), Tasks: tasks, Form: true}
+	return client.ModernRequest{Method: mcp.V20260728{}.Method(mcp.OpToolsCall), Params: withoutMeta(p), Tasks: tasks, Form: true}
 }
 
 // mcreate calls w declaring the extension and returns the task created; a call the
@@ -300,7 +300,7 @@ func (r *run) answerAll(k *known, result json.RawMessage, answered map[string]bo
 		}
 		var p mcp.ElicitRequestParams
 		_ = json.Unmarshal(q.Params, &p)
-		content, err := loadgen.MinimalArgs(formSchema(p.RequestedSchema))
+		content, err := client.MinimalArgs(formSchema(p.RequestedSchema))
 		if err != nil {
 			r.skip(fmt.Sprintf("task %s asked for input the suite could not give (%v)", short(k.id), err), "give --tool a tool whose requests for input are plain forms")
 		}

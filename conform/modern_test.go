@@ -12,10 +12,10 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/conform"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/internal/mcp/mcptest"
-	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/mockserver"
 	"github.com/tasksim/tasksim/results"
 )
@@ -61,8 +61,8 @@ func runRecorded(t *testing.T, cfg mockserver.Config, o conform.Options) (*resul
 			seen = append(seen, exchange{m.Method, rw.Body.Bytes()})
 			mu.Unlock()
 		})
-		target := &loadgen.Target{URL: "http://mock.invalid/mcp", Header: o.Target.Header,
-			Client: &http.Client{Transport: loadgen.HandlerTransport(rec)}, ClientInfo: mcp.Implementation{Name: "conform-test", Version: "1"}}
+		target := &client.Target{URL: "http://mock.invalid/mcp", Header: o.Target.Header,
+			Client: &http.Client{Transport: client.HandlerTransport(rec)}, ClientInfo: mcp.Implementation{Name: "conform-test", Version: "1"}}
 		o.Target = target
 		res, err = conform.Run(context.Background(), o)
 		if err != nil {
@@ -88,7 +88,7 @@ func TestModernMockPasses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, a, b := tenants()
 			cfg.Protocols = tc.protocols
-			res, seen := runRecorded(t, cfg, conform.Options{Target: &loadgen.Target{Header: a}, Other: b, Protocol: tc.protocol})
+			res, seen := runRecorded(t, cfg, conform.Options{Target: &client.Target{Header: a}, Other: b, Protocol: tc.protocol})
 			for _, k := range res.Cases {
 				if k.Verdict != results.CasePass {
 					t.Errorf("%s: %s (%s)", k.ID, k.Verdict, k.Message)
@@ -115,7 +115,7 @@ func TestModernMockPasses(t *testing.T) {
 func TestBothSuites(t *testing.T) {
 	cfg, a, b := tenants()
 	cfg.Protocols = mockserver.ProtocolsBoth
-	res := runSuite(t, cfg, conform.Options{Target: &loadgen.Target{Header: a}, Other: b, Protocol: conform.ProtocolBoth})
+	res := runSuite(t, cfg, conform.Options{Target: &client.Target{Header: a}, Other: b, Protocol: conform.ProtocolBoth})
 	if want := len(conform.Cases()) + len(conform.ModernCases()); len(res.Cases) != want || res.Verdict != results.VerdictPass {
 		dump(t, res)
 		t.Errorf("%d verdicts for %d cases, verdict %s", len(res.Cases), want, res.Verdict)

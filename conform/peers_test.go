@@ -13,17 +13,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/conform"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/internal/peers"
-	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/results"
 )
 
-func peerTarget(t *testing.T, url string) *loadgen.Target {
-	hc := loadgen.NewHTTPClient(4)
+func peerTarget(t *testing.T, url string) *client.Target {
+	hc := client.NewHTTPClient(4)
 	t.Cleanup(hc.CloseIdleConnections)
-	return &loadgen.Target{URL: url, Header: http.Header{}, Client: hc,
+	return &client.Target{URL: url, Header: http.Header{}, Client: hc,
 		ClientInfo: mcp.Implementation{Name: "conform-test", Version: "1"}}
 }
 

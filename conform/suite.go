@@ -13,15 +13,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
-	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/results"
 )
 
 // Options say what to check and how.
 type Options struct {
 	// Target is the server and the first identity: its URL, client and headers.
-	Target *loadgen.Target
+	Target *client.Target
 	// Other are the headers of a second identity (another tenant's token, say): they replace
 	// the same-named headers of Target.Header. nil = no second identity: the isolation cases
 	// are skipped.
@@ -68,8 +68,8 @@ type Options struct {
 // The values of Options.Protocol.
 const (
 	ProtocolAuto   = ""
-	ProtocolLegacy = loadgen.ProtocolLegacy
-	ProtocolModern = loadgen.ProtocolModern
+	ProtocolLegacy = client.ProtocolLegacy
+	ProtocolModern = client.ProtocolModern
 	ProtocolBoth   = "both"
 )
 
@@ -88,10 +88,10 @@ const maxEvidence = 10
 type suite struct {
 	m         modern // the modern suite's state (modern.go)
 	o         Options
-	t         *loadgen.Target
-	other     *loadgen.Target  // nil: no second identity
-	otherSess *loadgen.Session // the second identity's session, once opened
-	sess      *loadgen.Session
+	t         *client.Target
+	other     *client.Target  // nil: no second identity
+	otherSess *client.Session // the second identity's session, once opened
+	sess      *client.Session
 	init      *mcp.InitializeResult
 	raw       json.RawMessage // the initialize result as sent
 	tools     []mcp.Tool
@@ -111,7 +111,7 @@ type suite struct {
 // known is a task the suite created, and what it saw of it.
 type known struct {
 	id       string
-	sess     *loadgen.Session
+	sess     *client.Session
 	statuses []mcp.Status // as observed, in order, repeats folded
 	final    mcp.Status   // the terminal status seen; 0 while none
 	gone     bool         // seen expired (-32602 after it existed)
@@ -362,11 +362,11 @@ func (s *suite) open(ctx context.Context) error {
 // openSession opens a session on t by hand (initialize, notifications/initialized), reading
 // the initialize result leniently (parseInit); it returns the result as sent too. Its
 // error says why in an operator's terms.
-func openSession(ctx context.Context, t *loadgen.Target) (*loadgen.Session, *mcp.InitializeResult, json.RawMessage, error) {
+func openSession(ctx context.Context, t *client.Target) (*client.Session, *mcp.InitializeResult, json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	params, _ := json.Marshal(mcp.InitializeParams{ProtocolVersion: mcp.Version20251125,
-		Capabilities: loadgen.ClientCapabilities(), ClientInfo: t.ClientInfo})
+		Capabilities: client.ClientCapabilities(), ClientInfo: t.ClientInfo})
 	rep, hdr, err := t.Attach("", "").CallHeader(ctx, mcp.V20251125{}.Method(mcp.OpInitialize), params, nil)
 	if err == nil && rep.Err != nil {
 		err = fmt.Errorf("initialize: %w", rep.Err)
@@ -374,9 +374,9 @@ func openSession(ctx context.Context, t *loadgen.Target) (*loadgen.Session, *mcp
 	init := new(mcp.InitializeResult)
 	if err == nil {
 		if uerr := parseInit(rep.Result, init); uerr != nil {
-			err = &loadgen.ProtocolError{Msg: "initialize result: " + uerr.Error()}
+			err = &client.ProtocolError{Msg: "initialize result: " + uerr.Error()}
 		} else if !mcp.SessionVersion(init.ProtocolVersion) {
-			err = &loadgen.VersionError{Version: init.ProtocolVersion}
+			err = &client.VersionError{Version: init.ProtocolVersion}
 		}
 	}
 	if err != nil {
@@ -390,7 +390,7 @@ func openSession(ctx context.Context, t *loadgen.Target) (*loadgen.Session, *mcp
 }
 
 // close ends sess with DELETE, bounded by requestTimeout even when ctx has ended.
-func (s *suite) close(ctx context.Context, sess *loadgen.Session) {
+func (s *suite) close(ctx context.Context, sess *client.Session) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), requestTimeout)
 	defer cancel()
 	_ = sess.Close(ctx)
@@ -562,7 +562,7 @@ func (p reply) String() string {
 
 // call sends method with params on sess and records the exchange. identity names the
 // identity in the evidence ("" = the first). timeout 0 = requestTimeout.
-func (r *run) call(sess *loadgen.Session, identity string, op mcp.Op, params any, h loadgen.ServerHandler, timeout time.Duration) reply {
+func (r *run) call(sess *client.Session, identity string, op mcp.Op, params any, h client.ServerHandler, timeout time.Duration) reply {
 	method := mcp.V20251125{}.Method(op)
 	if timeout == 0 {
 		timeout = requestTimeout
@@ -584,11 +584,11 @@ func (r *run) call(sess *loadgen.Session, identity string, op mcp.Op, params any
 	defer cancel()
 	rep, err := sess.Call(ctx, method, body, h)
 	p := reply{result: rep.Result, rpc: rep.Err, err: err, status: 200}
-	var he *loadgen.HTTPError
+	var he *client.HTTPError
 	switch {
 	case errors.As(err, &he):
 		p.status = he.Status
-	case errors.Is(err, loadgen.ErrSessionGone):
+	case errors.Is(err, client.ErrSessionGone):
 		p.status = http.StatusNotFound
 	case err != nil:
 		p.status = 0

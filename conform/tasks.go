@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
-	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/results"
 )
 
@@ -139,7 +139,7 @@ func (s *suite) minimalArgs(tool *mcp.Tool) (json.RawMessage, error) {
 	if s.mock {
 		return json.RawMessage(fmt.Sprintf(`{"duration_ms":%d}`, mockShort.Milliseconds())), nil
 	}
-	m, err := loadgen.MinimalArgs(tool.InputSchema)
+	m, err := client.MinimalArgs(tool.InputSchema)
 	if err != nil {
 		return nil, fmt.Errorf("cannot build arguments for tool %q from its inputSchema: %v", tool.Name, err)
 	}
@@ -226,7 +226,7 @@ func isErrorResult(result json.RawMessage) bool {
 }
 
 // adopt records the task of a CreateTaskResult; nil and why when result is none.
-func (s *suite) adopt(result json.RawMessage, sess *loadgen.Session, w work) (*known, string) {
+func (s *suite) adopt(result json.RawMessage, sess *client.Session, w work) (*known, string) {
 	var ctr struct {
 		Task json.RawMessage `json:"task"`
 	}
@@ -324,7 +324,7 @@ func (s *suite) sawLocked(k *known, st mcp.Status) {
 }
 
 // get reads a task with tasks/get.
-func (r *run) get(sess *loadgen.Session, identity, id string) (reply, fields) {
+func (r *run) get(sess *client.Session, identity, id string) (reply, fields) {
 	p := r.call(sess, identity, mcp.OpTasksGet, mcp.TaskIDParams{TaskID: id}, nil, 0)
 	if p.err != nil || p.rpc != nil {
 		return p, fields{}
@@ -471,7 +471,7 @@ func (h *inputHandler) Request(msg *mcp.Message) ([]byte, *mcp.Error) {
 	if mcp.RelatedTaskID(p.Meta) != h.task {
 		h.noMeta++
 	}
-	content, err := loadgen.MinimalArgs(formSchema(p.RequestedSchema))
+	content, err := client.MinimalArgs(formSchema(p.RequestedSchema))
 	if err != nil {
 		h.refused++
 		h.why = err.Error()

@@ -16,6 +16,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/metrics"
@@ -36,14 +37,14 @@ type harness struct {
 	header http.Header                               // sent with every request (Authorization)
 	setup  func(*mockserver.Server, *loadgen.Config) // before the engine is built
 	during func(*loadgen.Engine)                     // runs beside the engine
-	// protocol is the era the run speaks: "" 2025-11-25 without detection (loadgen.Probe),
+	// protocol is the era the run speaks: "" 2025-11-25 without detection (client.Probe),
 	// "auto" found as run finds it, or a version it is pinned to.
 	protocol string
 }
 
 // embeddedRun is what one runIn left behind.
 type embeddedRun struct {
-	manifest *loadgen.Manifest
+	manifest *client.Manifest
 	snap     *metrics.Snapshot
 	eng      *loadgen.Engine
 	server   mockserver.Stats // taken when the run ended, before the server closed
@@ -62,19 +63,19 @@ func runIn(t *testing.T, srvCfg mockserver.Config, cfg loadgen.Config, h harness
 	if h.wrap != nil {
 		handler = h.wrap(handler)
 	}
-	target := &loadgen.Target{
+	target := &client.Target{
 		URL:        "http://embedded.test/mcp",
 		Header:     h.header,
-		Client:     &http.Client{Transport: loadgen.HandlerTransport(handler)},
+		Client:     &http.Client{Transport: client.HandlerTransport(handler)},
 		ClientInfo: mcp.Implementation{Name: "tasksim-test", Version: "1"},
 	}
 	ctx := context.Background()
-	var m *loadgen.Manifest
+	var m *client.Manifest
 	if h.protocol == "" {
-		m, err = loadgen.Probe(ctx, target, cfg.Tool)
+		m, err = client.Probe(ctx, target, cfg.Tool)
 	} else {
 		target.Protocol = strings.TrimPrefix(h.protocol, "auto")
-		m, err = loadgen.ProbeWith(ctx, target, loadgen.ProbeOptions{Tool: cfg.Tool})
+		m, err = client.ProbeWith(ctx, target, client.ProbeOptions{Tool: cfg.Tool})
 	}
 	if err != nil {
 		t.Fatalf("probe: %v", err)

@@ -15,6 +15,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/metrics"
@@ -240,18 +241,18 @@ func TestUnreachableTargetSendsATrickle(t *testing.T) {
 		var down atomic.Bool
 		var attempts atomic.Int64
 		h := srv.Handler()
-		target := &loadgen.Target{URL: "http://embedded.test/mcp", Client: &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		target := &client.Target{URL: "http://embedded.test/mcp", Client: &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			if down.Load() {
 				attempts.Add(1)
 				return nil, syscall.ECONNREFUSED
 			}
-			return loadgen.HandlerTransport(h).RoundTrip(r)
+			return client.HandlerTransport(h).RoundTrip(r)
 		})}}
-		m, err := loadgen.Probe(context.Background(), target, "work_task")
+		m, err := client.Probe(context.Background(), target, "work_task")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := m.Decide(loadgen.FallbackRefuse); err != nil {
+		if err := m.Decide(client.FallbackRefuse); err != nil {
 			t.Fatal(err)
 		}
 		down.Store(true) // the target went away after the probe

@@ -30,6 +30,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/gcpolicy"
 	"github.com/tasksim/tasksim/internal/looplimit"
 	"github.com/tasksim/tasksim/internal/mcp"
@@ -40,7 +41,7 @@ import (
 
 // loopbackRun is one bounded closed-model run against a fresh embedded mock server, with the
 // settings `tasksim run` gives it (loadgen.DefaultRamp, loadgen.DefaultMaxConns,
-// loadgen.NewHTTPClient sized at twice the clients, the collector set up by gcpolicy).
+// client.NewHTTPClient sized at twice the clients, the collector set up by gcpolicy).
 type loopbackRun struct {
 	Clients      int
 	TaskMs       int           // duration_ms of each task
@@ -124,19 +125,19 @@ func (lr loopbackRun) run(tb testing.TB) *loopbackResult {
 		tb.Fatalf("mock server: %v", err)
 	}
 	defer srv.Close()
-	client := loadgen.NewHTTPClient(2 * lr.Clients) // as cmd/tasksim: twice the pool
-	defer client.CloseIdleConnections()
-	target := &loadgen.Target{
+	hc := client.NewHTTPClient(2 * lr.Clients) // as cmd/tasksim: twice the pool
+	defer hc.CloseIdleConnections()
+	target := &client.Target{
 		URL:        srv.URL,
-		Client:     client,
+		Client:     hc,
 		ClientInfo: mcp.Implementation{Name: "tasksim-bench", Version: "1"},
 	}
 	ctx := context.Background()
-	m, err := loadgen.Probe(ctx, target, "work_task")
+	m, err := client.Probe(ctx, target, "work_task")
 	if err != nil {
 		tb.Fatalf("probe: %v", err)
 	}
-	if err := m.Decide(loadgen.FallbackRefuse); err != nil {
+	if err := m.Decide(client.FallbackRefuse); err != nil {
 		tb.Fatalf("decide: %v", err)
 	}
 	cfg := loadgen.Config{
@@ -422,22 +423,22 @@ func newLoopLimit(tb testing.TB) *loopLimit {
 
 func (p *loopLimit) do() error { return p.Do() }
 
-// tasksimPoll is tasksim's poll: loadgen.Session.Call("tasks/get") on one working task of a
-// real mock server, through the client loadgen.NewHTTPClient builds, with a per-request
+// tasksimPoll is tasksim's poll: client.Session.Call("tasks/get") on one working task of a
+// real mock server, through the HTTP client client.NewHTTPClient builds, with a per-request
 // timeout context as a virtual client has. Each worker has a session of its own.
 type tasksimPoll struct {
-	sessions chan *loadgen.Session // one per worker, taken for a request
+	sessions chan *client.Session // one per worker, taken for a request
 	params   []byte
 }
 
-func newTasksimPoll(tb testing.TB) *tasksimPoll { return newTasksimPollIn(tb, loadgen.ProtocolLegacy) }
+func newTasksimPoll(tb testing.TB) *tasksimPoll { return newTasksimPollIn(tb, client.ProtocolLegacy) }
 
 // newTasksimPollIn is newTasksimPoll in the era of version: in 2026-07-28 each worker has a
 // stateless requester (the virtual clients' own), and every request carries the envelope and
 // the Mcp-Method and Mcp-Name headers.
 func newTasksimPollIn(tb testing.TB, version string) *tasksimPoll {
 	tb.Helper()
-	modern := version == loadgen.ProtocolModern
+	modern := version == client.ProtocolModern
 	cfg := mockserver.Config{}
 	if modern {
 		cfg.Protocols = mockserver.ProtocolsModern
@@ -447,16 +448,16 @@ func newTasksimPollIn(tb testing.TB, version string) *tasksimPoll {
 		tb.Fatalf("NewServer: %v", err)
 	}
 	tb.Cleanup(srv.Close)
-	client := loadgen.NewHTTPClient(loopConc)
-	tb.Cleanup(client.CloseIdleConnections)
-	target := &loadgen.Target{URL: srv.URL, Client: client, ClientInfo: mcp.Implementation{Name: "tasksim-bench", Version: "1"}}
+	hc := client.NewHTTPClient(loopConc)
+	tb.Cleanup(hc.CloseIdleConnections)
+	target := &client.Target{URL: srv.URL, Client: hc, ClientInfo: mcp.Implementation{Name: "tasksim-bench", Version: "1"}}
 	ctx := context.Background()
-	p := &tasksimPoll{sessions: make(chan *loadgen.Session, loopConc)}
+	p := &tasksimPoll{sessions: make(chan *client.Session, loopConc)}
 	for range loopConc {
-		var s *loadgen.Session
+		var s *client.Session
 		var err error
 		if modern {
-			s, err = loadgen.StatelessSession(target)
+			s, err = statelessSession(target)
 		} else {
 			s, err = target.Connect(ctx, mcp.ClientCapabilities{})
 		}
@@ -487,6 +488,19 @@ func newTasksimPollIn(tb testing.TB, version string) *tasksimPoll {
 	}
 	p.params = []byte(`{"taskId":"` + task.TaskID + `"}`)
 	return p
+}
+
+// statelessSession is the requester of a run's virtual clients in 2026-07-28 on t: the
+// envelope declares the Tasks extension and form elicitation, as a run that creates tasks
+// does (Engine.speakModern).
+func statelessSession(t *client.Target) (*client.Session, error) {
+	caps := mcp.ModernClientCapabilities{Elicitation: &mcp.ElicitationCapability{Form: mcp.On()}}
+	caps.DeclareTasks()
+	env, err := t.NewEnvelope(client.ProtocolModern, caps)
+	if err != nil {
+		return nil, err
+	}
+	return t.Stateless(env), nil
 }
 
 func (p *tasksimPoll) do() error {
@@ -532,7 +546,7 @@ func BenchmarkPollThroughputVsLoopLimit(b *testing.B) {
 // each against looplimit measured beside it: the ratio of 2026-07-28 must not fall below the
 // ratio of 2025-11-25 by more than 10% (docs/CONTRIBUTING.md#performance).
 func BenchmarkPollThroughputErasVsLoopLimit(b *testing.B) {
-	for _, version := range []string{loadgen.ProtocolLegacy, loadgen.ProtocolModern} {
+	for _, version := range []string{client.ProtocolLegacy, client.ProtocolModern} {
 		b.Run(version, func(b *testing.B) {
 			sides := [2]requester{newTasksimPollIn(b, version), newLoopLimit(b)}
 			for i, s := range sides {
@@ -548,7 +562,7 @@ func BenchmarkPollThroughputErasVsLoopLimit(b *testing.B) {
 // TestPollThroughputPlumbing checks the throughput benchmark's plumbing once (not its speed):
 // the sessions open, the task is found, and both sides answer every request.
 func TestPollThroughputPlumbing(t *testing.T) {
-	for _, r := range []requester{newTasksimPoll(t), newTasksimPollIn(t, loadgen.ProtocolModern), newLoopLimit(t)} {
+	for _, r := range []requester{newTasksimPoll(t), newTasksimPollIn(t, client.ProtocolModern), newLoopLimit(t)} {
 		if _, err := round(r, 2*loopConc); err != nil {
 			t.Fatal(err)
 		}
@@ -638,12 +652,12 @@ func runTapped(t *testing.T, tp *tap, cfg loadgen.Config) (*metrics.Snapshot, ti
 	}
 	defer srv.Close()
 	tp.h = srv.Handler()
-	target := &loadgen.Target{URL: "http://embedded.test/mcp", Client: &http.Client{Transport: loadgen.HandlerTransport(tp)}}
-	m, err := loadgen.Probe(context.Background(), target, cfg.Tool)
+	target := &client.Target{URL: "http://embedded.test/mcp", Client: &http.Client{Transport: client.HandlerTransport(tp)}}
+	m, err := client.Probe(context.Background(), target, cfg.Tool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Decide(loadgen.FallbackRefuse); err != nil {
+	if err := m.Decide(client.FallbackRefuse); err != nil {
 		t.Fatal(err)
 	}
 	tp.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 )
@@ -77,7 +78,7 @@ func (v *vu) lateCancelModern(ctx context.Context, t *taskState) {
 	n := len(lc.Violations)
 	lc.PollSent()
 	v.shard.Add(metrics.Polls, 1)
-	rep, err := v.call(ctx, mcp.OpTasksGet, t.params, time.Time{}, nil, CutNone)
+	rep, err := v.call(ctx, mcp.OpTasksGet, t.params, time.Time{}, nil, client.CutNone)
 	v.observe(mcp.OpTasksGet, rep, err, t)
 	if err != nil || rep.Err != nil {
 		return // no evidence either way (a purge after the end is allowed)

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 )
@@ -28,7 +29,7 @@ type cleanupProber struct {
 	// sessMu guards sess, and is held while it is opened: the probes wait for one session,
 	// and nothing else ever waits on a network exchange.
 	sessMu sync.Mutex
-	sess   *Session
+	sess   *client.Session
 
 	mu      sync.Mutex // guards waiting and stats, briefly: clients take it at a task's end
 	wg      sync.WaitGroup
@@ -131,7 +132,7 @@ func (p *cleanupProber) counts() CleanupProbeStats {
 
 func (p *cleanupProber) probe(ctx context.Context, taskID string, run *probeRun) {
 	expiry := run.expiry
-	params := taskIDParams(taskID)
+	params := client.TaskIDParams(taskID)
 	if !p.sees(ctx, params, run) {
 		return
 	}
@@ -152,7 +153,7 @@ func (p *cleanupProber) probe(ctx context.Context, taskID string, run *probeRun)
 		cancel()
 		now := time.Now()
 		switch {
-		case errors.Is(err, ErrSessionGone):
+		case errors.Is(err, client.ErrSessionGone):
 			p.drop(s)
 		case err == nil && rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams:
 			p.e.rec.Shard(0).RecordDuration(metrics.CleanupLag, max(0, now.Sub(expiry)))
@@ -172,7 +173,7 @@ func (p *cleanupProber) sees(ctx context.Context, params []byte, run *probeRun) 
 	s, err := p.session(ctx)
 	if err == nil {
 		rctx, cancel := context.WithTimeout(ctx, p.e.cfg.timeout())
-		var rep Reply
+		var rep client.Reply
 		rep, err = s.CallOp(rctx, mcp.OpTasksGet, params, nil)
 		cancel()
 		switch {
@@ -181,7 +182,7 @@ func (p *cleanupProber) sees(ctx context.Context, params []byte, run *probeRun) 
 		case err == nil && rep.Err.Code == mcp.CodeInvalidParams:
 			p.count(run, &p.stats.Blind)
 			return false
-		case errors.Is(err, ErrSessionGone):
+		case errors.Is(err, client.ErrSessionGone):
 			p.drop(s)
 		}
 	}
@@ -203,19 +204,19 @@ func (p *cleanupProber) count(run *probeRun, n *int64) {
 
 // session returns the prober's own session, opening it on first use within the request
 // timeout.
-func (p *cleanupProber) session(ctx context.Context) (*Session, error) {
+func (p *cleanupProber) session(ctx context.Context) (*client.Session, error) {
 	p.sessMu.Lock()
 	defer p.sessMu.Unlock()
 	if p.sess != nil {
 		return p.sess, nil
 	}
 	if p.e.env != nil { // 2026-07-28: nothing to open
-		p.sess = p.e.target.stateless(p.e.env)
+		p.sess = p.e.target.Stateless(p.e.env)
 		return p.sess, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.e.cfg.timeout())
 	defer cancel()
-	s, err := p.e.target.Connect(ctx, clientCaps)
+	s, err := p.e.target.Connect(ctx, client.ClientCapabilities())
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +224,7 @@ func (p *cleanupProber) session(ctx context.Context) (*Session, error) {
 	return s, nil
 }
 
-func (p *cleanupProber) drop(s *Session) {
+func (p *cleanupProber) drop(s *client.Session) {
 	p.sessMu.Lock()
 	if p.sess == s {
 		p.sess = nil

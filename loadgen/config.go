@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/scenarios"
 )
@@ -19,16 +20,6 @@ const (
 	// Open starts tasks at a rate, whatever the clients are doing; an arrival that finds
 	// no free client is dropped, never delayed (coordinated omission).
 	Open
-)
-
-// Fallback is what a run does when the target cannot run the tool as a task (R6, R7).
-type Fallback uint8
-
-const (
-	// FallbackRefuse stops the run with a usage error naming the missing capability.
-	FallbackRefuse Fallback = iota
-	// FallbackSync calls the tool without task augmentation.
-	FallbackSync
 )
 
 // Stage is one piece of an open-model ramp: the arrival rate moves linearly from the
@@ -56,7 +47,7 @@ type Config struct {
 	Tool     string         // the task tool; required
 	Args     map[string]any // its arguments; nil = none
 	TaskTTL  time.Duration  // requested ttl; 0 = none requested
-	Fallback Fallback
+	Fallback client.Fallback
 
 	Model       Model
 	Clients     int           // closed: virtual clients; open: pool size (0 = MaxInFlight)

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/scenarios"
@@ -20,15 +21,15 @@ import (
 // Engine runs one load: the virtual clients of the configured model against one target.
 type Engine struct {
 	cfg     Config
-	target  *Target
+	target  *client.Target
 	dialect mcp.Dialect
 	// env is the envelope of the clients' requests when the run speaks 2026-07-28
-	// (Manifest.Era; vu2026.go); nil in 2025-11-25.
-	env      *modernEnv
+	// (client.Manifest.Era; vu2026.go); nil in 2025-11-25.
+	env      *client.Envelope
 	quirks   atomic.Uint32 // mcp.Quirks of the replies read leniently (2026-07-28), noted in the manifest
 	rec      *metrics.Recorder
 	shards   int
-	manifest *Manifest
+	manifest *client.Manifest
 
 	tenants   []*tenant   // at least one; each has its create params, encoded once (probes.go)
 	keyArg    string      // the tool argument carrying the idempotency key; "" = none
@@ -80,14 +81,12 @@ const maxEvidence = 20
 
 // New builds an engine. m is the target's manifest after Decide; rec must have at least
 // cfg.Shards shards.
-func New(cfg Config, t *Target, m *Manifest, rec *metrics.Recorder) (*Engine, error) {
+func New(cfg Config, t *client.Target, m *client.Manifest, rec *metrics.Recorder) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if t.u == nil {
-		t.u, _ = parseEndpoint(t.URL) // an unparsable URL fails on every request, as before
-	}
-	e := &Engine{cfg: cfg, target: t, dialect: t.dialect(), rec: rec, manifest: m,
+	t.CacheEndpoint()
+	e := &Engine{cfg: cfg, target: t, dialect: t.DialectInUse(), rec: rec, manifest: m,
 		shards: max(1, cfg.Shards), stopLoad: make(chan struct{}), refusals: map[int]int64{},
 		unknowns: map[string]int64{}, recovery: cfg.recovery(), start: time.Now(),
 		exec: newExecutor()}
@@ -97,8 +96,10 @@ func New(cfg Config, t *Target, m *Manifest, rec *metrics.Recorder) (*Engine, er
 	if cfg.CleanupProbes > 0 {
 		e.probe = newCleanupProber(e, cfg.CleanupProbes)
 	}
-	m.setFallback(cfg.Poll)
-	if m.Era == ProtocolModern {
+	fallback := cfg.Poll // the wait without an advertised pollInterval: its first, without jitter
+	fallback.Jitter = 0
+	m.SetFallbackInterval(fallback.Wait(0, 0, nil))
+	if m.Era == client.ProtocolModern {
 		if err := e.speakModern(t, m); err != nil { // vu2026.go
 			return nil, err
 		}
@@ -377,9 +378,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	e.probe.wait(context.WithoutCancel(workCtx)) // probes end with workCtx at the latest
 	e.exec.close()
 	if q := mcp.Quirks(e.quirks.Load()); q != 0 {
-		e.manifest.mu.Lock()
-		e.manifest.Notes = append(e.manifest.Notes, "the target's replies were read leniently, as the rules allow: "+q.String()+" (docs/RULES.md#ext-gaps)")
-		e.manifest.mu.Unlock()
+		e.manifest.Note("the target's replies were read leniently, as the rules allow: " + q.String() + " (docs/RULES.md#ext-gaps)")
 	}
 	return nil
 }

@@ -7,9 +7,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 )
@@ -76,7 +75,7 @@ func (b *errorBook) note(k errorKey, msg func() string) {
 				b.kinds = make(map[errorKey]*errorKind)
 			}
 			kind = &errorKind{sample: ErrorSample{Method: k.m.Name(), Outcome: k.o.Name(), Code: k.code,
-				Status: k.status, Message: oneLine(msg(), maxSampleMessage)}}
+				Status: k.status, Message: client.OneLine(msg(), maxSampleMessage)}}
 			b.kinds[k] = kind
 		}
 		b.mu.Unlock()
@@ -108,41 +107,16 @@ func (b *errorBook) samples() []ErrorSample {
 func (e *Engine) ErrorSamples() []ErrorSample { return e.errors.samples() }
 
 // errorMessage says what failed in one line: the JSON-RPC error's message, or the error.
-func errorMessage(rep Reply, err error) string {
+func errorMessage(rep client.Reply, err error) string {
 	if err == nil && rep.Err != nil {
 		return rep.Err.Message
 	}
 	if err == nil {
 		return ""
 	}
-	var he *HTTPError
+	var he *client.HTTPError
 	if errors.As(err, &he) {
 		return he.Error()
 	}
 	return err.Error()
-}
-
-// oneLine returns s on one line (control characters as spaces, runs of spaces as one),
-// cut after n bytes on a rune boundary, "..." marking the cut.
-func oneLine(s string, n int) string {
-	var b strings.Builder
-	space := false
-	for _, r := range s {
-		if unicode.IsControl(r) || unicode.IsSpace(r) {
-			space = b.Len() > 0
-			continue
-		}
-		if space {
-			b.WriteByte(' ')
-			space = false
-		}
-		if r == utf8.RuneError {
-			r = '?'
-		}
-		if b.Len()+utf8.RuneLen(r) > n {
-			return strings.TrimRight(b.String(), " ") + "..."
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

@@ -170,7 +170,7 @@ func (v *vu) sleep(ctx context.Context, at time.Time, on int32) bool {
 	}
 	v.sleeping = on
 	if v.sess != nil {
-		v.sess.idle() // what the client keeps for its next request, it rebuilds then
+		v.sess.Idle() // what the client keeps for its next request, it rebuilds then
 	}
 	v.wake.Reset(d)
 	return true

@@ -45,6 +45,7 @@ import (
 
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/internal/mcp/mcptest"
 	"github.com/tasksim/tasksim/loadgen"
@@ -243,17 +244,17 @@ func startGoSDK(t *testing.T, stateless bool) (string, *gosdkTap) {
 }
 
 // probeGoSDK probes url as `tasksim run` does (the era found, ProbeWith) for the tool work.
-func probeGoSDK(t *testing.T, url string) (*loadgen.Target, *loadgen.Manifest) {
+func probeGoSDK(t *testing.T, url string) (*client.Target, *client.Manifest) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	target := &loadgen.Target{
+	target := &client.Target{
 		URL:        url,
-		Client:     loadgen.NewHTTPClient(8),
+		Client:     client.NewHTTPClient(8),
 		ClientInfo: mcp.Implementation{Name: "tasksim-test", Version: "1"},
 	}
 	t.Cleanup(target.Client.CloseIdleConnections)
-	m, err := loadgen.ProbeWith(ctx, target, loadgen.ProbeOptions{Tool: "work", CreateTask: true})
+	m, err := client.ProbeWith(ctx, target, client.ProbeOptions{Tool: "work", CreateTask: true})
 	if err != nil {
 		t.Fatalf("probe: %v", err)
 	}
@@ -261,7 +262,7 @@ func probeGoSDK(t *testing.T, url string) (*loadgen.Target, *loadgen.Manifest) {
 }
 
 // runGoSDK runs cfg against target as decided in m, to the end of its grace.
-func runGoSDK(t *testing.T, target *loadgen.Target, m *loadgen.Manifest, cfg loadgen.Config) *metrics.Snapshot {
+func runGoSDK(t *testing.T, target *client.Target, m *client.Manifest, cfg loadgen.Config) *metrics.Snapshot {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration+cfg.Grace+10*time.Second)
 	defer cancel()
@@ -290,7 +291,7 @@ func gosdkConfig(args map[string]any) loadgen.Config {
 		Clients:  3,
 		Duration: time.Second,
 		Grace:    3 * time.Second,
-		Fallback: loadgen.FallbackSync,
+		Fallback: client.FallbackSync,
 		Seed:     1,
 	}
 }
@@ -305,8 +306,8 @@ func TestGoSDKModernWithoutExtension(t *testing.T) {
 	url, tap := startGoSDK(t, true)
 	target, m := probeGoSDK(t, url)
 
-	if m.Era != loadgen.ProtocolModern || m.ProtocolVersion != mcp.Version20260728 || m.EraFallback != "" ||
-		!slices.Equal(m.Eras, []string{loadgen.ProtocolModern, loadgen.ProtocolLegacy}) || m.EraDetection != "server/discover answered" {
+	if m.Era != client.ProtocolModern || m.ProtocolVersion != mcp.Version20260728 || m.EraFallback != "" ||
+		!slices.Equal(m.Eras, []string{client.ProtocolModern, client.ProtocolLegacy}) || m.EraDetection != "server/discover answered" {
 		t.Errorf("era %q protocol %q eras %q detection %q fallback %q: want 2026-07-28 of both eras, told by server/discover, no fallback",
 			m.Era, m.ProtocolVersion, m.Eras, m.EraDetection, m.EraFallback)
 	}
@@ -322,10 +323,10 @@ func TestGoSDKModernWithoutExtension(t *testing.T) {
 		t.Errorf("the probe sent %v: want one server/discover, one initialize (tasks in 2025-11-25?) and no tools/call (no extension to create a task with)", probed)
 	}
 
-	if err := m.Decide(loadgen.FallbackRefuse); err == nil || !strings.Contains(err.Error(), "does not advertise the Tasks extension") {
+	if err := m.Decide(client.FallbackRefuse); err == nil || !strings.Contains(err.Error(), "does not advertise the Tasks extension") {
 		t.Errorf("fallback refuse: %v, want the run refused naming the extension", err)
 	}
-	if err := m.Decide(loadgen.FallbackSync); err != nil {
+	if err := m.Decide(client.FallbackSync); err != nil {
 		t.Fatalf("decide sync: %v", err)
 	}
 	if m.AsTask || !strings.Contains(m.Fallback, mcp.ExtTasks) {
@@ -412,14 +413,14 @@ func TestGoSDKStatefulDiscover(t *testing.T) {
 	}
 
 	target, m := probeGoSDK(t, url)
-	if m.Era != loadgen.ProtocolLegacy || !slices.Equal(m.Eras, []string{loadgen.ProtocolLegacy}) ||
+	if m.Era != client.ProtocolLegacy || !slices.Equal(m.Eras, []string{client.ProtocolLegacy}) ||
 		!strings.Contains(m.EraDetection, "do not list it (E9 wants -32022)") || !strings.Contains(m.EraFallback, m.EraDetection) {
 		t.Errorf("era %q eras %q detection %q fallback %q: want 2025-11-25, the fallback said with the E9 finding", m.Era, m.Eras, m.EraDetection, m.EraFallback)
 	}
 	if !m.SessionID || m.Tasks.Declared || m.Server.Name != gosdkName {
 		t.Errorf("session %v tasks %+v server %+v: want a session, no tasks, %s", m.SessionID, m.Tasks, m.Server, gosdkName)
 	}
-	if err := m.Decide(loadgen.FallbackSync); err != nil || m.AsTask {
+	if err := m.Decide(client.FallbackSync); err != nil || m.AsTask {
 		t.Fatalf("decide sync: %v, as_task %v", err, m.AsTask)
 	}
 	snap := runGoSDK(t, target, m, gosdkConfig(map[string]any{"duration_ms": 100}))
@@ -456,7 +457,7 @@ func TestGoSDKInputRounds(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			target, m := probeGoSDK(t, url)
 			m.Tool = "deploy"
-			if err := m.Decide(loadgen.FallbackSync); err != nil {
+			if err := m.Decide(client.FallbackSync); err != nil {
 				t.Fatal(err)
 			}
 			cfg := gosdkConfig(nil)

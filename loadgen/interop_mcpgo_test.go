@@ -66,6 +66,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpgoserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/metrics"
@@ -220,18 +221,18 @@ func startMCPGo(t *testing.T, hooks *mcpgoHooks, tool mcpgo.Tool, handler mcpgos
 
 // runMCPGo probes the target, decides, and runs cfg against it to the end of its grace;
 // during, when given, runs beside the engine.
-func runMCPGo(t *testing.T, url string, cfg loadgen.Config, during ...func(*loadgen.Engine)) (*loadgen.Manifest, *metrics.Snapshot, *loadgen.Engine) {
+func runMCPGo(t *testing.T, url string, cfg loadgen.Config, during ...func(*loadgen.Engine)) (*client.Manifest, *metrics.Snapshot, *loadgen.Engine) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration+cfg.Grace+10*time.Second)
 	defer cancel()
-	hc := loadgen.NewHTTPClient(2 * cfg.Clients)
+	hc := client.NewHTTPClient(2 * cfg.Clients)
 	defer hc.CloseIdleConnections()
-	target := &loadgen.Target{
+	target := &client.Target{
 		URL:        url,
 		Client:     hc,
 		ClientInfo: mcp.Implementation{Name: "tasksim-test", Version: "1"},
 	}
-	m, err := loadgen.Probe(ctx, target, cfg.Tool)
+	m, err := client.Probe(ctx, target, cfg.Tool)
 	if err != nil {
 		t.Fatalf("probe: %v", err)
 	}
@@ -329,7 +330,7 @@ func TestMCPGoInterop(t *testing.T) {
 	if m.Server.Name != "mcp-go-interop" || !m.SessionID {
 		t.Errorf("manifest server %+v, session_id %v; want mcp-go-interop with a session id", m.Server, m.SessionID)
 	}
-	if want := (loadgen.TasksManifest{Declared: true, List: true, Cancel: true, ToolsCall: true}); m.Tasks != want {
+	if want := (client.TasksManifest{Declared: true, List: true, Cancel: true, ToolsCall: true}); m.Tasks != want {
 		t.Errorf("manifest tasks %+v, want %+v", m.Tasks, want)
 	}
 	if m.TaskSupport != string(mcp.TaskRequired) || !m.AsTask {
@@ -488,7 +489,7 @@ func TestMCPGoRollback(t *testing.T) {
 		mcpgo.NewTool("work", mcpgo.WithDescription("works a while"), mcpgo.WithTaskSupport(mcpgo.TaskSupportOptional)),
 		work(mcpgoShort, false, nil))
 	cfg := mcpgoConfig("work", 3*time.Second)
-	cfg.Fallback = loadgen.FallbackSync
+	cfg.Fallback = client.FallbackSync
 	cfg.Rollback = loadgen.RollbackPolicy{On: true}
 	_, snap, eng := runMCPGo(t, url, cfg, func(e *loadgen.Engine) {
 		for e.InFlight() == 0 { // the switch finds tasks running: a condition, not a delay

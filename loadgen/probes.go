@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/scenarios"
 )
@@ -128,7 +129,7 @@ type SecurityReport struct {
 type tenant struct {
 	idx    int
 	name   string
-	target *Target // the run's target with this tenant's Authorization
+	target *client.Target // the run's target with this tenant's Authorization
 	// The create params of the tenant's tasks (the canary in the note argument), and the
 	// halves around the idempotency key (Engine.New).
 	callParams, keyPrefix, keySuffix []byte
@@ -143,7 +144,7 @@ const canaryArgName = "note"
 
 // setupTenants builds the engine's tenants with their targets, canaries and create params,
 // the detector and the probes' registry (Security).
-func (e *Engine) setupTenants(t *Target, m *Manifest) error {
+func (e *Engine) setupTenants(t *client.Target, m *client.Manifest) error {
 	sec := e.cfg.Security
 	n := max(1, len(sec.Tenants))
 	names, tokens := make([]string, n), make([]string, n)
@@ -218,7 +219,7 @@ func (t *tenant) revoked(e *Engine) bool {
 }
 
 // tenantTarget returns t with bearer token tok.
-func tenantTarget(t *Target, tok scenarios.Secret) *Target {
+func tenantTarget(t *client.Target, tok scenarios.Secret) *client.Target {
 	c := *t
 	c.Header = t.Header.Clone()
 	if c.Header == nil {
@@ -363,12 +364,12 @@ func (e *Engine) Security() SecurityReport {
 
 // probeCall sends one probe request on sess with a request slot and the request timeout,
 // and lets the detector see the reply (a foreign secret in it is a leak of its own).
-func (v *vu) probeCall(ctx context.Context, sess *Session, kind string, op mcp.Op, params []byte, cut Cut) (Reply, error) {
+func (v *vu) probeCall(ctx context.Context, sess *client.Session, kind string, op mcp.Op, params []byte, cut client.Cut) (client.Reply, error) {
 	e := v.e
 	e.probes.count(e.probes.sent, kind)
 	if op != mcp.OpTasksResult {
 		if !e.acquire(ctx) {
-			return Reply{}, &TransportError{Op: op.Name(), Err: ctx.Err()}
+			return client.Reply{}, &client.TransportError{Op: op.Name(), Err: ctx.Err()}
 		}
 		defer e.release()
 	}
@@ -382,7 +383,7 @@ func (v *vu) probeCall(ctx context.Context, sess *Session, kind string, op mcp.O
 }
 
 // judge applies the denial rule to the reply of a probe of kind about foreign task id.
-func (v *vu) judge(kind, id string, rep Reply, err error) {
+func (v *vu) judge(kind, id string, rep client.Reply, err error) {
 	p := v.e.probes
 	switch {
 	case err != nil:
@@ -415,15 +416,15 @@ func (v *vu) probeRound(ctx context.Context) {
 	}
 	e.probesRan.Store(true)
 	sess := v.sess
-	params := taskIDParams(f.id)
-	rep, err := v.probeCall(ctx, sess, ProbeGet, mcp.OpTasksGet, params, CutNone)
+	params := client.TaskIDParams(f.id)
+	rep, err := v.probeCall(ctx, sess, ProbeGet, mcp.OpTasksGet, params, client.CutNone)
 	v.judge(ProbeGet, f.id, rep, err)
 
 	if e.env != nil {
 		v.probeModern(ctx, sess, f.id) // vu2026.go
 		return
 	}
-	rep, err = v.probeCall(ctx, sess, ProbeCancel, mcp.OpTasksCancel, params, CutNone)
+	rep, err = v.probeCall(ctx, sess, ProbeCancel, mcp.OpTasksCancel, params, client.CutNone)
 	v.judge(ProbeCancel, f.id, rep, err)
 	if err == nil && rep.Err == nil {
 		p.mu.Lock()
@@ -433,8 +434,8 @@ func (v *vu) probeRound(ctx context.Context) {
 		p.mu.Unlock()
 	}
 
-	rep, err = v.probeCall(ctx, sess, ProbeResult, mcp.OpTasksResult, params, CutBeforeAnswer)
-	if errors.Is(err, ErrCut) {
+	rep, err = v.probeCall(ctx, sess, ProbeResult, mcp.OpTasksResult, params, client.CutBeforeAnswer)
+	if errors.Is(err, client.ErrCut) {
 		p.leak(ProbeResult, f.id, "another tenant's elicitation/create reached the probe on its tasks/result stream (R53)")
 	} else {
 		v.judge(ProbeResult, f.id, rep, err)
@@ -447,17 +448,17 @@ func (v *vu) probeRound(ctx context.Context) {
 	if v.lastID != "" {
 		v.probeMeta(ctx, sess, f.id)
 	}
-	if f.session != "" && f.session != sess.id {
-		hijacked := &Session{t: v.ten.target, id: f.session, version: sess.version}
-		rep, err := v.probeCall(ctx, hijacked, ProbeSession, mcp.OpTasksGet, params, CutNone)
+	if f.session != "" && f.session != sess.ID() {
+		hijacked := v.ten.target.Attach(f.session, sess.Version())
+		rep, err := v.probeCall(ctx, hijacked, ProbeSession, mcp.OpTasksGet, params, client.CutNone)
 		v.judge(ProbeSession, f.id, rep, err)
 	}
 }
 
 // probeList looks for other tenants' tasks on the first page of tasks/list (R53, R54).
-func (v *vu) probeList(ctx context.Context, sess *Session) {
+func (v *vu) probeList(ctx context.Context, sess *client.Session) {
 	p := v.e.probes
-	rep, err := v.probeCall(ctx, sess, ProbeList, mcp.OpTasksList, []byte(`{}`), CutNone)
+	rep, err := v.probeCall(ctx, sess, ProbeList, mcp.OpTasksList, []byte(`{}`), client.CutNone)
 	if err != nil || rep.Err != nil {
 		p.count(p.inconclusive, ProbeList)
 		return
@@ -487,13 +488,13 @@ func (v *vu) probeList(ctx context.Context, sess *Session) {
 
 // probeGuesses tries a random id, the foreign id incremented and the foreign id with one
 // character changed.
-func (v *vu) probeGuesses(ctx context.Context, sess *Session, foreign string) {
+func (v *vu) probeGuesses(ctx context.Context, sess *client.Session, foreign string) {
 	p := v.e.probes
 	for _, g := range [...]string{randomHex(v.prng, len(foreign)), nextID(foreign), nearMiss(v.prng, foreign)} {
 		if g == "" || g == foreign {
 			continue
 		}
-		rep, err := v.probeCall(ctx, sess, ProbeGuess, mcp.OpTasksGet, taskIDParams(g), CutNone)
+		rep, err := v.probeCall(ctx, sess, ProbeGuess, mcp.OpTasksGet, client.TaskIDParams(g), client.CutNone)
 		owner, known := p.reg.tenantOf(g)
 		switch {
 		case known && owner != v.ten.idx:
@@ -510,15 +511,15 @@ func (v *vu) probeGuesses(ctx context.Context, sess *Session, foreign string) {
 // task: the server must use params.taskId and ignore the _meta (R32). A reply about another
 // task is a leak; so is an error where the same request without the _meta (sent next, as a
 // control) is answered: the server looked the _meta's task up instead.
-func (v *vu) probeMeta(ctx context.Context, sess *Session, foreign string) {
+func (v *vu) probeMeta(ctx context.Context, sess *client.Session, foreign string) {
 	p := v.e.probes
 	own := v.lastID
-	plain := taskIDParams(own)
+	plain := client.TaskIDParams(own)
 	withMeta := append(append(plain[:len(plain)-1:len(plain)-1], `,"_meta":`...), mcp.RelatedTaskMeta(foreign)...)
 	withMeta = append(withMeta, '}')
 	for _, op := range [...]mcp.Op{mcp.OpTasksGet, mcp.OpTasksResult} {
 		method := op.Name()
-		rep, err := v.probeCall(ctx, sess, ProbeMeta, op, withMeta, CutBeforeAnswer)
+		rep, err := v.probeCall(ctx, sess, ProbeMeta, op, withMeta, client.CutBeforeAnswer)
 		var res struct {
 			TaskID string          `json:"taskId"`
 			Meta   json.RawMessage `json:"_meta"`
@@ -527,7 +528,7 @@ func (v *vu) probeMeta(ctx context.Context, sess *Session, foreign string) {
 		case err != nil || rep.Err == nil && json.Unmarshal(rep.Result, &res) != nil:
 			p.count(p.inconclusive, ProbeMeta)
 		case rep.Err != nil:
-			ctl, cerr := v.probeCall(ctx, sess, ProbeMeta, op, plain, CutBeforeAnswer)
+			ctl, cerr := v.probeCall(ctx, sess, ProbeMeta, op, plain, client.CutBeforeAnswer)
 			switch {
 			case cerr != nil:
 				p.count(p.inconclusive, ProbeMeta)
@@ -571,10 +572,10 @@ func (v *vu) probeRevoked(ctx context.Context) {
 		cancel()
 		return
 	}
-	sess, err := t.target.Connect(cctx, clientCaps)
+	sess, err := t.target.Connect(cctx, client.ClientCapabilities())
 	e.release()
 	cancel()
-	var he *HTTPError
+	var he *client.HTTPError
 	switch {
 	case err != nil && errors.As(err, &he) && (he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden):
 		return // denied
@@ -594,7 +595,7 @@ func (v *vu) probeRevoked(ctx context.Context) {
 		defer cancel()
 		_ = sess.Close(cctx)
 	}()
-	rep, err := v.probeCall(ctx, sess, ProbeRevoked, mcp.OpTasksResult, taskIDParams(f.id), CutBeforeAnswer)
+	rep, err := v.probeCall(ctx, sess, ProbeRevoked, mcp.OpTasksResult, client.TaskIDParams(f.id), client.CutBeforeAnswer)
 	switch {
 	case err == nil && rep.Err == nil:
 		p.leak(ProbeRevoked, f.id, "a token whose scope was revoked fetched a task result")

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/scenarios"
@@ -176,7 +177,7 @@ func (v *vu) crash(t *taskState) {
 	}
 	st, _ := mcp.ParseStatus(r.Status)
 	*t = taskState{id: r.TaskID, key: r.Key, correlation: r.Correlation, lastUpdated: r.LastUpdatedAt,
-		intended: r.Intended, params: taskIDParams(r.TaskID), createSent: r.CreateSent}
+		intended: r.Intended, params: client.TaskIDParams(r.TaskID), createSent: r.CreateSent}
 	t.srv.created = parseTime(r.ServerCreated)
 	v.lc = v.newLifecycle()
 	v.lc.Resume(ResumePoint{Status: st, Created: r.Created, Deadline: r.Deadline, CancelAt: r.CancelAt,
@@ -221,15 +222,15 @@ func (l *listReconciler) learn(id string) {
 }
 
 // find pages through tasks/list (sent by call) for an unclaimed task created in [from, to].
-func (l *listReconciler) find(call func(params []byte) (Reply, error), from, to time.Time) (string, bool, error) {
+func (l *listReconciler) find(call func(params []byte) (client.Reply, error), from, to time.Time) (string, bool, error) {
 	from, to = from.Add(-time.Second), to.Add(time.Second)
 	var claimed string
-	err := eachPage(mcp.OpTasksList, call, func(result json.RawMessage) (bool, error) {
+	err := client.EachPage(mcp.OpTasksList, call, func(result json.RawMessage) (bool, error) {
 		var res struct {
 			Tasks []mcp.Task `json:"tasks"`
 		}
 		if err := json.Unmarshal(result, &res); err != nil {
-			return false, &ProtocolError{Msg: "tasks/list result: " + err.Error()}
+			return false, &client.ProtocolError{Msg: "tasks/list result: " + err.Error()}
 		}
 		l.mu.Lock()
 		defer l.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 )
@@ -84,7 +85,7 @@ type rollbackState struct {
 	at      time.Time // set under mu
 	trigger string    // set under mu
 	plain   bool      // new work may take a plain call (fallback sync, tool not requiring tasks)
-	env     *modernEnv
+	env     *client.Envelope
 
 	c        rollbackCounts
 	sampleMu sync.Mutex
@@ -96,14 +97,14 @@ const unlistedSampleMax = 20
 
 // setupRollback prepares the drill when the policy is on: the plain call's params per tenant
 // and, in 2026-07-28, the envelope without the Tasks extension.
-func (e *Engine) setupRollback(t *Target, m *Manifest) error {
+func (e *Engine) setupRollback(t *client.Target, m *client.Manifest) error {
 	if !e.cfg.Rollback.On {
 		return nil
 	}
-	rb := &rollbackState{plain: e.cfg.Fallback == FallbackSync && m.TaskSupport != string(mcp.TaskRequired)}
+	rb := &rollbackState{plain: e.cfg.Fallback == client.FallbackSync && m.TaskSupport != string(mcp.TaskRequired)}
 	if e.env != nil {
 		caps := mcp.ModernClientCapabilities{Elicitation: &mcp.ElicitationCapability{Form: mcp.On()}}
-		env, err := t.newModernEnv(e.env.version, caps)
+		env, err := t.NewEnvelope(e.env.Version(), caps)
 		if err != nil {
 			return err
 		}
@@ -217,9 +218,9 @@ func (v *vu) fallback(ctx context.Context, t *taskState) {
 	}
 	saved := v.sess
 	if rb.env != nil {
-		v.sess = v.ten.target.stateless(rb.env) // 2026-07-28: the envelope without the extension
+		v.sess = v.ten.target.Stateless(rb.env) // 2026-07-28: the envelope without the extension
 	}
-	rep, err := v.call(ctx, mcp.OpToolsCall, v.ten.plainParams, time.Time{}, nil, CutNone)
+	rep, err := v.call(ctx, mcp.OpToolsCall, v.ten.plainParams, time.Time{}, nil, client.CutNone)
 	if rb.env != nil {
 		v.sess = saved
 	}
@@ -270,8 +271,8 @@ func (v *vu) countAugmented(params []byte) {
 		return
 	}
 	augmented := false
-	if v.sess != nil && v.sess.env != nil {
-		augmented = v.sess.env.tasks
+	if v.sess != nil && v.sess.Envelope() != nil {
+		augmented = v.sess.Envelope().DeclaresTasks()
 	} else {
 		var p struct {
 			Task json.RawMessage `json:"task"`

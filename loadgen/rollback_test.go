@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/mockserver"
@@ -19,7 +20,7 @@ import (
 func rollbackRun(t *testing.T, protocol, tool string, srvCfg mockserver.Config, edit func(*loadgen.Config), restart bool) (*embeddedRun, *loadgen.RollbackStats, *mockserver.Reconciliation) {
 	t.Helper()
 	cfg := loadgen.Config{Tool: tool, Clients: 4, Duration: 10 * time.Second, Grace: 10 * time.Second,
-		Args: map[string]any{"duration_ms": 3000}, Fallback: loadgen.FallbackSync}
+		Args: map[string]any{"duration_ms": 3000}, Fallback: client.FallbackSync}
 	if edit != nil {
 		edit(&cfg)
 	}

@@ -32,6 +32,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/gcpolicy"
 	"github.com/tasksim/tasksim/internal/looplimit"
 	"github.com/tasksim/tasksim/internal/mcp"
@@ -51,7 +52,7 @@ type externalRun struct {
 	Grace        time.Duration
 	MaxConns     int          // requests in flight at once, and so connections at most
 	Sources      []netip.Addr // local source addresses; nil = the system's choice
-	Protocol     string       // the era pinned (loadgen.Target.Protocol); "" = detected
+	Protocol     string       // the era pinned (client.Target.Protocol); "" = detected
 }
 
 // externalResult is what an externalRun measured.
@@ -205,11 +206,11 @@ func (xr externalRun) run(tb testing.TB, bin string) *externalResult {
 
 	shards := max(8, 2*runtime.GOMAXPROCS(0)) // as cmd/tasksim
 	rec := tsmetrics.NewRecorder(shards, time.Now())
-	client := loadgen.NewHTTPClientWith(loadgen.ClientOptions{IdleConns: 2 * xr.Clients, SourceAddrs: xr.Sources})
-	defer client.CloseIdleConnections()
-	target := &loadgen.Target{
+	hc := client.NewHTTPClientWith(client.ClientOptions{IdleConns: 2 * xr.Clients, SourceAddrs: xr.Sources})
+	defer hc.CloseIdleConnections()
+	target := &client.Target{
 		URL:        srv.url,
-		Client:     client,
+		Client:     hc,
 		ClientInfo: mcp.Implementation{Name: "tasksim-bench", Version: "1"},
 		Protocol:   xr.Protocol,
 	}
@@ -217,11 +218,11 @@ func (xr externalRun) run(tb testing.TB, bin string) *externalResult {
 		tb.Fatal(err)
 	}
 	ctx := context.Background()
-	m, err := loadgen.ProbeWith(ctx, target, loadgen.ProbeOptions{Tool: "work_task", Legacy: xr.Protocol == loadgen.ProtocolLegacy})
+	m, err := client.ProbeWith(ctx, target, client.ProbeOptions{Tool: "work_task", Legacy: xr.Protocol == client.ProtocolLegacy})
 	if err != nil {
 		tb.Fatalf("probe: %v", err)
 	}
-	if err := m.Decide(loadgen.FallbackRefuse); err != nil {
+	if err := m.Decide(client.FallbackRefuse); err != nil {
 		tb.Fatalf("decide: %v", err)
 	}
 	res.era = m.Era

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
 )
 
@@ -188,10 +189,10 @@ func (d *detector) record(where, plantedIn string, tenant int) {
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' }
 
 // inspect scans one reply (or failure) a client of tenant viewer got for a request of op.
-func (d *detector) inspect(viewer int, op mcp.Op, rep Reply, err error) {
+func (d *detector) inspect(viewer int, op mcp.Op, rep client.Reply, err error) {
 	method := op.Name()
 	if err != nil {
-		var he *HTTPError
+		var he *client.HTTPError
 		if errors.As(err, &he) && he.Body != "" {
 			d.scan([]byte(he.Body), viewer, method, partError)
 			d.scanTokens(he.Body, partError.where(method))

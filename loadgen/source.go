@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"github.com/tasksim/tasksim/scenarios"
 )
@@ -21,48 +20,14 @@ import (
 // connection closed by the client holds its port for a minute more in TIME_WAIT. A run that
 // needs more connections than that to one target, or that churns through connections
 // (faults that cut them), spreads them over several local source addresses: each dial takes
-// the next address of the list, round robin (sourceAddrs.next), so N addresses hold N times
-// the ports.
+// the next address of the list, round robin (client.ClientOptions.SourceAddrs), so N
+// addresses hold N times the ports.
 //
 // Why source addresses and not several server ports: the server is whatever the target URL
 // names, often not ours to start on several ports, and a run's virtual clients share one
 // Target (one URL, one manifest); the source side is the load generator's own. On loopback
 // every address of 127.0.0.0/8 is the machine's own, so 127.0.0.1-127.0.0.8 needs no setup;
 // towards another machine the addresses must be configured on this one.
-
-// sourceAddrs hands out local addresses for dials, round robin.
-type sourceAddrs struct {
-	addrs []*net.TCPAddr
-	turn  atomic.Uint64 // dials so far
-}
-
-// newSourceAddrs returns the round robin over addrs; nil when there are none.
-func newSourceAddrs(addrs []netip.Addr) *sourceAddrs {
-	if len(addrs) == 0 {
-		return nil
-	}
-	s := &sourceAddrs{addrs: make([]*net.TCPAddr, len(addrs))}
-	for i, a := range addrs {
-		s.addrs[i] = net.TCPAddrFromAddrPort(netip.AddrPortFrom(a.Unmap(), 0))
-	}
-	return s
-}
-
-// next is the local address of the next dial: each address of the list in turn.
-func (s *sourceAddrs) next() *net.TCPAddr {
-	n := s.turn.Add(1) - 1
-	return s.addrs[n%uint64(len(s.addrs))]
-}
-
-// dialer returns base dialing from the next source address; base itself without sources.
-func (s *sourceAddrs) dialer(base *net.Dialer) *net.Dialer {
-	if s == nil {
-		return base
-	}
-	d := *base
-	d.LocalAddr = s.next()
-	return &d
-}
 
 // CheckSourceAddrs says what is wrong with dialing targetURL from addrs, every problem at
 // once: what scenarios.SourceProblems finds (loopback targets need loopback sources, other

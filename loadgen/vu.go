@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/scenarios"
@@ -23,7 +24,7 @@ import (
 type vu struct {
 	e     *Engine
 	idx   int
-	sess  *Session
+	sess  *client.Session
 	rng   *rand.Rand
 	shard *metrics.Shard
 	lc    Lifecycle
@@ -92,7 +93,7 @@ const probeSalt = 0x70726f6265 // "probe"
 // (maxConnectAttempts-1) * Max plus the attempts' own timeouts.
 func (v *vu) reconnect(ctx context.Context) error {
 	if v.e.env != nil { // 2026-07-28: nothing to open, nothing to count (vu2026.go)
-		v.sess = v.ten.target.stateless(v.e.env)
+		v.sess = v.ten.target.Stateless(v.e.env)
 		return nil
 	}
 	first := !v.opened
@@ -105,7 +106,7 @@ func (v *vu) reconnect(ctx context.Context) error {
 			}
 			return nil
 		}
-		var he *HTTPError
+		var he *client.HTTPError
 		wait := backoff(v.e.recovery.Backoff, n, v.frng)
 		if errors.As(err, &he) && he.RetryAfter > 0 {
 			wait = min(he.RetryAfter, time.Duration(v.e.recovery.Backoff.Max))
@@ -126,8 +127,8 @@ func (v *vu) connect(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, v.e.cfg.timeout())
 	defer cancel()
 	start := time.Now()
-	s, err := v.ten.target.connect(ctx, clientCaps, false) // with the tenant's token
-	v.count(mcp.OpInitialize, start, Reply{}, err)
+	s, err := v.ten.target.ConnectLean(ctx, client.ClientCapabilities()) // with the tenant's token
+	v.count(mcp.OpInitialize, start, client.Reply{}, err)
 	if err != nil {
 		return err
 	}
@@ -138,13 +139,9 @@ func (v *vu) connect(ctx context.Context) error {
 // faultSalt separates the fault stream of a client from its main stream.
 const faultSalt = 0x6661756c74 // "fault"
 
-// clientCaps are what tasksim's clients declare: form elicitation, so the server may ask for
-// input (R60).
-var clientCaps = mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{Form: mcp.On()}}
-
 // close ends the session (H9).
 func (v *vu) close(ctx context.Context) {
-	if v.sess == nil || v.sess.env != nil { // 2026-07-28 has no session to end
+	if v.sess == nil || v.sess.Envelope() != nil { // 2026-07-28 has no session to end
 		v.sess = nil
 		return
 	}
@@ -155,9 +152,9 @@ func (v *vu) close(ctx context.Context) {
 		err = v.sess.Close(ctx)
 		v.e.release()
 	} else {
-		err = &TransportError{Op: "DELETE", Err: ctx.Err()}
+		err = &client.TransportError{Op: "DELETE", Err: ctx.Err()}
 	}
-	v.count(mcp.OpDelete, time.Now(), Reply{}, err)
+	v.count(mcp.OpDelete, time.Now(), client.Reply{}, err)
 	v.sess = nil
 }
 
@@ -166,14 +163,14 @@ func (v *vu) close(ctx context.Context) {
 // Every request but tasks/result first takes a request slot (Config.MaxConns); v.sent is
 // when the first attempt got it, or when the call gave up waiting. The engine's dialect
 // spells op.
-func (v *vu) call(ctx context.Context, op mcp.Op, params []byte, limit time.Time, sh ServerHandler, cut Cut) (Reply, error) {
+func (v *vu) call(ctx context.Context, op mcp.Op, params []byte, limit time.Time, sh client.ServerHandler, cut client.Cut) (client.Reply, error) {
 	v.sent = time.Time{}
 	for attempt := 0; ; attempt++ {
 		rep, err := v.attempt(ctx, op, params, limit, sh, cut)
 		if v.e.det != nil {
 			v.e.det.inspect(v.ten.idx, op, rep, err) // secrets.go
 		}
-		if errors.Is(err, ErrSessionGone) && attempt == 0 {
+		if errors.Is(err, client.ErrSessionGone) && attempt == 0 {
 			v.dropSession()
 			continue // resume the known task on a fresh session (H8)
 		}
@@ -189,17 +186,17 @@ func (e *notSentError) Error() string { return e.err.Error() }
 func (e *notSentError) Unwrap() error { return e.err }
 
 // attempt is one try of call: take a slot, connect if there is no session, send.
-func (v *vu) attempt(ctx context.Context, m mcp.Op, params []byte, limit time.Time, sh ServerHandler, cut Cut) (Reply, error) {
+func (v *vu) attempt(ctx context.Context, m mcp.Op, params []byte, limit time.Time, sh client.ServerHandler, cut client.Cut) (client.Reply, error) {
 	method := v.e.dialect.Method(m)
 	stream := m == mcp.OpTasksResult
 	if !stream {
 		if !v.e.acquire(ctx) {
-			err := &TransportError{Op: method, Err: ctx.Err()}
+			err := &client.TransportError{Op: method, Err: ctx.Err()}
 			if v.sent.IsZero() {
 				v.sent = time.Now()
 			}
-			v.count(m, v.sent, Reply{}, err)
-			return Reply{}, err
+			v.count(m, v.sent, client.Reply{}, err)
+			return client.Reply{}, err
 		}
 		defer v.e.release()
 	}
@@ -208,7 +205,7 @@ func (v *vu) attempt(ctx context.Context, m mcp.Op, params []byte, limit time.Ti
 	}
 	if v.sess == nil {
 		if err := v.reconnect(ctx); err != nil {
-			return Reply{}, &notSentError{err}
+			return client.Reply{}, &notSentError{err}
 		}
 	}
 	rctx, cancel := ctx, context.CancelFunc(func() {})
@@ -229,7 +226,7 @@ func (v *vu) attempt(ctx context.Context, m mcp.Op, params []byte, limit time.Ti
 
 // count records one request's latency (for methods that have a latency metric) and outcome,
 // and samples it when it is an error (errsample.go).
-func (v *vu) count(m mcp.Op, start time.Time, rep Reply, err error) {
+func (v *vu) count(m mcp.Op, start time.Time, rep client.Reply, err error) {
 	o, code, status := classify(m, rep, err)
 	if o == metrics.OutcomeRPCError && m == mcp.OpTasksResult && v.resultErrorExpected(code) {
 		o = metrics.OutcomeExpected // the failed call's own error, as R17 has it delivered
@@ -313,13 +310,13 @@ var capacityWords = [...]string{"capacity", "overload", "rate limit", "too many 
 // createRefusal settles a create that got no result. It reports whether the create was
 // refused (not created) and, for a refusal that asks the client to slow down, how long the
 // server asked it to wait (0 = not said). refused false means the outcome is unknown.
-func createRefusal(rep Reply, err error) (refused bool, key int, retryAfter time.Duration) {
+func createRefusal(rep client.Reply, err error) (refused bool, key int, retryAfter time.Duration) {
 	if err == nil {
 		return true, rep.Err.Code, 0
 	}
-	var he *HTTPError
+	var he *client.HTTPError
 	switch {
-	case errors.Is(err, ErrSessionGone):
+	case errors.Is(err, client.ErrSessionGone):
 		return true, http.StatusNotFound, 0
 	case errors.As(err, &he) && (he.Status/100 == 4 || he.Status == http.StatusServiceUnavailable):
 		return true, he.Status, he.RetryAfter
@@ -353,7 +350,7 @@ func (v *vu) holdOff(retryAfter time.Duration) {
 
 // classify returns how a request of method m ended, with its JSON-RPC code and HTTP
 // status (0 when there is none).
-func classify(m mcp.Op, rep Reply, err error) (o metrics.Outcome, code, status int) {
+func classify(m mcp.Op, rep client.Reply, err error) (o metrics.Outcome, code, status int) {
 	switch {
 	case err != nil:
 		return classifyFailure(err) // apart: its errors.As targets escape, and cost an allocation each
@@ -375,24 +372,24 @@ func classify(m mcp.Op, rep Reply, err error) (o metrics.Outcome, code, status i
 // common in a storm, allocates none.
 func classifyFailure(err error) (o metrics.Outcome, code, status int) {
 	switch {
-	case errors.Is(err, ErrCut): // the scenario's own client fault: not the target's doing
+	case errors.Is(err, client.ErrCut): // the scenario's own client fault: not the target's doing
 		return metrics.OutcomeInjected, 0, 0
-	case errors.Is(err, ErrSessionGone):
+	case errors.Is(err, client.ErrSessionGone):
 		return metrics.OutcomeHTTPError, 0, 404
 	}
 	if rpc := (*mcp.Error)(nil); errors.As(err, &rpc) { // initialize answered with an error
 		return metrics.OutcomeRPCError, rpc.Code, 200
 	}
-	if he := (*HTTPError)(nil); errors.As(err, &he) {
+	if he := (*client.HTTPError)(nil); errors.As(err, &he) {
 		if throttled(he.Status, he.RetryAfter) {
 			return metrics.OutcomeBackpressure, 0, he.Status
 		}
 		return metrics.OutcomeHTTPError, 0, he.Status
 	}
-	if pe := (*ProtocolError)(nil); errors.As(err, &pe) {
+	if pe := (*client.ProtocolError)(nil); errors.As(err, &pe) {
 		return metrics.OutcomeProtocol, 0, 0
 	}
-	if ve := (*VersionError)(nil); errors.As(err, &ve) { // an unknown protocol version
+	if ve := (*client.VersionError)(nil); errors.As(err, &ve) { // an unknown protocol version
 		return metrics.OutcomeProtocol, 0, 0
 	}
 	return metrics.OutcomeTransport, 0, 0
@@ -452,13 +449,13 @@ func (v *vu) beginTask(ctx context.Context, intended time.Time) bool {
 	}
 	now := time.Now()
 	v.shard.Add(metrics.TasksCreated, 1)
-	e.manifest.sawTask(task)
+	e.manifest.SawTask(task)
 	e.learn(task.TaskID)
 	v.lastID = task.TaskID
 	if e.probes != nil { // what probes of other tenants learn, through the simulator (probes.go)
 		sid := ""
 		if v.sess != nil {
-			sid = v.sess.id
+			sid = v.sess.ID()
 		}
 		e.probes.reg.add(v.ten.idx, task.TaskID, sid)
 	}
@@ -473,7 +470,7 @@ func (v *vu) beginTask(ctx context.Context, intended time.Time) bool {
 	}
 	v.lc = v.newLifecycle()
 	lc := &v.lc
-	t.id, t.params = task.TaskID, taskIDParams(task.TaskID)
+	t.id, t.params = task.TaskID, client.TaskIDParams(task.TaskID)
 	t.srv = serverTimes{created: parseTime(task.CreatedAt), ttl: task.TTL}
 	t.lastUpdated = task.LastUpdatedAt
 	v.grant(t, task.TTL)
@@ -553,7 +550,7 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 			}
 			lc.PollSent()
 			v.shard.Add(metrics.Polls, 1)
-			rep, err := v.call(ctx, mcp.OpTasksGet, t.params, time.Time{}, nil, CutNone)
+			rep, err := v.call(ctx, mcp.OpTasksGet, t.params, time.Time{}, nil, client.CutNone)
 			// Sent when it got its request slot: a wait for one is the load generator's own.
 			v.shard.RecordDuration(metrics.ScheduleLag, max(0, v.sent.Sub(st.At)))
 			v.observe(mcp.OpTasksGet, rep, err, t)
@@ -568,7 +565,7 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 				v.cancelModern(ctx, t, wasTerminal)
 				break
 			}
-			cut := v.cut(e.cfg.Faults.CancelReply, "cancel_reply", CutReply) // fault point 5
+			cut := v.cut(e.cfg.Faults.CancelReply, "cancel_reply", client.CutReply) // fault point 5
 			rep, err := v.call(ctx, mcp.OpTasksCancel, t.params, time.Time{}, nil, cut)
 			if err == nil && rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams {
 				// R26: the task was terminal by the time the cancel arrived (or is gone): not
@@ -588,15 +585,15 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 				t.beforeResult = true
 				v.dropSession() // fault point 3: the connection drops before tasks/result
 			}
-			cut := CutNone
+			cut := client.CutNone
 			if !t.streamCut { // at most one stream cut per task, so that every task can end
 				switch {
 				case v.draw(e.cfg.Faults.InputBeforeAnswer):
-					cut = CutBeforeAnswer
+					cut = client.CutBeforeAnswer
 				case v.draw(e.cfg.Faults.InputAfterAnswer):
-					cut = CutAfterAnswer
+					cut = client.CutAfterAnswer
 				case v.draw(e.cfg.Faults.ResultStream):
-					cut = CutStream
+					cut = client.CutStream
 				}
 			}
 			rep, err := v.call(ctx, mcp.OpTasksResult, t.params, st.At, v, cut)
@@ -611,7 +608,7 @@ func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
 				t.resultTries++
 				now := time.Now()
 				wait := time.Duration(0)
-				if errors.Is(err, ErrCut) {
+				if errors.Is(err, client.ErrCut) {
 					t.streamCut = true
 					v.injected(cut)
 					wait = v.retryDelay(t.resultTries)
@@ -685,12 +682,12 @@ func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 			}
 			return nil, false
 		}
-		cut := v.cut(e.cfg.Faults.CreateReply, "create_reply", CutReply) // fault point 1
+		cut := v.cut(e.cfg.Faults.CreateReply, "create_reply", client.CutReply) // fault point 1
 		sentAt := time.Now()
 		t.createSent = sentAt
 		rep, err := v.call(ctx, mcp.OpToolsCall, params, time.Time{}, nil, cut)
 		v.afterCreate()
-		if errors.Is(err, ErrCut) {
+		if errors.Is(err, client.ErrCut) {
 			v.dropSession()
 		}
 		if err == nil && rep.Err == nil {
@@ -730,7 +727,7 @@ func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 			v.holdOff(0) // no session, so the call never left: no task can exist
 			return nil, false
 		}
-		if refused, key, retryAfter := createRefusal(rep, err); refused && !errors.Is(err, ErrCut) {
+		if refused, key, retryAfter := createRefusal(rep, err); refused && !errors.Is(err, client.ErrCut) {
 			v.refused(key, retryAfter) // the server answered: no task
 			return nil, false
 		}
@@ -746,7 +743,7 @@ func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 			// The target's own record says the create never happened: a known outcome, not
 			// a task to reconcile (an arrival the fault swallowed).
 			v.shard.Add(metrics.CreatesNotFound, 1)
-			if !errors.Is(err, ErrCut) { // a cut of the scenario's own is no sign to slow down
+			if !errors.Is(err, client.ErrCut) { // a cut of the scenario's own is no sign to slow down
 				v.holdOff(0)
 			}
 			return nil, false
@@ -784,8 +781,8 @@ func (v *vu) reconcile(ctx context.Context, t *taskState, sentAt time.Time) (*mc
 		if byKey {
 			id, found, err = e.cfg.Reconciler.Find(ctx, t.key)
 		} else {
-			id, found, err = e.list.find(func(params []byte) (Reply, error) {
-				return v.call(ctx, mcp.OpTasksList, params, time.Time{}, nil, CutNone)
+			id, found, err = e.list.find(func(params []byte) (client.Reply, error) {
+				return v.call(ctx, mcp.OpTasksList, params, time.Time{}, nil, client.CutNone)
 			}, sentAt, failedAt)
 		}
 		if err == nil && !found {
@@ -795,8 +792,8 @@ func (v *vu) reconcile(ctx context.Context, t *taskState, sentAt time.Time) (*mc
 			return nil, ReasonCreateLost // tasks/list shows no candidate: not proof enough
 		}
 		if err == nil {
-			params := taskIDParams(id)
-			rep, err := v.call(ctx, mcp.OpTasksGet, params, time.Time{}, nil, CutNone)
+			params := client.TaskIDParams(id)
+			rep, err := v.call(ctx, mcp.OpTasksGet, params, time.Time{}, nil, client.CutNone)
 			if err == nil && rep.Err == nil {
 				task, perr := v.e.readTask(rep.Result)
 				if perr == nil && task.Status.Valid() {
@@ -830,7 +827,7 @@ func (v *vu) unknown(t *taskState, reason string) {
 func (v *vu) confirmCancelled(ctx context.Context, t *taskState) {
 	v.lc.PollSent()
 	v.shard.Add(metrics.Polls, 1)
-	rep, err := v.call(ctx, mcp.OpTasksGet, t.params, time.Time{}, nil, CutNone)
+	rep, err := v.call(ctx, mcp.OpTasksGet, t.params, time.Time{}, nil, client.CutNone)
 	if err != nil || rep.Err != nil {
 		return // no evidence either way (a purge after a cancel is allowed)
 	}
@@ -859,7 +856,7 @@ func (v *vu) resultErrorExpected(code int) bool {
 // JSON-RPC error (rpcErr), counted expected (resultErrorExpected), is moved back to the
 // errors unless the task is failed or cancelled.
 func (v *vu) checkFailure(ctx context.Context, t *taskState, rpcErr *mcp.Error) mcp.Status {
-	rep, err := v.call(ctx, mcp.OpTasksGet, t.params, time.Time{}, nil, CutNone)
+	rep, err := v.call(ctx, mcp.OpTasksGet, t.params, time.Time{}, nil, client.CutNone)
 	v.observe(mcp.OpTasksGet, rep, err, t)
 	st := v.lc.Status
 	if rpcErr != nil && rpcErr.Code != mcp.CodeInvalidParams && st != mcp.StatusFailed && st != mcp.StatusCancelled {
@@ -898,17 +895,17 @@ func (v *vu) draw(t scenarios.Trigger) bool {
 }
 
 // cut decides a cut that always happens once decided (the request is sent, its reply lost).
-func (v *vu) cut(t scenarios.Trigger, kind string, c Cut) Cut {
+func (v *vu) cut(t scenarios.Trigger, kind string, c client.Cut) client.Cut {
 	if v.fires(t, kind) {
 		return c
 	}
-	return CutNone
+	return client.CutNone
 }
 
 // injected records a stream cut that happened.
-func (v *vu) injected(c Cut) {
-	kind := map[Cut]string{CutStream: "result_stream", CutBeforeAnswer: "input_before_answer",
-		CutAfterAnswer: "input_after_answer"}[c]
+func (v *vu) injected(c client.Cut) {
+	kind := map[client.Cut]string{client.CutStream: "result_stream", client.CutBeforeAnswer: "input_before_answer",
+		client.CutAfterAnswer: "input_after_answer"}[c]
 	v.shard.Add(metrics.FaultsInjected, 1)
 	v.e.cfg.Events.Add(metrics.Event{At: time.Now(), Source: "client", Kind: kind, Task: v.cur})
 }
@@ -951,7 +948,7 @@ func (v *vu) malformed(m mcp.Op, msg string) {
 }
 
 // observe applies the reply to a tasks/get or tasks/cancel (m) to the lifecycle.
-func (v *vu) observe(m mcp.Op, rep Reply, err error, t *taskState) {
+func (v *vu) observe(m mcp.Op, rep client.Reply, err error, t *taskState) {
 	lc := &v.lc
 	now := time.Now()
 	switch {
@@ -961,12 +958,12 @@ func (v *vu) observe(m mcp.Op, rep Reply, err error, t *taskState) {
 		return
 	case err != nil:
 		t.statusFails++
-		var he *HTTPError
+		var he *client.HTTPError
 		if errors.As(err, &he) && he.RetryAfter > 0 {
 			lc.Replied(now.Add(he.RetryAfter)) // honour Retry-After
 			return
 		}
-		if errors.Is(err, ErrCut) {
+		if errors.Is(err, client.ErrCut) {
 			v.dropSession()
 		}
 		lc.Replied(now.Add(backoff(v.e.recovery.Backoff, t.statusFails, v.frng)))
@@ -1162,12 +1159,12 @@ func (v *vu) revokedDenial(err error) bool {
 	if err == nil || v.ten.revokeAt < 0 {
 		return false // before he: an escaping variable is allocated where it is declared
 	}
-	var he *HTTPError
+	var he *client.HTTPError
 	return errors.As(err, &he) &&
 		(he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden) && v.ten.revoked(v.e)
 }
 
-var _ ServerHandler = (*vu)(nil)
+var _ client.ServerHandler = (*vu)(nil)
 
 // elicitCounter is the counter of the answers to elicitations with action.
 func elicitCounter(action string) metrics.Counter {
@@ -1202,11 +1199,6 @@ func isErrorResult(raw json.RawMessage) bool {
 	}
 	_ = json.Unmarshal(raw, &r)
 	return r.IsError
-}
-
-func taskIDParams(id string) []byte {
-	b := append([]byte(`{"taskId":`), mcp.AppendString(nil, id)...)
-	return append(b, '}')
 }
 
 func parseTime(s string) time.Time {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 )
@@ -21,7 +22,7 @@ import (
 //
 //	step          2025-11-25                          2026-07-28
 //	requester     a session: initialize, DELETE       none: each request carries the
-//	                                                  envelope (Target.stateless)
+//	                                                  envelope (client.Target.Stateless)
 //	create        tools/call with params.task         tools/call declaring the extension in
 //	                                                  _meta; the server decides (E40): a
 //	                                                  task (resultType task), a result, or
@@ -56,18 +57,18 @@ import (
 // request, which declares the Tasks extension when the run creates tasks (E39) and form
 // elicitation, so that the server may ask for input (ext-gap-6: the same capabilities on
 // every request).
-func (e *Engine) speakModern(t *Target, m *Manifest) error {
+func (e *Engine) speakModern(t *client.Target, m *client.Manifest) error {
 	caps := mcp.ModernClientCapabilities{Elicitation: &mcp.ElicitationCapability{Form: mcp.On()}}
 	if m.AsTask {
 		caps.DeclareTasks()
 	}
-	env, err := t.newModernEnv(m.ProtocolVersion, caps)
+	env, err := t.NewEnvelope(m.ProtocolVersion, caps)
 	if err != nil {
 		return err
 	}
 	e.env, e.dialect = env, mcp.V20260728{}
 	if e.cfg.TaskTTL > 0 {
-		m.Notes = append(m.Notes, fmt.Sprintf("task_ttl %s is not sent: in %s the server alone sets ttlMs (E40)", e.cfg.TaskTTL, ProtocolModern))
+		m.Notes = append(m.Notes, fmt.Sprintf("task_ttl %s is not sent: in %s the server alone sets ttlMs (E40)", e.cfg.TaskTTL, client.ProtocolModern))
 	}
 	return nil
 }
@@ -75,7 +76,7 @@ func (e *Engine) speakModern(t *Target, m *Manifest) error {
 // observeModern applies a tasks/get reply of 2026-07-28 to the lifecycle (observe has
 // handled errors): the task, then what its status inlines (E50): the payload, or the input
 // requests, kept in t.inputs for answerInputs.
-func (v *vu) observeModern(rep Reply, t *taskState) {
+func (v *vu) observeModern(rep client.Reply, t *taskState) {
 	lc := &v.lc
 	now := time.Now()
 	r, q, err := mcp.ParseGetTaskResult(rep.Result)
@@ -123,7 +124,7 @@ func (v *vu) observeModern(rep Reply, t *taskState) {
 // 2026-07-28 a task answers only a request that declared the Tasks extension, and is an
 // invalid reply to one that did not (E13, E39), as with the sync fallback.
 func (e *Engine) parseCall(raw []byte) (*mcp.Task, *mcp.CallToolResult, error) {
-	if e.env == nil || e.env.tasks {
+	if e.env == nil || e.env.DeclaresTasks() {
 		return e.dialect.ParseCallReply(raw)
 	}
 	r, _, err := mcp.ParseCallToolReply(raw, false)
@@ -169,7 +170,7 @@ func (v *vu) answerInputs(ctx context.Context, t *taskState) {
 	slices.Sort(keys) // the answers drawn in a fixed order, for a reproducible run
 	if !t.streamCut && v.draw(v.e.cfg.Faults.InputBeforeAnswer) {
 		t.streamCut = true // at most one cut per task, so that every task can end
-		v.injected(CutBeforeAnswer)
+		v.injected(client.CutBeforeAnswer)
 		v.dropSession() // the next poll shows the same keys, answered then
 		return
 	}
@@ -197,13 +198,13 @@ func (v *vu) answerInputs(ctx context.Context, t *taskState) {
 	for k := range responses {
 		t.answered = append(t.answered, k) // sent: never again, whatever the reply (E56)
 	}
-	cut := CutNone
+	cut := client.CutNone
 	if !t.streamCut && v.draw(v.e.cfg.Faults.InputAfterAnswer) {
-		t.streamCut, cut = true, CutReply
+		t.streamCut, cut = true, client.CutReply
 	}
 	_, err = v.call(ctx, mcp.OpTasksUpdate, params, time.Time{}, nil, cut)
-	if errors.Is(err, ErrCut) {
-		v.injected(CutAfterAnswer)
+	if errors.Is(err, client.ErrCut) {
+		v.injected(client.CutAfterAnswer)
 		v.dropSession()
 	}
 }
@@ -232,7 +233,7 @@ const maxInputRounds = 10
 // session gives the retry a new id. why says why there is no retry: the reply does not
 // read, or asks for input the client did not declare (E15).
 func (v *vu) inputRound(raw, call []byte) (retry []byte, why string) {
-	r, _, err := mcp.ParseCallToolReply(raw, v.e.env.tasks)
+	r, _, err := mcp.ParseCallToolReply(raw, v.e.env.DeclaresTasks())
 	if err != nil || r.Input == nil {
 		return nil, fmt.Sprintf("tools/call InputRequiredResult: %v", err)
 	}
@@ -270,7 +271,7 @@ func (v *vu) losePayload() bool {
 		return true
 	}
 	if v.draw(f.ResultStream) {
-		v.injected(CutStream)
+		v.injected(client.CutStream)
 		return true
 	}
 	return false
@@ -283,7 +284,7 @@ func (v *vu) losePayload() bool {
 // at once (lateCancelModern).
 func (v *vu) cancelModern(ctx context.Context, t *taskState, wasTerminal bool) {
 	lc := &v.lc
-	cut := v.cut(v.e.cfg.Faults.CancelReply, "cancel_reply", CutReply) // fault point 5
+	cut := v.cut(v.e.cfg.Faults.CancelReply, "cancel_reply", client.CutReply) // fault point 5
 	rep, err := v.call(ctx, mcp.OpTasksCancel, t.params, time.Time{}, nil, cut)
 	switch {
 	case err != nil:
@@ -311,7 +312,7 @@ func (v *vu) cancelModern(ctx context.Context, t *taskState, wasTerminal bool) {
 // same request about an id nobody holds is refused, since the server then tells another
 // tenant's task apart from an unknown one (E67); otherwise it is inconclusive. Whether the
 // cancel took effect shows on the owner's side (cancelled_unrequested).
-func (v *vu) probeModern(ctx context.Context, sess *Session, foreign string) {
+func (v *vu) probeModern(ctx context.Context, sess *client.Session, foreign string) {
 	update := func(id string) []byte {
 		b, _ := json.Marshal(mcp.UpdateTaskParams{TaskID: id, InputResponses: mcp.InputResponses{"tasksim-probe": json.RawMessage(`{"action":"decline"}`)}})
 		return b
@@ -320,13 +321,13 @@ func (v *vu) probeModern(ctx context.Context, sess *Session, foreign string) {
 		kind   string
 		op     mcp.Op
 		params func(string) []byte
-	}{{ProbeCancel, mcp.OpTasksCancel, taskIDParams}, {ProbeResult, mcp.OpTasksUpdate, update}} {
-		rep, err := v.probeCall(ctx, sess, c.kind, c.op, c.params(foreign), CutNone)
+	}{{ProbeCancel, mcp.OpTasksCancel, client.TaskIDParams}, {ProbeResult, mcp.OpTasksUpdate, update}} {
+		rep, err := v.probeCall(ctx, sess, c.kind, c.op, c.params(foreign), client.CutNone)
 		if err != nil || rep.Err != nil {
 			v.judge(c.kind, foreign, rep, err)
 			continue
 		}
-		ctl, cerr := v.probeCall(ctx, sess, c.kind, c.op, c.params(randomHex(v.prng, len(foreign))), CutNone)
+		ctl, cerr := v.probeCall(ctx, sess, c.kind, c.op, c.params(randomHex(v.prng, len(foreign))), client.CutNone)
 		p := v.e.probes
 		switch {
 		case cerr == nil && ctl.Err != nil:
@@ -343,9 +344,9 @@ func (v *vu) probeModern(ctx context.Context, sess *Session, foreign string) {
 // refused with 401, 403 or a JSON-RPC error.
 func (v *vu) probeRevokedModern(ctx context.Context, t *tenant, id string) {
 	p := v.e.probes
-	sess := t.target.stateless(v.e.env)
-	rep, err := v.probeCall(ctx, sess, ProbeRevoked, mcp.OpTasksGet, taskIDParams(id), CutNone)
-	var he *HTTPError
+	sess := t.target.Stateless(v.e.env)
+	rep, err := v.probeCall(ctx, sess, ProbeRevoked, mcp.OpTasksGet, client.TaskIDParams(id), client.CutNone)
+	var he *client.HTTPError
 	switch {
 	case err == nil && rep.Err == nil:
 		p.leak(ProbeRevoked, id, "a revoked token read a task (tasks/get)")

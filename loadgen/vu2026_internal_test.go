@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
 )
 
@@ -25,7 +26,15 @@ func TestParseCallOfTheEnvelope(t *testing.T) {
 		{false, plain, false, true, ""},
 		{true, plain, false, true, ""},
 	} {
-		e := &Engine{env: &modernEnv{tasks: tc.declared}, dialect: mcp.V20260728{}}
+		var caps mcp.ModernClientCapabilities
+		if tc.declared {
+			caps.DeclareTasks()
+		}
+		env, err := (&client.Target{}).NewEnvelope(client.ProtocolModern, caps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := &Engine{env: env, dialect: mcp.V20260728{}}
 		task, call, err := e.parseCall(tc.raw)
 		switch {
 		case tc.errContains != "" && (err == nil || !strings.Contains(err.Error(), tc.errContains)):

@@ -22,6 +22,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/internal/mcp/mcptest"
 	"github.com/tasksim/tasksim/loadgen"
@@ -119,8 +120,8 @@ func runModern(t *testing.T, srvCfg mockserver.Config, cfg loadgen.Config) (*fau
 			return id, ok, nil
 		})
 	}})
-	if r.manifest.Era != loadgen.ProtocolModern {
-		t.Fatalf("the run spoke %s, want %s", r.manifest.Era, loadgen.ProtocolModern)
+	if r.manifest.Era != client.ProtocolModern {
+		t.Fatalf("the run spoke %s, want %s", r.manifest.Era, client.ProtocolModern)
 	}
 	log.check(t)
 	return &faultRun{snap: r.snap, eng: r.eng, server: r.server, events: events}, log
@@ -307,9 +308,9 @@ func TestModernEraFound(t *testing.T) {
 		protocols mockserver.Protocols
 		want      string
 	}{
-		{mockserver.ProtocolsModern, loadgen.ProtocolModern},
-		{mockserver.ProtocolsBoth, loadgen.ProtocolModern},
-		{mockserver.ProtocolsLegacy, loadgen.ProtocolLegacy},
+		{mockserver.ProtocolsModern, client.ProtocolModern},
+		{mockserver.ProtocolsBoth, client.ProtocolModern},
+		{mockserver.ProtocolsLegacy, client.ProtocolLegacy},
 	} {
 		t.Run(string(tc.protocols), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -319,7 +320,7 @@ func TestModernEraFound(t *testing.T) {
 				if r.manifest.Era != tc.want {
 					t.Errorf("era %s, want %s (detection: %s)", r.manifest.Era, tc.want, r.manifest.EraDetection)
 				}
-				if fell := r.manifest.EraFallback != ""; fell != (tc.want == loadgen.ProtocolLegacy) ||
+				if fell := r.manifest.EraFallback != ""; fell != (tc.want == client.ProtocolLegacy) ||
 					fell && !strings.Contains(r.manifest.EraDetection, "falling back to initialize") {
 					t.Errorf("era_fallback %q, era_detection %q: want the fallback said exactly when taken", r.manifest.EraFallback, r.manifest.EraDetection)
 				}
@@ -337,7 +338,7 @@ func TestModernWithoutExtension(t *testing.T) {
 		srv := modernServer
 		srv.NoTasks = true
 		cfg := faultConfig(scenarios.ClientFaults{})
-		cfg.Tool, cfg.Fallback = "work", loadgen.FallbackSync
+		cfg.Tool, cfg.Fallback = "work", client.FallbackSync
 		log := &wireLog{}
 		r := runIn(t, srv, cfg, harness{protocol: "auto", wrap: modernWire(log)})
 		log.check(t)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/metrics"
 )
 
@@ -266,7 +267,7 @@ func signed(v float64) string {
 // manifestDrift lists the manifest fields that differ, flattened to dotted paths (tools by
 // name); volatile fields (when and from where the manifest was taken, the probe's own
 // session evidence and notes) are left out.
-func manifestDrift(b, c *Manifest) []Difference {
+func manifestDrift(b, c *client.Manifest) []Difference {
 	if b == nil || c == nil {
 		return nil
 	}
@@ -299,17 +300,15 @@ func union(a, b map[string]string) map[string]string {
 	return u
 }
 
-// manifestFields is m's leaves as dotted paths and their JSON text.
-func manifestFields(m *Manifest) map[string]string {
-	c := *m
-	c.Target, c.Tools, c.Notes, c.Instructions = "", nil, nil, ""
-	c.Session = ManifestSession{}
-	raw, _ := json.Marshal(c) // a Manifest always encodes
+// manifestFields is m's leaves as dotted paths and their JSON text, without the volatile
+// ones; tools are listed by name, below.
+func manifestFields(m *client.Manifest) map[string]string {
+	raw, _ := json.Marshal(m) // a Manifest always encodes
 	var tree map[string]any
 	_ = json.Unmarshal(raw, &tree)
-	delete(tree, "target")
-	delete(tree, "taken_at")
-	delete(tree, "session")
+	for _, k := range []string{"target", "taken_at", "session", "notes", "instructions", "tools"} {
+		delete(tree, k)
+	}
 	out := map[string]string{}
 	flatten("", tree, out)
 	for _, t := range m.Tools {

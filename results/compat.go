@@ -13,7 +13,7 @@ type Compat struct {
 	Protocol string // the negotiated protocol version
 	Era      string // the era the run spoke: 2025-11-25 or 2026-07-28
 	// EraFallback says why the run spoke 2025-11-25 after trying 2026-07-28 first
-	// (loadgen.Manifest.EraFallback); "" = no fallback was taken.
+	// (client.Manifest.EraFallback); "" = no fallback was taken.
 	EraFallback   string
 	TasksDeclared bool   // capabilities.tasks is present
 	List          bool   // capabilities.tasks.list
@@ -22,13 +22,13 @@ type Compat struct {
 	Tool          string // the run's tool
 	TaskSupport   string // its taskSupport ("forbidden" when absent, R7)
 	// Supported says the target can take a task for Tool: a protocol with Tasks, ToolsCall
-	// and a taskSupport other than forbidden (loadgen.Manifest.TasksSupported); Why says
+	// and a taskSupport other than forbidden (client.Manifest.TasksSupported); Why says
 	// what is missing when it cannot.
 	Supported bool
 	Why       string
-	AsTask    bool   // the client task-augmented its tools/call (loadgen.Manifest.AsTask)
+	AsTask    bool   // the client task-augmented its tools/call (client.Manifest.AsTask)
 	Fallback  string // the scenario's declared fallback: "sync" or "refuse"
-	Taken     string // the fallback taken and why (loadgen.Manifest.Fallback); "" = none
+	Taken     string // the fallback taken and why (client.Manifest.Fallback); "" = none
 	// TaskParamsIgnored counts the tools/call that reached the embedded server with a task
 	// parameter on a session without the tasks capability (it ignored them, R4); -1 =
 	// unknown (an external target).

@@ -2,5 +2,6 @@
 // evaluation, and the CSV, JSON and HTML writers; and the result of the contract suite
 // (Contract), with its JSON, JUnit XML, text and HTML writers.
 //
-// It may import metrics and scenarios only.
+// It may import internal/mcp, client (the capability manifest is client.Manifest), metrics
+// and scenarios only.
 package results

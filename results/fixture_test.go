@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/scenarios"
@@ -111,9 +112,9 @@ func fixture() (RunInfo, *metrics.Snapshot, []metrics.Window) {
 	info := RunInfo{
 		Version: "0.1.0", Scenario: "golden", Seed: 42, Protocol: "2025-11-25",
 		StartedAt: t0, Duration: 3 * time.Second,
-		Manifest: &Manifest{
+		Manifest: &client.Manifest{
 			ProtocolVersion: "2025-11-25", Server: mcp.Implementation{Name: "tasksim-mock", Version: "0.1.0"},
-			Tasks: ManifestTasks{Declared: true, ToolsCall: true}, Tools: []ManifestTool{{Name: "work_task", TaskSupport: "required"}},
+			Tasks: client.TasksManifest{Declared: true, ToolsCall: true}, Tools: []client.ToolManifest{{Name: "work_task", TaskSupport: "required"}},
 			Tool: "work_task", TaskSupport: "required", AsTask: true, Era: "2025-11-25", Eras: []string{"2025-11-25"},
 		},
 		Runtime: Runtimes{Run: &Runtime{Go: "go1.26.8", GOMAXPROCS: 2, GOGC: 400, MemoryLimit: 12 << 30, SetBy: "tasksim"}},

@@ -3,6 +3,7 @@ package results
 import (
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/scenarios"
 )
 
@@ -25,7 +26,7 @@ type RunInfo struct {
 	Error string
 
 	// Manifest is the capability manifest; nil = null.
-	Manifest *Manifest
+	Manifest *client.Manifest
 	// Runtime describes the load generator's process (or, merged, each shard's); zero = null.
 	Runtime Runtimes
 	// Server holds the embedded server's figures (or, merged, each shard's); zero = null.

@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 )
@@ -61,8 +62,9 @@ type Summary struct {
 	// or why the check could not be made; "" when trustworthy and checked.
 	Trustworthy bool   `json:"trustworthy"`
 	TrustNote   string `json:"trust_note"`
-	// Manifest is the target's capability manifest; null when the run did not get that far.
-	Manifest *Manifest `json:"manifest"`
+	// Manifest is the target's capability manifest (client.Manifest documents each field);
+	// null when the run did not get that far.
+	Manifest *client.Manifest `json:"manifest"`
 	// Runtime is the load generator's process: Go version, processors, garbage collector
 	// settings (internal/gcpolicy); null when not given; one per shard in a merged summary.
 	Runtime Runtimes `json:"runtime"`

@@ -3,91 +3,16 @@ package results
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"strings"
-	"time"
-
-	"github.com/tasksim/tasksim/internal/mcp"
 )
 
 // The parts of summary.json that describe the target and the process rather than the
-// measurements: the capability manifest, the runtime, the embedded server's figures and
-// the clients' findings. results may import neither loadgen nor mockserver
-// (docs/ARCHITECTURE.md#imports), so these are its own types: the runner fills them from
-// loadgen.Manifest, internal/gcpolicy and mockserver.Stats, and a reader of summary.json
-// (tasksim merge, tasksim report, a pipeline) decodes them back with the same fields.
-
-// Manifest is the target's capability manifest as summary.json's "manifest" holds it: the
-// fields of loadgen.Manifest, key for key (loadgen/manifest.go documents each).
-type Manifest struct {
-	Target          string             `json:"target"`
-	TakenAt         time.Time          `json:"taken_at"`
-	ProtocolVersion string             `json:"protocol_version"`
-	Server          mcp.Implementation `json:"server"`
-	SessionID       bool               `json:"session_id"`
-	Tasks           ManifestTasks      `json:"tasks"`
-	Tools           []ManifestTool     `json:"tools"`
-	Tool            string             `json:"tool"`
-	TaskSupport     string             `json:"tool_task_support,omitempty"`
-	AsTask          bool               `json:"as_task"`
-	Fallback        string             `json:"fallback,omitempty"`
-
-	Era               string   `json:"era"`
-	Eras              []string `json:"eras"`
-	EraDetection      string   `json:"era_detection,omitempty"`
-	EraFallback       string   `json:"era_fallback,omitempty"`
-	SupportedVersions []string `json:"supported_versions,omitempty"`
-	Instructions      string   `json:"instructions,omitempty"`
-
-	PollIntervalMs    *int64 `json:"poll_interval_ms"` // null: none seen
-	TTLMs             *int64 `json:"ttl_ms"`           // null: unlimited or none seen
-	PollIntervalFound bool   `json:"poll_interval_found"`
-	FallbackInterval  int64  `json:"fallback_interval_ms"`
-
-	Session ManifestSession `json:"session"`
-	Notes   []string        `json:"notes,omitempty"`
-}
-
-// ManifestTasks is the manifest's "tasks": capabilities.tasks as declared, and the
-// extension of 2026-07-28.
-type ManifestTasks struct {
-	Declared  bool `json:"declared"`
-	List      bool `json:"list"`
-	Cancel    bool `json:"cancel"`
-	ToolsCall bool `json:"tools_call"`
-	Extension bool `json:"extension"`
-}
-
-// ManifestTool is one tool of the manifest.
-type ManifestTool struct {
-	Name        string   `json:"name"`
-	TaskSupport string   `json:"task_support,omitempty"` // "" (omitted) in 2026-07-28, where tools declare none
-	Args        []string `json:"args,omitempty"`
-}
-
-// ManifestSession is the evidence of the probe's own session (H2, H6, H9).
-type ManifestSession struct {
-	Stateless        bool   `json:"stateless,omitempty"`
-	IDIssued         bool   `json:"id_issued"`
-	DeleteStatus     int    `json:"delete_status"`
-	DeleteAccepted   bool   `json:"delete_accepted"`
-	GetStatus        int    `json:"get_status"`
-	GetStreamOffered bool   `json:"get_stream_offered"`
-	Note             string `json:"note,omitempty"`
-}
-
-// DecodeManifest reads the JSON of a capability manifest (loadgen.Manifest marshalled), key
-// for key: a key Manifest does not have is an error, so that a field added to the manifest
-// and not here is caught (the runner's tests encode a full manifest through it).
-func DecodeManifest(b []byte) (*Manifest, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	m := new(Manifest)
-	if err := dec.Decode(m); err != nil {
-		return nil, fmt.Errorf("results: manifest: %w", err)
-	}
-	return m, nil
-}
+// measurements: the runtime, the embedded server's figures and the clients' findings. results
+// may import neither loadgen nor mockserver (docs/ARCHITECTURE.md#imports), so these are its
+// own types: the runner fills them from internal/gcpolicy, mockserver.Stats and the engine,
+// and a reader of summary.json (tasksim merge, tasksim report, a pipeline) decodes them back
+// with the same fields. The capability manifest is client.Manifest itself (package client
+// imports internal/mcp only), so it has no mirror here.
 
 // Runtime is the load generator's process: Go version, processors and the garbage
 // collector's settings (internal/gcpolicy.Policy, field for field).

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"testing/synctest"
 
-	"github.com/tasksim/tasksim/loadgen"
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/results"
 )
@@ -25,7 +25,7 @@ func TestCanaryGateCancelIgnored(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				sum, _ := runVirtual(t, "canary-gate", tc.verdict, "protocol="+loadgen.ProtocolModern,
+				sum, _ := runVirtual(t, "canary-gate", tc.verdict, "protocol="+client.ProtocolModern,
 					"duration=12s", "grace=12s", "contract=false", tc.mode)
 				g := sum.Gates.Cancellation
 				ev := g.Evidence
@@ -62,7 +62,7 @@ func TestCanaryGateCancelIgnored(t *testing.T) {
 // still working and goes on (cancel_ignored) breaks R27: any ignored cancel fails the gate.
 func TestCancelIgnoredLegacy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sum, _ := runVirtual(t, "canary-gate", results.VerdictFail, "protocol="+loadgen.ProtocolLegacy,
+		sum, _ := runVirtual(t, "canary-gate", results.VerdictFail, "protocol="+client.ProtocolLegacy,
 			"duration=12s", "grace=12s", "contract=false", "server.known_bad=[cancel_ignored]")
 		g := sum.Gates.Cancellation
 		if !g.Evaluated || g.Pass || g.Evidence.CancelsIgnored == 0 || g.Evidence.CancelsIgnoredLimit != 0 || !strings.Contains(g.Evidence.IgnoredRule, "R27") {
@@ -78,7 +78,7 @@ func TestCancelIgnoredLegacy(t *testing.T) {
 // tasks stay completed, the R14 violation fails the hard gate and the undone cancels the
 // cancellation gate. (Before, the run reported those tasks cancelled and passed.)
 func TestCancelStormCancelTerminal(t *testing.T) {
-	for _, proto := range []string{loadgen.ProtocolLegacy, loadgen.ProtocolModern} {
+	for _, proto := range []string{client.ProtocolLegacy, client.ProtocolModern} {
 		t.Run(proto, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				sum, _ := runVirtual(t, "cancel-storm", results.VerdictFail, "protocol="+proto,
@@ -100,7 +100,7 @@ func TestCancelStormCancelTerminal(t *testing.T) {
 // TestCancelStormDefaultLateCancels: on the default server the late cancels cancel-storm
 // sends to tasks seen completed change nothing: none undone, the gates pass.
 func TestCancelStormDefaultLateCancels(t *testing.T) {
-	for _, proto := range []string{loadgen.ProtocolLegacy, loadgen.ProtocolModern} {
+	for _, proto := range []string{client.ProtocolLegacy, client.ProtocolModern} {
 		t.Run(proto, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				sum, _ := runVirtual(t, "cancel-storm", results.VerdictPass, "protocol="+proto, "duration=12s", "grace=12s")

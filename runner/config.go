@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/mockserver"
 	"github.com/tasksim/tasksim/scenarios"
@@ -47,7 +48,7 @@ func ServerConfig(sc *scenarios.Scenario) mockserver.Config {
 		Protocol:     s.Protocol,
 		Protocols:    mockserver.Protocols(s.Protocols),
 	}
-	if s.Protocols == "" && sc.Protocol == loadgen.ProtocolModern {
+	if s.Protocols == "" && sc.Protocol == client.ProtocolModern {
 		cfg.Protocols = mockserver.ProtocolsBoth // clients pinned to 2026-07-28 need it served
 	}
 	sec := sc.Security
@@ -210,7 +211,7 @@ func EngineConfig(sc *scenarios.Scenario) loadgen.Config {
 		cfg.MaxConns = c.MaxConns
 	}
 	if sc.Fallback == scenarios.FallbackSync {
-		cfg.Fallback = loadgen.FallbackSync
+		cfg.Fallback = client.FallbackSync
 	}
 	if c.Result == scenarios.ResultBlock {
 		cfg.Result = loadgen.ResultBlock

@@ -19,7 +19,7 @@
 // error), the embedded server's peaks, its collector. Runs in one process are independent,
 // concurrent ones included.
 //
-// runner may import internal/*, metrics, scenarios, results, loadgen, loadgen/chaos,
+// runner may import internal/*, metrics, scenarios, results, client, loadgen, loadgen/chaos,
 // mockserver and conform; it prints nothing, touches no signal and never exits: that is
 // cmd/tasksim's part (flags, progress bars, printing, signals, exit codes).
 package runner

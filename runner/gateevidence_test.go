@@ -15,7 +15,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/tasksim/tasksim/loadgen"
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/results"
 	"github.com/tasksim/tasksim/scenarios"
 )
@@ -32,8 +32,8 @@ func TestGateEvidenceIsTyped(t *testing.T) {
 		sets           []string
 		shows          func(g *results.Gates) bool // the form of evidence the run is here for
 	}{
-		{"smoke-2025-11-25", "smoke", []string{"protocol=" + loadgen.ProtocolLegacy}, func(g *results.Gates) bool { return g.Hard.Evaluated }},
-		{"smoke-2026-07-28", "smoke", []string{"protocol=" + loadgen.ProtocolModern}, func(g *results.Gates) bool { return g.Hard.Evaluated }},
+		{"smoke-2025-11-25", "smoke", []string{"protocol=" + client.ProtocolLegacy}, func(g *results.Gates) bool { return g.Hard.Evaluated }},
+		{"smoke-2026-07-28", "smoke", []string{"protocol=" + client.ProtocolModern}, func(g *results.Gates) bool { return g.Hard.Evaluated }},
 		{"contract", "smoke", []string{"contract=true"}, func(g *results.Gates) bool { return g.Contract.Evaluated }},
 		{"faults", "server-restart", nil, func(g *results.Gates) bool { return g.Recovery.Evaluated }},
 		{"tenant-leaks", "tenant-leak-demo", nil, func(g *results.Gates) bool { return g.Hard.Evidence.LeakSample != nil }},

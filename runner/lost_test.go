@@ -4,7 +4,7 @@ import (
 	"testing"
 	"testing/synctest"
 
-	"github.com/tasksim/tasksim/loadgen"
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/results"
 )
@@ -15,7 +15,7 @@ import (
 // the error budget to pass. (Before, they were counted expired, and expired counted as
 // "done without failing".)
 func TestLostIsNotExpired(t *testing.T) {
-	for _, proto := range []string{loadgen.ProtocolLegacy, loadgen.ProtocolModern} {
+	for _, proto := range []string{client.ProtocolLegacy, client.ProtocolModern} {
 		t.Run(proto, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				sum, _ := runVirtual(t, "smoke", results.VerdictFail, "protocol="+proto,
@@ -49,7 +49,7 @@ func TestLostIsNotExpired(t *testing.T) {
 // their 2 s ttl has run out are expired, not lost, in both eras, and do not fail the
 // recovery gate: the server kept them as long as it granted (R45).
 func TestExpiredAfterTTLStaysExpired(t *testing.T) {
-	for _, proto := range []string{loadgen.ProtocolLegacy, loadgen.ProtocolModern} {
+	for _, proto := range []string{client.ProtocolLegacy, client.ProtocolModern} {
 		t.Run(proto, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				sum, _ := runVirtual(t, "smoke", results.VerdictPass, "protocol="+proto,

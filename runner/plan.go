@@ -15,7 +15,7 @@ func TargetName(sc *scenarios.Scenario) string {
 	return sc.Target
 }
 
-// Protocol is the era a run of sc pins before it asks its target (loadgen.Target.Protocol):
+// Protocol is the era a run of sc pins before it asks its target (client.Target.Protocol):
 // the scenario's protocol; on the embedded server, when that is auto, the era it serves
 // alone (server.protocols modern), else 2025-11-25. "" = found by asking the target (E32).
 func Protocol(sc *scenarios.Scenario) string { return runProtocol(sc, sc.Target == "") }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/redact"
 	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/metrics"
@@ -62,7 +63,7 @@ type Options struct {
 	// written. Secrets are redacted. nil = discarded.
 	Notes func(line string)
 	// InProcess runs the embedded server without a socket: the clients reach its
-	// http.Handler in process (loadgen.HandlerTransport), so that a run works inside a
+	// http.Handler in process (client.HandlerTransport), so that a run works inside a
 	// testing/synctest bubble, in virtual time. It needs the embedded server (no Target) and
 	// no network faults (the chaos proxy moves bytes between sockets); false = a real
 	// server on 127.0.0.1:0.
@@ -173,7 +174,7 @@ func Validate(sc *scenarios.Scenario, shard scenarios.Shard) error {
 		return err
 	}
 	if sc.ExpectManifest != "" {
-		if _, err := loadgen.ReadPin(PinPath(sc)); err != nil {
+		if _, err := client.ReadPin(PinPath(sc)); err != nil {
 			return &UsageError{fmt.Errorf("expect_manifest: %w", err)}
 		}
 	}
@@ -190,7 +191,7 @@ type runRequest struct {
 	secrets *redact.Set // every secret the scenario holds: never in an output or error
 
 	lateBy     time.Duration     // how late the load started after opts.StartAt
-	manifest   *loadgen.Manifest // nil until the target was probed
+	manifest   *client.Manifest  // nil until the target was probed
 	contract   *results.Contract // the contract suite's result; nil when it did not run
 	summarized bool              // summary.json holds the run's summary
 	conns      Connections       // how the clients reach the target
@@ -439,7 +440,7 @@ func (r *runRequest) writeErrorSummary(err error) *results.Summary {
 		Thresholds: sc.Thresholds, ErrorBudget: errorBudget(sc), Error: r.secrets.String(err.Error()),
 	}
 	if r.manifest != nil {
-		info.Manifest, info.Protocol = manifestOf(r.manifest), r.manifest.ProtocolVersion
+		info.Manifest, info.Protocol = r.manifest.Snapshot(), r.manifest.ProtocolVersion
 	}
 	sum := results.ErrorSummary(info)
 	sum.Shard = r.shardInfo(sum)

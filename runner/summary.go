@@ -1,13 +1,13 @@
 package runner
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/gcpolicy"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/loadgen"
@@ -25,7 +25,7 @@ func summaryTarget(sc *scenarios.Scenario) string {
 }
 
 // advisedInterval is the poll interval the trust check compares schedule lag with.
-func advisedInterval(m *loadgen.Manifest, cfg *loadgen.Config) time.Duration {
+func advisedInterval(m *client.Manifest, cfg *loadgen.Config) time.Duration {
 	if cfg.Poll.Kind == loadgen.PollServer {
 		if d := m.FirstPollInterval(); d > 0 {
 			return d
@@ -204,7 +204,7 @@ func summarize(r *runRequest, srv *mockserver.Server, eng *loadgen.Engine, rec *
 		Target:                   summaryTarget(sc),
 		StartedAt:                r.start.UTC(),
 		Duration:                 time.Since(r.start),
-		Manifest:                 manifestOf(manifest),
+		Manifest:                 manifest.Snapshot(),
 		Runtime:                  r.runtimeInfo(),
 		Server:                   results.Server{Run: serverStats(srv, &col.peaks)},
 		PollInterval:             advisedInterval(manifest, r.cfg),
@@ -222,28 +222,6 @@ func summarize(r *runRequest, srv *mockserver.Server, eng *loadgen.Engine, rec *
 		Windows:                  col.tally,
 		Contract:                 r.contract,
 	}, rec.Total(), nil)
-}
-
-// manifestOf is the manifest as the summary holds it, key for key (encoded under the
-// manifest's lock: tasks may still be updating its first-seen fields); nil for nil. A key
-// results.Manifest lacks is a bug TestManifestOfKeepsEveryKey catches; should one slip
-// through, the summary keeps every key it knows rather than none.
-func manifestOf(m *loadgen.Manifest) *results.Manifest {
-	if m == nil {
-		return nil
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return nil
-	}
-	out, err := results.DecodeManifest(b)
-	if err != nil {
-		out = new(results.Manifest)
-		if json.Unmarshal(b, out) != nil {
-			return nil
-		}
-	}
-	return out
 }
 
 // runtimeInfo is the process's runtime as summary.json records it: the settings in effect,
@@ -324,7 +302,7 @@ func securityInfo(eng *loadgen.Engine) *results.Security {
 // compatInfo is the input of the compatibility gate: the manifest's tasks leaves
 // for the run's tool, what the client decided (Decide), and, on the embedded server, how
 // many task parameters it received on sessions without the capability (-1 elsewhere).
-func compatInfo(sc *scenarios.Scenario, m *loadgen.Manifest, srv *mockserver.Server) *results.Compat {
+func compatInfo(sc *scenarios.Scenario, m *client.Manifest, srv *mockserver.Server) *results.Compat {
 	if m == nil {
 		return nil
 	}
@@ -351,11 +329,11 @@ func compatInfo(sc *scenarios.Scenario, m *loadgen.Manifest, srv *mockserver.Ser
 	}
 	if sc.ExpectManifest != "" {
 		c.Pin = PinPath(sc)
-		if pin, err := loadgen.ReadPin(c.Pin); err == nil { // Validate read it before the run
+		if pin, err := client.ReadPin(c.Pin); err == nil { // Validate read it before the run
 			if sc.TaskTTL > 0 {
 				// The run asks for a ttl, and is granted one for that request: not what the
 				// pin saw granted to a call that asked for none (probe --create-task).
-				pin.Allow["ttl_ms"] = loadgen.Allowance{Any: true}
+				pin.Allow["ttl_ms"] = client.Allowance{Any: true}
 			}
 			for _, d := range pin.Check(m) {
 				c.Drift = append(c.Drift, results.ManifestDrift{Field: d.Field, Pinned: d.Pinned, Now: d.Now})

@@ -9,10 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/tasksim/tasksim/internal/mcp"
-	"github.com/tasksim/tasksim/loadgen"
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/mockserver"
 	"github.com/tasksim/tasksim/results"
 	"github.com/tasksim/tasksim/scenarios"
@@ -36,9 +34,9 @@ func TestSummaryJSONIsTyped(t *testing.T) {
 		name, protocol, target string
 		server                 bool // the summary has a server block
 	}{
-		{"embedded-2025-11-25", loadgen.ProtocolLegacy, "", true},
-		{"embedded-2026-07-28", loadgen.ProtocolModern, "", true},
-		{"target", loadgen.ProtocolAuto, target.URL, false},
+		{"embedded-2025-11-25", client.ProtocolLegacy, "", true},
+		{"embedded-2026-07-28", client.ProtocolModern, "", true},
+		{"target", client.ProtocolAuto, target.URL, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -82,7 +80,7 @@ func TestSummaryJSONIsTyped(t *testing.T) {
 			for _, part := range []struct {
 				name string
 				into any
-			}{{"manifest", new(results.Manifest)}, {"runtime", new(results.Runtime)}, {"server", new(results.ServerStats)},
+			}{{"manifest", new(client.Manifest)}, {"runtime", new(results.Runtime)}, {"server", new(results.ServerStats)},
 				{"client", new(results.Client)}} {
 				raw := genericJSON(t, b).(map[string]any)[part.name]
 				if raw == nil {
@@ -96,47 +94,6 @@ func TestSummaryJSONIsTyped(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestManifestOfKeepsEveryKey: a loadgen.Manifest with every field set reads into
-// results.Manifest strictly and writes back the same JSON. A field added to loadgen.Manifest
-// must be added to the fixture below (the reflection check says so) and to results.Manifest
-// (the strict decode says so).
-func TestManifestOfKeepsEveryKey(t *testing.T) {
-	ms := int64(250)
-	m := &loadgen.Manifest{
-		Target: "http://127.0.0.1:1/mcp", TakenAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), ProtocolVersion: "2025-11-25",
-		Server: mcp.Implementation{Name: "s", Title: "S", Version: "1"}, SessionID: true,
-		Tasks: loadgen.TasksManifest{Declared: true, List: true, Cancel: true, ToolsCall: true, Extension: true},
-		Tools: []loadgen.ToolManifest{{Name: "work", TaskSupport: "optional", Args: []string{"duration_ms"}}},
-		Tool:  "work", TaskSupport: "optional", AsTask: true, Fallback: "sync: no tasks",
-		Era: "2025-11-25", Eras: []string{"2026-07-28", "2025-11-25"}, EraDetection: "server/discover",
-		EraFallback: "legacy server", SupportedVersions: []string{"2026-07-28"}, Instructions: "hello",
-		PollIntervalMs: &ms, TTLMs: &ms, PollIntervalFound: true, FallbackInterval: 100,
-		Session: loadgen.SessionManifest{Stateless: true, IDIssued: true, DeleteStatus: 204, DeleteAccepted: true,
-			GetStatus: 405, GetStreamOffered: true, Note: "n"},
-		Notes: []string{"a note"},
-	}
-	v := reflect.ValueOf(m).Elem()
-	for i := range v.NumField() {
-		if f := v.Type().Field(i); f.IsExported() && v.Field(i).IsZero() {
-			t.Errorf("fixture leaves loadgen.Manifest.%s zero: set it, and give results.Manifest the field", f.Name)
-		}
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := results.DecodeManifest(b); err != nil {
-		t.Fatal(err)
-	}
-	again, err := json.Marshal(manifestOf(m))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(genericJSON(t, b), genericJSON(t, again)) {
-		t.Errorf("manifest\n%s\nbecame\n%s", b, again)
 	}
 }
 

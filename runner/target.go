@@ -13,6 +13,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/loadgen/chaos"
@@ -25,7 +26,7 @@ import (
 // decides how to call the tool (r.manifest), and puts the chaos proxy in front of it when
 // the scenario has network faults. closeTarget stops what reach started.
 func (r *runRequest) reach(ctx context.Context, rec *metrics.Recorder, events *metrics.Events) (
-	target *loadgen.Target, srv *mockserver.Server, closeTarget func(), err error) {
+	target *client.Target, srv *mockserver.Server, closeTarget func(), err error) {
 	sc := r.sc
 	var closers []func()
 	closeAll := func() {
@@ -49,18 +50,18 @@ func (r *runRequest) reach(ctx context.Context, rec *metrics.Recorder, events *m
 	limit := cmp.Or(r.opts.ProbeTimeout, DefaultProbeTimeout)
 	probeCtx, cancelProbe := context.WithTimeout(ctx, limit)
 	manifest, err := probeRun(probeCtx, target, srv != nil, sc)
-	err = loadgen.ProbeTimedOut(probeCtx, err, limit, "--probe-timeout sets it")
+	err = client.ProbeTimedOut(probeCtx, err, limit, "--probe-timeout sets it")
 	cancelProbe()
 	if err != nil {
 		return nil, nil, nil, &TargetError{err} // unreachable target, or not of the era pinned: exit 1 with the reason
 	}
 	r.manifest = manifest
-	fb := loadgen.FallbackRefuse
+	fb := client.FallbackRefuse
 	if sc.Fallback == scenarios.FallbackSync {
-		fb = loadgen.FallbackSync
+		fb = client.FallbackSync
 	}
 	if err := manifest.Decide(fb); err != nil {
-		var ce *loadgen.CapabilityError
+		var ce *client.CapabilityError
 		if errors.As(err, &ce) {
 			return nil, nil, nil, &UsageError{fmt.Errorf("%s: %w", TargetName(sc), err)}
 		}
@@ -85,27 +86,27 @@ func (r *runRequest) reach(ctx context.Context, rec *metrics.Recorder, events *m
 // in the manifest (era_detection). The embedded server is spoken to without detection, in
 // 2025-11-25 unless pinned. A target that does not serve the era pinned is told plainly, as
 // the runtime error it is (exit 1): a modern-only one pinned to 2025-11-25 is a
-// loadgen.ModernOnlyError, a legacy-only one pinned to 2026-07-28 an error naming what its
+// client.ModernOnlyError, a legacy-only one pinned to 2026-07-28 an error naming what its
 // server/discover answered.
-func probeRun(ctx context.Context, target *loadgen.Target, embedded bool, sc *scenarios.Scenario) (*loadgen.Manifest, error) {
+func probeRun(ctx context.Context, target *client.Target, embedded bool, sc *scenarios.Scenario) (*client.Manifest, error) {
 	target.Protocol = runProtocol(sc, embedded)
-	if target.Protocol == loadgen.ProtocolLegacy {
-		return loadgen.Probe(ctx, target, sc.Tool) // a modern-only target: a *loadgen.ModernOnlyError
+	if target.Protocol == client.ProtocolLegacy {
+		return client.Probe(ctx, target, sc.Tool) // a modern-only target: a *client.ModernOnlyError
 	}
-	return loadgen.ProbeWith(ctx, target, loadgen.ProbeOptions{Tool: sc.Tool})
+	return client.ProbeWith(ctx, target, client.ProbeOptions{Tool: sc.Tool})
 }
 
-// runProtocol is the era a run pins before it asks (loadgen.Target.Protocol): the scenario's
+// runProtocol is the era a run pins before it asks (client.Target.Protocol): the scenario's
 // protocol; on the embedded server, when that is auto, the era it serves alone
 // (server.protocols modern), else 2025-11-25, spoken without detection.
 func runProtocol(sc *scenarios.Scenario, embedded bool) string {
 	switch {
-	case sc.Protocol != loadgen.ProtocolAuto || !embedded:
+	case sc.Protocol != client.ProtocolAuto || !embedded:
 		return sc.Protocol
 	case mockserver.Protocols(sc.Server.Protocols) == mockserver.ProtocolsModern:
-		return loadgen.ProtocolModern
+		return client.ProtocolModern
 	}
-	return loadgen.ProtocolLegacy
+	return client.ProtocolLegacy
 }
 
 // inProcessURL is the URL of an embedded server reached in process (Options.InProcess): no
@@ -116,10 +117,10 @@ const inProcessURL = "http://embedded.invalid/mcp"
 // 127.0.0.1:0 configured from the scenario's server section (with inProcess, one bound to no
 // port, reached through its handler); the clients' connections are dialed from sources
 // (nil = the system's choice).
-func startTarget(sc *scenarios.Scenario, pool int, sources []netip.Addr, serverMetrics *metrics.Shard, events *metrics.Events, inProcess bool) (*loadgen.Target, *mockserver.Server, error) {
-	t := &loadgen.Target{
+func startTarget(sc *scenarios.Scenario, pool int, sources []netip.Addr, serverMetrics *metrics.Shard, events *metrics.Events, inProcess bool) (*client.Target, *mockserver.Server, error) {
+	t := &client.Target{
 		Header:     http.Header{},
-		Client:     loadgen.NewHTTPClientWith(loadgen.ClientOptions{IdleConns: 2 * pool, SourceAddrs: sources}),
+		Client:     client.NewHTTPClientWith(client.ClientOptions{IdleConns: 2 * pool, SourceAddrs: sources}),
 		ClientInfo: mcp.Implementation{Name: "tasksim", Version: Version},
 	}
 	for k, v := range sc.Headers {
@@ -151,7 +152,7 @@ func startTarget(sc *scenarios.Scenario, pool int, sources []netip.Addr, serverM
 	}
 	t.URL = srv.URL
 	if inProcess {
-		t.URL, t.Client = inProcessURL, &http.Client{Transport: loadgen.HandlerTransport(srv.Handler())}
+		t.URL, t.Client = inProcessURL, &http.Client{Transport: client.HandlerTransport(srv.Handler())}
 	}
 	if tenants := runTenants(sc); len(tenants) > 0 && t.Header.Get("Authorization") == "" {
 		// The manifest probe and the cleanup probes use the first tenant's token; the

@@ -13,5 +13,5 @@
 // Builder) are cmd/tasksim's.
 //
 // sweep may import runner and what runner reaches (internal/*, metrics, scenarios, results,
-// loadgen, mockserver, conform); nothing but cmd/tasksim imports it.
+// client, loadgen, mockserver, conform); nothing but cmd/tasksim imports it.
 package sweep

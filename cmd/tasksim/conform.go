@@ -14,10 +14,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/conform"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/internal/redact"
-	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/results"
 )
 
@@ -200,10 +200,10 @@ Flags:
 // (their values noted in secrets, never printed), the second identity of the isolation
 // cases, and the tools' arguments.
 func conformOptions(f *conformFlags, secrets *redact.Set) (conform.Options, error) {
-	t := &loadgen.Target{
+	t := &client.Target{
 		URL:        f.target,
 		Header:     http.Header{},
-		Client:     loadgen.NewHTTPClient(4),
+		Client:     client.NewHTTPClient(4),
 		ClientInfo: mcp.Implementation{Name: "tasksim-conform", Version: version},
 	}
 	if err := addHeaders(t.Header, f.headers, "--header", secrets); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/runner"
 	"github.com/tasksim/tasksim/scenarios"
@@ -59,7 +60,7 @@ func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config, conns r
 	}
 	fmt.Fprintf(w, "tool         %s %s\n", sc.Tool, strings.TrimSpace(args.String()))
 	result := string(sc.Client.Result)
-	if runner.Protocol(sc) == loadgen.ProtocolModern {
+	if runner.Protocol(sc) == client.ProtocolModern {
 		result = "inline with the terminal status (2026-07-28: no tasks/result)"
 	}
 	fmt.Fprintf(w, "result       %s, deadline %v\n", result, cfg.Poll.Deadline)

@@ -18,16 +18,16 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/pflag"
 
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/internal/redact"
-	"github.com/tasksim/tasksim/loadgen"
 )
 
 // runProbe is `tasksim probe --target URL [--header 'K: V']... [--timeout D] [--create-task]
 // [--protocol V] [--pin FILE | --expect FILE]`: the target's capability manifest
-// (loadgen.Manifest, the one `run` embeds in summary.json) as indented JSON on stdout, of
+// (client.Manifest, the one `run` embeds in summary.json) as indented JSON on stdout, of
 // the era found (server/discover first, docs/RULES.md#e32) or pinned by --protocol; --pin
-// writes it as a pin file, --expect compares it with one (loadgen.Pin). Exit codes: 0
+// writes it as a pin file, --expect compares it with one (client.Pin). Exit codes: 0
 // printed (and pinned, or as expected), 1 the target could not be probed (unreachable, or
 // discovery, initialize or tools/list failed), 2 bad flags or pin file, 99 drift from the
 // pin.
@@ -38,10 +38,10 @@ func runProbe(args []string, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	t := &loadgen.Target{
+	t := &client.Target{
 		URL:        f.target,
 		Header:     http.Header{},
-		Client:     loadgen.NewHTTPClient(2),
+		Client:     client.NewHTTPClient(2),
 		ClientInfo: mcp.Implementation{Name: "tasksim", Version: version},
 		Protocol:   f.protocol,
 	}
@@ -56,13 +56,13 @@ func runProbe(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
 	defer cancel()
-	m, err := loadgen.ProbeWith(ctx, t, f.opts)
+	m, err := client.ProbeWith(ctx, t, f.opts)
 	if err != nil {
-		err = loadgen.ProbeTimedOut(ctx, err, f.timeout, "--timeout sets it")
-		var me *loadgen.ModernOnlyError
-		if errors.As(err, &me) && f.protocol == loadgen.ProtocolLegacy {
+		err = client.ProbeTimedOut(ctx, err, f.timeout, "--timeout sets it")
+		var me *client.ModernOnlyError
+		if errors.As(err, &me) && f.protocol == client.ProtocolLegacy {
 			err = fmt.Errorf("%w (leave out --protocol %s, or give --protocol %s, to describe it in %s)", err,
-				loadgen.ProtocolLegacy, loadgen.ProtocolModern, loadgen.ProtocolModern)
+				client.ProtocolLegacy, client.ProtocolModern, client.ProtocolModern)
 		}
 		return err // exit 1: the reason, never a token (redacted on return)
 	}
@@ -100,8 +100,8 @@ type probeFlags struct {
 	pinFile        string
 	expectFile     string
 
-	pin  *loadgen.Pin         // read from expectFile; nil without --expect
-	opts loadgen.ProbeOptions // --create-task, --tool, --args
+	pin  *client.Pin         // read from expectFile; nil without --expect
+	opts client.ProbeOptions // --create-task, --tool, --args
 }
 
 // parseProbeFlags parses probe's command line and refuses what is wrong in it alone (--pin
@@ -129,7 +129,7 @@ func parseProbeFlags(args []string) (*probeFlags, error) {
 	}
 	if f.expectFile != "" {
 		var err error
-		if f.pin, err = loadgen.ReadPin(f.expectFile); err != nil {
+		if f.pin, err = client.ReadPin(f.expectFile); err != nil {
 			return nil, usageError{err}
 		}
 	}
@@ -142,7 +142,7 @@ func parseProbeFlags(args []string) (*probeFlags, error) {
 	if f.timeout <= 0 {
 		return nil, usagef("--timeout must be > 0, got %v", f.timeout)
 	}
-	f.opts = loadgen.ProbeOptions{CreateTask: f.createTask, Tool: f.tool}
+	f.opts = client.ProbeOptions{CreateTask: f.createTask, Tool: f.tool}
 	if (f.tool != "" || f.toolArgs != "") && !f.createTask {
 		return nil, usagef("--tool and --args choose the task of --create-task: give --create-task too")
 	}
@@ -153,10 +153,10 @@ func parseProbeFlags(args []string) (*probeFlags, error) {
 	}
 	switch f.protocol {
 	case "auto":
-		f.protocol = loadgen.ProtocolAuto
-	case loadgen.ProtocolLegacy, loadgen.ProtocolModern:
+		f.protocol = client.ProtocolAuto
+	case client.ProtocolLegacy, client.ProtocolModern:
 	default:
-		return nil, usagef("--protocol %q: want auto, %s or %s", f.protocol, loadgen.ProtocolLegacy, loadgen.ProtocolModern)
+		return nil, usagef("--protocol %q: want auto, %s or %s", f.protocol, client.ProtocolLegacy, client.ProtocolModern)
 	}
 	return f, nil
 }
@@ -205,10 +205,10 @@ Flags:
 
 // writeProbePin writes m as the pin file name, keeping the allow entries of the pin it
 // replaces (a re-pin must not undo what a reviewer allowed), and says so on stderr.
-func writeProbePin(stderr io.Writer, name string, m *loadgen.Manifest) error {
-	pin := loadgen.NewPin(m, time.Now())
+func writeProbePin(stderr io.Writer, name string, m *client.Manifest) error {
+	pin := client.NewPin(m, time.Now())
 	kept := ""
-	if old, err := loadgen.ReadPin(name); err == nil && len(old.Allow) > 0 {
+	if old, err := client.ReadPin(name); err == nil && len(old.Allow) > 0 {
 		pin.Allow = old.Allow // a re-pin keeps the changes a reviewer allowed
 		kept = fmt.Sprintf(" (kept the %d allow entries of the pin it replaces)", len(old.Allow))
 	}
@@ -221,7 +221,7 @@ func writeProbePin(stderr io.Writer, name string, m *loadgen.Manifest) error {
 
 // expectPin compares m with pin (read from name): nil when nothing drifted, else a
 // gateError after the diff on w, one drift a line.
-func expectPin(w io.Writer, pin *loadgen.Pin, name string, m *loadgen.Manifest) error {
+func expectPin(w io.Writer, pin *client.Pin, name string, m *client.Manifest) error {
 	drift := pin.Check(m)
 	if len(drift) == 0 {
 		fmt.Fprintf(w, "tasksim probe: the manifest matches the pin %s\n", name)
@@ -232,7 +232,7 @@ func expectPin(w io.Writer, pin *loadgen.Pin, name string, m *loadgen.Manifest) 
 }
 
 // driftTable is a drift list as an aligned table: field, pinned value, value now.
-func driftTable(drift []loadgen.Drift) string {
+func driftTable(drift []client.Drift) string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "drift\tfield\tpinned\tnow")

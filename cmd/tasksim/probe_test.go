@@ -130,7 +130,7 @@ func TestProbeEmbedded(t *testing.T) {
 // taskSupport (absent = forbidden, R7), so --create-task creates nothing (R6);
 // `server.protocol: 2025-06-18` negotiates 2025-06-18, which the client accepts. Pinned to
 // 2025-11-25: found by detection, a server of both eras with tasks in neither is described
-// in 2026-07-28 (loadgen.ProbeWith).
+// in 2026-07-28 (client.ProbeWith).
 func TestProbeCompatModes(t *testing.T) {
 	for _, tc := range []struct{ set, protocol string }{
 		{"server.tasks=false", "2025-11-25"},

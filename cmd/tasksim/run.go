@@ -15,7 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/tasksim/tasksim/loadgen"
+	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/results"
 	"github.com/tasksim/tasksim/runner"
 	"github.com/tasksim/tasksim/scenarios"
@@ -135,10 +135,10 @@ func (f *runFlags) scenario(name string) (*scenarios.Scenario, error) {
 	}
 	if changed("protocol") {
 		switch f.protocol {
-		case "auto", loadgen.ProtocolLegacy, loadgen.ProtocolModern:
+		case "auto", client.ProtocolLegacy, client.ProtocolModern:
 			set("protocol", "protocol", strings.TrimPrefix(f.protocol, "auto"))
 		default:
-			errs = append(errs, fmt.Errorf("--protocol %q: want auto, %s or %s", f.protocol, loadgen.ProtocolLegacy, loadgen.ProtocolModern))
+			errs = append(errs, fmt.Errorf("--protocol %q: want auto, %s or %s", f.protocol, client.ProtocolLegacy, client.ProtocolModern))
 		}
 	}
 	if changed("args") {

@@ -1,4 +1,4 @@
-package loadgen
+package client
 
 import (
 	"context"
@@ -7,10 +7,12 @@ import (
 	"github.com/tasksim/tasksim/internal/mcp"
 )
 
-// What the contract suite (package conform) needs of the client beyond a run's: requests
-// on a session it did not open the usual way (none, a made-up one, an ended one), the
-// reply's HTTP header, and the operator's words for a failed initialize. A run never uses
-// these.
+// The raw request path of 2025-11-25: requests on a session not opened the usual way (none,
+// a made-up one, an ended one, another identity's), a notification of the caller's own, and
+// the reply's HTTP header. Connect and Call send what the protocol says; these send what a
+// check of the protocol needs to send, deliberately broken requests included (the contract
+// suite, package conform, is their main user; loadgen's isolation probes borrow a session
+// id with Attach).
 
 // Attach returns a Session over session id id (none when "") that sends version in
 // MCP-Protocol-Version (none when ""), without initialize: for checks of the session rules
@@ -32,15 +34,9 @@ func (s *Session) Notify(ctx context.Context, method string, params []byte) erro
 	return s.post(ctx, mcp.AppendRequest(nil, mcp.ID{}, method, params))
 }
 
-// Version is the protocol version the session sends in MCP-Protocol-Version.
-func (s *Session) Version() string { return s.version }
-
 // ExplainConnect says why a Connect to t failed in an operator's terms, as a run's probe
 // says it: the target cannot be reached, is not an MCP endpoint, refused the credentials
 // (naming the headers sent, never their values), refused initialize, or answered a
-// protocol version tasksim does not speak.
+// protocol version tasksim does not speak. An initialize sent on the raw path (Attach,
+// CallHeader) fails in the same words with it.
 func (t *Target) ExplainConnect(err error) error { return t.connectError(err) }
-
-// ClientCapabilities are the capabilities tasksim's clients declare: form-mode
-// elicitation, which they answer (the input_required flow).
-func ClientCapabilities() mcp.ClientCapabilities { return clientCaps }

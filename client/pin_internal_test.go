@@ -1,4 +1,4 @@
-package loadgen
+package client
 
 import (
 	"encoding/json"
@@ -31,7 +31,7 @@ func TestPinRoundTrip(t *testing.T) {
 	p := NewPin(m, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	p.Allow = map[string]Allowance{"server.version": {Any: true}, "poll_interval_ms": {Min: 500, Max: 2000}}
 	text := p.Marshal()
-	back, err := ParsePin("pin.yaml", text)
+	back, err := parsePin("pin.yaml", text)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, text)
 	}
@@ -113,7 +113,7 @@ func TestPinDrift(t *testing.T) {
 	}
 }
 
-func pinnedSchemaHash() string { return PinFields(pinnedManifest())["tools.deploy.input_schema"] }
+func pinnedSchemaHash() string { return pinFields(pinnedManifest())["tools.deploy.input_schema"] }
 
 // TestPinWithoutTask: a pin taken without a task does not check the pollInterval or ttl;
 // a glob allows a whole family of fields.
@@ -159,7 +159,7 @@ func TestParsePinErrors(t *testing.T) {
 		{"not yaml", "tasksim_pin: [\n", []string{"pin.yaml: not a pin file"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParsePin("pin.yaml", []byte(tc.text))
+			_, err := parsePin("pin.yaml", []byte(tc.text))
 			if err == nil {
 				t.Fatal("accepted")
 			}

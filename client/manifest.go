@@ -1,4 +1,4 @@
-package loadgen
+package client
 
 import (
 	"context"
@@ -115,8 +115,10 @@ func (m *Manifest) DeclaresArg(name string) bool {
 	return false
 }
 
-// sawTask records the pollInterval and ttl of the first task created.
-func (m *Manifest) sawTask(t *mcp.Task) {
+// SawTask records the pollInterval and ttl of the first task created, by the probe or, when
+// the probe created none, by the run: loadgen's virtual clients report each task they
+// create, and the first one fills the manifest.
+func (m *Manifest) SawTask(t *mcp.Task) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.seen {
@@ -133,13 +135,21 @@ func (m *Manifest) sawTask(t *mcp.Task) {
 	}
 }
 
-// setFallback records the wait clients use when the server advertises no pollInterval: the
-// policy's first wait without jitter.
-func (m *Manifest) setFallback(p PollPolicy) {
-	p.Jitter = 0
+// Note adds a note to the manifest (Notes) while a run may be reading it: loadgen says
+// there, at the end of a run, how leniently the target's replies were read.
+func (m *Manifest) Note(note string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.FallbackInterval = p.Wait(0, 0, nil).Milliseconds()
+	m.Notes = append(m.Notes, note)
+}
+
+// SetFallbackInterval records d as the wait clients use when the server advertises no
+// pollInterval (FallbackInterval). The manifest cannot compute it, the poll policy being
+// the load engine's: loadgen sets it before a run from its policy's first wait.
+func (m *Manifest) SetFallbackInterval(d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.FallbackInterval = d.Milliseconds()
 }
 
 // FirstPollInterval is the pollInterval of the first task created; 0 if none was advertised
@@ -159,6 +169,40 @@ func (m *Manifest) MarshalJSON() ([]byte, error) {
 	defer m.mu.Unlock()
 	type plain Manifest
 	return json.Marshal((*plain)(m))
+}
+
+// Snapshot is a copy of m taken under its lock, sharing no slice or pointer with it; nil for
+// nil. A run's summary holds one (results.Summary.Manifest): the first-seen fields and the
+// notes may still change while the run's last tasks end, and the summary must not.
+func (m *Manifest) Snapshot() *Manifest {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	tools := slices.Clone(m.Tools)
+	for i := range tools {
+		tools[i].Args = slices.Clone(tools[i].Args)
+	}
+	return &Manifest{
+		Target: m.Target, TakenAt: m.TakenAt, ProtocolVersion: m.ProtocolVersion, Server: m.Server,
+		SessionID: m.SessionID, Tasks: m.Tasks, Tools: tools, Tool: m.Tool, TaskSupport: m.TaskSupport,
+		AsTask: m.AsTask, Fallback: m.Fallback,
+		Era: m.Era, Eras: slices.Clone(m.Eras), EraDetection: m.EraDetection, EraFallback: m.EraFallback,
+		SupportedVersions: slices.Clone(m.SupportedVersions), Instructions: m.Instructions,
+		PollIntervalMs: clonePtr(m.PollIntervalMs), TTLMs: clonePtr(m.TTLMs), PollIntervalFound: m.PollIntervalFound,
+		FallbackInterval: m.FallbackInterval, seen: m.seen,
+		Session: m.Session, Notes: slices.Clone(m.Notes),
+	}
+}
+
+// clonePtr is a pointer to a copy of *p; nil for nil.
+func clonePtr(p *int64) *int64 {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 // CapabilityError says why the target cannot run the tool as a task; a run stops on it
@@ -414,7 +458,7 @@ func notMCPStatus(status int) bool {
 	return false
 }
 
-// ListTools lists every tool of the server, following nextCursor page by page (eachPage:
+// ListTools lists every tool of the server, following nextCursor page by page (EachPage:
 // a loop of cursors or more than maxPages pages is an error).
 func (s *Session) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 	return listTools(func(params []byte) (Reply, error) {
@@ -422,11 +466,11 @@ func (s *Session) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 	}, false)
 }
 
-// listTools lists every tool through call, page by page (eachPage); in 2026-07-28 (modern)
+// listTools lists every tool through call, page by page (EachPage); in 2026-07-28 (modern)
 // each page must be a complete result (E11-E13).
 func listTools(call func(params []byte) (Reply, error), modern bool) ([]mcp.Tool, error) {
 	var tools []mcp.Tool
-	err := eachPage(mcp.OpToolsList, call, func(result json.RawMessage) (bool, error) {
+	err := EachPage(mcp.OpToolsList, call, func(result json.RawMessage) (bool, error) {
 		if modern {
 			rt, _, err := mcp.ReadResultType(result)
 			switch {
@@ -531,7 +575,7 @@ func (m *Manifest) observeTask(ctx context.Context, s *Session, o ProbeOptions) 
 		note("task-augmented tools/call of %q failed: %v", tool.Name, err)
 		return
 	case rep.Err != nil:
-		note("task-augmented tools/call of %q was refused: %s", tool.Name, oneLine(rep.Err.Error(), 300))
+		note("task-augmented tools/call of %q was refused: %s", tool.Name, OneLine(rep.Err.Error(), 300))
 		return
 	}
 	task, plain, err := s.t.dialect().ParseCallReply(rep.Result)
@@ -543,13 +587,13 @@ func (m *Manifest) observeTask(ctx context.Context, s *Session, o ProbeOptions) 
 		note("task-augmented tools/call of %q was answered synchronously: no task created (the server ignored task, R4)", tool.Name)
 		return
 	}
-	m.sawTask(task)
+	m.SawTask(task)
 	note("one task of %q was created to observe pollInterval and ttl (task %s)", tool.Name, task.TaskID)
 	if !m.Tasks.Cancel {
 		note("the task was left to run: the target does not declare tasks.cancel")
 		return
 	}
-	crep, err := s.CallOp(ctx, mcp.OpTasksCancel, taskIDParams(task.TaskID), nil)
+	crep, err := s.CallOp(ctx, mcp.OpTasksCancel, TaskIDParams(task.TaskID), nil)
 	m.noteCancel(err, crep.Err, "the task was cancelled (a cancel is a request, not a rollback)")
 }
 
@@ -576,6 +620,17 @@ func (m *Manifest) taskTool(name string) (*ToolManifest, string) {
 	}
 	return nil, "no tool supports tasks (taskSupport optional or required, R7)"
 }
+
+// Fallback is what a run does when the target cannot run the tool as a task (R6, R7): the
+// choice Decide applies to the manifest.
+type Fallback uint8
+
+const (
+	// FallbackRefuse stops the run with a usage error naming the missing capability.
+	FallbackRefuse Fallback = iota
+	// FallbackSync calls the tool without task augmentation.
+	FallbackSync
+)
 
 // Decide sets AsTask from the manifest, the tool's taskSupport and the fallback: a task
 // parameter is sent only when TasksSupported. Otherwise the fallback decides; with

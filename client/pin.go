@@ -1,4 +1,4 @@
-package loadgen
+package client
 
 import (
 	"bytes"
@@ -38,16 +38,16 @@ import (
 //	  poll_interval_ms: {min: 500, max: 2000}  # may move within a range
 //	  tools.*.input_schema: any                # globs match field names (path.Match)
 //
-// The fields are those of PinFields; docs/ARCHITECTURE.md#pin says what each means.
+// The fields are those of pinFields; docs/ARCHITECTURE.md#pin says what each means.
 
-// PinVersion is the version of the pin file format this build reads and writes.
-const PinVersion = 1
+// pinVersion is the version of the pin file format this build reads and writes.
+const pinVersion = 1
 
 // Pin is a pin file: the fields pinned, and the changes allowed.
 type Pin struct {
 	PinnedAt time.Time
 	Target   string
-	// Fields maps a field name (PinFields) to its pinned value, as text.
+	// Fields maps a field name (pinFields) to its pinned value, as text.
 	Fields map[string]string
 	// Allow maps a field name or glob to the change it allows.
 	Allow map[string]Allowance
@@ -99,12 +99,12 @@ const (
 // has them.
 var taskFields = []string{"poll_interval_ms", "ttl_ms"}
 
-// PinFields returns the fields of m that a pin holds: the protocol version and era, the
+// pinFields returns the fields of m that a pin holds: the protocol version and era, the
 // server's name and version, the tasks capability leaves and whether sessions are issued
 // (2025-11-25) or the Tasks extension (2026-07-28), each tool's taskSupport ("none" where
 // the tool declares none, as every tool of 2026-07-28) and a hash of its inputSchema, and,
 // when a task was seen, the pollInterval and ttl it was granted.
-func PinFields(m *Manifest) map[string]string {
+func pinFields(m *Manifest) map[string]string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	f := map[string]string{
@@ -158,7 +158,7 @@ func schemaHash(schema []byte) string {
 
 // NewPin is the pin of m, taken at now, allowing no change.
 func NewPin(m *Manifest, now time.Time) *Pin {
-	return &Pin{PinnedAt: now.UTC().Truncate(time.Second), Target: m.Target, Fields: PinFields(m)}
+	return &Pin{PinnedAt: now.UTC().Truncate(time.Second), Target: m.Target, Fields: pinFields(m)}
 }
 
 // Check compares m with the pin: every pinned field whose value now differs and is not an
@@ -166,7 +166,7 @@ func NewPin(m *Manifest, now time.Time) *Pin {
 // field of a task (pollInterval, ttl) that m could not observe is drift, "not observed":
 // nothing passes on missing evidence.
 func (p *Pin) Check(m *Manifest) []Drift {
-	now := PinFields(m)
+	now := pinFields(m)
 	var out []Drift
 	for _, f := range unionKeys(p.Fields, now) {
 		pinned, inPin := p.Fields[f]
@@ -246,7 +246,7 @@ func (p *Pin) Marshal() []byte {
 	b.WriteString("# and by a run whose scenario says `expect_manifest: FILE` (docs/ARCHITECTURE.md#pin).\n")
 	b.WriteString("# Any change of a field below is drift, unless `allow` lets it change:\n")
 	b.WriteString("#   allow: {server.version: any, poll_interval_ms: {min: 500, max: 2000}, tools.*.input_schema: any}\n")
-	fmt.Fprintf(&b, "tasksim_pin: %d\n", PinVersion)
+	fmt.Fprintf(&b, "tasksim_pin: %d\n", pinVersion)
 	fmt.Fprintf(&b, "pinned_at: %s\n", p.PinnedAt.UTC().Format(time.RFC3339))
 	fmt.Fprintf(&b, "target: %s\n", yamlScalar(p.Target))
 	b.WriteString("fields:\n")
@@ -296,11 +296,11 @@ func ReadPin(name string) (*Pin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pin: %w", err)
 	}
-	return ParsePin(name, data)
+	return parsePin(name, data)
 }
 
-// ParsePin parses the pin file data, named name in its errors.
-func ParsePin(name string, data []byte) (*Pin, error) {
+// parsePin parses the pin file data, named name in its errors.
+func parsePin(name string, data []byte) (*Pin, error) {
 	var pf pinFile
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -314,9 +314,9 @@ func ParsePin(name string, data []byte) (*Pin, error) {
 	p := &Pin{Target: pf.Target, Fields: map[string]string{}, Allow: map[string]Allowance{}}
 	switch {
 	case pf.Version == nil:
-		add(1, "tasksim_pin: missing (this build reads version %d)", PinVersion)
-	case *pf.Version != PinVersion:
-		add(1, "tasksim_pin: version %d, this build reads version %d", *pf.Version, PinVersion)
+		add(1, "tasksim_pin: missing (this build reads version %d)", pinVersion)
+	case *pf.Version != pinVersion:
+		add(1, "tasksim_pin: version %d, this build reads version %d", *pf.Version, pinVersion)
 	}
 	if pf.PinnedAt != "" {
 		var err error
@@ -361,7 +361,7 @@ func ParsePin(name string, data []byte) (*Pin, error) {
 	return p, nil
 }
 
-// knownPinField reports whether f is a field PinFields can produce.
+// knownPinField reports whether f is a field pinFields can produce.
 func knownPinField(f string) bool {
 	switch f {
 	case "protocol_version", "era", "server.name", "server.version", "capabilities.tasks",

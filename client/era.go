@@ -1,4 +1,4 @@
-package loadgen
+package client
 
 import (
 	"context"
@@ -220,7 +220,7 @@ func (t *Target) detectEra(ctx context.Context) (Era, error) {
 		case he.Status == http.StatusNotFound && code == mcp.CodeMethodNotFound:
 			return Era{Version: s.version, How: said + ": a modern server without server/discover (E8)"}, nil
 		case he.Status == http.StatusBadRequest && (code == mcp.CodeHeaderMismatch || code == mcp.CodeMissingRequiredClientCapability):
-			return Era{Version: s.version, How: said + ": a modern server refused tasksim's request: " + oneLine(e.Message, 200)}, nil
+			return Era{Version: s.version, How: said + ": a modern server refused tasksim's request: " + OneLine(e.Message, 200)}, nil
 		case he.Status != http.StatusBadRequest || code != mcp.CodeUnsupportedProtocolVersion:
 			return legacy("server/discover answered HTTP %d with JSON-RPC error %d, no modern error", he.Status, e.Code)
 		}

@@ -1,4 +1,4 @@
-package loadgen
+package client
 
 import (
 	"context"
@@ -80,7 +80,7 @@ func probeModern(ctx context.Context, t *Target, o ProbeOptions, era Era) (*Mani
 }
 
 // listTools lists every tool in the modern era, following nextCursor page by page as in
-// 2025-11-25 (eachPage). Each page must be a complete result (E11-E13).
+// 2025-11-25 (EachPage). Each page must be a complete result (E11-E13).
 func (s *modernSession) listTools(ctx context.Context) ([]mcp.Tool, error) {
 	return listTools(func(params []byte) (Reply, error) {
 		return s.call(ctx, mcp.OpToolsList, params, mcp.ModernClientCapabilities{})
@@ -136,7 +136,7 @@ func (m *Manifest) observeModernTask(ctx context.Context, s *modernSession, o Pr
 		note("tools/call of %q declaring %s failed: %v", tool.Name, mcp.ExtTasks, err)
 		return
 	case rep.Err != nil:
-		note("tools/call of %q declaring %s was refused: %s", tool.Name, mcp.ExtTasks, oneLine(rep.Err.Error(), 300))
+		note("tools/call of %q declaring %s was refused: %s", tool.Name, mcp.ExtTasks, OneLine(rep.Err.Error(), 300))
 		return
 	}
 	r, q, err := mcp.ParseCallToolReply(rep.Result, true)
@@ -156,7 +156,7 @@ func (m *Manifest) observeModernTask(ctx context.Context, s *modernSession, o Pr
 		return
 	}
 	task := r.Task.Task()
-	m.sawTask(&task)
+	m.SawTask(&task)
 	note("one task of %q was created to observe pollIntervalMs and ttlMs (task %s)", tool.Name, task.TaskID)
 	cparams, _ := json.Marshal(map[string]string{"taskId": task.TaskID})
 	crep, err := s.call(ctx, mcp.OpTasksCancel, cparams, caps)

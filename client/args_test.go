@@ -1,11 +1,11 @@
-package loadgen_test
+package client_test
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 
-	"github.com/tasksim/tasksim/loadgen"
+	"github.com/tasksim/tasksim/client"
 )
 
 // TestMinimalArgs: every required property and nothing else, each with a plain value of its
@@ -71,7 +71,7 @@ func TestMinimalArgs(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := loadgen.MinimalArgs(json.RawMessage(tc.schema))
+			got, err := client.MinimalArgs(json.RawMessage(tc.schema))
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want it to contain %q", err, tc.err)
@@ -93,7 +93,7 @@ func TestMinimalArgs(t *testing.T) {
 func FuzzMinimalArgs(f *testing.F) {
 	f.Add(`{"type":"object","required":["a"],"properties":{"a":{"type":"array","minItems":3,"items":{"type":"object","required":["b"],"properties":{"b":{"type":"string"}}}}}}`)
 	f.Fuzz(func(t *testing.T, schema string) {
-		_, _ = loadgen.MinimalArgs(json.RawMessage(schema))
+		_, _ = client.MinimalArgs(json.RawMessage(schema))
 	})
 }
 
@@ -103,7 +103,7 @@ func TestMinimalArgsIsBounded(t *testing.T) {
 	for range 4 {
 		schema = `{"type":"array","minItems":64,"items":` + schema + `}`
 	}
-	_, err := loadgen.MinimalArgs(json.RawMessage(`{"type":"object","required":["a"],"properties":{"a":` + schema + `}}`))
+	_, err := client.MinimalArgs(json.RawMessage(`{"type":"object","required":["a"],"properties":{"a":` + schema + `}}`))
 	if err == nil || !strings.Contains(err.Error(), "more than 4096 values") {
 		t.Errorf("error %v, want the bound named", err)
 	}

@@ -1,8 +1,11 @@
-package loadgen
+package client
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -147,5 +150,52 @@ func TestProbeWithoutTasks(t *testing.T) {
 				t.Errorf("Decide(sync) = %v, AsTask %v, Fallback %q", err, m.AsTask, m.Fallback)
 			}
 		})
+	}
+}
+
+// TestSnapshotKeepsEveryField: a Manifest with every field set has a Snapshot that writes
+// the same JSON and shares no slice or pointer with it. A field added to Manifest must be
+// added to the fixture below (the reflection check says so) and to Snapshot (the JSON
+// comparison says so).
+func TestSnapshotKeepsEveryField(t *testing.T) {
+	ms := int64(250)
+	m := &Manifest{
+		Target: "http://127.0.0.1:1/mcp", TakenAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), ProtocolVersion: "2025-11-25",
+		Server: mcp.Implementation{Name: "s", Title: "S", Version: "1"}, SessionID: true,
+		Tasks: TasksManifest{Declared: true, List: true, Cancel: true, ToolsCall: true, Extension: true},
+		Tools: []ToolManifest{{Name: "work", TaskSupport: "optional", Args: []string{"duration_ms"}}},
+		Tool:  "work", TaskSupport: "optional", AsTask: true, Fallback: "sync: no tasks",
+		Era: "2025-11-25", Eras: []string{"2026-07-28", "2025-11-25"}, EraDetection: "server/discover",
+		EraFallback: "legacy server", SupportedVersions: []string{"2026-07-28"}, Instructions: "hello",
+		PollIntervalMs: &ms, TTLMs: &ms, PollIntervalFound: true, FallbackInterval: 100,
+		Session: SessionManifest{Stateless: true, IDIssued: true, DeleteStatus: 204, DeleteAccepted: true,
+			GetStatus: 405, GetStreamOffered: true, Note: "n"},
+		Notes: []string{"a note"},
+	}
+	v := reflect.ValueOf(m).Elem()
+	for i := range v.NumField() {
+		if f := v.Type().Field(i); f.IsExported() && v.Field(i).IsZero() {
+			t.Errorf("fixture leaves Manifest.%s zero: set it, and copy it in Snapshot", f.Name)
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := m.Snapshot()
+	again, err := json.Marshal(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, again) {
+		t.Errorf("manifest\n%s\nbecame\n%s", b, again)
+	}
+	if &snap.Tools[0] == &m.Tools[0] || &snap.Tools[0].Args[0] == &m.Tools[0].Args[0] || &snap.Eras[0] == &m.Eras[0] ||
+		&snap.SupportedVersions[0] == &m.SupportedVersions[0] || &snap.Notes[0] == &m.Notes[0] ||
+		snap.PollIntervalMs == m.PollIntervalMs || snap.TTLMs == m.TTLMs {
+		t.Error("the snapshot shares a slice or a pointer with the manifest")
+	}
+	if (*Manifest)(nil).Snapshot() != nil {
+		t.Error("the snapshot of nil is not nil")
 	}
 }

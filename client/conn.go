@@ -1,4 +1,4 @@
-package loadgen
+package client
 
 import (
 	"bufio"
@@ -39,7 +39,7 @@ type Target struct {
 	// skip the detection. A run's virtual clients speak 2025-11-25 whatever it says.
 	Protocol string
 
-	u   *url.URL  // URL parsed, filled in by New for the run; nil = parse per request
+	u   *url.URL  // URL parsed, filled in by CacheEndpoint for a run; nil = parse per request
 	era *eraCache // the era found (Era); nil until the first detection
 }
 
@@ -110,6 +110,10 @@ func (t *Target) send(req *http.Request) (*http.Response, error) {
 	return c.Do(&r)
 }
 
+// DialectInUse is the dialect t's requests are spelled in: Dialect, or V20251125 when nil.
+// loadgen's engine spells its virtual clients' requests with it.
+func (t *Target) DialectInUse() mcp.Dialect { return t.dialect() }
+
 func (t *Target) dialect() mcp.Dialect {
 	if t.Dialect == nil {
 		return mcp.V20251125{}
@@ -150,7 +154,7 @@ func (e *HTTPError) Error() string {
 }
 
 // bodyMessage is what an error body says, for a message: ": " and the message of a
-// JSON-RPC error or the first line of plain text (at most maxSampleMessage bytes), " (an
+// JSON-RPC error or the first line of plain text (at most maxMessage bytes), " (an
 // HTML page)" for HTML, "" for an empty body or anything else.
 func bodyMessage(contentType, body string) string {
 	switch mt := mediaType(contentType); {
@@ -163,12 +167,12 @@ func bodyMessage(contentType, body string) string {
 			body, _, _ = strings.Cut(strings.TrimSpace(data), "\n")
 		}
 		if msg, perr := mcp.Decode([]byte(body)); perr == nil && msg.Error != nil {
-			return ": JSON-RPC error " + strconv.Itoa(msg.Error.Code) + ": " + oneLine(msg.Error.Message, maxSampleMessage)
+			return ": JSON-RPC error " + strconv.Itoa(msg.Error.Code) + ": " + OneLine(msg.Error.Message, maxMessage)
 		}
 		return ""
 	case mt == "" || mt == "text/plain":
 		line, _, _ := strings.Cut(strings.TrimSpace(body), "\n")
-		return ": " + oneLine(line, maxSampleMessage)
+		return ": " + OneLine(line, maxMessage)
 	}
 	return ""
 }
@@ -223,8 +227,8 @@ type Session struct {
 	id      string // Mcp-Session-Id; "" when the server uses none
 	version string
 	// env is the envelope of the requests of 2026-07-28 (modern.go): a Session with one is
-	// no session but a stateless requester, opened without a request (Target.stateless).
-	env     *modernEnv
+	// no session but a stateless requester, opened without a request (Target.Stateless).
+	env     *Envelope
 	lastHdr atomic.Pointer[modernHeaders] // the latest request's header (modernHeader)
 	init    *mcp.InitializeResult         // nil for a virtual client's session (connect)
 	// postHdr is the header of every POST once the session is open, shared by them (a
@@ -233,6 +237,9 @@ type Session struct {
 	nextID  atomic.Int64
 	retry   atomic.Int64 // the latest SSE retry field, in ms; 0 = none seen (H5)
 }
+
+// Version is the protocol version the session sends in MCP-Protocol-Version.
+func (s *Session) Version() string { return s.version }
 
 // Retry is the reconnection delay the server asked for in the latest SSE retry field it
 // sent on this session; 0 when it sent none.
@@ -275,6 +282,12 @@ func (s *Session) ID() string { return s.id }
 // server answers with a protocol version this client cannot speak.
 func (t *Target) Connect(ctx context.Context, caps mcp.ClientCapabilities) (*Session, error) {
 	return t.connect(ctx, caps, true)
+}
+
+// ConnectLean is Connect without keeping the InitializeResult (Init returns nil): a run's
+// virtual clients open sessions by the thousand and never read it, so they do not hold it.
+func (t *Target) ConnectLean(ctx context.Context, caps mcp.ClientCapabilities) (*Session, error) {
+	return t.connect(ctx, caps, false)
 }
 
 // connect is Connect; keepInit says whether the session keeps the InitializeResult.
@@ -332,7 +345,7 @@ func (s *Session) CallOp(ctx context.Context, op mcp.Op, params []byte, h Server
 func (s *Session) CallOpCut(ctx context.Context, op mcp.Op, params []byte, h ServerHandler, cut Cut) (Reply, error) {
 	method := s.dialect().Method(op)
 	if method == "" {
-		return Reply{}, fmt.Errorf("loadgen: %s has no method in protocol %s", op, s.dialect().Version())
+		return Reply{}, fmt.Errorf("client: %s has no method in protocol %s", op, s.dialect().Version())
 	}
 	rep, _, err := s.do(ctx, method, params, h, cut)
 	return rep, err
@@ -450,6 +463,15 @@ func (t *Target) endpoint() (*url.URL, error) {
 	return parseEndpoint(t.URL)
 }
 
+// CacheEndpoint parses URL once, so that every request of a run reuses it instead of
+// parsing it again; a URL that does not parse still fails on every request. loadgen calls it
+// before a run, while nothing else uses t: it is not safe while requests are under way.
+func (t *Target) CacheEndpoint() {
+	if t.u == nil {
+		t.u, _ = parseEndpoint(t.URL) // an unparsable URL fails on every request, as before
+	}
+}
+
 // parseEndpoint parses raw as http.NewRequest does, an empty port dropped.
 func parseEndpoint(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
@@ -545,7 +567,7 @@ func (s *Session) readReply(ctx context.Context, resp *http.Response, id mcp.ID,
 func withContentType(err error, ct string) error {
 	var pe *ProtocolError // escapes: declared only on this failure path
 	if errors.As(err, &pe) {
-		pe.Msg += " (the reply's Content-Type is " + oneLine(ct, 80) + ")"
+		pe.Msg += " (the reply's Content-Type is " + OneLine(ct, 80) + ")"
 	}
 	return err
 }

@@ -1,4 +1,4 @@
-package loadgen
+package client
 
 import (
 	"bytes"
@@ -21,8 +21,8 @@ import (
 // an *HTTPError whose Body holds the JSON-RPC error (E27).
 //
 // Two requesters share this wire: modernSession, one request at a time for era detection,
-// the probe and the contract suite, and a Session with an envelope (Target.stateless), the
-// virtual clients' requester in a run of 2026-07-28 (vu2026.go), which is a Session so that
+// the probe and the contract suite, and a Session with an envelope (Target.Stateless), the
+// virtual clients' requester in a run of 2026-07-28 (loadgen/vu2026.go), which is a Session so that
 // the run's request path, faults and recovery are those of 2025-11-25.
 
 // modernRequest is one request of the modern era as sent: the body and the MCP headers.
@@ -64,35 +64,44 @@ func (t *Target) requestMeta(version string, caps mcp.ModernClientCapabilities) 
 	return json.Marshal(mcp.RequestMeta{ProtocolVersion: version, ClientCapabilities: caps, ClientInfo: &info})
 }
 
-// modernEnv is the envelope every request of a run's virtual clients carries in 2026-07-28:
+// Envelope is the envelope every request of a run's virtual clients carries in 2026-07-28:
 // the same version and capabilities on tools/call and on every tasks/* request
-// (docs/RULES.md#ext-gap-6), encoded once for the run.
-type modernEnv struct {
+// (docs/RULES.md#ext-gap-6), encoded once for the run. loadgen builds one per run
+// (NewEnvelope) and hands it to Stateless for each virtual client's requester.
+type Envelope struct {
 	version string
 	meta    []byte // the params._meta object
 	tasks   bool   // it declares the Tasks extension: a task is a valid answer (E13, E39)
 
 	mu   sync.Mutex
-	hdrs map[*Target]http.Header // the POST header of the requesters on each target (stateless)
+	hdrs map[*Target]http.Header // the POST header of the requesters on each target (Stateless)
 }
 
-// newModernEnv encodes the envelope of t's requests of version with caps.
-func (t *Target) newModernEnv(version string, caps mcp.ModernClientCapabilities) (*modernEnv, error) {
+// NewEnvelope encodes the envelope of t's requests of version with caps.
+func (t *Target) NewEnvelope(version string, caps mcp.ModernClientCapabilities) (*Envelope, error) {
 	meta, err := t.requestMeta(version, caps)
 	if err != nil {
 		return nil, err
 	}
-	return &modernEnv{version: version, meta: meta, tasks: caps.DeclaresTasks()}, nil
+	return &Envelope{version: version, meta: meta, tasks: caps.DeclaresTasks()}, nil
 }
 
-// stateless returns the requester of 2026-07-28 on t with env: a Session that is none (no
+// Version is the protocol version e's requests declare: loadgen's rollback drill builds
+// a second envelope of the same version without the Tasks extension.
+func (e *Envelope) Version() string { return e.version }
+
+// DeclaresTasks says e declares the Tasks extension, so that a reply may be a task (E13,
+// E39): loadgen reads tools/call replies, and counts task-augmented calls, by it.
+func (e *Envelope) DeclaresTasks() bool { return e.tasks }
+
+// Stateless returns the requester of 2026-07-28 on t with env: a Session that is none (no
 // id, nothing opened, nothing to close), so that a virtual client's request path is the
 // same in both eras.
 //
 // The requesters of one envelope on one target share one POST header (nothing in it is the
 // requester's own): a header map is about 450 bytes, which a run of 100,000 clients held once
 // per client.
-func (t *Target) stateless(env *modernEnv) *Session {
+func (t *Target) Stateless(env *Envelope) *Session {
 	s := &Session{t: t, env: env, version: env.version}
 	env.mu.Lock()
 	defer env.mu.Unlock()
@@ -107,6 +116,10 @@ func (t *Target) stateless(env *modernEnv) *Session {
 	env.hdrs[t] = s.postHdr
 	return s
 }
+
+// Envelope is the envelope of a requester of 2026-07-28 (Stateless); nil for a session of
+// 2025-11-25, which declares its capabilities once, in initialize, and has a session to end.
+func (s *Session) Envelope() *Envelope { return s.env }
 
 // newModernPost builds the POST of a request of 2026-07-28 on s: params (a JSON object, or
 // nil) with the envelope as params._meta, appended to dst as the body, and the session's
@@ -158,12 +171,12 @@ func (s *Session) modernHeader(method string, params []byte) (http.Header, error
 	return h, nil
 }
 
-// idle drops what s keeps only to speed up its next request: the latest request's header
+// Idle drops what s keeps only to speed up its next request: the latest request's header
 // (modernHeader). A virtual client calls it when it leaves for a wait (its next poll is a
 // pollInterval away): a header and its map are about 560 bytes, which a run of 100,000
 // clients between polls held once per client for nothing a poll 20 s later could not rebuild
 // in a microsecond.
-func (s *Session) idle() { s.lastHdr.Store(nil) }
+func (s *Session) Idle() { s.lastHdr.Store(nil) }
 
 // modernRefusal reads a reply refused with 400 or 404 in 2026-07-28 (E27) whose body holds a
 // JSON-RPC error: a reply with an error, as a 200 carries one in 2025-11-25, its status

@@ -1,4 +1,4 @@
-package loadgen
+package client
 
 // Tests of the lean HTTP/1.1 transport (h1.go) against real loopback servers
 // (httptest, 127.0.0.1:0). Connection reuse is observed from the server's side: every new

@@ -1,4 +1,4 @@
-package loadgen
+package client
 
 import (
 	"context"
@@ -9,10 +9,11 @@ import (
 	"github.com/tasksim/tasksim/internal/mcp"
 )
 
-// What the contract suite (package conform) needs to speak 2026-07-28: one request at a
-// time, well formed by default, and broken on purpose where a case asks (an envelope
-// without its version, a header left out or contradicting the body), with the reply's HTTP
-// status. A run never uses these.
+// The raw request path of 2026-07-28: one request at a time, well formed by default, and
+// broken on purpose where a check asks (an envelope without its version, a header left out
+// or contradicting the body), with the reply's HTTP status. The era detection and the probe
+// send their requests through the same modernSession; a run's virtual clients use Stateless
+// instead. The contract suite (package conform) is the main user of ModernClient.
 
 // ModernRequest is one request of protocol 2026-07-28 as the contract suite sends it. The
 // zero value of each field makes it well formed: the _meta envelope of ProtocolModern

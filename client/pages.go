@@ -1,4 +1,4 @@
-package loadgen
+package client
 
 import (
 	"encoding/json"
@@ -11,11 +11,13 @@ import (
 // never end is reported, not followed forever.
 const maxPages = 1000
 
-// eachPage walks a paginated list (tools/list, tasks/list: method, sent by call) page by
+// EachPage walks a paginated list (tools/list, tasks/list: method, sent by call) page by
 // page, following nextCursor, and hands each page's result to page, which reports whether
 // to go on. It fails on a transport or JSON-RPC error, a result that does not decode, a
-// cursor the server already sent (the pages loop), or more than maxPages pages.
-func eachPage(op mcp.Op, call func(params []byte) (Reply, error), page func(result json.RawMessage) (more bool, err error)) error {
+// cursor the server already sent (the pages loop), or more than maxPages pages. It is
+// exported for loadgen's reconciliation, which pages through tasks/list on a virtual
+// client's session as the probe pages through tools/list.
+func EachPage(op mcp.Op, call func(params []byte) (Reply, error), page func(result json.RawMessage) (more bool, err error)) error {
 	method := op.Name()
 	seen := map[string]bool{}
 	params := []byte(`{}`)

@@ -1,4 +1,4 @@
-package loadgen
+package client
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 
 // HandlerTransport is an http.RoundTripper that serves each request with h in-process, with
 // no socket: replies stream through an io.Pipe, so SSE works and a cancelled request context
-// ends the handler's request as a dropped connection would. It lets tests drive the engine
-// against a handler inside a testing/synctest bubble (virtual time). cmd/tasksim and tests
-// hand the handler in; loadgen never imports the mock server.
+// ends the handler's request as a dropped connection would. It lets tests drive a client (and
+// loadgen's engine over it) against a handler inside a testing/synctest bubble (virtual
+// time). cmd/tasksim and tests hand the handler in; client never imports the mock server.
 func HandlerTransport(h http.Handler) http.RoundTripper { return handlerTransport{h} }
 
 type handlerTransport struct{ h http.Handler }
