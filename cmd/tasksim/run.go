@@ -245,18 +245,11 @@ func runRun(p process, args []string, stdout, stderr io.Writer) error {
 			sc.Target, c, c.Size(pool), f.baselineTarget, st, st.Size(pool))
 	}
 	if f.dryRun {
-		cfg := runner.EngineConfig(sc)
-		cfg.Shard = shard
-		conns, _ := runner.RunConnections(sc, shard) // Validate has checked them
-		printPlan(stdout, sc, &cfg, conns)
-		if !startAt.IsZero() {
-			at := startAt.UTC().Format(time.RFC3339Nano)
-			if past := now.Sub(startAt); past > time.Second {
-				fmt.Fprintf(stdout, "start at     %s: %v ago already: the load starts at once, reported late\n", at, past.Round(time.Second))
-			} else {
-				fmt.Fprintf(stdout, "start at     %s: the load waits for it (a start past by over 1s is reported late)\n", at)
-			}
+		plan, err := runner.NewPlan(sc, shard, startAt, now)
+		if err != nil {
+			return err
 		}
+		plan.WriteText(stdout)
 		return nil
 	}
 	opts := runner.Options{Dir: cmp.Or(f.out, runner.DefaultDir(sc, now)), Shard: shard, StartAt: startAt, Start: now,

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/tasksim/tasksim/scenarios"
@@ -66,32 +64,4 @@ func parseStartAt(s string, now time.Time) (time.Time, error) {
 		return time.Time{}, usagef("--start-at %s is %v away: at most %v ahead", s, ahead.Round(time.Second), maxStartAhead)
 	}
 	return at, nil
-}
-
-// shardPlan is the --dry-run line of a sharded run: which clients or which arrivals it takes.
-func shardPlan(sh scenarios.Shard, sc *scenarios.Scenario) string {
-	n := sc.Workload.PoolSize()
-	who := fmt.Sprintf("clients %s of 0..%d (%d of %d, global indices i with i mod %d = %d)",
-		firstOwned(sh, n), n-1, sh.Size(n), n, max(sh.Count, 1), sh.Index)
-	if sc.Workload.Model == scenarios.ModelOpen {
-		who = fmt.Sprintf("arrivals %d, %d, %d, ... of the whole schedule (1 in %d, %s of the rate), from a pool of %s",
-			sh.Index+1, sh.Index+1+sh.Count, sh.Index+1+2*sh.Count, max(sh.Count, 1), percent(sh.Share()), who)
-	}
-	return fmt.Sprintf("%s: %s", sh, who)
-}
-
-// firstOwned lists the first global indices of 0..n-1 the shard owns: "0, 3, 6, ...".
-func firstOwned(sh scenarios.Shard, n int) string {
-	step := max(sh.Count, 1)
-	var parts []string
-	for i := sh.Index; i < n && len(parts) < 3; i += step {
-		parts = append(parts, strconv.Itoa(i))
-	}
-	switch {
-	case len(parts) == 0:
-		return "none"
-	case sh.Index+3*step < n:
-		parts = append(parts, "...")
-	}
-	return strings.Join(parts, ", ")
 }
