@@ -59,7 +59,7 @@ func parseRunFlags(args []string, _ io.Writer) (*runFlags, string, error) {
 	fs.StringArrayVar(&f.sets, "set", nil, "override a scenario field, `path=value` (repeatable), e.g. client.poll.policy=fixed")
 	fs.BoolVar(&f.contract, "contract", false, "run the contract suite against the target before the load: the run's contract gate (contract)")
 	fs.StringVar(&f.shard, "shard", "", "run slice `I/N` of the scenario (0 <= I < N): its clients, arrivals and tenants split as in docs/ARCHITECTURE.md#shards")
-	fs.IntVar(&f.shards, "shards", 0, "run one of `N` slices, the index from "+jobIndexEnv+" (a Kubernetes Indexed Job sets it); --shard I/N wins over its index, and must name the same N")
+	fs.IntVar(&f.shards, "shards", 0, "run one of `N` slices, the index from "+runner.JobIndexEnv+" (a Kubernetes Indexed Job sets it); --shard I/N wins over its index, and must name the same N")
 	fs.StringVar(&f.startAt, "start-at", "", "start the load at this `RFC3339` instant (at most 24h ahead), the same in every shard; a start past by over 1s is reported")
 	fs.DurationVar(&f.probeTimeout, "probe-timeout", runner.DefaultProbeTimeout, "bound on the probe of the target before the load (server/discover, initialize, tools/list)")
 	fs.StringVar(&f.baseline, "baseline", "", "judge the run against the saved run in `DIR` as well ('tasksim compare DIR OUT'), writing compare.json and compare.html beside summary.json")
@@ -211,12 +211,12 @@ func runRun(p process, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	shard, err := runShard(f.shard, f.shards, f.fs.Changed("shards"), os.Getenv)
+	shard, err := runner.ParseShard(f.shard, f.shards, f.fs.Changed("shards"), os.Getenv)
 	if err != nil {
 		return err
 	}
 	now := time.Now()
-	startAt, err := parseStartAt(f.startAt, now)
+	startAt, err := runner.ParseStartAt(f.startAt, now)
 	if err != nil {
 		return err
 	}
