@@ -224,11 +224,8 @@ func runRun(p process, args []string, stdout, stderr io.Writer) error {
 	}
 	cmpOpts := results.CompareOptions{Budgets: f.budgets, Allow: results.AllowFields(f.allow)}
 	if f.baseline != "" {
-		if f.out != "" && results.SameDir(f.out, f.baseline) {
-			return usagef("--out %s is --baseline's directory: the run would replace the run it is judged against", f.out)
-		}
-		if err := results.CheckComparable(f.baseline, sc.Name, results.NewRunConfig(sc, shard), cmpOpts); err != nil {
-			return usagef("--baseline %s: %w", f.baseline, err)
+		if err := runner.CheckBaseline(f.baseline, f.out, sc, shard, cmpOpts); err != nil {
+			return err
 		}
 	}
 	if f.baselineTarget != "" && !f.dryRun {
