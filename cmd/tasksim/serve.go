@@ -102,15 +102,7 @@ func parseServeFlags(args []string, _ io.Writer) (_ mockserver.Config, err error
 	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 		return cfg, usagef("--listen %q: %v", cfg.Addr, err)
 	}
-	sc := scenarios.Default()
-	if fs.NArg() == 1 {
-		var err error
-		if sc, err = scenarios.Load(fs.Arg(0)); err != nil {
-			return cfg, usageError{err}
-		}
-	}
-	var errs []error
-	for _, f := range []struct{ flag, path, value string }{
+	sc, err := serveScenario(fs, []serveOverride{
 		{"poll-interval", "server.poll_interval", pollInterval.String()},
 		{"ttl", "server.ttl", ttl.String()},
 		{"max-ttl", "server.max_ttl", maxTTL.String()},
@@ -119,28 +111,50 @@ func parseServeFlags(args []string, _ io.Writer) (_ mockserver.Config, err error
 		{"list-page-size", "server.list_page_size", strconv.Itoa(pageSize)},
 		{"status-notifications", "server.status_notifications", strconv.FormatBool(notify)},
 		{"protocols", "server.protocols", protocols},
-	} {
-		if !fs.Changed(f.flag) {
-			continue
-		}
-		if err := sc.SetFrom("--"+f.flag, f.path, f.value); err != nil { // a problem names the flag
-			errs = append(errs, err)
-		}
-	}
-	if err := runner.AddServerTokens(sc, tokens, secrets); err != nil {
-		return cfg, usageError{err}
-	}
-	errs = append(errs, applySets(sc, sets)...)
-	if len(errs) > 0 {
-		return cfg, usageError{errors.Join(errs...)}
-	}
-	if err := sc.ValidateServer(); err != nil {
-		return cfg, usageError{err}
+	}, tokens, sets, secrets)
+	if err != nil {
+		return cfg, err
 	}
 	if cfg, err = runner.ServeConfig(sc, cfg); err != nil {
 		return cfg, usageError{err}
 	}
 	return cfg, nil
+}
+
+// serveOverride is a serve flag that sets a scenario field: a problem names the flag.
+type serveOverride struct{ flag, path, value string }
+
+// serveScenario is the scenario NAME or FILE that fs holds (default: scenarios.Default())
+// with the overrides of the flags that were given, then --token, then --set applied, its
+// server section validated. Every problem is a usage error.
+func serveScenario(fs *pflag.FlagSet, overrides []serveOverride, tokens, sets []string, secrets *redact.Set) (*scenarios.Scenario, error) {
+	sc := scenarios.Default()
+	if fs.NArg() == 1 {
+		var err error
+		if sc, err = scenarios.Load(fs.Arg(0)); err != nil {
+			return nil, usageError{err}
+		}
+	}
+	var errs []error
+	for _, f := range overrides {
+		if !fs.Changed(f.flag) {
+			continue
+		}
+		if err := sc.SetFrom("--"+f.flag, f.path, f.value); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := runner.AddServerTokens(sc, tokens, secrets); err != nil {
+		return nil, usageError{err}
+	}
+	errs = append(errs, applySets(sc, sets)...)
+	if len(errs) > 0 {
+		return nil, usageError{errors.Join(errs...)}
+	}
+	if err := sc.ValidateServer(); err != nil {
+		return nil, usageError{err}
+	}
+	return sc, nil
 }
 
 // serveUsage writes serve's help on fs's output: what the server answers, how it is
