@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/pflag"
 
@@ -12,7 +11,7 @@ import (
 	"github.com/tasksim/tasksim/sweep"
 )
 
-// runReport is `tasksim report DIR`: it re-renders DIR/report.html from the run's saved
+// runReport is `tasksim report DIR` (sweep.Rerender): it re-renders DIR/report.html from the run's saved
 // files (summary.json, timeseries.csv, histograms.hlog, events.csv), or from conform.json
 // for a directory of the contract suite alone, or, for a sweep directory (one holding
 // sweep.json), DIR/sweep.html from sweep.json. Rendering is deterministic, so a saved run,
@@ -39,25 +38,11 @@ Exit codes: 0 written, 1 DIR or its files cannot be read or written, 2 usage.
 	if fs.NArg() != 1 {
 		return usagef("want one run or sweep directory, got %d arguments (see 'tasksim report --help')", fs.NArg())
 	}
-	dir := fs.Arg(0)
-	st, err := os.Stat(dir)
+	page, err := sweep.Rerender(fs.Arg(0))
 	if err != nil {
-		return fmt.Errorf("run directory %s: %w", dir, unwrapPath(err))
-	}
-	if !st.IsDir() {
-		return fmt.Errorf("run directory %s: not a directory", dir)
-	}
-	if _, err := os.Stat(filepath.Join(dir, sweep.JSONFile)); err == nil {
-		if err := sweep.WriteReport(dir); err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout, filepath.Join(dir, sweep.HTMLFile))
-		return nil
-	}
-	if err := results.WriteReport(dir); err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, filepath.Join(dir, results.ReportFile))
+	fmt.Fprintln(stdout, page)
 	return nil
 }
 
