@@ -11,11 +11,12 @@ import (
 	"github.com/tasksim/tasksim/sweep"
 )
 
-// runReport is `tasksim report DIR` (sweep.Rerender): it re-renders DIR/report.html from the run's saved
-// files (summary.json, timeseries.csv, histograms.hlog, events.csv), or from conform.json
-// for a directory of the contract suite alone, or, for a sweep directory (one holding
-// sweep.json), DIR/sweep.html from sweep.json. Rendering is deterministic, so a saved run,
-// suite or sweep re-renders to the page it wrote.
+// runReport is `tasksim report DIR`: sweep.Rerender re-renders DIR/report.html from the
+// run's saved files (summary.json, timeseries.csv, histograms.hlog, events.csv), or from
+// conform.json for a directory of the contract suite alone, or, for a sweep directory (one
+// holding sweep.json), DIR/sweep.html from sweep.json; this parses and prints the page's
+// path. Rendering is deterministic, so a saved run, suite or sweep re-renders to the page
+// it wrote.
 func runReport(args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
 	fs.Usage = func() {
