@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/pflag"
 
@@ -45,12 +44,4 @@ Exit codes: 0 written, 1 DIR or its files cannot be read or written, 2 usage.
 	}
 	fmt.Fprintln(stdout, page)
 	return nil
-}
-
-// unwrapPath drops the *PathError around err: the message names the path itself.
-func unwrapPath(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err
-	}
-	return err
 }
