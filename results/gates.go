@@ -407,7 +407,7 @@ func ignoredCancelLimit(protocol string) (limit float64, rule string) {
 	return 0, "R27 forbids it: a 2025-11-25 server MUST make the task cancelled before it replies to a valid cancel"
 }
 
-// protocolModern is the protocol version of 2026-07-28 (loadgen.ProtocolModern).
+// protocolModern is the protocol version of 2026-07-28 (client.ProtocolModern).
 const protocolModern = "2026-07-28"
 
 // nonNil keeps a nil map out of the evidence as {} rather than null.

@@ -73,7 +73,7 @@ type MergedShard struct {
 
 // MismatchError is a set of shard directories that do not belong together, or not all of
 // them: Field names what differs ("scenario_hash", "protocol", "target", "count", "index",
-// "shard").
+// "shard"; "out" for an output directory that is one of the shards', CheckMergeDirs).
 type MismatchError struct {
 	Field string
 	Msg   string

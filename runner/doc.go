@@ -11,6 +11,13 @@
 // decides the exit code a command line gives (UsageError, GateError, InterruptedError,
 // TargetError; anything else is a runtime error).
 //
+// Around Run, the pieces a command line would otherwise hold, so that any program can do
+// what `tasksim run` and `tasksim serve` do: the plan of a run before it runs (Plan, the text
+// of --dry-run), the shard and common start as flags give them (ParseShard, ParseStartAt),
+// the refusals of a run to be judged against a saved one (CheckBaseline), the A/B run
+// (RunAB: both sides at once, then compared) and a standalone mock server's setup
+// (ServeConfig, AddServerTokens, ServeNotes).
+//
 // With Options.InProcess the embedded server is reached through its http.Handler, without a
 // socket: a whole run then works inside a testing/synctest bubble, in virtual time, as the
 // scenario library's tests run it.
@@ -20,6 +27,7 @@
 // concurrent ones included.
 //
 // runner may import internal/*, metrics, scenarios, results, client, loadgen, loadgen/chaos,
-// mockserver and conform; it prints nothing, touches no signal and never exits: that is
-// cmd/tasksim's part (flags, progress bars, printing, signals, exit codes).
+// mockserver and conform; it prints nothing (its texts go to the io.Writer it is given),
+// touches no signal and never exits: that is cmd/tasksim's part (flags, progress bars,
+// printing, signals, exit codes).
 package runner

@@ -4,9 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -71,18 +68,18 @@ func runCompare(args []string, stdout, _ io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	base, cand, err := compareDirs(fs.Args())
+	base, cand, err := results.CompareDirs(fs.Args())
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	if *out != "" && !*force {
-		if err := refuseComparisonIn(*out); err != nil {
-			return err
+		if err := results.RefuseComparisonIn(*out); err != nil {
+			return usageError{err}
 		}
 	}
-	c, err := compareRuns(base, cand, results.CompareOptions{Budgets: *budgets, Allow: allowFields(*allow)})
+	c, err := results.CompareRuns(base, cand, results.CompareOptions{Budgets: *budgets, Allow: results.AllowFields(*allow)})
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	if err := results.WriteComparisonText(stdout, c); err != nil {
 		return err
@@ -96,85 +93,14 @@ func runCompare(args []string, stdout, _ io.Writer) error {
 	return comparisonError(c)
 }
 
-// compareDirs resolves the command line's directories: BASELINE CANDIDATE, or one A/B
-// run's directory and its two sides.
-func compareDirs(args []string) (base, cand string, err error) {
-	switch len(args) {
-	case 1:
-		b, c := filepath.Join(args[0], results.ABBaseline), filepath.Join(args[0], results.ABCanary)
-		if !isDir(b) || !isDir(c) {
-			return "", "", usagef("%s is not an A/B run (no %s/ and %s/ in it): give BASELINE CANDIDATE", args[0], results.ABBaseline, results.ABCanary)
-		}
-		return b, c, nil
-	case 2:
-		return args[0], args[1], nil
-	}
-	return "", "", usagef("want BASELINE CANDIDATE, two run directories, got %d arguments (see 'tasksim compare --help')", len(args))
-}
-
-// refuseComparisonIn refuses a --out that holds a comparison already: another
-// comparison's verdict is not replaced without --force.
-func refuseComparisonIn(dir string) error {
-	for _, f := range []string{results.CompareJSONFile, results.CompareHTMLFile} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
-			return usagef("--out %s already holds a comparison (%s): choose another --out, or --force to replace it", dir, f)
-		}
-	}
-	return nil
-}
-
-// allowFields is --allow's fields without the spaces around them ('clients, tool').
-func allowFields(allow []string) []string {
-	out := make([]string, 0, len(allow))
-	for _, a := range allow {
-		if a = strings.TrimSpace(a); a != "" {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-func isDir(d string) bool {
-	st, err := os.Stat(d)
-	return err == nil && st.IsDir()
-}
-
-// compareRuns is results.Compare with its input problems as usage errors (exit 2).
-func compareRuns(base, cand string, opts results.CompareOptions) (*results.Comparison, error) {
-	for _, d := range []string{base, cand} {
-		if !isDir(d) {
-			return nil, usagef("%s: no such directory", d)
-		}
-		if _, err := os.Stat(filepath.Join(d, results.SummaryJSONFile)); err != nil {
-			return nil, usagef("%s is not a run directory: it holds no %s (%v)", d, results.SummaryJSONFile, unwrapPath(err))
-		}
-	}
-	c, err := results.Compare(base, cand, opts)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return c, nil
-}
-
 // comparisonError is the comparison's verdict as the command's error: nil for a pass, a
 // gate error (exit 99) naming the first reason otherwise.
 func comparisonError(c *results.Comparison) error {
-	switch c.Verdict {
-	case results.CompareVerdictPass:
+	if c.Verdict == results.CompareVerdictPass {
 		return nil
-	case results.CompareVerdictFail:
-		return gateError{fmt.Sprintf("fail: %s (listed above), the first: %s", plural(len(c.Failures), "failure"), c.Failures[0])}
 	}
-	if len(c.Inconclusive) == 0 {
-		return errors.New("comparison without a verdict")
+	if why := c.Reason(); why != "" {
+		return gateError{why}
 	}
-	return gateError{"inconclusive: " + c.Inconclusive[0]}
-}
-
-// plural is n and what, pluralized.
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
+	return errors.New("comparison without a verdict")
 }

@@ -1,14 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -36,11 +34,7 @@ func runConform(args []string, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	start := time.Now()
-	out := f.out
-	if out == "" {
-		out = filepath.Join("runs", "conform-"+start.UTC().Format("20060102T150405Z"))
-	}
+	out := cmp.Or(f.out, conform.DefaultDir(time.Now()))
 	if !f.noProgress {
 		o.Progress = func(c results.ContractCase) {
 			fmt.Fprintf(stderr, "conform: %-4s %s\n", c.Verdict, c.ID)
@@ -68,7 +62,7 @@ func runConform(args []string, stdout, stderr io.Writer) (err error) {
 		return errors.New(secrets.String(err.Error())) // exit 1
 	}
 	interrupted := res.Interrupted
-	if err := writeContract(out, f.junit, res); err != nil {
+	if err := results.WriteContractFiles(out, f.junit, res); err != nil {
 		return err
 	}
 	if err := results.WriteContractText(stdout, res); err != nil {
@@ -219,39 +213,10 @@ func conformOptions(f *conformFlags, secrets *redact.Set) (conform.Options, erro
 			return conform.Options{}, usagef("--other-header gives the same headers as --header: the second identity must be another (another tenant's token)")
 		}
 	}
-	if err := conformArgs(&o, f.tool, f.toolArgs, f.failArgs, f.errorArgs, f.perTool); err != nil {
-		return conform.Options{}, err
+	if err := o.SetArgs(f.toolArgs, f.failArgs, f.errorArgs, f.perTool); err != nil {
+		return conform.Options{}, usageError{err}
 	}
 	return o, nil
-}
-
-// writeContract writes conform.json and report.html into dir, and the JUnit XML to junit
-// when it is not "".
-func writeContract(dir, junit string, res *results.Contract) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("output directory: %w", err)
-	}
-	if err := results.WriteContract(dir, res); err != nil {
-		return err
-	}
-	if err := results.WriteContractReport(dir, res); err != nil {
-		return err
-	}
-	if junit == "" {
-		return nil
-	}
-	f, err := os.Create(junit)
-	if err != nil {
-		return fmt.Errorf("--junit: %w", err)
-	}
-	if err := results.WriteJUnit(f, res); err != nil {
-		f.Close()
-		return fmt.Errorf("--junit %s: %w", junit, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("--junit %s: %w", junit, err)
-	}
-	return nil
 }
 
 // addHeaders parses 'K: V' flags into h; their values become secrets, never printed.
@@ -264,50 +229,6 @@ func addHeaders(h http.Header, flags []string, flag string, secrets *redact.Set)
 		v = strings.TrimSpace(v)
 		h.Set(strings.TrimSpace(k), v)
 		secrets.Note(v)
-	}
-	return nil
-}
-
-// isJSONObject reports whether s is a JSON object.
-func isJSONObject(s string) bool {
-	var m map[string]json.RawMessage
-	return json.Unmarshal([]byte(s), &m) == nil && m != nil
-}
-
-// conformArgs sets the suite's call arguments from the flags: --args (of --tool), --fail-args
-// and --error-args (the calls that end in a tool error and in a protocol error), and each
-// --tool-args NAME=JSON. Every value must be a JSON object; a problem is a usage error.
-func conformArgs(o *conform.Options, tool, toolArgs, failArgs, errorArgs string, perTool []string) error {
-	if toolArgs != "" {
-		if !isJSONObject(toolArgs) {
-			return usagef("--args: not a JSON object: %s", toolArgs)
-		}
-		if tool == "" {
-			return usagef("--args are the arguments of --tool: give --tool too")
-		}
-		o.Args = json.RawMessage(toolArgs)
-	}
-	for _, fa := range []struct {
-		flag, value string
-		dst         *json.RawMessage
-	}{{"--fail-args", failArgs, &o.FailArgs}, {"--error-args", errorArgs, &o.ErrorArgs}} {
-		if fa.value == "" {
-			continue
-		}
-		if !isJSONObject(fa.value) {
-			return usagef("%s: not a JSON object: %s", fa.flag, fa.value)
-		}
-		*fa.dst = json.RawMessage(fa.value)
-	}
-	for _, ta := range perTool {
-		name, js, ok := strings.Cut(ta, "=")
-		if !ok || name == "" || !isJSONObject(js) {
-			return usagef("--tool-args %q: want NAME={JSON object}", ta)
-		}
-		if o.ToolArgs == nil {
-			o.ToolArgs = map[string]json.RawMessage{}
-		}
-		o.ToolArgs[name] = json.RawMessage(js)
 	}
 	return nil
 }

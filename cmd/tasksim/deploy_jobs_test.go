@@ -14,6 +14,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/tasksim/tasksim/runner"
 	"github.com/tasksim/tasksim/scenarios"
 )
 
@@ -147,8 +148,8 @@ type shardCLI struct {
 }
 
 // parseShardCLI and parseMergeCLI are this file's only uses of cmd/tasksim's internals:
-// run's flag parsing (parseRunFlags, the flags applied to the scenario, runShard with the
-// pod's environment, parseStartAt), and merge's (runMerge, given directories under root that
+// run's flag parsing (parseRunFlags, the flags applied to the scenario; then runner.ParseShard
+// with the pod's environment and runner.ParseStartAt, as runRun calls them), and merge's (runMerge, given directories under root that
 // do not exist: it parses its flags, then stops at the first directory). scenarioAt maps
 // the scenario argument (a path in the pod) to a file here.
 func parseShardCLI(args []string, scenarioAt func(string) string, env map[string]string) (shardCLI, error) {
@@ -160,11 +161,11 @@ func parseShardCLI(args []string, scenarioAt func(string) string, env map[string
 	if err != nil {
 		return shardCLI{}, err
 	}
-	sh, err := runShard(f.shard, f.shards, f.fs.Changed("shards"), func(k string) string { return env[k] })
+	sh, err := runner.ParseShard(f.shard, f.shards, f.fs.Changed("shards"), func(k string) string { return env[k] })
 	if err != nil {
 		return shardCLI{}, err
 	}
-	at, err := parseStartAt(f.startAt, time.Now())
+	at, err := runner.ParseStartAt(f.startAt, time.Now())
 	if err != nil {
 		return shardCLI{}, err
 	}

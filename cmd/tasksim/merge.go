@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/pflag"
 
@@ -62,17 +60,11 @@ func runMerge(args []string, stdout, _ io.Writer) error {
 	if *out == "" {
 		return usagef("--out DIR is required (see 'tasksim merge --help')")
 	}
-	for _, d := range fs.Args() {
-		if filepath.Clean(d) == filepath.Clean(*out) {
-			return usagef("--out %s is one of the shards' directories: give another", *out)
-		}
-		if st, err := os.Stat(d); err != nil {
-			return fmt.Errorf("run directory %s: %w", d, unwrapPath(err))
-		} else if !st.IsDir() {
-			return fmt.Errorf("run directory %s: not a directory", d)
-		}
+	err := results.CheckMergeDirs(fs.Args(), *out)
+	var sum *results.Summary
+	if err == nil {
+		sum, err = results.MergeRuns(fs.Args(), *out, results.MergeOptions{AllowMissing: *allowMissing})
 	}
-	sum, err := results.MergeRuns(fs.Args(), *out, results.MergeOptions{AllowMissing: *allowMissing})
 	var mismatch *results.MismatchError
 	if errors.As(err, &mismatch) {
 		return usageError{err}

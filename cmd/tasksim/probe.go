@@ -107,7 +107,7 @@ type probeFlags struct {
 // parseProbeFlags parses probe's command line and refuses what is wrong in it alone (--pin
 // with --expect, an unreadable pin, arguments, the target URL, --timeout, --tool or --args
 // without --create-task, --protocol) as usage errors, before anything is sent. --protocol
-// auto becomes loadgen.ProtocolAuto.
+// auto becomes client.ProtocolAuto.
 func parseProbeFlags(args []string) (*probeFlags, error) {
 	f := &probeFlags{}
 	fs := pflag.NewFlagSet("probe", pflag.ContinueOnError)

@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/pflag"
 
@@ -12,11 +10,12 @@ import (
 	"github.com/tasksim/tasksim/sweep"
 )
 
-// runReport is `tasksim report DIR`: it re-renders DIR/report.html from the run's saved
-// files (summary.json, timeseries.csv, histograms.hlog, events.csv), or from conform.json
-// for a directory of the contract suite alone, or, for a sweep directory (one holding
-// sweep.json), DIR/sweep.html from sweep.json. Rendering is deterministic, so a saved run,
-// suite or sweep re-renders to the page it wrote.
+// runReport is `tasksim report DIR`: sweep.Rerender re-renders DIR/report.html from the
+// run's saved files (summary.json, timeseries.csv, histograms.hlog, events.csv), or from
+// conform.json for a directory of the contract suite alone, or, for a sweep directory (one
+// holding sweep.json), DIR/sweep.html from sweep.json; this parses and prints the page's
+// path. Rendering is deterministic, so a saved run, suite or sweep re-renders to the page
+// it wrote.
 func runReport(args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
 	fs.Usage = func() {
@@ -39,32 +38,10 @@ Exit codes: 0 written, 1 DIR or its files cannot be read or written, 2 usage.
 	if fs.NArg() != 1 {
 		return usagef("want one run or sweep directory, got %d arguments (see 'tasksim report --help')", fs.NArg())
 	}
-	dir := fs.Arg(0)
-	st, err := os.Stat(dir)
+	page, err := sweep.Rerender(fs.Arg(0))
 	if err != nil {
-		return fmt.Errorf("run directory %s: %w", dir, unwrapPath(err))
-	}
-	if !st.IsDir() {
-		return fmt.Errorf("run directory %s: not a directory", dir)
-	}
-	if _, err := os.Stat(filepath.Join(dir, sweep.JSONFile)); err == nil {
-		if err := sweep.WriteReport(dir); err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout, filepath.Join(dir, sweep.HTMLFile))
-		return nil
-	}
-	if err := results.WriteReport(dir); err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, filepath.Join(dir, results.ReportFile))
+	fmt.Fprintln(stdout, page)
 	return nil
-}
-
-// unwrapPath drops the *PathError around err: the message names the path itself.
-func unwrapPath(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err
-	}
-	return err
 }

@@ -10,7 +10,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -59,7 +58,7 @@ func parseRunFlags(args []string, _ io.Writer) (*runFlags, string, error) {
 	fs.StringArrayVar(&f.sets, "set", nil, "override a scenario field, `path=value` (repeatable), e.g. client.poll.policy=fixed")
 	fs.BoolVar(&f.contract, "contract", false, "run the contract suite against the target before the load: the run's contract gate (contract)")
 	fs.StringVar(&f.shard, "shard", "", "run slice `I/N` of the scenario (0 <= I < N): its clients, arrivals and tenants split as in docs/ARCHITECTURE.md#shards")
-	fs.IntVar(&f.shards, "shards", 0, "run one of `N` slices, the index from "+jobIndexEnv+" (a Kubernetes Indexed Job sets it); --shard I/N wins over its index, and must name the same N")
+	fs.IntVar(&f.shards, "shards", 0, "run one of `N` slices, the index from "+runner.JobIndexEnv+" (a Kubernetes Indexed Job sets it); --shard I/N wins over its index, and must name the same N")
 	fs.StringVar(&f.startAt, "start-at", "", "start the load at this `RFC3339` instant (at most 24h ahead), the same in every shard; a start past by over 1s is reported")
 	fs.DurationVar(&f.probeTimeout, "probe-timeout", runner.DefaultProbeTimeout, "bound on the probe of the target before the load (server/discover, initialize, tools/list)")
 	fs.StringVar(&f.baseline, "baseline", "", "judge the run against the saved run in `DIR` as well ('tasksim compare DIR OUT'), writing compare.json and compare.html beside summary.json")
@@ -211,59 +210,46 @@ func runRun(p process, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	shard, err := runShard(f.shard, f.shards, f.fs.Changed("shards"), os.Getenv)
+	shard, err := runner.ParseShard(f.shard, f.shards, f.fs.Changed("shards"), os.Getenv)
 	if err != nil {
 		return err
 	}
 	now := time.Now()
-	startAt, err := parseStartAt(f.startAt, now)
+	startAt, err := runner.ParseStartAt(f.startAt, now)
 	if err != nil {
 		return err
 	}
 	if err := runner.Validate(sc, shard); err != nil {
 		return err
 	}
-	cmpOpts := results.CompareOptions{Budgets: f.budgets, Allow: allowFields(f.allow)}
+	cmpOpts := results.CompareOptions{Budgets: f.budgets, Allow: results.AllowFields(f.allow)}
 	if f.baseline != "" {
-		if f.out != "" && results.SameDir(f.out, f.baseline) {
-			return usagef("--out %s is --baseline's directory: the run would replace the run it is judged against", f.out)
-		}
-		if err := results.CheckComparable(f.baseline, sc.Name, results.NewRunConfig(sc, shard), cmpOpts); err != nil {
-			return usagef("--baseline %s: %w", f.baseline, err)
+		if err := runner.CheckBaseline(f.baseline, f.out, sc, shard, cmpOpts); err != nil {
+			return err
 		}
 	}
 	if f.baselineTarget != "" && !f.dryRun {
 		return runAB(p, abRun{name: name, sc: sc, stable: f.baselineTarget, shard: shard, startAt: startAt, now: now, f: f, cmp: cmpOpts}, stdout, stderr)
 	}
 	if f.dryRun && f.baselineTarget != "" {
-		if err := checkAB(sc, f.baselineTarget, shard); err != nil {
+		if err := runner.CheckAB(sc, f.baselineTarget, shard); err != nil {
 			return err
 		}
-		c, st := abSides(shard)
-		pool := sc.Workload.PoolSize()
-		fmt.Fprintf(stdout, "A/B run      canary %s: shard %s, %d clients; stable %s: shard %s, %d clients; one start, one comparison\n",
-			sc.Target, c, c.Size(pool), f.baselineTarget, st, st.Size(pool))
+		fmt.Fprintln(stdout, runner.ABPlanLine(sc, f.baselineTarget, shard))
 	}
 	if f.dryRun {
-		cfg := runner.EngineConfig(sc)
-		cfg.Shard = shard
-		conns, _ := runner.RunConnections(sc, shard) // Validate has checked them
-		printPlan(stdout, sc, &cfg, conns)
-		if !startAt.IsZero() {
-			at := startAt.UTC().Format(time.RFC3339Nano)
-			if past := now.Sub(startAt); past > time.Second {
-				fmt.Fprintf(stdout, "start at     %s: %v ago already: the load starts at once, reported late\n", at, past.Round(time.Second))
-			} else {
-				fmt.Fprintf(stdout, "start at     %s: the load waits for it (a start past by over 1s is reported late)\n", at)
-			}
+		plan, err := runner.NewPlan(sc, shard, startAt, now)
+		if err != nil {
+			return err
 		}
+		plan.WriteText(stdout)
 		return nil
 	}
 	opts := runner.Options{Dir: cmp.Or(f.out, runner.DefaultDir(sc, now)), Shard: shard, StartAt: startAt, Start: now,
 		GCSetBy: p.gc.SetBy, GCMaxHeadroom: p.gc.MaxHeadroom, Overwrite: f.force, ProbeTimeout: f.probeTimeout, Notes: func(line string) { fmt.Fprintln(stderr, "tasksim run: "+line) }}
-	if f.baseline != "" {
-		if err := removeComparison(opts.Dir, f.force); err != nil {
-			return err
+	if f.baseline != "" && f.force {
+		if err := results.RemoveComparison(opts.Dir); err != nil {
+			return fmt.Errorf("--force: %w", err)
 		}
 	}
 	obs := &runObserver{w: stderr, bars: !f.noProgress && isTerminal(stderr), duration: time.Duration(sc.Duration)}
@@ -310,67 +296,39 @@ func judgeAgainstBaseline(baseline, dir string, opts results.CompareOptions, run
 	return comparisonError(c)
 }
 
-// runWithSignals runs sc as a command line does: the first SIGINT or SIGTERM stops the run
-// gracefully (runner.Options.Stop: the contract suite stops and the load never starts, or
-// the load drains, and the files are written), the second stops it at once (Run's context),
-// except during the contract suite, where it ends the process (the default action, restored):
-// the suite's cleanup may wait on a target that does not answer.
-func runWithSignals(sc *scenarios.Scenario, opts runner.Options, obs *runObserver, stderr io.Writer) (*results.Summary, error) {
-	out := runAllWithSignals([]plannedRun{{sc, opts, obs}}, stderr)
-	return out[0].sum, out[0].err
+// runWithSignals runs sc as a command line does (withSignals).
+func runWithSignals(sc *scenarios.Scenario, opts runner.Options, obs *runObserver, stderr io.Writer) (sum *results.Summary, err error) {
+	withSignals(obs, stderr, func(ctx context.Context, stop <-chan struct{}) {
+		opts.Stop, opts.Observer = stop, obs
+		sum, err = runner.Run(ctx, sc, opts)
+	})
+	return sum, err
 }
 
-// plannedRun is one run of runAllWithSignals.
-type plannedRun struct {
-	sc   *scenarios.Scenario
-	opts runner.Options
-	obs  *runObserver
-}
-
-// runOutcome is what one run of runAllWithSignals returned.
-type runOutcome struct {
-	sum *results.Summary
-	err error
-}
-
-// runAllWithSignals runs the runs at once (the two sides of an A/B run), stopped together
-// by one pair of signals as runWithSignals says; the first run's observer tells the phase.
-// A run that ends in an error stops the others too: there is nothing left to compare them
-// with.
-func runAllWithSignals(runs []plannedRun, stderr io.Writer) []runOutcome {
+// withSignals calls run (a run, or both sides of an A/B run) as a command line does: the
+// first SIGINT or SIGTERM closes stop, a graceful stop (runner.Options.Stop: the contract
+// suite stops and the load never starts, or the load drains, and the files are written),
+// the second cancels ctx, a stop at once, except during the contract suite, where it ends
+// the process (the default action, restored): the suite's cleanup may wait on a target
+// that does not answer. obs tells the run's phase.
+func withSignals(obs *runObserver, stderr io.Writer, run func(ctx context.Context, stop <-chan struct{})) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stopCh := make(chan struct{})
-	var once sync.Once
-	stop := func() { once.Do(func() { close(stopCh) }) }
-	obs := runs[0].obs
+	stop := make(chan struct{})
 	defer onSignals(func() func() {
 		switch obs.phase.Load() {
 		case int32(runner.PhaseContract):
 			fmt.Fprintln(stderr, "\ntasksim run: stopping the contract suite (Ctrl-C again to stop at once); the load will not start")
-			stop()
+			close(stop)
 			return nil
 		case int32(runner.PhaseWait): // the run stops before its load, and says so
 		default:
 			fmt.Fprintln(stderr, "\ntasksim run: stopping: draining in-flight tasks (Ctrl-C again to stop at once)")
 		}
-		stop()
+		close(stop)
 		return cancel
 	})()
-	out := make([]runOutcome, len(runs))
-	var wg sync.WaitGroup
-	for i, r := range runs {
-		r.opts.Stop, r.opts.Observer = stopCh, r.obs
-		wg.Go(func() {
-			sum, err := runner.Run(ctx, r.sc, r.opts)
-			out[i] = runOutcome{sum, err}
-			if len(runs) > 1 && (sum == nil || sum.Verdict == results.VerdictError) {
-				stop()
-			}
-		})
-	}
-	wg.Wait()
-	return out
+	run(ctx, stop)
 }
 
 // applySets applies --set path=value overrides in order and returns every problem.

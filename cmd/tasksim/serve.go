@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,13 +9,11 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/internal/redact"
 	"github.com/tasksim/tasksim/mockserver"
 	"github.com/tasksim/tasksim/runner"
@@ -40,34 +37,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(stdout, srv.URL) // first stdout line: the endpoint, for whoever started us
-	fmt.Fprintln(stderr, "tasksim serve: metrics: "+strings.TrimSuffix(srv.URL, "/mcp")+"/metrics")
-	switch {
-	case len(cfg.Tokens) > 0:
-	case cfg.KnownBad.ListWithoutAuth:
-		fmt.Fprintln(stderr, "tasksim serve: no --token given: tasks are not bound to a tenant, yet tasks/list is on (known-bad list_without_auth: R54 broken)")
-	default:
-		fmt.Fprintln(stderr, "tasksim serve: no --token given: tasks are not bound to a tenant and tasks/list is off (R54)")
-	}
-	modern := "stateless, the Tasks extension"
-	if cfg.NoTasks || !mcp.HasTasks(cmp.Or(cfg.Protocol, mcp.Version20251125)) {
-		modern = "stateless, without the Tasks extension (server.tasks false, or a server.protocol without Tasks)"
-	}
-	switch cfg.Protocols {
-	case mockserver.ProtocolsModern:
-		fmt.Fprintf(stderr, "tasksim serve: eras: 2026-07-28 only (%s); initialize gets -32022\n", modern)
-	case mockserver.ProtocolsBoth:
-		fmt.Fprintf(stderr, "tasksim serve: eras: 2026-07-28 (%s) and 2025-11-25 (sessions), each request in its own\n", modern)
-	default:
-		fmt.Fprintln(stderr, "tasksim serve: eras: 2025-11-25 and older only (sessions)")
-	}
-	if cfg.Faults.On() {
-		fmt.Fprintln(stderr, "tasksim serve: server faults on (the scenario's faults.server): the server fails requests and tasks on purpose")
-	}
-	if cfg.KnownBad.On() {
-		fmt.Fprintln(stderr, "tasksim serve: known-bad modes on (server.known_bad): the server breaks rules of docs/RULES.md on purpose")
-	}
-	if cfg.Insecure.On() {
-		fmt.Fprintln(stderr, "tasksim serve: insecure modes on (security.insecure): the server breaks its isolation on purpose")
+	for _, note := range runner.ServeNotes(cfg, srv.URL) {
+		fmt.Fprintln(stderr, "tasksim serve: "+note)
 	}
 	fmt.Fprintln(stderr, "tasksim serve: serving; Ctrl-C to stop")
 	<-sig
@@ -131,15 +102,7 @@ func parseServeFlags(args []string, _ io.Writer) (_ mockserver.Config, err error
 	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 		return cfg, usagef("--listen %q: %v", cfg.Addr, err)
 	}
-	sc := scenarios.Default()
-	if fs.NArg() == 1 {
-		var err error
-		if sc, err = scenarios.Load(fs.Arg(0)); err != nil {
-			return cfg, usageError{err}
-		}
-	}
-	var errs []error
-	for _, f := range []struct{ flag, path, value string }{
+	sc, err := serveScenario(fs, []serveOverride{
 		{"poll-interval", "server.poll_interval", pollInterval.String()},
 		{"ttl", "server.ttl", ttl.String()},
 		{"max-ttl", "server.max_ttl", maxTTL.String()},
@@ -148,25 +111,50 @@ func parseServeFlags(args []string, _ io.Writer) (_ mockserver.Config, err error
 		{"list-page-size", "server.list_page_size", strconv.Itoa(pageSize)},
 		{"status-notifications", "server.status_notifications", strconv.FormatBool(notify)},
 		{"protocols", "server.protocols", protocols},
-	} {
+	}, tokens, sets, secrets)
+	if err != nil {
+		return cfg, err
+	}
+	if cfg, err = runner.ServeConfig(sc, cfg); err != nil {
+		return cfg, usageError{err}
+	}
+	return cfg, nil
+}
+
+// serveOverride is a serve flag that sets a scenario field: a problem names the flag.
+type serveOverride struct{ flag, path, value string }
+
+// serveScenario is the scenario NAME or FILE that fs holds (default: scenarios.Default())
+// with the overrides of the flags that were given, then --token, then --set applied, its
+// server section validated. Every problem is a usage error.
+func serveScenario(fs *pflag.FlagSet, overrides []serveOverride, tokens, sets []string, secrets *redact.Set) (*scenarios.Scenario, error) {
+	sc := scenarios.Default()
+	if fs.NArg() == 1 {
+		var err error
+		if sc, err = scenarios.Load(fs.Arg(0)); err != nil {
+			return nil, usageError{err}
+		}
+	}
+	var errs []error
+	for _, f := range overrides {
 		if !fs.Changed(f.flag) {
 			continue
 		}
-		if err := sc.SetFrom("--"+f.flag, f.path, f.value); err != nil { // a problem names the flag
+		if err := sc.SetFrom("--"+f.flag, f.path, f.value); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if err := addServeTokens(sc, tokens, secrets); err != nil {
-		return cfg, err
+	if err := runner.AddServerTokens(sc, tokens, secrets); err != nil {
+		return nil, usageError{err}
 	}
 	errs = append(errs, applySets(sc, sets)...)
 	if len(errs) > 0 {
-		return cfg, usageError{errors.Join(errs...)}
+		return nil, usageError{errors.Join(errs...)}
 	}
 	if err := sc.ValidateServer(); err != nil {
-		return cfg, usageError{err}
+		return nil, usageError{err}
 	}
-	return serveConfig(sc, cfg)
+	return sc, nil
 }
 
 // serveUsage writes serve's help on fs's output: what the server answers, how it is
@@ -191,53 +179,4 @@ Flags (a flag that names a server.* field shows its built-in default; a scenario
 value replaces that default):
 `, shutdownGrace)
 	fs.PrintDefaults()
-}
-
-// addServeTokens adds the --token values (TENANT=TOKEN) to the scenario's server tokens and
-// notes each token in secrets, so that no error shows it. A malformed value, or one token
-// given to two tenants, is a usage error: the server could not tell the tenants apart.
-func addServeTokens(sc *scenarios.Scenario, tokens []string, secrets *redact.Set) error {
-	owner := map[string]string{}
-	for _, t := range tokens {
-		tenant, tok, ok := strings.Cut(t, "=")
-		if !ok || tenant == "" || tok == "" {
-			return usagef("--token %q: want TENANT=TOKEN", hideToken(t))
-		}
-		if prev, dup := owner[tok]; dup && prev != tenant {
-			return usagef("--token: one token is given to two tenants, %q and %q", prev, tenant)
-		}
-		owner[tok] = tenant
-		if sc.Server.Tokens == nil {
-			sc.Server.Tokens = map[string]scenarios.Secret{}
-		}
-		sc.Server.Tokens[tenant] = scenarios.Secret(tok)
-		secrets.Note(tok)
-	}
-	return nil
-}
-
-// serveConfig maps the scenario's server section to the server config as a run maps it
-// (runner.ServerConfig), answering both eras unless the section says otherwise, and adds
-// what only serve's flags give (address, default duration, origins, body and subscription
-// limits, fixtures); an invalid result is a usage error.
-func serveConfig(sc *scenarios.Scenario, cfg mockserver.Config) (mockserver.Config, error) {
-	scfg := runner.ServerConfig(sc)
-	if scfg.Protocols == "" {
-		scfg.Protocols = mockserver.ProtocolsBoth // serve answers both eras unless told otherwise
-	}
-	scfg.Addr, scfg.DefaultDuration = cfg.Addr, cfg.DefaultDuration
-	scfg.AllowedOrigins, scfg.MaxBodyBytes = cfg.AllowedOrigins, cfg.MaxBodyBytes
-	scfg.MaxSubscriptions, scfg.Fixtures = cfg.MaxSubscriptions, cfg.Fixtures
-	if err := scfg.Validate(); err != nil {
-		return scfg, usageError{err}
-	}
-	return scfg, nil
-}
-
-// hideToken hides a token's secret part in messages: tokens never appear in any output.
-func hideToken(flag string) string {
-	if tenant, _, ok := strings.Cut(flag, "="); ok {
-		return tenant + "=***"
-	}
-	return "***"
 }

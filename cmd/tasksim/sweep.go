@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -98,7 +98,7 @@ Flags:
 	if len(f.vary) == 0 {
 		return nil, "", nil, usagef("sweep needs at least one --vary NAME=V1,V2,...")
 	}
-	vars, err := parseVary(f.vary)
+	vars, err := sweep.ParseVary(f.vary)
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -108,41 +108,6 @@ Flags:
 		}
 	}
 	return f, name, vars, nil
-}
-
-// parseVary reads the --vary flags: each NAME=V1,V2,... with at least one value, no value
-// twice, no name twice, and at most one of the names that set the client count.
-func parseVary(flags []string) ([]sweep.Vary, error) {
-	var vars []sweep.Vary
-	for _, v := range flags {
-		k, list, ok := strings.Cut(v, "=")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" {
-			return nil, usagef("--vary %q: want NAME=V1,V2,...", v)
-		}
-		if slices.ContainsFunc(vars, func(x sweep.Vary) bool { return x.Name == k }) {
-			return nil, usagef("--vary %s given twice", k)
-		}
-		if sweep.SetsClients(k) && slices.ContainsFunc(vars, func(x sweep.Vary) bool { return sweep.SetsClients(x.Name) }) {
-			return nil, usagef("--vary clients and --vary workload.clients set the same field: give one")
-		}
-		var vals []string
-		for _, x := range strings.Split(list, ",") {
-			x = strings.TrimSpace(x)
-			if x == "" {
-				continue
-			}
-			if slices.Contains(vals, x) {
-				return nil, usagef("--vary %s: value %s given twice", k, x)
-			}
-			vals = append(vals, x)
-		}
-		if len(vals) == 0 {
-			return nil, usagef("--vary %q: want NAME=V1,V2,...", v)
-		}
-		vars = append(vars, sweep.Vary{Name: k, Values: vals})
-	}
-	return vars, nil
 }
 
 // sweepPlan is the plan of the sweep the flags ask for: each cell is a run of the scenario
@@ -257,11 +222,7 @@ func runSweep(p process, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	dir := f.out
-	if dir == "" {
-		base := strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
-		dir = filepath.Join("runs", "sweep-"+base+"-"+time.Now().UTC().Format("20060102T150405Z"))
-	}
+	dir := cmp.Or(f.out, sweep.DefaultDir(name, time.Now()))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("output directory: %w", err)
 	}

@@ -1,8 +1,7 @@
-package main
+package runner
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -10,96 +9,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tasksim/tasksim/client"
-	"github.com/tasksim/tasksim/loadgen"
-	"github.com/tasksim/tasksim/runner"
+	"github.com/tasksim/tasksim/results"
 	"github.com/tasksim/tasksim/scenarios"
 )
 
-// planProtocol says which era the run will speak, before it asks the target.
-func planProtocol(sc *scenarios.Scenario) string {
-	switch p := runner.Protocol(sc); {
-	case sc.Protocol != "":
-		return sc.Protocol + " (pinned)"
-	case p != "":
-		return p + " (the embedded server's; --protocol pins the other where it serves both)"
-	}
-	return "found by asking the target (server/discover first, E32): 2026-07-28 where it serves the Tasks extension, else 2025-11-25"
-}
-
-// printPlan prints what --dry-run promises: the resolved scenario, the expected load, the
-// cancels, every fault that is on, how clients recover, and the thresholds.
-func printPlan(w io.Writer, sc *scenarios.Scenario, cfg *loadgen.Config, conns runner.Connections) {
-	fmt.Fprintf(w, "scenario     %s (%s)\n", sc.Name, sc.Source)
-	fmt.Fprintf(w, "target       %s\n", runner.TargetName(sc))
-	fmt.Fprintf(w, "protocol     %s\n", planProtocol(sc))
-	if sc.Contract {
-		where := "the target"
-		if sc.Target == "" {
-			where = "an embedded server of its own, with this configuration"
-		}
-		fmt.Fprintf(w, "contract     the contract suite runs first, against %s: the contract gate\n", where)
-	}
-	if sc.ExpectManifest != "" {
-		fmt.Fprintf(w, "manifest     compared with the pin %s at the end: drift fails the compatibility gate\n", runner.PinPath(sc))
-	}
-	fmt.Fprintf(w, "load         %s\n", runner.PlanLine(sc, cfg))
-	if cfg.Shard != (scenarios.Shard{}) {
-		fmt.Fprintf(w, "shard        %s\n", shardPlan(cfg.Shard, sc))
-	}
-	if rb := sc.Rollback; rb.On() {
-		fmt.Fprintf(w, "rollback     %s\n", rollbackText(sc))
-	}
-	fmt.Fprintf(w, "seed         %d\n", sc.Seed)
-	var args strings.Builder // the scenario's arguments as JSON (the run may add a key)
-	enc := json.NewEncoder(&args)
-	enc.SetEscapeHTML(false)
-	if len(sc.Args) == 0 || enc.Encode(sc.Args) != nil { // Validate checked that they encode
-		args.Reset()
-		args.WriteString("{}")
-	}
-	fmt.Fprintf(w, "tool         %s %s\n", sc.Tool, strings.TrimSpace(args.String()))
-	result := string(sc.Client.Result)
-	if runner.Protocol(sc) == client.ProtocolModern {
-		result = "inline with the terminal status (2026-07-28: no tasks/result)"
-	}
-	fmt.Fprintf(w, "result       %s, deadline %v\n", result, cfg.Poll.Deadline)
-	fmt.Fprintf(w, "polling      %s\n", pollText(sc))
-	if cfg.Model == loadgen.Closed && cfg.Ramp > 0 {
-		fmt.Fprintf(w, "ramp         the clients start evenly over %v\n", cfg.Ramp)
-	}
-	if cfg.MaxConns > 0 {
-		fmt.Fprintf(w, "requests     at most %d in flight at once (tasks/result streams aside)\n", cfg.MaxConns)
-	}
-	if len(conns.SourceAddresses) > 0 {
-		how := "client.source_addresses"
-		if conns.SourceAddressesAuto {
-			how = "chosen by tasksim: more connections than one address has ports"
-		}
-		fmt.Fprintf(w, "sources      connections dialed from %s, round robin (%s)\n", sourcesText(conns.SourceAddresses), how)
-	}
-	if cfg.Model == loadgen.Open {
-		fmt.Fprintf(w, "arrivals     about %.0f over the load phase\n", expectedArrivals(sc)*cfg.Shard.Share())
-	} else if d, ok := sc.Args["duration_ms"].(float64); ok && d > 0 {
-		per := float64(cfg.Duration) / (float64(time.Duration(d)*time.Millisecond) + float64(cfg.ThinkTime))
-		fmt.Fprintf(w, "tasks        about %.0f (clients x duration / (task duration + think time))\n", float64(cfg.Shard.Size(cfg.Clients))*per)
-	}
-	if sc.Target == "" {
-		fmt.Fprintf(w, "server       pollInterval %v, ttl %v (max %v)\n", sc.Server.PollInterval, sc.Server.TTL, sc.Server.MaxTTL)
-		for _, m := range sc.Server.KnownBad { // named as tenantsText names insecure modes
-			fmt.Fprintf(w, "             known-bad server mode %s\n", m)
-		}
-	}
-	fmt.Fprintf(w, "cancel       %s\n", cancelText(sc.Client.Cancel))
-	if t := tenantsText(sc); t != "" {
-		fmt.Fprintf(w, "tenants      %s\n", t)
-	}
-	printFaults(w, sc)
-	creates, sessions := recoveryText(cfg.Recovery)
-	fmt.Fprintf(w, "recovery     %s\n             %s\n", creates, sessions)
-	printThresholds(w, sc.Thresholds, sc.ErrorBudget)
-	printSLOs(w, sc)
-}
+// The phrases of a Plan's text (dryrun.go): each part of the scenario as --dry-run says it.
 
 // cancelText is the share of tasks the clients cancel, and when.
 func cancelText(c scenarios.Cancel) string {
@@ -356,4 +270,81 @@ func rollbackText(sc *scenarios.Scenario) string {
 		}
 	}
 	return s + ": the rollback gate"
+}
+
+// pollText is the interval the clients will actually wait between polls, and where it comes
+// from: against a target whose advice they follow it is not known before the run, and
+// --poll-interval (client.poll.interval) is only their fallback.
+func pollText(sc *scenarios.Scenario) string {
+	p := sc.Client.Poll
+	switch p.Policy {
+	case scenarios.PollFixed:
+		return fmt.Sprintf("clients poll every %v (client.poll.policy fixed: the server's advice is ignored)", p.Interval)
+	case scenarios.PollBackoff:
+		return fmt.Sprintf("clients poll after %v, then x%g up to %v (client.poll.policy backoff: the server's advice is ignored)",
+			p.Interval, p.Multiplier, p.MaxInterval)
+	}
+	if sc.Target == "" && !sc.Server.KnownBadOn(scenarios.KnownBadNoPollInterval) {
+		if in := SLOInterval(sc, 0, false); in.Known {
+			return fmt.Sprintf("clients follow the advertised pollInterval: %v (%s)", in.P, in.From)
+		}
+		return fmt.Sprintf("clients follow the embedded server's advertised pollInterval (server.poll_policy %s: it varies); %v if it advertises none",
+			sc.Server.PollPolicy.Kind, p.Interval)
+	}
+	return fmt.Sprintf("clients follow the target's advertised pollInterval (not known before the run); --poll-interval %v is only the fallback when it advertises none",
+		p.Interval)
+}
+
+// printSLOs prints the default SLOs the run will be judged by after its thresholds, each
+// resolved where the interval is known, else with its formula "from the advertised
+// interval", and those the scenario switched off or superseded.
+func printSLOs(w io.Writer, sc *scenarios.Scenario) {
+	in := SLOInterval(sc, 0, false)
+	fmt.Fprintln(w, "default SLOs relative to the advertised pollInterval P (docs/METRICS.md#default-slos; the")
+	fmt.Fprintln(w, "             scenario's slo section overrides or switches off each)")
+	for _, s := range results.DefaultSLOs(sc.SLO, in, sc.Thresholds) {
+		var line string
+		switch {
+		case s.Skip != "":
+			line = fmt.Sprintf("%-14s not judged: %s", s.Key, s.Skip)
+		case s.Th.Expr == "":
+			line = fmt.Sprintf("%-14s %s, %s", s.Key, s.Formula, s.Note)
+		case s.Note != "" && !strings.HasPrefix(s.Formula, "set by"): // a formula, resolved
+			line = fmt.Sprintf("%-14s %s  (%s; %s)", s.Key, s.Th.Expr, s.Formula, s.Note)
+		default:
+			line = fmt.Sprintf("%-14s %s", s.Key, s.Th.Expr)
+			if s.Note != "" {
+				line += "  (" + s.Note + ")"
+			}
+		}
+		fmt.Fprintf(w, "             %s\n", line)
+	}
+}
+
+// shardPlan is the --dry-run line of a sharded run: which clients or which arrivals it takes.
+func shardPlan(sh scenarios.Shard, sc *scenarios.Scenario) string {
+	n := sc.Workload.PoolSize()
+	who := fmt.Sprintf("clients %s of 0..%d (%d of %d, global indices i with i mod %d = %d)",
+		firstOwned(sh, n), n-1, sh.Size(n), n, max(sh.Count, 1), sh.Index)
+	if sc.Workload.Model == scenarios.ModelOpen {
+		who = fmt.Sprintf("arrivals %d, %d, %d, ... of the whole schedule (1 in %d, %s of the rate), from a pool of %s",
+			sh.Index+1, sh.Index+1+sh.Count, sh.Index+1+2*sh.Count, max(sh.Count, 1), percent(sh.Share()), who)
+	}
+	return fmt.Sprintf("%s: %s", sh, who)
+}
+
+// firstOwned lists the first global indices of 0..n-1 the shard owns: "0, 3, 6, ...".
+func firstOwned(sh scenarios.Shard, n int) string {
+	step := max(sh.Count, 1)
+	var parts []string
+	for i := sh.Index; i < n && len(parts) < 3; i += step {
+		parts = append(parts, strconv.Itoa(i))
+	}
+	switch {
+	case len(parts) == 0:
+		return "none"
+	case sh.Index+3*step < n:
+		parts = append(parts, "...")
+	}
+	return strings.Join(parts, ", ")
 }
