@@ -12,7 +12,7 @@ import (
 )
 
 // captures is where capture.mjs writes the peers' replies.
-const captures = "../../loadgen/testdata/sse"
+const captures = "../../client/testdata/sse"
 
 // TestCapturesMatchTheSchema: every JSON-RPC message in the captured replies is valid MCP
 // 2025-11-25 (mcptest, the official schema), and each reply ends with the response to the

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
-// capture.mjs re-captures the replies in loadgen/testdata/sse: it starts server-everything
+// capture.mjs re-captures the replies in client/testdata/sse: it starts server-everything
 // and sdk-tasks-server (twice: SSE replies, then --json-response) on 127.0.0.1, talks to
 // them over raw loopback sockets as a keep-alive HTTP/1.1 client would, and writes each
 // reply's body exactly as it arrived (chunked transfer coding removed, nothing else
 // touched) to one file, and README.md with a line per file: the request, the status, the
 // headers and the sizes of the chunks the body came in.
 //
-// Usage (after npm ci here): node capture.mjs [OUTDIR]   (default ../../../loadgen/testdata/sse)
+// Usage (after npm ci here): node capture.mjs [OUTDIR]   (default ../../../client/testdata/sse)
 // Ids, timestamps and session ids differ from one capture to the next.
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
@@ -15,7 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const outDir = path.resolve(process.argv[2] ?? path.join(here, '../../../loadgen/testdata/sse'));
+const outDir = path.resolve(process.argv[2] ?? path.join(here, '../../../client/testdata/sse'));
 const version = (pkg) => JSON.parse(readFileSync(path.join(here, 'node_modules', pkg, 'package.json'), 'utf8')).version;
 const SDK = `@modelcontextprotocol/sdk ${version('@modelcontextprotocol/sdk')}`;
 const EVERYTHING = `@modelcontextprotocol/server-everything ${version('@modelcontextprotocol/server-everything')} (${SDK})`;
