@@ -541,6 +541,26 @@ func (m *Manifest) checkDelete(ctx context.Context, s *Session) string {
 	return ""
 }
 
+// probeCallParams are the params of the probe's tools/call of tool: o.Args, else the minimal
+// arguments of its inputSchema, with the members of extra (the era's task request) added.
+// why says, when there are none, why no task can be created.
+func probeCallParams(o ProbeOptions, tool *ToolManifest, extra map[string]any) (params []byte, why string) {
+	args := o.Args
+	if args == nil {
+		var err error
+		if args, err = MinimalArgs(tool.schema); err != nil {
+			return nil, fmt.Sprintf("cannot build arguments for %q from its inputSchema: %v (give the tool and its arguments)", tool.Name, err)
+		}
+	}
+	call := map[string]any{"name": tool.Name, "arguments": args}
+	maps.Copy(call, extra)
+	params, err := json.Marshal(call)
+	if err != nil {
+		return nil, fmt.Sprintf("arguments for %q: %v", tool.Name, err)
+	}
+	return params, ""
+}
+
 // observeTask creates one task with the first tool whose taskSupport allows it, records
 // the pollInterval and ttl it was granted, and cancels it where tasks/cancel is declared.
 // Nothing is sent when the target cannot take a task-augmented call (R6, R7, and a
@@ -556,17 +576,9 @@ func (m *Manifest) observeTask(ctx context.Context, s *Session, o ProbeOptions) 
 		note("no task created: %s", why)
 		return
 	}
-	args := o.Args
-	if args == nil {
-		var err error
-		if args, err = MinimalArgs(tool.schema); err != nil {
-			note("no task created: cannot build arguments for %q from its inputSchema: %v (give the tool and its arguments)", tool.Name, err)
-			return
-		}
-	}
-	params, err := json.Marshal(map[string]any{"name": tool.Name, "arguments": args, "task": map[string]any{}})
-	if err != nil {
-		note("no task created: arguments for %q: %v", tool.Name, err)
+	params, why := probeCallParams(o, tool, map[string]any{"task": map[string]any{}})
+	if why != "" {
+		note("no task created: %s", why)
 		return
 	}
 	rep, err := s.CallOp(ctx, mcp.OpToolsCall, params, nil)

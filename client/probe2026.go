@@ -115,17 +115,9 @@ func (m *Manifest) observeModernTask(ctx context.Context, s *modernSession, o Pr
 		}
 		return
 	}
-	args := o.Args
-	if args == nil {
-		var err error
-		if args, err = MinimalArgs(tool.schema); err != nil {
-			note("no task created: cannot build arguments for %q from its inputSchema: %v (give the tool and its arguments)", tool.Name, err)
-			return
-		}
-	}
-	params, err := json.Marshal(map[string]any{"name": tool.Name, "arguments": args})
-	if err != nil {
-		note("no task created: arguments for %q: %v", tool.Name, err)
+	params, why := probeCallParams(o, tool, nil)
+	if why != "" {
+		note("no task created: %s", why)
 		return
 	}
 	var caps mcp.ModernClientCapabilities
