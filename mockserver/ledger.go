@@ -212,12 +212,12 @@ type LedgerCounts struct {
 	PeakKeys    int           // the most keys held at once
 	Forgotten   uint64        // keys forgotten after their window
 	Window      time.Duration // the window in effect: the configured one, or the largest ttl granted
-	Operations  uint64 // domain operations recorded, every outcome
-	Applied     uint64 // effects that happened
-	Failed      uint64 // operations the downstream failed
-	Rejected    uint64 // operations the downstream refused (queue full)
-	Duplicates  uint64 // applied effects beyond the first for one (tenant, idempotency key)
-	AfterCancel uint64 // effects of tasks that ended cancelled (cancel is not rollback): applied after the cancel, or before it (effect_first)
+	Operations  uint64        // domain operations recorded, every outcome
+	Applied     uint64        // effects that happened
+	Failed      uint64        // operations the downstream failed
+	Rejected    uint64        // operations the downstream refused (queue full)
+	Duplicates  uint64        // applied effects beyond the first for one (tenant, idempotency key)
+	AfterCancel uint64        // effects of tasks that ended cancelled (cancel is not rollback): applied after the cancel, or before it (effect_first)
 }
 
 func (l *ledger) counts() LedgerCounts {
