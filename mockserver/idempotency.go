@@ -48,11 +48,12 @@ func (l *ledger) keyTask(tenant, key string) (t *task, id string, ok bool) {
 func (l *ledger) claim(t *task) (prev *task, prevID string, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ke := l.entryLocked(t.tenant, t.work.idempotencyKey, time.Now())
+	now := time.Now()
+	ke := l.entryLocked(ledgerKey{t.tenant, t.work.idempotencyKey}, now)
 	if ke.taskID != "" {
 		return ke.task, ke.taskID, false
 	}
-	ke.taskID, ke.task = t.id, t
+	ke.taskID, ke.task, ke.last = t.id, t, now.UnixNano() // queued when t leaves the store (unbind)
 	return nil, "", true
 }
 

@@ -93,7 +93,10 @@ func (l *ledger) record(e *effectRecord) bool {
 	if e.key == "" {
 		return false
 	}
-	ke := l.entryLocked(e.tenant, e.key, time.Now())
+	k := ledgerKey{e.tenant, e.key}
+	now := time.Now()
+	ke := l.entryLocked(k, now)
+	l.touchLocked(k, ke, now)
 	ke.ops++
 	if e.outcome != opApplied {
 		return false
@@ -107,13 +110,12 @@ func (l *ledger) record(e *effectRecord) bool {
 	return true
 }
 
-// entryLocked returns the entry of (tenant, key), making it on first use, and marks it used
-// at now. A new entry first forgets a few keys whose window has run out (forgetLocked).
-func (l *ledger) entryLocked(tenant, key string, now time.Time) *keyEntry {
+// entryLocked returns the entry of (tenant, key), making it on first use. A new entry first
+// forgets a few keys whose window has run out (forgetLocked).
+func (l *ledger) entryLocked(k ledgerKey, now time.Time) *keyEntry {
 	if l.byKey == nil {
 		l.byKey = make(map[ledgerKey]*keyEntry)
 	}
-	k := ledgerKey{tenant, key}
 	ke := l.byKey[k]
 	if ke == nil {
 		l.forgetLocked(now, forgetPerNewKey)
@@ -121,7 +123,6 @@ func (l *ledger) entryLocked(tenant, key string, now time.Time) *keyEntry {
 		l.byKey[k] = ke
 		l.peakLen = max(l.peakLen, len(l.byKey))
 	}
-	l.touchLocked(k, ke, now)
 	return ke
 }
 
@@ -129,10 +130,13 @@ func (l *ledger) entryLocked(tenant, key string, now time.Time) *keyEntry {
 // that forgetting outpaces a steady arrival of keys without a reaper.
 const forgetPerNewKey = 2
 
-// touchLocked marks ke (of k) used at now, and gives it a place in the aging queue if it has none.
+// touchLocked marks ke (of k) used at now. A key whose task is not stored (gone, or none:
+// synchronous calls) gets a place in the aging queue if it has none; a stored task's key
+// gets one when the task leaves the store (unbind). Slots are so pushed about in the order
+// of their due times, and a key is forgotten within a reaper tick of its window's end.
 func (l *ledger) touchLocked(k ledgerKey, ke *keyEntry, now time.Time) {
 	ke.last = now.UnixNano()
-	if !ke.queued {
+	if !ke.queued && ke.task == nil {
 		ke.queued = true
 		l.aging.push(agingSlot{k: k, due: ke.last + int64(l.windowNow())})
 	}
@@ -165,9 +169,9 @@ func (l *ledger) forget(now time.Time) {
 }
 
 // forgetLocked pops the aging queue's due slots, at most limit of them (< 0: all): a key
-// used again since its slot was queued is queued again at its new due time; a key whose
-// task is still stored leaves the queue until the task does (unbind queues it again); any
-// other key is forgotten.
+// whose task is stored leaves the queue until the task does (unbind queues it again); a
+// key used again since its slot was queued is queued again at its new due time; any other
+// key is forgotten.
 func (l *ledger) forgetLocked(now time.Time, limit int) {
 	ns, win := now.UnixNano(), int64(l.windowNow())
 	for n := 0; n != limit; n++ {
@@ -179,10 +183,10 @@ func (l *ledger) forgetLocked(now time.Time, limit int) {
 		ke := l.byKey[sl.k]
 		switch {
 		case ke == nil: // cannot happen: a forgotten key has no slot
+		case ke.task != nil: // claimed by a task since it was queued: unbind queues it again
+			ke.queued = false
 		case ke.last+win > ns:
 			l.aging.push(agingSlot{k: sl.k, due: ke.last + win})
-		case ke.task != nil:
-			ke.queued = false
 		default:
 			delete(l.byKey, sl.k)
 			l.forgot++
@@ -267,9 +271,10 @@ type agingSlot struct {
 }
 
 // agingQueue is a FIFO of slots on a slice that is compacted as it drains. Slots are pushed
-// in the order of their due times, since the window only grows and keys are used at the
-// present; a key queued again when it comes due lands behind slots due up to a window
-// later, so a key is forgotten at most one window late.
+// in the order of their due times, since the window only grows and keys are queued at the
+// present; the rare key used again while queued (an effect recorded after its task left
+// the store) is queued again when it comes due, behind slots due up to a window later, so it
+// is forgotten at most one window late.
 type agingQueue struct {
 	s    []agingSlot
 	head int

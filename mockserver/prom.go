@@ -76,9 +76,11 @@ import (
 //	                                         with the key's task (task) or refused because it
 //	                                         no longer exists (expired); idempotency.go
 //
-// The registry also holds client_golang's Go collector (go_memstats_*, go_gc_*,
-// go_goroutines, ...) and process collector (process_resident_memory_bytes, ...): what the
-// server's memory costs, beside the sizes of its per-task structures above.
+// The registry also holds client_golang's Go collector (go_memstats_*, go_goroutines, and
+// the runtime's /gc/ metrics: go_gc_heap_live_bytes is the heap the last collection marked
+// live, the figure a soak watches, where go_memstats_heap_alloc_bytes also counts the
+// garbage not yet collected) and process collector (process_resident_memory_bytes, ...):
+// what the server's memory costs, beside the sizes of its per-task structures above.
 const promPrefix = "tasksim_mock_"
 
 // cleanupLagBuckets are the upper bounds of cleanup_lag_seconds, in seconds: from a lookup
@@ -157,7 +159,8 @@ func newExporter(s *Server) *exporter {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(e.cleanupLag, e.downstreamWait, (*statsCollector)(e),
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsGC)),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	e.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	return e
 }

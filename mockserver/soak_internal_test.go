@@ -111,8 +111,8 @@ func soak(t *testing.T, sc soakCase, rate, hours int) {
 		t.Fatalf("created %d of %d tasks, window %v (want %v)", st.TasksCreated, n, st.Ledger.Window, ttl)
 	}
 	// A task lives its ttl plus at most a reaper tick; a key while its task does, then a
-	// window after it leaves the store, then up to a window late in the aging queue.
-	maxTasks, maxKeys := rate*(int(ttl/time.Second)+2), rate*(3*int(ttl/time.Second)+3)
+	// window after it leaves the store, plus a tick.
+	maxTasks, maxKeys := rate*(int(ttl/time.Second)+2), rate*(2*int(ttl/time.Second)+3)
 	if st.TasksLive > int64(maxTasks) || st.Ledger.PeakKeys > maxKeys {
 		t.Errorf("retained %d tasks (at most %d), peak %d keys (at most %d)",
 			st.TasksLive, maxTasks, st.Ledger.PeakKeys, maxKeys)
