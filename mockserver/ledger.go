@@ -60,6 +60,7 @@ type keyEntry struct {
 
 	last   int64 // the key's last use, Unix ns: its window runs from here
 	queued bool  // the key has a place in the aging queue
+	pinned bool  // never forgotten: the key of an operation a rollback drill reconciles (pin)
 }
 
 // effectRecord is one domain operation as the ledger sees it.
@@ -161,6 +162,17 @@ func (l *ledger) grant(d time.Duration) {
 	}
 }
 
+// pin keeps (tenant, key) for the rest of the run: Reconcile reads its effect at the end,
+// however long after the rollback drill's switch. The keys pinned are those of the tasks in
+// flight at the switch: a bounded set.
+func (l *ledger) pin(tenant, key string) {
+	l.mu.Lock()
+	if ke := l.byKey[ledgerKey{tenant, key}]; ke != nil {
+		ke.pinned = true
+	}
+	l.mu.Unlock()
+}
+
 // forget drops the keys whose window has run out by now (the reaper's tick).
 func (l *ledger) forget(now time.Time) {
 	l.mu.Lock()
@@ -183,7 +195,7 @@ func (l *ledger) forgetLocked(now time.Time, limit int) {
 		ke := l.byKey[sl.k]
 		switch {
 		case ke == nil: // cannot happen: a forgotten key has no slot
-		case ke.task != nil: // claimed by a task since it was queued: unbind queues it again
+		case ke.task != nil || ke.pinned: // claimed by a task since it was queued (unbind queues it again), or pinned
 			ke.queued = false
 		case ke.last+win > ns:
 			l.aging.push(agingSlot{k: sl.k, due: ke.last + win})
