@@ -21,7 +21,7 @@ import (
 //
 // A key is remembered while its task is in the store and for the window after its last use
 // (an operation, a create, its task leaving the store), then forgotten: its entry folds into
-// the global counters (keysForgotten). Within the window a repeated key is answered with its
+// the global counters (LedgerCounts.Forgotten). Within the window a repeated key is answered with its
 // task (or refused as expired) and a second effect is a duplicate; beyond it a repeated key
 // is a new key, and a duplicate is out of the ledger's sight (docs/SERVER.md#ledger-window).
 // The window is Config.LedgerWindow, by default the largest ttl granted so far (at least
@@ -36,7 +36,7 @@ type ledger struct {
 	window  time.Duration // Config.LedgerWindow; 0 = the largest ttl granted (maxTTL)
 	maxTTL  atomic.Int64  // the largest finite ttl granted so far, in ns (grant)
 	ttlCap  time.Duration // Config.MaxTTL: maxTTL never exceeds it
-	forgot  uint64        // keys forgotten after their window (Stats.LedgerKeysForgotten)
+	forgot  uint64        // keys forgotten after their window (LedgerCounts.Forgotten)
 	peakLen int           // the most keys held at once
 
 	ops         uint64 // operations recorded, every outcome
@@ -133,7 +133,7 @@ const forgetPerNewKey = 2
 
 // touchLocked marks ke (of k) used at now. A key whose task is not stored (gone, or none:
 // synchronous calls) gets a place in the aging queue if it has none; a stored task's key
-// gets one when the task leaves the store (unbind). Slots are so pushed about in the order
+// gets one when the task leaves the store (unbind). So slots are pushed about in the order
 // of their due times, and a key is forgotten within a reaper tick of its window's end.
 func (l *ledger) touchLocked(k ledgerKey, ke *keyEntry, now time.Time) {
 	ke.last = now.UnixNano()
