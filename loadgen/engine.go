@@ -118,7 +118,10 @@ func New(cfg Config, t *client.Target, m *client.Manifest, rec *metrics.Recorder
 		return nil, err
 	}
 	if e.recovery.Reconcile && m.Tasks.List {
-		e.list = &listReconciler{}
+		// A create's attempts, each within the request timeout, spaced by at most the
+		// backoff's cap: the longest from a create's send to its failure.
+		b := e.recovery.Budgets.Create
+		e.list = newListReconciler(time.Duration(b)*cfg.timeout() + time.Duration(b)*time.Duration(e.recovery.Backoff.Max))
 	}
 	return e, nil
 }

@@ -207,18 +207,53 @@ func (v *vu) idempotencyKey(seq uint64) string {
 // this run knows, created between the lost create's send and its failure (one second of
 // clock skew either side).
 // The claim is approximate when several creates were lost at once; it is counted apart.
+//
+// The ids it knows are those learned within the last horizon or two: a task learned
+// earlier was created earlier, before the window of any create still in flight (a create's
+// window opens at its send, at most horizon ago), so it can never be a candidate again.
+// Two generations of ids, the older dropped whole at each turn, keep the memory bounded by
+// the tasks of two horizons rather than of the whole run.
 type listReconciler struct {
-	mu    sync.Mutex
-	known map[string]struct{} // task ids learned from replies or claimed
+	mu      sync.Mutex
+	known   map[string]struct{} // task ids learned from replies or claimed, this generation
+	older   map[string]struct{} // the previous generation's
+	since   time.Time           // when this generation began
+	horizon time.Duration       // the longest a create can take, send to failure, plus skew
+}
+
+// newListReconciler returns a reconciler whose creates take at most span from send to failure.
+func newListReconciler(span time.Duration) *listReconciler {
+	return &listReconciler{horizon: span + 2*time.Second}
 }
 
 func (l *listReconciler) learn(id string) {
 	l.mu.Lock()
-	if l.known == nil {
-		l.known = make(map[string]struct{})
+	l.knowLocked(id, time.Now())
+	l.mu.Unlock()
+}
+
+// knowLocked adds id to the current generation, turning generations first if it is over.
+func (l *listReconciler) knowLocked(id string, now time.Time) {
+	if l.known == nil || now.Sub(l.since) >= l.horizon {
+		l.older, l.known, l.since = l.known, make(map[string]struct{}, len(l.known)), now
 	}
 	l.known[id] = struct{}{}
-	l.mu.Unlock()
+}
+
+// knowsLocked reports whether id was learned (in either generation).
+func (l *listReconciler) knowsLocked(id string) bool {
+	_, ok := l.known[id]
+	if !ok {
+		_, ok = l.older[id]
+	}
+	return ok
+}
+
+// size is the number of ids held, for tests.
+func (l *listReconciler) size() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.known) + len(l.older)
 }
 
 // find pages through tasks/list (sent by call) for an unclaimed task created in [from, to].
@@ -236,13 +271,10 @@ func (l *listReconciler) find(call func(params []byte) (client.Reply, error), fr
 		defer l.mu.Unlock()
 		for _, t := range res.Tasks {
 			c := parseTime(t.CreatedAt)
-			if _, ok := l.known[t.TaskID]; ok || c.Before(from) || c.After(to) {
+			if l.knowsLocked(t.TaskID) || c.Before(from) || c.After(to) {
 				continue
 			}
-			if l.known == nil {
-				l.known = make(map[string]struct{})
-			}
-			l.known[t.TaskID] = struct{}{}
+			l.knowLocked(t.TaskID, time.Now())
 			claimed = t.TaskID
 			return false, nil
 		}

@@ -28,6 +28,11 @@ type Config struct {
 	// instead of DefaultTTL. Requested ttls are still clamped to MaxTTL. Default false.
 	UnlimitedTTL bool
 
+	// LedgerWindow is how long the domain ledger remembers an idempotency key after its last
+	// use (and at least while its task is stored); beyond it a repeated key is a new key
+	// (ledger.go). 0 = the largest ttl granted so far: at least DefaultTTL, at most MaxTTL.
+	LedgerWindow time.Duration
+
 	// ReaperInterval is how often expired tasks are swept. Lookups of an expired task delete
 	// it at once as well, so this bounds cleanup lag only for tasks nobody asks about.
 	// Default 1s.
@@ -202,6 +207,7 @@ func (c Config) Validate() error {
 	neg("default ttl", c.DefaultTTL)
 	neg("max ttl", c.MaxTTL)
 	neg("reaper interval", c.ReaperInterval)
+	neg("ledger window", c.LedgerWindow)
 	neg("default duration", c.DefaultDuration)
 	d := c.withDefaults()
 	if d.DefaultTTL > d.MaxTTL {

@@ -52,6 +52,13 @@ func (s *Server) newElicitation(t *task, round int) *elicitation {
 	return e
 }
 
+// pendingElicitations is the number of elicitations registered and not yet answered.
+func (s *core) pendingElicitations() int {
+	s.elicitMu.Lock()
+	defer s.elicitMu.Unlock()
+	return len(s.elicits)
+}
+
 // forgetElicitation unregisters e; later answers to it are ignored.
 func (s *core) forgetElicitation(e *elicitation) {
 	s.elicitMu.Lock()

@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"net/http"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -272,12 +273,53 @@ func retainedPerSession(tb testing.TB, n int) (objects, bytes float64) {
 	return float64(int64(objs1)-int64(objs0)) / float64(n), float64(int64(heap1)-int64(heap0)) / float64(n)
 }
 
+// retainedPerKey creates n working tasks through h, each with an idempotency key of its
+// own, lets their ttl run out (the reaper's sweep, an hour early), and returns the heap objects and
+// bytes per key that the ledger keeps within its window (ledger.go).
+func retainedPerKey(tb testing.TB, n int) (objects, bytes float64) {
+	srv, h, sess := handlerSession(tb)
+	const prefix = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"work","arguments":{"duration_ms":86400000,"idempotency_key":"`
+	const suffix = `"},"task":{"ttl":3600000}}}`
+	w, req := newReusedRequest(prefix+"first"+suffix, sess)
+	createTask(tb, h, w, req)
+	reapAll(srv)
+	ms0 := collected()
+	objs0, heap0 := ms0.HeapObjects, ms0.HeapAlloc
+	for i := range n {
+		// keys as a client makes them: a run id and a sequence number (loadgen/recovery.go)
+		req.body = strconv.AppendInt(append(req.body[:0], prefix+"tasksim-8f3a2c1d-"...), int64(i), 36)
+		req.body = append(req.body, suffix...)
+		req.ContentLength = int64(len(req.body))
+		createTask(tb, h, w, req)
+	}
+	reapAll(srv)
+	ms1 := collected()
+	objs1, heap1 := ms1.HeapObjects, ms1.HeapAlloc
+	runtime.KeepAlive(srv)
+	if st := srv.Stats(); st.TasksLive != 0 || st.Ledger.Keys != n+1 {
+		tb.Fatalf("%d tasks live and %d keys held, want 0 and %d", st.TasksLive, st.Ledger.Keys, n+1)
+	}
+	return float64(int64(objs1)-int64(objs0)) / float64(n), float64(int64(heap1)-int64(heap0)) / float64(n)
+}
+
+// reapAll sweeps as the reaper would once every task's ttl (at most an hour) has run out:
+// the store and the expiry queue let go of them.
+func reapAll(srv *Server) {
+	at := time.Now().Add(time.Hour + time.Second)
+	for _, t := range srv.store.expired(at) {
+		srv.purge(t, at)
+	}
+}
+
 // Heap objects a live task and a live session keep (the mark phase of every GC cycle walks
 // them all): a task is itself, its id, its timer and the timer's callback; a session is
 // itself and its id. The margin absorbs the store's and the session table's growth steps.
 const (
 	maxObjectsPerTask    = 4 + 0.5
 	maxObjectsPerSession = 2 + 0.5
+	// a key: its entry, the key's text and its task's id (the aging queue's slot is in a
+	// slice, the map's entry in its buckets)
+	maxObjectsPerKey = 3 + 0.5
 )
 
 // TestRetainedObjects creates tasks and sessions through the handler and holds the heap
@@ -287,6 +329,11 @@ func TestRetainedObjects(t *testing.T) {
 	t.Logf("a live task retains %.2f heap objects, %.0f bytes", objs, by)
 	if objs > maxObjectsPerTask {
 		t.Errorf("a live task retains %.2f heap objects, want at most %v", objs, maxObjectsPerTask)
+	}
+	objs, by = retainedPerKey(t, retainedTasks/4)
+	t.Logf("a key in the ledger window retains %.2f heap objects, %.0f bytes", objs, by)
+	if objs > maxObjectsPerKey {
+		t.Errorf("a key in the ledger window retains %.2f heap objects, want at most %v", objs, maxObjectsPerKey)
 	}
 	objs, by = retainedPerSession(t, retainedSessions/4)
 	t.Logf("a live session retains %.2f heap objects, %.0f bytes", objs, by)
@@ -303,6 +350,13 @@ func BenchmarkRetained(b *testing.B) {
 			objs, by := retainedPerTask(b, retainedTasks)
 			b.ReportMetric(objs, "objects/task")
 			b.ReportMetric(by, "B/task")
+		}
+	})
+	b.Run("key", func(b *testing.B) {
+		for b.Loop() {
+			objs, by := retainedPerKey(b, retainedTasks)
+			b.ReportMetric(objs, "objects/key")
+			b.ReportMetric(by, "B/key")
 		}
 	})
 	b.Run("session", func(b *testing.B) {

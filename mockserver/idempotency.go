@@ -19,8 +19,8 @@ import (
 //
 // Keys are per tenant ("" without tokens): the same key in another tenant is another key,
 // and a reply never names another tenant's task (R52, R53). The key -> task index lives in
-// the ledger's per-key entries, so memory grows with distinct keys only, and like the
-// ledger it survives restarts. Synchronous calls are not deduplicated (they have no task to
+// the ledger's per-key entries, so a key is remembered for the ledger's window (ledger.go),
+// and like the ledger it survives restarts. Synchronous calls are not deduplicated (they have no task to
 // answer with); their effects still count in the ledger.
 //
 // A replay is checked before admission, so a full server still answers it; a race of two
@@ -48,22 +48,26 @@ func (l *ledger) keyTask(tenant, key string) (t *task, id string, ok bool) {
 func (l *ledger) claim(t *task) (prev *task, prevID string, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ke := l.entryLocked(t.tenant, t.work.idempotencyKey)
+	now := time.Now()
+	ke := l.entryLocked(ledgerKey{t.tenant, t.work.idempotencyKey}, now)
 	if ke.taskID != "" {
 		return ke.task, ke.taskID, false
 	}
-	ke.taskID, ke.task = t.id, t
+	ke.taskID, ke.task, ke.last = t.id, t, now.UnixNano() // queued when t leaves the store (unbind)
 	return nil, "", true
 }
 
-// unbind drops the ledger's pointer to t, which left the store; its key keeps t's id.
+// unbind drops the ledger's pointer to t, which left the store; its key keeps t's id for
+// the window from now (ledger.go).
 func (l *ledger) unbind(t *task) {
 	if t.work.idempotencyKey == "" {
 		return
 	}
 	l.mu.Lock()
-	if ke := l.byKey[ledgerKey{t.tenant, t.work.idempotencyKey}]; ke != nil && ke.task == t {
+	k := ledgerKey{t.tenant, t.work.idempotencyKey}
+	if ke := l.byKey[k]; ke != nil && ke.task == t {
 		ke.task = nil
+		l.touchLocked(k, ke, time.Now())
 	}
 	l.mu.Unlock()
 }

@@ -78,6 +78,65 @@ func TestIdempotentKeyExpired(t *testing.T) {
 	})
 }
 
+// TestLedgerWindow: a key is remembered while its task is stored, however short the window
+// (a replay), then for the window after its task left the store (refused as expired), then
+// forgotten: the key is new again, and its second effect is no duplicate the ledger can see
+// (out of scope, docs/SERVER.md#ledger-window). /metrics and Stats count the forgotten key.
+func TestLedgerWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, mockserver.Config{DefaultTTL: 10 * time.Second, MaxTTL: 10 * time.Second,
+			LedgerWindow: 2 * time.Second, ReaperInterval: time.Second})
+		c := h.connect()
+		args := map[string]any{"duration_ms": 100, "idempotency_key": "k"}
+		first := c.createTask("work", args)
+
+		time.Sleep(5 * time.Second) // past the window, but the task is stored: replayed
+		if again := c.createTask("work", args); again.TaskID != first.TaskID {
+			t.Fatalf("create at 5s: task %s, want the key's task %s (stored, within its ttl)", again.TaskID, first.TaskID)
+		}
+		time.Sleep(6500 * time.Millisecond) // swept at 10 s (its ttl): the window runs from there
+		r := c.call("tools/call", map[string]any{"name": "work", "arguments": args, "task": map[string]any{}})
+		ruleErr(t, r, mcp.CodeInvalidParams, "already used", first.TaskID, "no longer exists")
+
+		time.Sleep(3 * time.Second) // the window (to 12 s) has passed; the 13 s tick forgot the key
+		synctest.Wait()
+		if st := h.srv.Stats(); st.Ledger.Keys != 0 || st.Ledger.Forgotten != 1 || st.Ledger.Window != 2*time.Second {
+			t.Fatalf("ledger %+v: want the key forgotten, window 2s", st.Ledger)
+		}
+		if _, ok := h.srv.LookupKey("", "k"); ok {
+			t.Error("LookupKey finds a forgotten key")
+		}
+		renewed := c.createTask("work", args)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		st := h.srv.Stats()
+		if renewed.TaskID == first.TaskID || st.TasksCreated != 2 || st.Effects != 2 || st.DuplicateEffects != 0 {
+			t.Errorf("after the window: task %s (first %s), %d tasks, %d effects, %d duplicates; want a new task, 2, 2, 0",
+				renewed.TaskID, first.TaskID, st.TasksCreated, st.Effects, st.DuplicateEffects)
+		}
+	})
+}
+
+// TestLedgerWindowDefault: without server.ledger.window the window is the largest ttl
+// granted so far, at least the default ttl and at most the max ttl.
+func TestLedgerWindowDefault(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, mockserver.Config{DefaultTTL: 30 * time.Second, MaxTTL: time.Minute})
+		c := h.connect()
+		if w := h.srv.Stats().Ledger.Window; w != 30*time.Second {
+			t.Errorf("window before any task: %v, want the default ttl 30s", w)
+		}
+		ruleCreate(t, c, "work", map[string]any{"duration_ms": 1}, map[string]any{"ttl": 45000})
+		if w := h.srv.Stats().Ledger.Window; w != 45*time.Second {
+			t.Errorf("window after a 45s ttl: %v, want 45s", w)
+		}
+		ruleCreate(t, c, "work", map[string]any{"duration_ms": 1}, map[string]any{"ttl": 3600000}) // clamped to 1m
+		if w := h.srv.Stats().Ledger.Window; w != time.Minute {
+			t.Errorf("window after a clamped ttl: %v, want the max ttl 1m", w)
+		}
+	})
+}
+
 // TestIdempotentReplayWhenFull: a replay is answered even when the server is full, and is
 // not a refusal; concurrent creates with one key make one task, and all get its id.
 func TestIdempotentReplayWhenFull(t *testing.T) {

@@ -326,6 +326,7 @@ func (s *core) grantTTL(req optMs) (optMs, time.Duration, *mcp.Error) {
 	if req.ms < mcp.Ms(d.Milliseconds()) {
 		d = req.ms.Duration()
 	}
+	s.ledger.grant(d) // the default ledger window follows the largest ttl (ledger.go)
 	return millis(d), d, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/tasksim/tasksim/internal/mcp"
@@ -65,9 +66,21 @@ import (
 //	faults_total{kind}              counter  injected faults that took effect, by kind (the
 //	                                         scenario names: http_5xx, reset, ...; faults.go)
 //	lost_tasks_total                counter  tasks forgotten by a restart (restart_loses_tasks)
+//	ledger_keys                     gauge    idempotency keys the ledger holds (ledger.go)
+//	ledger_keys_forgotten_total     counter  keys forgotten after the ledger window
+//	ledger_window_seconds           gauge    the ledger window in effect
+//	expiry_queue                    gauge    tasks awaiting their expiry in the reaper's heap
+//	                                         (deleted early ones included, until their ttl)
+//	elicitations_pending            gauge    elicitations sent and not yet answered
 //	idempotent_replays_total{outcome}  counter  creates repeating an idempotency key: answered
 //	                                         with the key's task (task) or refused because it
 //	                                         no longer exists (expired); idempotency.go
+//
+// The registry also holds client_golang's Go collector (go_memstats_*, go_goroutines, and
+// the runtime's /gc/ metrics: go_gc_heap_live_bytes is the heap the last collection marked
+// live, the figure a soak watches, where go_memstats_heap_alloc_bytes also counts the
+// garbage not yet collected) and process collector (process_resident_memory_bytes, ...):
+// what the server's memory costs, beside the sizes of its per-task structures above.
 const promPrefix = "tasksim_mock_"
 
 // cleanupLagBuckets are the upper bounds of cleanup_lag_seconds, in seconds: from a lookup
@@ -89,7 +102,8 @@ type exporter struct {
 	execQueue, refusals, rateLimited,
 	downInFlight, downQueue, downRejections, downFailures,
 	faults, lost, replays,
-	notes, subs, subsRefused *prometheus.Desc
+	notes, subs, subsRefused,
+	ledgerKeys, ledgerForgotten, ledgerWindow, expiryQueue, elicitations *prometheus.Desc
 }
 
 var _ http.Handler = (*exporter)(nil)
@@ -118,20 +132,25 @@ func newExporter(s *Server) *exporter {
 		effects:    desc("domain_effects_total", "Domain effects recorded in the ledger."),
 		duplicates: desc("duplicate_effects_total", "Second effects for one idempotency key (a hard gate)."),
 
-		afterCancel:    desc("effects_after_cancel_total", "Domain effects applied after their task was cancelled."),
-		execQueue:      desc("executor_queue_depth", "Tasks waiting for an executor worker."),
-		refusals:       desc("refusals_total", "Creates refused because the server was full, by cause.", "cause"),
-		rateLimited:    desc("rate_limited_total", "Requests answered 429 by a rate limit."),
-		downInFlight:   desc("downstream_in_flight", "Operations holding a downstream slot."),
-		downQueue:      desc("downstream_queue_depth", "Operations waiting for a downstream slot."),
-		downRejections: desc("downstream_rejections_total", "Downstream operations rejected because the downstream queue was full."),
-		downFailures:   desc("downstream_failures_total", "Downstream operations that failed."),
-		faults:         desc("faults_total", "Injected server faults that took effect, by kind.", "kind"),
-		lost:           desc("lost_tasks_total", "Tasks forgotten by an injected restart that loses tasks."),
-		notes:          desc("notifications_sent_total", "Notifications sent, by protocol era and method (tasks_status, subscriptions_acknowledged).", "era", "method"),
-		subs:           desc("subscriptions", "Open subscriptions/listen streams."),
-		subsRefused:    desc("subscriptions_refused_total", "subscriptions/listen requests answered 429 because max_subscriptions streams were open."),
-		replays:        desc("idempotent_replays_total", "Task creates repeating an idempotency key, by outcome: task (answered with the key's task) or expired (refused: that task no longer exists).", "outcome"),
+		afterCancel:     desc("effects_after_cancel_total", "Domain effects applied after their task was cancelled."),
+		execQueue:       desc("executor_queue_depth", "Tasks waiting for an executor worker."),
+		refusals:        desc("refusals_total", "Creates refused because the server was full, by cause.", "cause"),
+		rateLimited:     desc("rate_limited_total", "Requests answered 429 by a rate limit."),
+		downInFlight:    desc("downstream_in_flight", "Operations holding a downstream slot."),
+		downQueue:       desc("downstream_queue_depth", "Operations waiting for a downstream slot."),
+		downRejections:  desc("downstream_rejections_total", "Downstream operations rejected because the downstream queue was full."),
+		downFailures:    desc("downstream_failures_total", "Downstream operations that failed."),
+		faults:          desc("faults_total", "Injected server faults that took effect, by kind.", "kind"),
+		lost:            desc("lost_tasks_total", "Tasks forgotten by an injected restart that loses tasks."),
+		notes:           desc("notifications_sent_total", "Notifications sent, by protocol era and method (tasks_status, subscriptions_acknowledged).", "era", "method"),
+		subs:            desc("subscriptions", "Open subscriptions/listen streams."),
+		subsRefused:     desc("subscriptions_refused_total", "subscriptions/listen requests answered 429 because max_subscriptions streams were open."),
+		replays:         desc("idempotent_replays_total", "Task creates repeating an idempotency key, by outcome: task (answered with the key's task) or expired (refused: that task no longer exists).", "outcome"),
+		ledgerKeys:      desc("ledger_keys", "Idempotency keys held by the domain ledger."),
+		ledgerForgotten: desc("ledger_keys_forgotten_total", "Idempotency keys the ledger forgot after its window."),
+		ledgerWindow:    desc("ledger_window_seconds", "The ledger window in effect: how long a key is remembered after its last use."),
+		expiryQueue:     desc("expiry_queue", "Tasks awaiting their expiry in the reaper's queue."),
+		elicitations:    desc("elicitations_pending", "Elicitations sent and not yet answered."),
 		downstreamWait: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    promPrefix + "downstream_wait_seconds",
 			Help:    "Time a downstream operation waited for a slot, observed when it got one.",
@@ -139,7 +158,9 @@ func newExporter(s *Server) *exporter {
 		}),
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(e.cleanupLag, e.downstreamWait, (*statsCollector)(e))
+	reg.MustRegister(e.cleanupLag, e.downstreamWait, (*statsCollector)(e),
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsGC)),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	e.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	return e
 }
@@ -182,7 +203,8 @@ func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.requests, c.rejections, c.created, c.retained,
 		c.expired, c.orphaned, c.lagMax, c.sessions, c.effects, c.duplicates, c.afterCancel,
 		c.execQueue, c.refusals, c.rateLimited, c.downInFlight, c.downQueue, c.downRejections,
-		c.downFailures, c.faults, c.lost, c.replays, c.notes, c.subs, c.subsRefused} {
+		c.downFailures, c.faults, c.lost, c.replays, c.notes, c.subs, c.subsRefused,
+		c.ledgerKeys, c.ledgerForgotten, c.ledgerWindow, c.expiryQueue, c.elicitations} {
 		ch <- d
 	}
 }
@@ -252,6 +274,11 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.sessions, float64(st.Sessions))
 	counter(c.effects, st.Effects)
 	counter(c.duplicates, st.DuplicateEffects)
+	gauge(c.ledgerKeys, float64(st.Ledger.Keys))
+	counter(c.ledgerForgotten, st.Ledger.Forgotten)
+	gauge(c.ledgerWindow, st.Ledger.Window.Seconds())
+	gauge(c.expiryQueue, float64(st.ExpiryQueue))
+	gauge(c.elicitations, float64(st.ElicitationsPending))
 	counter(c.afterCancel, st.EffectsAfterCancel)
 	gauge(c.execQueue, float64(st.QueueDepth))
 	counter(c.refusals, st.Refusals.MaxTasks, "max_tasks")

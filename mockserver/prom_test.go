@@ -198,6 +198,19 @@ func TestMetricsExposition(t *testing.T) {
 			"tasksim_mock_lost_tasks_total":                          0,
 			"tasksim_mock_idempotent_replays_total{outcome=task}":    0,
 			"tasksim_mock_idempotent_replays_total{outcome=expired}": 0,
+			// Per-task structures: k1's entry (A left the store at 2 s; its window is the
+			// largest ttl granted, B's 60 s), B and C awaiting expiry, no input pending.
+			"tasksim_mock_ledger_keys":                 1,
+			"tasksim_mock_ledger_keys_forgotten_total": 0,
+			"tasksim_mock_ledger_window_seconds":       60,
+			"tasksim_mock_expiry_queue":                2,
+			"tasksim_mock_elicitations_pending":        0,
+		}
+		// The Go runtime's and the process's memory figures (client_golang's collectors).
+		for _, name := range []string{"go_gc_heap_live_bytes", "go_memstats_heap_alloc_bytes", "go_goroutines", "process_resident_memory_bytes"} {
+			if _, ok := fams[name]; !ok {
+				t.Errorf("%s is missing", name)
+			}
 		}
 		for k, v := range want {
 			if g, ok := got[k]; !ok || g != v {

@@ -37,6 +37,11 @@ func (s *Server) RollBack(now time.Time, restart bool) {
 	if !s.rolledBack.CompareAndSwap(nil, rb) {
 		return
 	}
+	for _, t := range rb.inFlight { // Reconcile reads their keys at the end: past any ledger window
+		if t.work.idempotencyKey != "" {
+			s.ledger.pin(t.tenant, t.work.idempotencyKey)
+		}
+	}
 	if restart {
 		s.restart(now)
 	}

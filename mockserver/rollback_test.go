@@ -66,6 +66,28 @@ func TestRollBackReconciles(t *testing.T) {
 	})
 }
 
+// TestRollBackReconcilesPastTheWindow: the keys of the operations in flight at the switch
+// outlive the ledger window (ledger.go's pin), so the reconciliation at the end of a long
+// drill still finds their effects after their tasks and windows are gone.
+func TestRollBackReconcilesPastTheWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, mockserver.Config{DefaultTTL: 2 * time.Second, MaxTTL: 2 * time.Second,
+			LedgerWindow: time.Second, ReaperInterval: time.Second})
+		c := h.connect()
+		c.createTask("work", map[string]any{"duration_ms": 100, "idempotency_key": "done"})
+		h.srv.RollBack(time.Now(), false)
+		time.Sleep(10 * time.Second) // the task expired at 2 s, its window ended at 3 s
+		synctest.Wait()
+		r := h.srv.Reconcile()
+		if got := opKeys(r.Applied); !slices.Equal(got, []string{"done/completed"}) || len(r.NotApplied)+len(r.Unknown) != 0 {
+			t.Errorf("applied %v, not applied %v, unknown %v; want done/completed applied", got, opKeys(r.NotApplied), opKeys(r.Unknown))
+		}
+		if st := h.srv.Stats(); st.Ledger.Keys != 1 || st.Ledger.Forgotten != 0 {
+			t.Errorf("ledger %+v: want the drill's key kept", st.Ledger)
+		}
+	})
+}
+
 // TestRollBackRestartLosesTasks: a rollback that restarts a server without durable
 // storage loses the tasks in flight: their operations are unknown, "lost", and counted.
 func TestRollBackRestartLosesTasks(t *testing.T) {

@@ -99,6 +99,8 @@ func newServer(cfg Config) (*Server, error) {
 	s.cfg = cfg.withDefaults()
 	s.dialect = mcp.V20251125{}
 	s.elicits = make(map[string]*elicitation)
+	s.ledger.window, s.ledger.ttlCap = s.cfg.LedgerWindow, s.cfg.MaxTTL
+	s.ledger.grant(s.cfg.DefaultTTL) // the default window's floor
 	s.closing = make(chan struct{})
 	s.initRequestPath()
 	s.initBackpressure()
@@ -183,6 +185,12 @@ type Stats struct {
 	DuplicateEffects uint64        // second effects for one idempotency key (hard gate)
 	TasksLost        uint64        // tasks forgotten by a restart with RestartLosesTasks
 
+	// ExpiryQueue is the number of tasks in the reaper's expiry queue (a task deleted early
+	// stays there until its ttl), and ElicitationsPending the elicitations not yet answered:
+	// with the store (TasksLive) and the ledger (Ledger.Keys), the server's per-task state.
+	ExpiryQueue         int
+	ElicitationsPending int
+
 	// IdempotentReplays counts task-augmented creates whose idempotency key already named a
 	// task of their tenant: answered with that task, no new work. IdempotentExpired counts
 	// those whose task no longer existed: refused with -32602 (idempotency.go).
@@ -215,18 +223,20 @@ func (s *Server) Stats() Stats {
 	lc := s.ledger.counts()
 	req, modernReq, rej := s.requests.snapshot()
 	return Stats{
-		Sessions:         s.sessions.count(),
-		TasksLive:        s.store.live.Load(),
-		TasksCreated:     s.created.Load(),
-		TasksExpired:     s.expired.Load(),
-		OrphanedTasks:    s.orphaned.Load(),
-		MaxCleanupLag:    time.Duration(s.lagMaxNs.Load()),
-		Effects:          lc.Applied,
-		DuplicateEffects: lc.Duplicates,
-		TasksLost:        s.lost.Load(),
-		Requests:         req,
-		Rejections:       rej,
-		ModernRequests:   modernReq,
+		Sessions:            s.sessions.count(),
+		TasksLive:           s.store.live.Load(),
+		TasksCreated:        s.created.Load(),
+		TasksExpired:        s.expired.Load(),
+		OrphanedTasks:       s.orphaned.Load(),
+		MaxCleanupLag:       time.Duration(s.lagMaxNs.Load()),
+		Effects:             lc.Applied,
+		DuplicateEffects:    lc.Duplicates,
+		TasksLost:           s.lost.Load(),
+		ExpiryQueue:         s.store.expiring(),
+		ElicitationsPending: s.pendingElicitations(),
+		Requests:            req,
+		Rejections:          rej,
+		ModernRequests:      modernReq,
 
 		Subscriptions:        s.modern.listens.open.Load(),
 		SubscriptionsRefused: s.modern.listens.refused.Load(),
@@ -256,6 +266,7 @@ func (s *Server) startReaper() {
 				for _, t := range s.store.expired(now) {
 					s.purge(t, now)
 				}
+				s.ledger.forget(now)
 			}
 		}
 	}()

@@ -117,6 +117,13 @@ func (s *store) each(f func(*task) bool) {
 	}
 }
 
+// expiring is the number of tasks in the expiry heap.
+func (s *store) expiring() int {
+	s.expMu.Lock()
+	defer s.expMu.Unlock()
+	return s.exp.Len()
+}
+
 type expiry struct {
 	at time.Time
 	t  *task

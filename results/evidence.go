@@ -31,8 +31,11 @@ import (
 
 // HardEvidence is the hard gate's evidence (hardGate).
 type HardEvidence struct {
-	CrossTenantLeaks   *int64           `json:"cross_tenant_leaks,omitempty"` // absent without probes and leaks
-	DuplicateEffects   *int64           `json:"duplicate_effects"`            // null: an external target
+	CrossTenantLeaks *int64 `json:"cross_tenant_leaks,omitempty"` // absent without probes and leaks
+	DuplicateEffects *int64 `json:"duplicate_effects"`            // null: an external target
+	// DuplicateWindowS is the ledger's window, in seconds, with duplicate_effects: a key
+	// repeated within it of its last use is detected; beyond it, not (RunInfo.DuplicateWindow).
+	DuplicateWindowS   *float64         `json:"duplicate_window_s,omitempty"`
 	InjectionFindings  map[string]int64 `json:"injection_findings,omitempty"`
 	InvalidTransitions int64            `json:"invalid_transitions"`
 	// InvalidTransitionsDetail is the sample of the invalid transitions

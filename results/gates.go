@@ -165,8 +165,14 @@ func hardGate(info RunInfo, s *Summary) Gate[HardEvidence] {
 	if info.DuplicateEffects < 0 {
 		notChecked = append(notChecked, "duplicate_effects")
 		note(&ev.Notes, "duplicate_effects", ledgerNote)
-	} else if info.DuplicateEffects > 0 {
-		hard.Pass = false
+	} else {
+		if info.DuplicateEffects > 0 {
+			hard.Pass = false
+		}
+		if w := info.DuplicateWindow; w > 0 {
+			ws := w.Seconds()
+			ev.DuplicateWindowS = &ws
+		}
 	}
 	sec := info.Security
 	if sec == nil {

@@ -47,6 +47,10 @@ type RunInfo struct {
 	// the embedded server's ledger; -1 = unknown (external target): null in the evidence,
 	// not checked.
 	DuplicateEffects int64
+	// DuplicateWindow is the embedded server's ledger window (server.ledger.window, or the
+	// largest ttl it granted), within which a repeated key is detected; 0 with an external
+	// target.
+	DuplicateWindow time.Duration
 	// Thresholds are the scenario's threshold expressions; a bad one fails the run with its
 	// parse error in the result.
 	Thresholds []scenarios.Threshold

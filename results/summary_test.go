@@ -124,6 +124,14 @@ func TestGates(t *testing.T) {
 		t.Errorf("hard: pass %v evaluated %v, want a failure", hard.Pass, hard.Evaluated)
 	}
 	ev := hard.Evidence
+	if ev.DuplicateWindowS != nil {
+		t.Errorf("hard evidence: duplicate_window_s %v with duplicate_effects unknown, want absent", *ev.DuplicateWindowS)
+	}
+	// With the embedded server's ledger, the window that applied is in the evidence.
+	measured := Build(RunInfo{DuplicateWindow: 90 * time.Second}, total, nil).Gates.Hard.Evidence
+	if w := measured.DuplicateWindowS; w == nil || *w != 90 || measured.DuplicateEffects == nil {
+		t.Errorf("hard evidence with a ledger: duplicate_window_s %v, duplicate_effects %v; want 90 and 0", w, measured.DuplicateEffects)
+	}
 	if ev.InvalidTransitions != 3 || ev.DuplicateEffects != nil ||
 		!slices.Equal(ev.InvalidTransitionsDetail.([]string), []string{"t-1", "t-7"}) {
 		t.Errorf("hard evidence: %+v", ev)

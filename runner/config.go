@@ -22,6 +22,7 @@ func ServerConfig(sc *scenarios.Scenario) mockserver.Config {
 		MaxTTL:              time.Duration(s.MaxTTL),
 		UnlimitedTTL:        s.NullTTL,
 		ReaperInterval:      time.Duration(s.ReaperInterval),
+		LedgerWindow:        time.Duration(s.Ledger.Window),
 		ListPageSize:        s.ListPageSize,
 		StatusNotifications: s.StatusNotifications,
 		SSERetry:            time.Duration(s.SSERetry),

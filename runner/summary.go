@@ -139,6 +139,14 @@ func duplicateEffects(srv *mockserver.Server) int64 {
 	return int64(srv.Stats().DuplicateEffects)
 }
 
+// ledgerWindow is the embedded server's ledger window; 0 without one.
+func ledgerWindow(srv *mockserver.Server) time.Duration {
+	if srv == nil {
+		return 0
+	}
+	return srv.Stats().Ledger.Window
+}
+
 // clientFindings is the summary's "client" object: creates refused, by JSON-RPC code
 // (negative keys) or HTTP status, and the cleanup_lag probes that measured nothing; nil
 // when there is neither.
@@ -213,6 +221,7 @@ func summarize(r *runRequest, srv *mockserver.Server, eng *loadgen.Engine, rec *
 		LostAfterReconnectSample: lostSample,
 		Client:                   clientFindings(eng),
 		DuplicateEffects:         duplicateEffects(srv),
+		DuplicateWindow:          ledgerWindow(srv),
 		Thresholds:               sc.Thresholds,
 		ErrorBudget:              errorBudget(sc),
 		SLOs:                     defaultSLOs(sc, manifest.FirstPollInterval()),

@@ -286,6 +286,15 @@ type Input struct {
 
 func (*Input) replacedWhole() {}
 
+// Ledger bounds the embedded server's domain ledger (docs/SERVER.md#ledger-window).
+type Ledger struct {
+	// Window is how long an idempotency key is remembered after its last use (and at least
+	// while its task is stored); a key repeated later is a new key, and a second effect
+	// with it is not detected. 0s = the largest ttl granted (at least ttl, at most max_ttl).
+	// Default 0s.
+	Window Duration `yaml:"window"`
+}
+
 // Server configures the embedded mock server.
 type Server struct {
 	// PollInterval is the pollInterval advertised on every task; 0 = advertise none (clients
@@ -300,6 +309,8 @@ type Server struct {
 	NullTTL bool `yaml:"null_ttl"`
 	// ReaperInterval is how often expired tasks are swept; > 0. Default 1s.
 	ReaperInterval Duration `yaml:"reaper_interval"`
+	// Ledger bounds what the domain ledger remembers.
+	Ledger Ledger `yaml:"ledger"`
 	// ListPageSize is the number of tasks per tasks/list page; > 0. Default 50.
 	ListPageSize int `yaml:"list_page_size"`
 	// StatusNotifications turns on notifications/tasks/status. Default false.

@@ -275,6 +275,7 @@ func (v *validator) server() {
 		v.add("server.ttl", "must be <= max_ttl (%v), got %v", sv.MaxTTL, sv.TTL)
 	}
 	v.positive("server.reaper_interval", sv.ReaperInterval)
+	v.nonNegative("server.ledger.window", sv.Ledger.Window)
 	if sv.ListPageSize <= 0 {
 		v.add("server.list_page_size", "must be > 0, got %d", sv.ListPageSize)
 	}
