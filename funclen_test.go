@@ -23,7 +23,6 @@ const maxFuncLines = 80
 var longFuncAllowlist = map[string]bool{
 	"client/h1.go readHead":          true, // waits for issue 25's one-driver/one-connection work
 	"client/h1.go writeRequest":      true, // waits for issue 25's one-driver/one-connection work
-	"client/era.go detectEra":        true, // waits for issue 25's one-driver/one-connection work
 	"internal/mcp/jsonrpc.go Decode": true, // waits for issue 25's one-driver/one-connection work
 }
 
