@@ -33,12 +33,12 @@ import (
 //
 // A cancel whose reply was lost (a cut, a transport failure) is judged by none. cancels_refused
 // (a -32602 while the task was working) and cancels_broken (an accepted cancel that did not
-// stay cancelled) are checks of their own, in vu.go.
+// stay cancelled) are checks of their own, in task.go and observe.go.
 
 // cancelAccepted applies the successful reply to a cancel that shows the task (2025-11-25),
-// already applied (readTask): wasTerminal says the client had seen the task completed or failed before it
-// sent the cancel (Lifecycle.LateCancelDue), violations how many R14 violations the
-// lifecycle held before the reply.
+// already applied (readTask): wasTerminal says the client had seen the task completed or
+// failed before it sent the cancel (Lifecycle.LateCancelDue), violations how many R14
+// violations the lifecycle held before the reply.
 func (v *vu) cancelAccepted(ctx context.Context, t *taskState, wasTerminal bool, violations int) {
 	lc := &v.lc
 	switch {
