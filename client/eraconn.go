@@ -196,9 +196,8 @@ func SessionOf(c Conn) *Session {
 }
 
 var (
-	_ Conn        = legacyConn{}
-	_ SessionConn = statelessConn{}
 	_ SessionConn = legacyConn{}
+	_ SessionConn = statelessConn{}
 	_ Dialer      = legacyDialer{}
 	_ PlainDialer = statelessDialer{}
 )
