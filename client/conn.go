@@ -38,6 +38,10 @@ type Target struct {
 	// (Era, docs/RULES.md#e32), ProtocolLegacy (2025-11-25) and ProtocolModern (2026-07-28)
 	// skip the detection. A run's virtual clients speak 2025-11-25 whatever it says.
 	Protocol string
+	// Dialer, when set, opens a run's virtual clients' connections in an era this package
+	// does not implement (DialerFor): the era is then the Dialer's, whatever the manifest
+	// says. nil: the manifest's era, 2025-11-25 or 2026-07-28.
+	Dialer Dialer
 
 	u   *url.URL  // URL parsed, filled in by CacheEndpoint for a run; nil = parse per request
 	era *eraCache // the era found (Era); nil until the first detection

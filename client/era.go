@@ -151,92 +151,124 @@ func (t *Target) ForgetEra() {
 	c.era = nil
 }
 
-// detectEra sends server/discover and reads the answer (Era).
+// detectEra sends server/discover and reads the answer (Era): a result (discovered), or a
+// refusal (discoverRefused), after which a -32022 listing 2026-07-28 is retried once.
 func (t *Target) detectEra(ctx context.Context) (Era, error) {
 	s := &modernSession{t: t, version: ProtocolModern}
-	legacy := func(format string, args ...any) (Era, error) {
-		return Era{Version: ProtocolLegacy, How: fmt.Sprintf(format, args...) + ": falling back to initialize", FellBack: true}, nil
-	}
 	retried := false
 	for {
 		rep, err := s.call(ctx, mcp.OpServerDiscover, nil, mcp.ModernClientCapabilities{})
-		if err == nil && rep.Err != nil {
-			return legacy("server/discover answered HTTP 200 with JSON-RPC error %d (a modern error has its own status, E27)", rep.Err.Code)
-		}
 		if err == nil {
-			era, derr := readDiscover(rep.Result)
-			if derr != nil {
-				return legacy("server/discover answered HTTP 200 with no DiscoverResult (%v)", derr)
-			}
-			if !slices.Contains(era.Supported, s.version) {
-				// Answered, yet not in the version asked: a server that should have refused
-				// with -32022 (E9), read as if it had (the go-sdk's stateful HTTP handler
-				// answers so: it serves 2026-07-28 only when stateless).
-				said := fmt.Sprintf("server/discover answered in %s, but its supportedVersions %s do not list it (E9 wants -32022)", s.version, quoteList(era.Supported))
-				if slices.ContainsFunc(era.Supported, mcp.SessionVersion) {
-					era.Version, era.How, era.FellBack = ProtocolLegacy, said+": falling back to initialize", true
-					return era, nil
-				}
-				return Era{}, &UnsupportedError{URL: t.URL, Supported: era.Supported, How: said}
-			}
-			era.Version, era.How = s.version, "server/discover answered"
-			if retried {
-				era.How += " (after -32022, again with " + s.version + ")"
-			}
+			return t.discovered(rep, s.version, retried)
+		}
+		era, again, err := t.discoverRefused(ctx, err, s.version, retried)
+		if !again {
+			return era, err
+		}
+		retried, s.version = true, ProtocolModern
+	}
+}
+
+// fellBack is the legacy verdict of an answer that is no modern one: the client falls back
+// to initialize (E32); format and args say what the answer was.
+func fellBack(format string, args ...any) (Era, error) {
+	return Era{Version: ProtocolLegacy, How: fmt.Sprintf(format, args...) + ": falling back to initialize", FellBack: true}, nil
+}
+
+// discovered reads the reply (HTTP 200) to server/discover sent in version (retried: after a
+// -32022): a DiscoverResult that lists version is modern; a JSON-RPC error or another result
+// is legacy.
+func (t *Target) discovered(rep Reply, version string, retried bool) (Era, error) {
+	if rep.Err != nil {
+		return fellBack("server/discover answered HTTP 200 with JSON-RPC error %d (a modern error has its own status, E27)", rep.Err.Code)
+	}
+	era, derr := readDiscover(rep.Result)
+	if derr != nil {
+		return fellBack("server/discover answered HTTP 200 with no DiscoverResult (%v)", derr)
+	}
+	if !slices.Contains(era.Supported, version) {
+		// Answered, yet not in the version asked: a server that should have refused
+		// with -32022 (E9), read as if it had (the go-sdk's stateful HTTP handler
+		// answers so: it serves 2026-07-28 only when stateless).
+		said := fmt.Sprintf("server/discover answered in %s, but its supportedVersions %s do not list it (E9 wants -32022)", version, quoteList(era.Supported))
+		if slices.ContainsFunc(era.Supported, mcp.SessionVersion) {
+			era.Version, era.How, era.FellBack = ProtocolLegacy, said+": falling back to initialize", true
 			return era, nil
 		}
-		var he *HTTPError
-		var pe *ProtocolError
-		var te *TransportError
-		switch {
-		case errors.As(err, &he) && (he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden):
-			return Era{}, t.connectError(err)
-		case errors.As(err, &pe):
-			return legacy("server/discover: %v", err)
-		case errors.As(err, &te) && te.Answered && ctx.Err() == nil:
-			// HTTP 200 and a stream that ended without the reply: an answer, not an outage
-			// (E32 falls back on any answer that is not a modern one).
-			return legacy("server/discover: %v", err)
-		case he == nil:
-			return Era{}, t.connectError(err)
-		}
-		e := replyError(he)
-		if e == nil {
-			what := "an empty body"
-			if he.Body != "" {
-				what = "a body that is no JSON-RPC error"
-			}
-			return legacy("server/discover answered HTTP %d with %s", he.Status, what)
-		}
-		code, draft := e.Code, false
-		if he.Status == http.StatusBadRequest {
-			code, draft = mcp.CanonicalCode(e.Code)
-		}
-		said := fmt.Sprintf("server/discover answered %d (HTTP %d)", e.Code, he.Status)
-		if draft {
-			said += fmt.Sprintf(", the draft number of %d", code)
-		}
-		switch {
-		case he.Status == http.StatusNotFound && code == mcp.CodeMethodNotFound:
-			return Era{Version: s.version, How: said + ": a modern server without server/discover (E8)"}, nil
-		case he.Status == http.StatusBadRequest && (code == mcp.CodeHeaderMismatch || code == mcp.CodeMissingRequiredClientCapability):
-			return Era{Version: s.version, How: said + ": a modern server refused tasksim's request: " + OneLine(e.Message, 200)}, nil
-		case he.Status != http.StatusBadRequest || code != mcp.CodeUnsupportedProtocolVersion:
-			return legacy("server/discover answered HTTP %d with JSON-RPC error %d, no modern error", he.Status, e.Code)
-		}
-		var data mcp.UnsupportedProtocolVersionData
-		_ = json.Unmarshal(e.Data, &data)
-		switch {
-		case slices.Contains(data.Supported, ProtocolModern) && !retried:
-			retried, s.version = true, ProtocolModern
-			continue
-		case slices.Contains(data.Supported, ProtocolModern):
-			return Era{}, fmt.Errorf("target %s: %s again, though it lists %s among data.supported %s (E9)", t.URL, said, ProtocolModern, quoteList(data.Supported))
-		case slices.ContainsFunc(data.Supported, mcp.SessionVersion):
-			return legacy("%s, supported %s: no modern version tasksim speaks", said, quoteList(data.Supported))
-		}
-		return Era{}, &UnsupportedError{URL: t.URL, Supported: data.Supported, How: said}
+		return Era{}, &UnsupportedError{URL: t.URL, Supported: era.Supported, How: said}
 	}
+	era.Version, era.How = version, "server/discover answered"
+	if retried {
+		era.How += " (after -32022, again with " + version + ")"
+	}
+	return era, nil
+}
+
+// discoverRefused reads a server/discover (sent in version) that got no result (err): an
+// outage or a denial is an error, a modern error a modern verdict, any other answer legacy.
+// again says to send it once more, in 2026-07-28 (a -32022 that lists it, not yet retried).
+func (t *Target) discoverRefused(ctx context.Context, err error, version string, retried bool) (era Era, again bool, _ error) {
+	var he *HTTPError
+	var pe *ProtocolError
+	var te *TransportError
+	switch {
+	case errors.As(err, &he) && (he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden):
+		return Era{}, false, t.connectError(err)
+	case errors.As(err, &pe):
+		era, err = fellBack("server/discover: %v", err)
+		return era, false, err
+	case errors.As(err, &te) && te.Answered && ctx.Err() == nil:
+		// HTTP 200 and a stream that ended without the reply: an answer, not an outage
+		// (E32 falls back on any answer that is not a modern one).
+		era, err = fellBack("server/discover: %v", err)
+		return era, false, err
+	case he == nil:
+		return Era{}, false, t.connectError(err)
+	}
+	e := replyError(he)
+	if e == nil {
+		what := "an empty body"
+		if he.Body != "" {
+			what = "a body that is no JSON-RPC error"
+		}
+		era, err = fellBack("server/discover answered HTTP %d with %s", he.Status, what)
+		return era, false, err
+	}
+	return t.discoverError(he, e, version, retried)
+}
+
+// discoverError reads the JSON-RPC error e a server/discover (sent in version) was refused
+// with, with the HTTP status of he (E27).
+func (t *Target) discoverError(he *HTTPError, e *mcp.Error, version string, retried bool) (era Era, again bool, err error) {
+	code, draft := e.Code, false
+	if he.Status == http.StatusBadRequest {
+		code, draft = mcp.CanonicalCode(e.Code)
+	}
+	said := fmt.Sprintf("server/discover answered %d (HTTP %d)", e.Code, he.Status)
+	if draft {
+		said += fmt.Sprintf(", the draft number of %d", code)
+	}
+	switch {
+	case he.Status == http.StatusNotFound && code == mcp.CodeMethodNotFound:
+		return Era{Version: version, How: said + ": a modern server without server/discover (E8)"}, false, nil
+	case he.Status == http.StatusBadRequest && (code == mcp.CodeHeaderMismatch || code == mcp.CodeMissingRequiredClientCapability):
+		return Era{Version: version, How: said + ": a modern server refused tasksim's request: " + OneLine(e.Message, 200)}, false, nil
+	case he.Status != http.StatusBadRequest || code != mcp.CodeUnsupportedProtocolVersion:
+		era, err = fellBack("server/discover answered HTTP %d with JSON-RPC error %d, no modern error", he.Status, e.Code)
+		return era, false, err
+	}
+	var data mcp.UnsupportedProtocolVersionData
+	_ = json.Unmarshal(e.Data, &data)
+	switch {
+	case slices.Contains(data.Supported, ProtocolModern) && !retried:
+		return Era{}, true, nil
+	case slices.Contains(data.Supported, ProtocolModern):
+		return Era{}, false, fmt.Errorf("target %s: %s again, though it lists %s among data.supported %s (E9)", t.URL, said, ProtocolModern, quoteList(data.Supported))
+	case slices.ContainsFunc(data.Supported, mcp.SessionVersion):
+		era, err = fellBack("%s, supported %s: no modern version tasksim speaks", said, quoteList(data.Supported))
+		return era, false, err
+	}
+	return Era{}, false, &UnsupportedError{URL: t.URL, Supported: data.Supported, How: said}
 }
 
 // readDiscover reads a DiscoverResult (E8): resultType "complete" (or none, E12), at least

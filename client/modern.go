@@ -21,9 +21,9 @@ import (
 // an *HTTPError whose Body holds the JSON-RPC error (E27).
 //
 // Two requesters share this wire: modernSession, one request at a time for era detection,
-// the probe and the contract suite, and a Session with an envelope (Target.Stateless), the
-// virtual clients' requester in a run of 2026-07-28 (loadgen/vu2026.go), which is a Session so that
-// the run's request path, faults and recovery are those of 2025-11-25.
+// the probe and the contract suite, and a Session with an envelope (Target.Stateless), under
+// statelessConn, the virtual clients' Conn in a run of 2026-07-28 (statelessconn.go): a
+// Session, so that the era's requests, cuts and reply reading are those of 2025-11-25's.
 
 // modernRequest is one request of the modern era as sent: the body and the MCP headers.
 type modernRequest struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 )
@@ -34,12 +33,12 @@ import (
 //
 // A cancel whose reply was lost (a cut, a transport failure) is judged by none. cancels_refused
 // (a -32602 while the task was working) and cancels_broken (an accepted cancel that did not
-// stay cancelled) are checks of their own, in vu.go.
+// stay cancelled) are checks of their own, in task.go and observe.go.
 
-// cancelAccepted applies the successful reply to a 2025-11-25 tasks/cancel, already observed
-// (observe): wasTerminal says the client had seen the task completed or failed before it
-// sent the cancel (Lifecycle.LateCancelDue), violations how many R14 violations the
-// lifecycle held before the reply.
+// cancelAccepted applies the successful reply to a cancel that shows the task (2025-11-25),
+// already applied (readTask): wasTerminal says the client had seen the task completed or
+// failed before it sent the cancel (Lifecycle.LateCancelDue), violations how many R14
+// violations the lifecycle held before the reply.
 func (v *vu) cancelAccepted(ctx context.Context, t *taskState, wasTerminal bool, violations int) {
 	lc := &v.lc
 	switch {
@@ -70,16 +69,24 @@ func (v *vu) lateCancelRead(lc *Lifecycle, violations int) {
 	v.shard.Add(metrics.CancelsLate, 1)
 }
 
-// lateCancelModern reads back, once, a task the client had seen completed or failed and
-// whose late cancel 2026-07-28 acknowledged (E60 leaves that case open, docs/RULES.md#e60):
-// the read must show the task as it was.
-func (v *vu) lateCancelModern(ctx context.Context, t *taskState) {
+// cancelAcked applies a cancel's acknowledgement (E60), which says nothing of the outcome:
+// the cancel is judged when the task is next seen terminal (settleCancel). The acknowledged
+// cancel of a task the client had seen completed or failed (wasTerminal; E60 leaves that
+// case open, docs/RULES.md#e60) is read back once, at once: the read must show the task as
+// it was.
+func (v *vu) cancelAcked(ctx context.Context, t *taskState, wasTerminal bool) {
 	lc := &v.lc
+	if !wasTerminal {
+		t.ackPending, t.ackOnly, t.ackAt = true, true, time.Now()
+		lc.Replied(t.ackAt)
+		return
+	}
+	lc.Replied(time.Now())
 	n := len(lc.Violations)
 	lc.PollSent()
 	v.shard.Add(metrics.Polls, 1)
-	rep, err := v.call(ctx, mcp.OpTasksGet, t.params, time.Time{}, nil, client.CutNone)
-	v.observe(mcp.OpTasksGet, rep, err, t)
+	tr, rep, err := v.get(ctx, t.ref)
+	v.observe(&tr, rep, err, t)
 	if err != nil || rep.Err != nil {
 		return // no evidence either way (a purge after the end is allowed)
 	}
@@ -105,9 +112,10 @@ func (v *vu) settleCancel(now time.Time, t *taskState) {
 }
 
 // ignoredCancel reports whether t's task, seen completed or failed after its cancel was
-// accepted, still had work left when the cancel arrived. In 2025-11-25 the reply to the
-// cancel showed it not terminal: yes. In 2026-07-28 the acknowledgement says nothing, so the
-// task's own timestamps decide, each span on one clock so that no skew enters:
+// accepted, still had work left when the cancel arrived. Where the reply to the cancel was
+// the task (2025-11-25), it showed it not terminal: yes. Where it was an acknowledgement
+// (t.ackOnly, 2026-07-28) it says nothing, so the task's own timestamps decide, each span on
+// one clock so that no skew enters:
 //
 //	ignored = (lastUpdatedAt(terminal) - createdAt)  >  (ackAt - createSent)
 //	          server clock: creation to the end        client clock: an upper bound of the
@@ -116,7 +124,7 @@ func (v *vu) settleCancel(now time.Time, t *taskState) {
 //
 // A task without those timestamps is not judged ignored.
 func (v *vu) ignoredCancel(t *taskState) bool {
-	if v.e.env == nil {
+	if !t.ackOnly {
 		return true
 	}
 	srv := &t.srv

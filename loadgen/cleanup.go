@@ -29,7 +29,7 @@ type cleanupProber struct {
 	// sessMu guards sess, and is held while it is opened: the probes wait for one session,
 	// and nothing else ever waits on a network exchange.
 	sessMu sync.Mutex
-	sess   *client.Session
+	sess   client.Conn
 
 	mu      sync.Mutex // guards waiting and stats, briefly: clients take it at a task's end
 	wg      sync.WaitGroup
@@ -132,8 +132,8 @@ func (p *cleanupProber) counts() CleanupProbeStats {
 
 func (p *cleanupProber) probe(ctx context.Context, taskID string, run *probeRun) {
 	expiry := run.expiry
-	params := client.TaskIDParams(taskID)
-	if !p.sees(ctx, params, run) {
+	ref := client.NewTaskRef(taskID)
+	if !p.sees(ctx, ref, run) {
 		return
 	}
 	if !sleepUntil(ctx, expiry) {
@@ -149,7 +149,7 @@ func (p *cleanupProber) probe(ctx context.Context, taskID string, run *probeRun)
 			return
 		}
 		rctx, cancel := context.WithTimeout(ctx, p.e.cfg.timeout())
-		rep, err := s.CallOp(rctx, mcp.OpTasksGet, params, nil)
+		_, rep, err := s.Get(rctx, ref)
 		cancel()
 		now := time.Now()
 		switch {
@@ -169,12 +169,12 @@ func (p *cleanupProber) probe(ctx context.Context, taskID string, run *probeRun)
 // sees reports whether the prober's session sees the task before its expiry: if it does
 // not, a "not found" after the expiry would say nothing about the cleanup, and the probe
 // is counted blind (unless cut has counted it already).
-func (p *cleanupProber) sees(ctx context.Context, params []byte, run *probeRun) bool {
+func (p *cleanupProber) sees(ctx context.Context, ref client.TaskRef, run *probeRun) bool {
 	s, err := p.session(ctx)
 	if err == nil {
 		rctx, cancel := context.WithTimeout(ctx, p.e.cfg.timeout())
 		var rep client.Reply
-		rep, err = s.CallOp(rctx, mcp.OpTasksGet, params, nil)
+		_, rep, err = s.Get(rctx, ref)
 		cancel()
 		switch {
 		case err == nil && rep.Err == nil:
@@ -204,19 +204,15 @@ func (p *cleanupProber) count(run *probeRun, n *int64) {
 
 // session returns the prober's own session, opening it on first use within the request
 // timeout.
-func (p *cleanupProber) session(ctx context.Context) (*client.Session, error) {
+func (p *cleanupProber) session(ctx context.Context) (client.Conn, error) {
 	p.sessMu.Lock()
 	defer p.sessMu.Unlock()
 	if p.sess != nil {
 		return p.sess, nil
 	}
-	if p.e.env != nil { // 2026-07-28: nothing to open
-		p.sess = p.e.target.Stateless(p.e.env)
-		return p.sess, nil
-	}
 	ctx, cancel := context.WithTimeout(ctx, p.e.cfg.timeout())
 	defer cancel()
-	s, err := p.e.target.Connect(ctx, client.ClientCapabilities())
+	s, err := p.e.dialer.Dial(ctx, p.e.target) // 2026-07-28: nothing to open
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +220,7 @@ func (p *cleanupProber) session(ctx context.Context) (*client.Session, error) {
 	return s, nil
 }
 
-func (p *cleanupProber) drop(s *client.Session) {
+func (p *cleanupProber) drop(s client.Conn) {
 	p.sessMu.Lock()
 	if p.sess == s {
 		p.sess = nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -22,10 +23,11 @@ import (
 type Engine struct {
 	cfg     Config
 	target  *client.Target
-	dialect mcp.Dialect
-	// env is the envelope of the clients' requests when the run speaks 2026-07-28
-	// (client.Manifest.Era; vu2026.go); nil in 2025-11-25.
-	env      *client.Envelope
+	dialect mcp.Dialect // the era's (traits.Dialect)
+	// dialer opens the clients' connections in the run's era (client.DialerFor), chosen
+	// once; traits are its.
+	dialer   client.Dialer
+	traits   client.Traits
 	quirks   atomic.Uint32 // mcp.Quirks of the replies read leniently (2026-07-28), noted in the manifest
 	rec      *metrics.Recorder
 	shards   int
@@ -99,10 +101,8 @@ func New(cfg Config, t *client.Target, m *client.Manifest, rec *metrics.Recorder
 	fallback := cfg.Poll // the wait without an advertised pollInterval: its first, without jitter
 	fallback.Jitter = 0
 	m.SetFallbackInterval(fallback.Wait(0, 0, nil))
-	if m.Era == client.ProtocolModern {
-		if err := e.speakModern(t, m); err != nil { // vu2026.go
-			return nil, err
-		}
+	if err := e.dial(t, m, cfg.TaskTTL); err != nil {
+		return nil, err
 	}
 	// The key goes only to a tool that declares the argument: a strict input schema would
 	// refuse an argument it does not know.
@@ -126,6 +126,22 @@ func New(cfg Config, t *client.Target, m *client.Manifest, rec *metrics.Recorder
 	return e, nil
 }
 
+// dial chooses the era of the run's clients, once (client.DialerFor): its dialer, its
+// traits and its dialect. An era without a task parameter does not send the run's task
+// ttl, and the manifest says so.
+func (e *Engine) dial(t *client.Target, m *client.Manifest, ttl time.Duration) error {
+	d, err := client.DialerFor(t, m)
+	if err != nil {
+		return err
+	}
+	e.dialer, e.traits = d, d.Traits()
+	e.dialect = e.traits.Dialect
+	if ttl > 0 && !e.traits.TaskParam {
+		m.Notes = append(m.Notes, fmt.Sprintf("task_ttl %s is not sent: in %s the server alone sets ttlMs (E40)", ttl, e.dialect.Version()))
+	}
+	return nil
+}
+
 // encodeCreate encodes the tools/call params of a task with args: whole, and, when a key is
 // sent, cut around the key's value.
 func (e *Engine) encodeCreate(args map[string]any) (call, prefix, suffix []byte, err error) {
@@ -133,7 +149,7 @@ func (e *Engine) encodeCreate(args map[string]any) (call, prefix, suffix []byte,
 	if args != nil {
 		p["arguments"] = args
 	}
-	if e.manifest.AsTask && e.env == nil { // 2026-07-28 has no task parameter: the server decides (E40)
+	if e.manifest.AsTask && e.traits.TaskParam { // 2026-07-28 has no task parameter: the server decides (E40)
 		task := map[string]any{}
 		if e.cfg.TaskTTL > 0 {
 			task["ttl"] = e.cfg.TaskTTL.Milliseconds()

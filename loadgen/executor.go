@@ -169,8 +169,8 @@ func (v *vu) sleep(ctx context.Context, at time.Time, on int32) bool {
 		return false
 	}
 	v.sleeping = on
-	if v.sess != nil {
-		v.sess.Idle() // what the client keeps for its next request, it rebuilds then
+	if s := v.session(); s != nil {
+		s.Idle() // what the client keeps for its next request, it rebuilds then
 	}
 	v.wake.Reset(d)
 	return true

@@ -409,19 +409,22 @@ func (v *vu) probeRound(ctx context.Context) {
 	if !ok {
 		return
 	}
-	if v.sess == nil {
+	if v.conn == nil {
 		if err := v.reconnect(ctx); err != nil {
 			return
 		}
 	}
+	sess := v.session()
+	if sess == nil {
+		return // an era without the raw request path the probes are written in
+	}
 	e.probesRan.Store(true)
-	sess := v.sess
 	params := client.TaskIDParams(f.id)
 	rep, err := v.probeCall(ctx, sess, ProbeGet, mcp.OpTasksGet, params, client.CutNone)
 	v.judge(ProbeGet, f.id, rep, err)
 
-	if e.env != nil {
-		v.probeModern(ctx, sess, f.id) // vu2026.go
+	if !e.traits.Sessions {
+		v.probeStateless(ctx, sess, f.id) // no tasks/result, tasks/list, related-task _meta or sessions
 		return
 	}
 	rep, err = v.probeCall(ctx, sess, ProbeCancel, mcp.OpTasksCancel, params, client.CutNone)
@@ -562,8 +565,8 @@ func (v *vu) probeRevoked(ctx context.Context) {
 		return
 	}
 	e.probesRan.Store(true)
-	if e.env != nil {
-		v.probeRevokedModern(ctx, t, f.id) // vu2026.go
+	if !e.traits.Sessions {
+		v.probeRevokedStateless(ctx, t, f.id) // no session to open: a read must be refused
 		return
 	}
 	p.count(p.sent, ProbeRevoked)
@@ -686,4 +689,62 @@ func nearMiss(r *rand.Rand, id string) string {
 		b[i]++
 	}
 	return string(b)
+}
+
+// probeStateless is the rest of a probe round in 2026-07-28, after the tasks/get of foreign
+// task id (probes.go): tasks/cancel and tasks/update of it, then the guesses. The era has no
+// tasks/result, tasks/list, related-task _meta or sessions, so those probes do not apply.
+// An acknowledgement of a cancel or an update proves nothing by itself (E58 and E60 only
+// say a server SHOULD refuse an unknown id, docs/RULES.md#ext-gap-7): it is a leak when the
+// same request about an id nobody holds is refused, since the server then tells another
+// tenant's task apart from an unknown one (E67); otherwise it is inconclusive. Whether the
+// cancel took effect shows on the owner's side (cancelled_unrequested).
+func (v *vu) probeStateless(ctx context.Context, sess *client.Session, foreign string) {
+	update := func(id string) []byte {
+		b, _ := json.Marshal(mcp.UpdateTaskParams{TaskID: id, InputResponses: mcp.InputResponses{"tasksim-probe": json.RawMessage(`{"action":"decline"}`)}})
+		return b
+	}
+	for _, c := range [...]struct {
+		kind   string
+		op     mcp.Op
+		params func(string) []byte
+	}{{ProbeCancel, mcp.OpTasksCancel, client.TaskIDParams}, {ProbeResult, mcp.OpTasksUpdate, update}} {
+		rep, err := v.probeCall(ctx, sess, c.kind, c.op, c.params(foreign), client.CutNone)
+		if err != nil || rep.Err != nil {
+			v.judge(c.kind, foreign, rep, err)
+			continue
+		}
+		ctl, cerr := v.probeCall(ctx, sess, c.kind, c.op, c.params(randomHex(v.prng, len(foreign))), client.CutNone)
+		p := v.e.probes
+		switch {
+		case cerr == nil && ctl.Err != nil:
+			p.leak(c.kind, foreign, c.op.Name()+" acknowledged another tenant's task but refused an unknown id: the server tells them apart (E67)")
+		default:
+			p.count(p.inconclusive, c.kind) // acknowledged like any id (ext-gap-7)
+		}
+	}
+	v.probeGuesses(ctx, sess, foreign)
+}
+
+// probeRevokedStateless checks in 2026-07-28 that a revoked token (any scope) no longer reads
+// a task of its tenant: tasks/get, the era's read of a status and a result alike, must be
+// refused with 401, 403 or a JSON-RPC error.
+func (v *vu) probeRevokedStateless(ctx context.Context, t *tenant, id string) {
+	p := v.e.probes
+	c, err := v.e.dialer.Dial(ctx, t.target) // sends nothing
+	sess := client.SessionOf(c)
+	if err != nil || sess == nil {
+		return
+	}
+	rep, err := v.probeCall(ctx, sess, ProbeRevoked, mcp.OpTasksGet, client.TaskIDParams(id), client.CutNone)
+	var he *client.HTTPError
+	switch {
+	case err == nil && rep.Err == nil:
+		p.leak(ProbeRevoked, id, "a revoked token read a task (tasks/get)")
+	case err == nil: // a JSON-RPC error: denied
+	case errors.As(err, &he) && (he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden):
+		// denied
+	default: // no reply, 429, 5xx: proves nothing either way
+		p.count(p.inconclusive, ProbeRevoked)
+	}
 }

@@ -168,7 +168,7 @@ func (v *vu) persist(t *taskState, next time.Time) {
 // crash forgets everything the client held in memory about its task and its session (no
 // DELETE: a crashed process says no goodbye), then restarts from the persisted record.
 func (v *vu) crash(t *taskState) {
-	v.sess = nil
+	v.conn = nil
 	v.lc = Lifecycle{}
 	*t = taskState{}
 	var r taskRecord
@@ -177,7 +177,7 @@ func (v *vu) crash(t *taskState) {
 	}
 	st, _ := mcp.ParseStatus(r.Status)
 	*t = taskState{id: r.TaskID, key: r.Key, correlation: r.Correlation, lastUpdated: r.LastUpdatedAt,
-		intended: r.Intended, params: client.TaskIDParams(r.TaskID), createSent: r.CreateSent}
+		intended: r.Intended, ref: client.NewTaskRef(r.TaskID), createSent: r.CreateSent}
 	t.srv.created = parseTime(r.ServerCreated)
 	v.lc = v.newLifecycle()
 	v.lc.Resume(ResumePoint{Status: st, Created: r.Created, Deadline: r.Deadline, CancelAt: r.CancelAt,

@@ -85,7 +85,10 @@ type rollbackState struct {
 	at      time.Time // set under mu
 	trigger string    // set under mu
 	plain   bool      // new work may take a plain call (fallback sync, tool not requiring tasks)
-	env     *client.Envelope
+	// dialer opens the connections of the plain calls where the era makes them on
+	// connections of their own (client.PlainDialer, 2026-07-28: the envelope without the
+	// extension); nil: on the client's own.
+	dialer client.Dialer
 
 	c        rollbackCounts
 	sampleMu sync.Mutex
@@ -102,13 +105,12 @@ func (e *Engine) setupRollback(t *client.Target, m *client.Manifest) error {
 		return nil
 	}
 	rb := &rollbackState{plain: e.cfg.Fallback == client.FallbackSync && m.TaskSupport != string(mcp.TaskRequired)}
-	if e.env != nil {
-		caps := mcp.ModernClientCapabilities{Elicitation: &mcp.ElicitationCapability{Form: mcp.On()}}
-		env, err := t.NewEnvelope(e.env.Version(), caps)
+	if pd, ok := e.dialer.(client.PlainDialer); ok {
+		d, err := pd.Plain(t)
 		if err != nil {
 			return err
 		}
-		rb.env = env
+		rb.dialer = d
 	}
 	for _, ten := range e.tenants {
 		p, err := plainParams(ten.callParams)
@@ -216,14 +218,7 @@ func (v *vu) fallback(ctx context.Context, t *taskState) {
 		v.holdOff(0) // nothing is sent: the client waits as after a refused create
 		return
 	}
-	saved := v.sess
-	if rb.env != nil {
-		v.sess = v.ten.target.Stateless(rb.env) // 2026-07-28: the envelope without the extension
-	}
-	rep, err := v.call(ctx, mcp.OpToolsCall, v.ten.plainParams, time.Time{}, nil, client.CutNone)
-	if rb.env != nil {
-		v.sess = saved
-	}
+	cr, rep, err := v.plainCall(ctx, rb)
 	rb.c.fallbackCalls.Add(1)
 	if o, _, _ := classify(mcp.OpToolsCall, rep, err); o.IsError() {
 		rb.c.fallbackErrs.Add(1)
@@ -232,19 +227,9 @@ func (v *vu) fallback(ctx context.Context, t *taskState) {
 		v.holdOff(0)
 		return
 	}
-	var task *mcp.Task
-	var plain *mcp.CallToolResult
-	var perr error
-	if rb.env != nil {
-		r, _, err := mcp.ParseCallToolReply(rep.Result, false)
-		if perr = err; err == nil {
-			plain = r.Call
-			if r.Input != nil {
-				perr = errors.New("the server asked for input on a plain call after the rollback; not answered")
-			}
-		}
-	} else {
-		task, plain, perr = e.dialect.ParseCallReply(rep.Result)
+	task, plain, perr := cr.Task, cr.Call, cr.Malformed
+	if cr.Input != nil {
+		perr = errors.New("the server asked for input on a plain call after the rollback; not answered")
 	}
 	switch {
 	case task != nil:
@@ -263,16 +248,38 @@ func (v *vu) fallback(ctx context.Context, t *taskState) {
 	}
 }
 
+// plainCall sends the tenant's plain call (a create without the task parameter) on the
+// client's connection, or on one of rb.dialer's where the era has them. It is not counted
+// by countAugmented: it asks for no task.
+func (v *vu) plainCall(ctx context.Context, rb *rollbackState) (client.Created, client.Reply, error) {
+	var cr client.Created
+	x := func(ctx context.Context, c client.Conn) (rep client.Reply, err error) {
+		cr, rep, err = c.Create(ctx, v.ten.plainParams, nil, client.CutNone)
+		return rep, err
+	}
+	if rb.dialer != nil {
+		saved := v.conn
+		c, err := rb.dialer.Dial(ctx, v.ten.target)
+		if err != nil {
+			return cr, client.Reply{}, err
+		}
+		v.conn = c
+		defer func() { v.conn = saved }()
+	}
+	rep, err := v.call(ctx, mcp.OpToolsCall, time.Time{}, x)
+	return cr, rep, err
+}
+
 // countAugmented counts a tools/call sent after the switch that asks for a task: what the
-// server would see. params are the call's params, sess the session it goes on.
+// server would see. params are the call's params, on a connection of the run's era.
 func (v *vu) countAugmented(params []byte) {
 	rb := v.e.rb
 	if rb == nil || !rb.on.Load() {
 		return
 	}
 	augmented := false
-	if v.sess != nil && v.sess.Envelope() != nil {
-		augmented = v.sess.Envelope().DeclaresTasks()
+	if !v.e.traits.TaskParam {
+		augmented = v.e.traits.AsksTasks
 	} else {
 		var p struct {
 			Task json.RawMessage `json:"task"`

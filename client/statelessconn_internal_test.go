@@ -1,14 +1,13 @@
-package loadgen
+package client
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
 )
 
-// TestParseCallOfTheEnvelope: in 2026-07-28 a CreateTaskResult is a valid answer only to a
+// TestParseCallOfTheEnvelope (readCreated, the create of statelessConn): in 2026-07-28 a CreateTaskResult is a valid answer only to a
 // tools/call that declared the Tasks extension (E13, E39): a run with the sync fallback,
 // whose envelope declares none, takes it as the invalid reply it is.
 func TestParseCallOfTheEnvelope(t *testing.T) {
@@ -30,12 +29,12 @@ func TestParseCallOfTheEnvelope(t *testing.T) {
 		if tc.declared {
 			caps.DeclareTasks()
 		}
-		env, err := (&client.Target{}).NewEnvelope(client.ProtocolModern, caps)
+		env, err := (&Target{}).NewEnvelope(ProtocolModern, caps)
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := &Engine{env: env, dialect: mcp.V20260728{}}
-		task, call, err := e.parseCall(tc.raw)
+		cr := readCreated(tc.raw, env.DeclaresTasks())
+		task, call, err := cr.Task, cr.Call, cr.Malformed
 		switch {
 		case tc.errContains != "" && (err == nil || !strings.Contains(err.Error(), tc.errContains)):
 			t.Errorf("declared %v, %s: error %v, want one citing %s", tc.declared, tc.raw, err, tc.errContains)
