@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -156,65 +157,129 @@ func Millis(d time.Duration) *Ms {
 // encoding/json might read differently (a member repeated or named in another case, a
 // member of the wrong type) is left to it (FuzzParseTaskMatchesEncodingJSON).
 func ParseTask(b []byte) (Task, error) {
-	var t Task
 	if v := bytes.TrimLeft(b, " \t\r\n"); len(v) == 0 || v[0] != '{' {
-		err := json.Unmarshal(b, &t) // not an object: encoding/json says what it is
-		return t, err
+		return parseTaskStd(b) // not an object: encoding/json says what it is
 	}
-	var id, status, msg, created, updated, ttl, poll []byte // raw values; nil = absent
+	var f taskMembers
 	odd := false
 	ok := EachMember(b, func(name, v []byte) bool {
-		var dst *[]byte
-		switch string(name) {
-		case "taskId":
-			dst = &id
-		case "status":
-			dst = &status
-		case "statusMessage":
-			dst = &msg
-		case "createdAt":
-			dst = &created
-		case "lastUpdatedAt":
-			dst = &updated
-		case "ttl":
-			dst = &ttl
-		case "pollInterval":
-			dst = &poll
-		default:
-			odd = odd || FoldsTo(name, "taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt", "ttl", "pollInterval")
+		i := taskMemberIndex(name)
+		if i < 0 {
+			odd = odd || FoldsTo(name, taskMemberNames[:]...)
 			return true
 		}
-		odd = odd || *dst != nil
-		*dst = v
+		odd = odd || f[i] != nil
+		f[i] = v
 		return true
 	})
 	if !ok || odd {
-		err := json.Unmarshal(b, &t)
-		return t, err
+		return parseTaskStd(b)
 	}
-	var err error
-	for _, f := range [...]struct {
-		raw []byte
-		dst *string
-	}{{id, &t.TaskID}, {msg, &t.StatusMessage}, {created, &t.CreatedAt}, {updated, &t.LastUpdatedAt}} {
-		if f.raw != nil && err == nil {
-			err = readString(f.raw, f.dst)
+	t, err := f.task()
+	if err != nil { // a member of the wrong type: encoding/json's reading and words
+		return parseTaskStd(b)
+	}
+	return t, nil
+}
+
+// parseTaskStd is ParseTask by encoding/json, for what its single pass leaves to it.
+func parseTaskStd(b []byte) (Task, error) {
+	var t Task
+	err := json.Unmarshal(b, &t)
+	return t, err
+}
+
+// The members of a Task, by their index in taskMemberNames.
+const (
+	tmTaskID = iota
+	tmStatusMessage
+	tmCreatedAt
+	tmLastUpdatedAt
+	tmStatus
+	tmTTL
+	tmPollInterval
+	numTaskMembers
+)
+
+// taskMemberNames are the wire names of Task's members; the four strings come first.
+var taskMemberNames = [numTaskMembers]string{"taskId", "statusMessage", "createdAt", "lastUpdatedAt", "status", "ttl", "pollInterval"}
+
+// taskMembers holds the raw values of a Task's members by index; nil = absent.
+type taskMembers [numTaskMembers][]byte
+
+// taskMemberIndex returns the index of name in taskMemberNames, -1 for another name.
+func taskMemberIndex(name []byte) int {
+	for i, n := range taskMemberNames {
+		if string(name) == n {
+			return i
 		}
 	}
-	if status != nil && err == nil {
-		err = t.Status.read(status)
+	return -1
+}
+
+// task reads the members as json.Unmarshal into a Task would; an error says that one is not
+// of its member's type. The plain strings (no escape, valid UTF-8: every string a server
+// normally sends) share one allocation, and so do the two durations: a poll reads a task
+// with three allocations, not seven.
+func (f *taskMembers) task() (Task, error) {
+	var t Task
+	dsts := [...]*string{&t.TaskID, &t.StatusMessage, &t.CreatedAt, &t.LastUpdatedAt}
+	var plain [len(dsts)]bool
+	n := 0
+	for i := range dsts {
+		v := f[i]
+		switch {
+		case v == nil || string(v) == "null":
+		case v[0] != '"':
+			return t, fmt.Errorf("want a string, got %s", clip(v))
+		case plainString(v[1 : len(v)-1]):
+			plain[i], n = true, n+len(v)-2
+		default:
+			var s string // escapes (to encoding/json): declared only on this rare path
+			if err := readString(v, &s); err != nil {
+				return t, err
+			}
+			*dsts[i] = s
+		}
 	}
-	if ttl != nil && err == nil {
-		t.TTL, err = readMs(ttl)
+	var sb strings.Builder
+	sb.Grow(n)
+	for i := range dsts {
+		if plain[i] {
+			sb.Write(f[i][1 : len(f[i])-1])
+		}
 	}
-	if poll != nil && err == nil {
-		t.PollInterval, err = readMs(poll)
+	all, at := sb.String(), 0
+	for i, dst := range dsts {
+		if plain[i] {
+			k := len(f[i]) - 2
+			*dst, at = all[at:at+k], at+k
+		}
 	}
-	if err != nil { // a member of the wrong type: encoding/json's reading and words
-		t = Task{}
-		err = json.Unmarshal(b, &t)
+	if v := f[tmStatus]; v != nil {
+		if err := t.Status.read(v); err != nil {
+			return t, err
+		}
 	}
-	return t, err
+	var ms *[2]Ms
+	for i, dst := range [...]**Ms{&t.TTL, &t.PollInterval} {
+		if v := f[tmTTL+i]; v != nil && string(v) != "null" {
+			if ms == nil {
+				ms = new([2]Ms)
+			}
+			var err error
+			if *dst, err = readMsInto(v, &ms[i]); err != nil {
+				return t, err
+			}
+		}
+	}
+	return t, nil
+}
+
+// plainString reports whether the inside of a JSON string reads as itself: no escape, valid
+// UTF-8.
+func plainString(inner []byte) bool {
+	return bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner)
 }
 
 // readString reads a JSON string into *dst as encoding/json does: null leaves *dst alone,
@@ -249,7 +314,27 @@ func readMs(v []byte) (*Ms, error) {
 	if string(v) == "null" {
 		return nil, nil
 	}
-	m := new(Ms)
+	return readMsInto(v, new(Ms))
+}
+
+// readMsInto reads a *Ms member that is not null into m, which it returns: a plain integer
+// of up to 15 digits (exact, and within the bound) without strconv, any other number as
+// json.Unmarshal parses it.
+func readMsInto(v []byte, m *Ms) (*Ms, error) {
+	if len(v) > 0 && len(v) <= 15 {
+		n := Ms(0)
+		for _, c := range v {
+			if c < '0' || c > '9' {
+				n = -1
+				break
+			}
+			n = n*10 + Ms(c-'0')
+		}
+		if n >= 0 {
+			*m = n
+			return m, nil
+		}
+	}
 	if c := v[0]; c == '-' || ('0' <= c && c <= '9') { // a number: json.Unmarshal's parse
 		f, err := strconv.ParseFloat(string(v), 64)
 		if err == nil && f >= -(1<<53) && f <= 1<<53 {

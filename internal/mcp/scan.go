@@ -1,0 +1,269 @@
+package mcp
+
+import (
+	"bytes"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// maxDepth is the deepest nesting of arrays and objects a scanner accepts: encoding/json's
+// and jsontext's bound.
+const maxDepth = 10000
+
+// scanner validates JSON text by RFC 8259 in one pass over b, as json.Valid does but without
+// a state machine per byte: a tasks/get reply is read twice (its envelope by Decode, its
+// result by ParseTask), and jsontext's tokenizer cost more than the rest of the round trip's
+// decoding together. Invalid UTF-8 inside strings is accepted, as encoding/json accepts it
+// (the value is then read by encoding/json, which replaces it); so are lone surrogate
+// escapes. It never allocates.
+type scanner struct {
+	b []byte
+	i int // the next byte to read
+}
+
+// ws skips whitespace (space, tab, LF, CR: nothing else is JSON whitespace).
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek is the next byte, 0 at the end of the input.
+func (s *scanner) peek() byte {
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+// value skips one value at s.i, nested depth deep; false on a syntax error.
+func (s *scanner) value(depth int) bool {
+	switch s.peek() {
+	case '"':
+		return s.str()
+	case '{':
+		return s.object(depth + 1)
+	case '[':
+		return s.array(depth + 1)
+	case 't':
+		return s.lit("true")
+	case 'f':
+		return s.lit("false")
+	case 'n':
+		return s.lit("null")
+	}
+	return s.number()
+}
+
+// lit skips the literal word.
+func (s *scanner) lit(word string) bool {
+	if len(s.b)-s.i >= len(word) && string(s.b[s.i:s.i+len(word)]) == word {
+		s.i += len(word)
+		return true
+	}
+	return false
+}
+
+// str skips a string, its quotes included.
+func (s *scanner) str() bool {
+	b, i := s.b, s.i+1
+	for i < len(b) {
+		switch c := b[i]; {
+		case c == '"':
+			s.i = i + 1
+			return true
+		case c == '\\':
+			if i+1 >= len(b) {
+				return false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
+					return false
+				}
+				i += 6
+			default:
+				return false
+			}
+		case c < 0x20:
+			return false
+		default:
+			i++
+		}
+	}
+	return false
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// digits skips one or more decimal digits.
+func (s *scanner) digits() bool {
+	start := s.i
+	for s.i < len(s.b) && '0' <= s.b[s.i] && s.b[s.i] <= '9' {
+		s.i++
+	}
+	return s.i > start
+}
+
+// number skips a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (s *scanner) number() bool {
+	if s.peek() == '-' {
+		s.i++
+	}
+	switch c := s.peek(); {
+	case c == '0':
+		s.i++
+	case '1' <= c && c <= '9':
+		s.digits()
+	default:
+		return false
+	}
+	if s.peek() == '.' {
+		s.i++
+		if !s.digits() {
+			return false
+		}
+	}
+	if c := s.peek(); c == 'e' || c == 'E' {
+		s.i++
+		if c := s.peek(); c == '+' || c == '-' {
+			s.i++
+		}
+		if !s.digits() {
+			return false
+		}
+	}
+	return true
+}
+
+// array skips an array, nested depth deep.
+func (s *scanner) array(depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	s.i++ // '['
+	s.ws()
+	if s.peek() == ']' {
+		s.i++
+		return true
+	}
+	for {
+		if !s.value(depth) {
+			return false
+		}
+		s.ws()
+		switch s.peek() {
+		case ',':
+			s.i++
+			s.ws()
+		case ']':
+			s.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// object skips an object, nested depth deep.
+func (s *scanner) object(depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	return s.members(depth, nil)
+}
+
+// members reads the object at s.i, nested depth deep, calling visit (when not nil) with
+// each member's quoted name and raw value, spans of b. It reports false on a syntax error
+// or when visit returns false, having stopped there.
+func (s *scanner) members(depth int, visit func(quoted, value []byte) bool) bool {
+	s.i++ // '{'
+	s.ws()
+	if s.peek() == '}' {
+		s.i++
+		return true
+	}
+	for {
+		start := s.i
+		if s.peek() != '"' || !s.str() {
+			return false
+		}
+		name := s.b[start:s.i]
+		s.ws()
+		if s.peek() != ':' {
+			return false
+		}
+		s.i++
+		s.ws()
+		start = s.i
+		if !s.value(depth) {
+			return false
+		}
+		if visit != nil && !visit(name, s.b[start:s.i]) {
+			return false
+		}
+		s.ws()
+		switch s.peek() {
+		case ',':
+			s.i++
+			s.ws()
+		case '}':
+			s.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// eachMember reads b as exactly one JSON object (whitespace around it allowed) and calls
+// visit with each member's unescaped name and raw value: EachMember's work.
+func eachMember(b []byte, visit func(name, value []byte) bool) bool {
+	s := scanner{b: b}
+	s.ws()
+	if s.peek() != '{' {
+		return false
+	}
+	ok := s.members(1, func(quoted, v []byte) bool {
+		return visit(unquoteName(quoted), v)
+	})
+	if !ok {
+		return false
+	}
+	s.ws()
+	return s.i == len(b) // nothing may follow the object
+}
+
+// validJSON reports whether b is exactly one JSON value, as json.Valid does.
+func validJSON(b []byte) bool {
+	s := scanner{b: b}
+	s.ws()
+	if !s.value(0) {
+		return false
+	}
+	s.ws()
+	return s.i == len(b)
+}
+
+// unquoteName returns a member name without its quotes, unescaped when it holds an escape
+// (then in a new slice: rare); a name that cannot be unescaped comes back as it is and
+// matches nothing.
+func unquoteName(quoted []byte) []byte {
+	inner := quoted[1 : len(quoted)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return inner
+	}
+	if u, err := jsontext.AppendUnquote(nil, quoted); err == nil {
+		return u
+	}
+	return quoted
+}

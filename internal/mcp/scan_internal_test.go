@@ -1,0 +1,94 @@
+package mcp
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// scanSeeds are texts at the edges of the JSON grammar, valid and not.
+var scanSeeds = []string{
+	`{}`, ` { } `, `{"a":1}`, `{"a":-0.5e+10,"b":[true,false,null,{"c":"\u00e9\ud800\n"}]}`,
+	`{"a":01}`, `{"a":1.}`, `{"a":.5}`, `{"a":-}`, `{"a":1e}`, `{"a":"\x"}`, `{"a":"\u12"}`,
+	`{"a":"` + "\x01" + `"}`, `{"a":"` + "\xff" + `"}`, `{"a":tru}`, `{"a" 1}`, `{"a":1,}`,
+	`{"a":1}{}`, `{"a":[1,]}`, `{"a":[,1]}`, `[1,2]`, `"s"`, `12`, `nul`, `{"a":1`, `{"\"a":2}`,
+	strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth),
+	strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1),
+	`{"a":` + strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1) + `}`,
+	`{"a":` + strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth) + `}`,
+}
+
+// FuzzScannerMatchesValid holds the scanner to json.Valid: every text it accepts encoding/json
+// accepts, and the other way round, nesting bound included.
+func FuzzScannerMatchesValid(f *testing.F) {
+	for _, s := range scanSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := validJSON(b), json.Valid(b); got != want {
+			t.Fatalf("validJSON(%q) = %v, json.Valid %v", b, got, want)
+		}
+		isObject := false
+		if v := strings.TrimLeft(string(b), " \t\r\n"); len(v) > 0 && v[0] == '{' {
+			isObject = json.Valid(b)
+		}
+		if got := eachMember(b, func(_, _ []byte) bool { return true }); got != isObject {
+			t.Fatalf("eachMember(%q) = %v, want %v", b, got, isObject)
+		}
+	})
+}
+
+// TestEachMemberSpans checks the names and values EachMember hands out: names unescaped,
+// values the raw spans of the input.
+func TestEachMemberSpans(t *testing.T) {
+	in := ` {"a" : 1 , "b\u0063":{"x":[1, "y"]},"d":"e\"f"} `
+	var got []string
+	if !EachMember([]byte(in), func(name, v []byte) bool {
+		got = append(got, string(name)+"="+string(v))
+		return true
+	}) {
+		t.Fatal("EachMember refused a valid object")
+	}
+	want := []string{`a=1`, `bc={"x":[1, "y"]}`, `d="e\"f"`}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// TestDecodeAllocs guards the per-reply cost of reading a tasks/get reply in 2025-11-25: the
+// envelope (Decode: the id's text and the copy of the result) and its task (ParseTask: its
+// strings in one allocation, its two durations in another).
+func TestDecodeAllocs(t *testing.T) {
+	msg := []byte(benchReply)
+	var m Message
+	if n := testing.AllocsPerRun(100, func() { m, _ = Decode(msg) }); n != 2 {
+		t.Errorf("Decode of a tasks/get reply: %v allocations, want 2 (the id, the result's copy)", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = ParseTask(m.Result) }); n != 2 {
+		t.Errorf("ParseTask of a tasks/get reply: %v allocations, want 2 (its strings, its durations)", n)
+	}
+}
+
+// benchReply is a tasks/get reply of 2025-11-25, as tasksim's mock sends it.
+const benchReply = `{"jsonrpc":"2.0","id":12345,"result":{"taskId":"7f3c9a1e2b4d6f80a1b2c3d4e5f60718","status":"working",` +
+	`"statusMessage":"working","createdAt":"2026-11-30T08:14:44.123Z","lastUpdatedAt":"2026-11-30T08:14:46.123Z","ttl":60000,"pollInterval":2000}}`
+
+// BenchmarkScan validates a tasks/get reply with the scanner and with json.Valid.
+func BenchmarkScan(b *testing.B) {
+	msg := []byte(benchReply)
+	b.Run("scanner", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if !validJSON(msg) {
+				b.Fatal("invalid")
+			}
+		}
+	})
+	b.Run("json.Valid", func(b *testing.B) {
+		for b.Loop() {
+			if !json.Valid(msg) {
+				b.Fatal("invalid")
+			}
+		}
+	})
+}
