@@ -23,10 +23,7 @@ const maxFuncLines = 80
 var longFuncAllowlist = map[string]bool{
 	"loadgen/vu.go stepTask":         true, // waits for issue 25's one-driver/one-connection work
 	"loadgen/vu.go create":           true, // waits for issue 25's one-driver/one-connection work
-	"client/h1.go readHead":          true, // waits for issue 25's one-driver/one-connection work
-	"client/h1.go writeRequest":      true, // waits for issue 25's one-driver/one-connection work
 	"client/era.go detectEra":        true, // waits for issue 25's one-driver/one-connection work
-	"internal/mcp/jsonrpc.go Decode": true, // waits for issue 25's one-driver/one-connection work
 }
 
 // TestFuncLen parses every non-test Go file of the module and fails, naming file:line, function

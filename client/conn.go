@@ -541,8 +541,9 @@ func (s *Session) readReply(ctx context.Context, resp *http.Response, id mcp.ID,
 		}
 		return Reply{}, resp.Header, err
 	}
-	ct := resp.Header.Get("Content-Type")
-	if mediaType(ct) == "text/event-stream" {
+	ct := firstValue(resp.Header["Content-Type"]) // Get's answer: both transports canonicalise
+	mt := mediaType(ct)
+	if mt == "text/event-stream" {
 		rep, err := s.readStream(ctx, resp.Body, id, method, h, cut)
 		if err != nil {
 			resp.Body.Close() // a failed or cut stream is dropped, never drained: it may last long
@@ -552,11 +553,11 @@ func (s *Session) readReply(ctx context.Context, resp *http.Response, id mcp.ID,
 		return rep, resp.Header, err
 	}
 	defer drain(resp.Body)
-	if mt := mediaType(ct); mt == "text/html" || mt == "application/xhtml+xml" {
+	if mt == "text/html" || mt == "application/xhtml+xml" {
 		return Reply{}, resp.Header, &ProtocolError{Msg: method + " reply is an HTML page (" + mt + "), not JSON-RPC"}
 	}
 	rep, err := readJSON(resp.Body, id, method)
-	if err != nil && ct != "" && mediaType(ct) != "application/json" {
+	if err != nil && ct != "" && mt != "application/json" {
 		err = withContentType(err, ct)
 	}
 	return rep, resp.Header, err
@@ -572,8 +573,19 @@ func withContentType(err error, ct string) error {
 	return err
 }
 
+// firstValue is the first of a header's values, "" when there is none.
+func firstValue(vs []string) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[0]
+}
+
 // mediaType returns a Content-Type's media type, lower case, without parameters.
 func mediaType(ct string) string {
+	if ct == "application/json" || ct == "text/event-stream" { // what replies carry
+		return ct
+	}
 	mt, _, _ := strings.Cut(ct, ";")
 	return strings.TrimSpace(strings.ToLower(mt))
 }

@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -21,8 +23,16 @@ type scanner struct {
 	i int // the next byte to read
 }
 
-// ws skips whitespace (space, tab, LF, CR: nothing else is JSON whitespace).
+// ws skips whitespace (space, tab, LF, CR: nothing else is JSON whitespace). It is small
+// enough to be inlined where, as mostly, there is none.
 func (s *scanner) ws() {
+	if s.i < len(s.b) && s.b[s.i] <= ' ' {
+		s.skipWS()
+	}
+}
+
+// skipWS is ws's loop.
+func (s *scanner) skipWS() {
 	for s.i < len(s.b) {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
@@ -69,15 +79,32 @@ func (s *scanner) lit(word string) bool {
 	return false
 }
 
-// str skips a string, its quotes included.
+// str skips a string, its quotes included. Its plain bytes are skipped eight at a time up to
+// the next quote, escape or control byte (specialBytes), the last bytes of the input one at
+// a time.
 func (s *scanner) str() bool {
 	b, i := s.b, s.i+1
-	for i < len(b) {
-		switch c := b[i]; {
-		case c == '"':
+	for {
+		for i+8 <= len(b) {
+			if m := specialBytes(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) / 8
+				break
+			}
+			i += 8
+		}
+		if i+8 > len(b) { // the last bytes of the input: one at a time
+			for i < len(b) && plainByte[b[i]] {
+				i++
+			}
+		}
+		if i >= len(b) {
+			return false
+		}
+		switch b[i] {
+		case '"':
 			s.i = i + 1
 			return true
-		case c == '\\':
+		case '\\':
 			if i+1 >= len(b) {
 				return false
 			}
@@ -92,14 +119,30 @@ func (s *scanner) str() bool {
 			default:
 				return false
 			}
-		case c < 0x20:
+		default: // a control byte
 			return false
-		default:
-			i++
 		}
 	}
-	return false
 }
+
+// specialBytes marks (with its high bit) each byte of x, eight bytes of a string read little
+// endian, that is a quote, a backslash or a control byte (below 0x20), by the has-zero-byte
+// test on x, x^'"' and x^'\\'; bytes of 0x80 and above are plain. A borrow may also mark a
+// byte above a marked one, never the lowest: that one is exact.
+func specialBytes(x uint64) uint64 {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	q, bs := x^(lo*'"'), x^(lo*'\\')
+	return ((x-lo*0x20)&^x | (q-lo)&^q | (bs-lo)&^bs) & hi
+}
+
+// plainByte marks the bytes a string holds as they are: all but the quote, the backslash
+// and the control bytes.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'

@@ -209,10 +209,21 @@ type taskMembers [numTaskMembers][]byte
 
 // taskMemberIndex returns the index of name in taskMemberNames, -1 for another name.
 func taskMemberIndex(name []byte) int {
-	for i, n := range taskMemberNames {
-		if string(name) == n {
-			return i
-		}
+	switch string(name) { // a switch on strings compiles to a search, not a scan
+	case "taskId":
+		return tmTaskID
+	case "statusMessage":
+		return tmStatusMessage
+	case "createdAt":
+		return tmCreatedAt
+	case "lastUpdatedAt":
+		return tmLastUpdatedAt
+	case "status":
+		return tmStatus
+	case "ttl":
+		return tmTTL
+	case "pollInterval":
+		return tmPollInterval
 	}
 	return -1
 }
