@@ -153,7 +153,7 @@ func notAnObject(b []byte) *Error {
 	switch {
 	case len(b) == 0:
 		return Errorf(CodeParseError, "parse error: empty body")
-	case !json.Valid(b):
+	case !validJSON(b):
 		return Errorf(CodeParseError, "parse error: body is not valid JSON")
 	case b[0] == '[':
 		return Errorf(CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported by protocol 2025-11-25")

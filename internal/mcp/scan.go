@@ -286,7 +286,11 @@ func eachMember(b []byte, visit func(name, value []byte) bool) bool {
 	return s.i == len(b) // nothing may follow the object
 }
 
-// validJSON reports whether b is exactly one JSON value, as json.Valid does.
+// Valid reports whether b is exactly one JSON value, as json.Valid does, in the scanner's
+// one pass: for a client that checks the params it sends on every request.
+func Valid(b []byte) bool { return validJSON(b) }
+
+// validJSON is Valid.
 func validJSON(b []byte) bool {
 	s := scanner{b: b}
 	s.ws()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // scanSeeds are texts at the edges of the JSON grammar, valid and not.
@@ -91,4 +92,16 @@ func BenchmarkScan(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestPlainString checks the eight-bytes-at-a-time test of plain strings against its
+// definition (no backslash, valid UTF-8), across the word boundary.
+func TestPlainString(t *testing.T) {
+	for _, s := range []string{"", "abc", "abcdefgh", "abcdefghi", `abcdefg\`, `abcdefgh\`, "abcdefgé", "abcdefgh\xff",
+		"\xff", "2026-11-30T08:14:44.123Z", "working\x7f"} {
+		want := !strings.Contains(s, `\`) && utf8.ValidString(s)
+		if got := plainString([]byte(s)); got != want {
+			t.Errorf("plainString(%q) = %v, want %v", s, got, want)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -288,9 +289,22 @@ func (f *taskMembers) task() (Task, error) {
 }
 
 // plainString reports whether the inside of a JSON string reads as itself: no escape, valid
-// UTF-8.
+// UTF-8. ASCII without a backslash, what servers send, is told eight bytes at a time.
 func plainString(inner []byte) bool {
-	return bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner)
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(inner); i += 8 {
+		x := binary.LittleEndian.Uint64(inner[i:])
+		if bs := x ^ (lo * '\\'); (x|(bs-lo)&^bs)&hi != 0 {
+			return bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner)
+		}
+	}
+	for ; i < len(inner); i++ {
+		if c := inner[i]; c == '\\' || c >= 0x80 {
+			return bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner)
+		}
+	}
+	return true
 }
 
 // readString reads a JSON string into *dst as encoding/json does: null leaves *dst alone,
@@ -302,7 +316,7 @@ func readString(v []byte, dst *string) error {
 	case v[0] != '"':
 		return fmt.Errorf("want a string, got %s", clip(v))
 	}
-	if inner := v[1 : len(v)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+	if inner := v[1 : len(v)-1]; plainString(inner) {
 		*dst = string(inner)
 		return nil
 	}
