@@ -509,10 +509,7 @@ func writeFields(bw *bufio.Writer, h http.Header) error {
 			if !validValue(v) {
 				return h1Errorf("invalid header field value for %q", k)
 			}
-			bw.WriteString(k)
-			bw.WriteString(": ")
-			bw.WriteString(v)
-			bw.WriteString("\r\n")
+			writeField(bw, k, v)
 		}
 	}
 	if ua != "" && validValue(ua) {
@@ -883,6 +880,21 @@ func (t *h1Transport) intern(b []byte) string {
 	return s
 }
 
+// writeField writes the header line "k: v": appended in the writer's free buffer in one
+// copy when it fits, as four writes when it does not.
+func writeField(bw *bufio.Writer, k, v string) {
+	if bw.Available() < len(k)+len(v)+4 {
+		bw.WriteString(k)
+		bw.WriteString(": ")
+		bw.WriteString(v)
+		bw.WriteString("\r\n")
+		return
+	}
+	b := append(bw.AvailableBuffer(), k...)
+	b = append(append(b, ": "...), v...)
+	bw.Write(append(b, "\r\n"...))
+}
+
 // validToken reports whether s is an RFC 9110 token (a method or header field name).
 func validToken(s string) bool {
 	if s == "" {
@@ -913,9 +925,20 @@ var tokenChars = func() (t [256]bool) {
 }()
 
 // validValue reports whether s may be sent as a header field value: no control bytes but
-// horizontal tab (so no CR or LF that would inject a header).
+// horizontal tab (so no CR or LF that would inject a header). Eight bytes at a time are
+// cleared by the has-less-than test (a tab, or a borrow, sends them to the byte loop).
 func validValue(s string) bool {
-	for i := 0; i < len(s); i++ {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		del := x ^ (lo * 0x7f)
+		if ((x-lo*0x20)&^x|(del-lo)&^del)&hi != 0 {
+			break
+		}
+	}
+	for ; i < len(s); i++ {
 		if c := s[i]; (c < ' ' && c != '\t') || c == 0x7f {
 			return false
 		}
