@@ -228,9 +228,10 @@ type members struct {
 // split reads b, which starts with '{', as exactly one JSON object into e's members; it
 // reports false when b is not valid JSON or holds more than one value.
 func (e *members) split(b []byte) bool {
-	return eachMember(b, func(key, v []byte) bool {
+	r := newObjectReader(b)
+	for r.next() {
 		var dst *[]byte
-		switch string(key) {
+		switch string(r.name) {
 		case "jsonrpc":
 			dst = &e.jsonrpc
 		case "id":
@@ -244,13 +245,13 @@ func (e *members) split(b []byte) bool {
 		case "error":
 			dst = &e.error
 		default:
-			e.odd = e.odd || FoldsTo(key, "jsonrpc", "id", "method", "params", "result", "error")
-			return true
+			e.odd = e.odd || FoldsTo(r.name, "jsonrpc", "id", "method", "params", "result", "error")
+			continue
 		}
 		e.odd = e.odd || *dst != nil
-		*dst = v
-		return true
-	})
+		*dst = r.value
+	}
+	return r.ok()
 }
 
 // EachMember reads b as exactly one JSON object and calls f with each member's name

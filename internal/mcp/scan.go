@@ -222,13 +222,6 @@ func (s *scanner) object(depth int) bool {
 	if depth > maxDepth {
 		return false
 	}
-	return s.members(depth, nil)
-}
-
-// members reads the object at s.i, nested depth deep, calling visit (when not nil) with
-// each member's quoted name and raw value, spans of b. It reports false on a syntax error
-// or when visit returns false, having stopped there.
-func (s *scanner) members(depth int, visit func(quoted, value []byte) bool) bool {
 	s.i++ // '{'
 	s.ws()
 	if s.peek() == '}' {
@@ -236,22 +229,7 @@ func (s *scanner) members(depth int, visit func(quoted, value []byte) bool) bool
 		return true
 	}
 	for {
-		start := s.i
-		if s.peek() != '"' || !s.str() {
-			return false
-		}
-		name := s.b[start:s.i]
-		s.ws()
-		if s.peek() != ':' {
-			return false
-		}
-		s.i++
-		s.ws()
-		start = s.i
-		if !s.value(depth) {
-			return false
-		}
-		if visit != nil && !visit(name, s.b[start:s.i]) {
+		if _, _, ok := s.member(depth); !ok {
 			return false
 		}
 		s.ws()
@@ -268,22 +246,111 @@ func (s *scanner) members(depth int, visit func(quoted, value []byte) bool) bool
 	}
 }
 
+// member skips one member of an object nested depth deep ("name": value) and leaves s.i
+// after its value; it returns where the name ends (after its closing quote) and where the
+// value starts.
+func (s *scanner) member(depth int) (nameEnd, valueStart int, ok bool) {
+	if s.peek() != '"' || !s.str() {
+		return 0, 0, false
+	}
+	nameEnd = s.i
+	s.ws()
+	if s.peek() != ':' {
+		return 0, 0, false
+	}
+	s.i++
+	s.ws()
+	valueStart = s.i
+	return nameEnd, valueStart, s.value(depth)
+}
+
+// objectReader reads the members of one JSON object, the whole input (whitespace around it
+// allowed), in one validating pass without callbacks: next steps to each member in turn,
+// and ok tells, once next has reported false, whether the input was exactly one valid
+// object.
+type objectReader struct {
+	s           scanner
+	state       uint8
+	name, value []byte // the current member's unescaped name and raw value (a span of b)
+}
+
+// objectReader states.
+const (
+	orFirst  uint8 = iota // before the first member
+	orNext                // after a member
+	orDone                // the object and the input ended, valid
+	orFailed              // not one valid object
+)
+
+// newObjectReader returns a reader of b's members.
+func newObjectReader(b []byte) objectReader {
+	r := objectReader{s: scanner{b: b}}
+	r.s.ws()
+	if r.s.peek() != '{' {
+		r.state = orFailed
+	}
+	r.s.i++
+	return r
+}
+
+// next steps to the next member, reporting false after the last one or on a syntax error.
+func (r *objectReader) next() bool {
+	s := &r.s
+	s.ws()
+	switch r.state {
+	case orFirst:
+		if s.peek() == '}' {
+			return r.end()
+		}
+	case orNext:
+		switch s.peek() {
+		case ',':
+			s.i++
+			s.ws()
+		case '}':
+			return r.end()
+		default:
+			r.state = orFailed
+			return false
+		}
+	default:
+		return false
+	}
+	start := s.i
+	nameEnd, valueStart, ok := s.member(1)
+	if !ok {
+		r.state = orFailed
+		return false
+	}
+	r.name, r.value = unquoteName(s.b[start:nameEnd]), s.b[valueStart:s.i]
+	r.state = orNext
+	return true
+}
+
+// end closes the object at '}': the input must end there, but for whitespace.
+func (r *objectReader) end() bool {
+	r.s.i++
+	r.s.ws()
+	r.state = orFailed
+	if r.s.i == len(r.s.b) {
+		r.state = orDone
+	}
+	return false
+}
+
+// ok reports whether the input was exactly one valid object, once next has reported false.
+func (r *objectReader) ok() bool { return r.state == orDone }
+
 // eachMember reads b as exactly one JSON object (whitespace around it allowed) and calls
 // visit with each member's unescaped name and raw value: EachMember's work.
 func eachMember(b []byte, visit func(name, value []byte) bool) bool {
-	s := scanner{b: b}
-	s.ws()
-	if s.peek() != '{' {
-		return false
+	r := newObjectReader(b)
+	for r.next() {
+		if !visit(r.name, r.value) {
+			return false
+		}
 	}
-	ok := s.members(1, func(quoted, v []byte) bool {
-		return visit(unquoteName(quoted), v)
-	})
-	if !ok {
-		return false
-	}
-	s.ws()
-	return s.i == len(b) // nothing may follow the object
+	return r.ok()
 }
 
 // Valid reports whether b is exactly one JSON value, as json.Valid does, in the scanner's

@@ -70,6 +70,16 @@ func TestDecodeAllocs(t *testing.T) {
 	}
 }
 
+// TestParseGetTaskResultAllocs guards the per-poll cost of reading a tasks/get reply in
+// 2026-07-28: the strings' texts and their storage (one allocation each), the two
+// durations and the copies of the raw members kept (readTaskWire), not one per string.
+func TestParseGetTaskResultAllocs(t *testing.T) {
+	raw := []byte(taskWireSeeds[0])
+	if n := testing.AllocsPerRun(100, func() { _, _, _ = ParseGetTaskResult(raw) }); n > 5 {
+		t.Errorf("ParseGetTaskResult: %v allocations, want at most 5", n)
+	}
+}
+
 // benchReply is a tasks/get reply of 2025-11-25, as tasksim's mock sends it.
 const benchReply = `{"jsonrpc":"2.0","id":12345,"result":{"taskId":"7f3c9a1e2b4d6f80a1b2c3d4e5f60718","status":"working",` +
 	`"statusMessage":"working","createdAt":"2026-11-30T08:14:44.123Z","lastUpdatedAt":"2026-11-30T08:14:46.123Z","ttl":60000,"pollInterval":2000}}`

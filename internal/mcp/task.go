@@ -163,17 +163,17 @@ func ParseTask(b []byte) (Task, error) {
 	}
 	var f taskMembers
 	odd := false
-	ok := EachMember(b, func(name, v []byte) bool {
-		i := taskMemberIndex(name)
+	r := newObjectReader(b)
+	for r.next() {
+		i := taskMemberIndex(r.name)
 		if i < 0 {
-			odd = odd || FoldsTo(name, taskMemberNames[:]...)
-			return true
+			odd = odd || FoldsTo(r.name, taskMemberNames[:]...)
+			continue
 		}
 		odd = odd || f[i] != nil
-		f[i] = v
-		return true
-	})
-	if !ok || odd {
+		f[i] = r.value
+	}
+	if !r.ok() || odd {
 		return parseTaskStd(b)
 	}
 	t, err := f.task()
@@ -230,43 +230,12 @@ func taskMemberIndex(name []byte) int {
 }
 
 // task reads the members as json.Unmarshal into a Task would; an error says that one is not
-// of its member's type. The plain strings (no escape, valid UTF-8: every string a server
-// normally sends) share one allocation, and so do the two durations: a poll reads a task
-// with three allocations, not seven.
+// of its member's type. The plain strings share one allocation (readStrings), and so do the
+// two durations: a poll reads a task with two allocations, not seven.
 func (f *taskMembers) task() (Task, error) {
 	var t Task
-	dsts := [...]*string{&t.TaskID, &t.StatusMessage, &t.CreatedAt, &t.LastUpdatedAt}
-	var plain [len(dsts)]bool
-	n := 0
-	for i := range dsts {
-		v := f[i]
-		switch {
-		case v == nil || string(v) == "null":
-		case v[0] != '"':
-			return t, fmt.Errorf("want a string, got %s", clip(v))
-		case plainString(v[1 : len(v)-1]):
-			plain[i], n = true, n+len(v)-2
-		default:
-			var s string // escapes (to encoding/json): declared only on this rare path
-			if err := readString(v, &s); err != nil {
-				return t, err
-			}
-			*dsts[i] = s
-		}
-	}
-	var sb strings.Builder
-	sb.Grow(n)
-	for i := range dsts {
-		if plain[i] {
-			sb.Write(f[i][1 : len(f[i])-1])
-		}
-	}
-	all, at := sb.String(), 0
-	for i, dst := range dsts {
-		if plain[i] {
-			k := len(f[i]) - 2
-			*dst, at = all[at:at+k], at+k
-		}
+	if err := readStrings(f[:tmStatus], []*string{&t.TaskID, &t.StatusMessage, &t.CreatedAt, &t.LastUpdatedAt}); err != nil {
+		return t, err
 	}
 	if v := f[tmStatus]; v != nil {
 		if err := t.Status.read(v); err != nil {
@@ -286,6 +255,47 @@ func (f *taskMembers) task() (Task, error) {
 		}
 	}
 	return t, nil
+}
+
+// readStrings reads each raw value of raws that is present into the string dsts names at
+// the same index, as readString does; null leaves it alone. The plain strings (no escape,
+// valid UTF-8: every string a server normally sends) share one allocation.
+func readStrings(raws [][]byte, dsts []*string) error {
+	var plain uint64 // bit i: raws[i] is a plain string
+	n := 0
+	for i, v := range raws {
+		switch {
+		case v == nil || string(v) == "null":
+		case v[0] != '"':
+			return fmt.Errorf("want a string, got %s", clip(v))
+		case plainString(v[1 : len(v)-1]):
+			plain, n = plain|1<<i, n+len(v)-2
+		default:
+			var s string // escapes (to encoding/json): declared only on this rare path
+			if err := readString(v, &s); err != nil {
+				return err
+			}
+			*dsts[i] = s
+		}
+	}
+	if plain == 0 {
+		return nil
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	for i, v := range raws {
+		if plain&(1<<i) != 0 {
+			sb.Write(v[1 : len(v)-1])
+		}
+	}
+	all, at := sb.String(), 0
+	for i, v := range raws {
+		if plain&(1<<i) != 0 {
+			k := len(v) - 2
+			*dsts[i], at = all[at:at+k], at+k
+		}
+	}
+	return nil
 }
 
 // plainString reports whether the inside of a JSON string reads as itself: no escape, valid
