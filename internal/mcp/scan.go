@@ -19,8 +19,9 @@ const maxDepth = 10000
 // (the value is then read by encoding/json, which replaces it); so are lone surrogate
 // escapes. It never allocates.
 type scanner struct {
-	b []byte
-	i int // the next byte to read
+	b     []byte
+	i     int  // the next byte to read
+	plain bool // the last string str skipped has no escape and is ASCII
 }
 
 // ws skips whitespace (space, tab, LF, CR: nothing else is JSON whitespace). It is small
@@ -79,21 +80,28 @@ func (s *scanner) lit(word string) bool {
 	return false
 }
 
-// str skips a string, its quotes included. Its plain bytes are skipped eight at a time up to
-// the next quote, escape or control byte (specialBytes), the last bytes of the input one at
-// a time.
+// str skips a string, its quotes included, and sets s.plain to whether it reads as itself:
+// no escape, ASCII only. Its plain bytes are skipped eight at a time up to the next quote,
+// escape or control byte (specialBytes), the last bytes of the input one at a time.
 func (s *scanner) str() bool {
+	const hi = 0x8080808080808080
 	b, i := s.b, s.i+1
+	var high uint64 // the high bits of the bytes skipped: any set is a byte beyond ASCII
+	esc := false
 	for {
 		for i+8 <= len(b) {
-			if m := specialBytes(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			x := binary.LittleEndian.Uint64(b[i:])
+			if m := specialBytes(x); m != 0 {
+				high |= x & (m&-m - 1) // the bytes below the first special one
 				i += bits.TrailingZeros64(m) / 8
 				break
 			}
+			high |= x
 			i += 8
 		}
 		if i+8 > len(b) { // the last bytes of the input: one at a time
 			for i < len(b) && plainByte[b[i]] {
+				high |= uint64(b[i])
 				i++
 			}
 		}
@@ -103,8 +111,10 @@ func (s *scanner) str() bool {
 		switch b[i] {
 		case '"':
 			s.i = i + 1
+			s.plain = !esc && high&hi == 0
 			return true
 		case '\\':
+			esc = true
 			if i+1 >= len(b) {
 				return false
 			}
@@ -229,7 +239,7 @@ func (s *scanner) object(depth int) bool {
 		return true
 	}
 	for {
-		if _, _, ok := s.member(depth); !ok {
+		if _, _, _, ok := s.member(depth); !ok {
 			return false
 		}
 		s.ws()
@@ -247,21 +257,21 @@ func (s *scanner) object(depth int) bool {
 }
 
 // member skips one member of an object nested depth deep ("name": value) and leaves s.i
-// after its value; it returns where the name ends (after its closing quote) and where the
-// value starts.
-func (s *scanner) member(depth int) (nameEnd, valueStart int, ok bool) {
+// after its value; it returns where the name ends (after its closing quote), where the
+// value starts, and whether the name is plain (str).
+func (s *scanner) member(depth int) (nameEnd, valueStart int, plainName, ok bool) {
 	if s.peek() != '"' || !s.str() {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
-	nameEnd = s.i
+	nameEnd, plainName = s.i, s.plain
 	s.ws()
 	if s.peek() != ':' {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
 	s.i++
 	s.ws()
 	valueStart = s.i
-	return nameEnd, valueStart, s.value(depth)
+	return nameEnd, valueStart, plainName, s.value(depth)
 }
 
 // objectReader reads the members of one JSON object, the whole input (whitespace around it
@@ -272,6 +282,8 @@ type objectReader struct {
 	s           scanner
 	state       uint8
 	name, value []byte // the current member's unescaped name and raw value (a span of b)
+	// plainString says the value is a string that reads as itself (no escape, ASCII).
+	plainString bool
 }
 
 // objectReader states.
@@ -317,12 +329,17 @@ func (r *objectReader) next() bool {
 		return false
 	}
 	start := s.i
-	nameEnd, valueStart, ok := s.member(1)
+	nameEnd, valueStart, plainName, ok := s.member(1)
 	if !ok {
 		r.state = orFailed
 		return false
 	}
-	r.name, r.value = unquoteName(s.b[start:nameEnd]), s.b[valueStart:s.i]
+	r.name, r.value = s.b[start+1:nameEnd-1], s.b[valueStart:s.i]
+	if !plainName {
+		r.name = unquoteName(s.b[start:nameEnd])
+	}
+	// A string value is the last string str skipped: plain tells of it.
+	r.plainString = s.b[valueStart] == '"' && s.plain
 	r.state = orNext
 	return true
 }

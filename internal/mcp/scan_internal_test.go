@@ -36,7 +36,37 @@ func FuzzScannerMatchesValid(f *testing.F) {
 		if got := eachMember(b, func(_, _ []byte) bool { return true }); got != isObject {
 			t.Fatalf("eachMember(%q) = %v, want %v", b, got, isObject)
 		}
+		for r := newObjectReader(b); r.next(); {
+			checkPlain(t, r.value, r.plainString)
+		}
 	})
+}
+
+// checkPlain fails unless plain says whether v is a string without escape, all ASCII.
+func checkPlain(t *testing.T, v []byte, plain bool) {
+	t.Helper()
+	want := len(v) > 0 && v[0] == '"' && !strings.Contains(string(v[1:len(v)-1]), `\`)
+	for _, c := range v {
+		want = want && c < 0x80
+	}
+	if plain != want {
+		t.Fatalf("value %q: plainString %v, want %v", v, plain, want)
+	}
+}
+
+// TestObjectReaderPlain checks the plain flag on string values around the word boundary,
+// and that a nested object's names do not stand for the member's.
+func TestObjectReaderPlain(t *testing.T) {
+	in := `{"a":"abcdefg","b":"abcdefgh","c":"abcdefghé","d":"ab\ncdefghij","e\u0065":{"x":"y"},"f":1,"g":"` +
+		"\u00e9" + `"}`
+	var names []string
+	for r := newObjectReader([]byte(in)); r.next(); {
+		checkPlain(t, r.value, r.plainString)
+		names = append(names, string(r.name))
+	}
+	if got := strings.Join(names, ","); got != "a,b,c,d,ee,f,g" {
+		t.Fatalf("names %s", got)
+	}
 }
 
 // TestEachMemberSpans checks the names and values EachMember hands out: names unescaped,

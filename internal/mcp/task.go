@@ -162,6 +162,7 @@ func ParseTask(b []byte) (Task, error) {
 		return parseTaskStd(b) // not an object: encoding/json says what it is
 	}
 	var f taskMembers
+	var plain uint64 // bit i: f[i] is a plain string
 	odd := false
 	r := newObjectReader(b)
 	for r.next() {
@@ -172,11 +173,14 @@ func ParseTask(b []byte) (Task, error) {
 		}
 		odd = odd || f[i] != nil
 		f[i] = r.value
+		if r.plainString {
+			plain |= 1 << i
+		}
 	}
 	if !r.ok() || odd {
 		return parseTaskStd(b)
 	}
-	t, err := f.task()
+	t, err := f.task(plain)
 	if err != nil { // a member of the wrong type: encoding/json's reading and words
 		return parseTaskStd(b)
 	}
@@ -229,12 +233,13 @@ func taskMemberIndex(name []byte) int {
 	return -1
 }
 
-// task reads the members as json.Unmarshal into a Task would; an error says that one is not
+// task reads the members as json.Unmarshal into a Task would (plain marks the plain strings,
+// readStrings' known); an error says that one is not
 // of its member's type. The plain strings share one allocation (readStrings), and so do the
 // two durations: a poll reads a task with two allocations, not seven.
-func (f *taskMembers) task() (Task, error) {
+func (f *taskMembers) task(plain uint64) (Task, error) {
 	var t Task
-	if err := readStrings(f[:tmStatus], []*string{&t.TaskID, &t.StatusMessage, &t.CreatedAt, &t.LastUpdatedAt}); err != nil {
+	if err := readStrings(f[:tmStatus], plain, []*string{&t.TaskID, &t.StatusMessage, &t.CreatedAt, &t.LastUpdatedAt}); err != nil {
 		return t, err
 	}
 	if v := f[tmStatus]; v != nil {
@@ -259,8 +264,9 @@ func (f *taskMembers) task() (Task, error) {
 
 // readStrings reads each raw value of raws that is present into the string dsts names at
 // the same index, as readString does; null leaves it alone. The plain strings (no escape,
-// valid UTF-8: every string a server normally sends) share one allocation.
-func readStrings(raws [][]byte, dsts []*string) error {
+// valid UTF-8: every string a server normally sends) share one allocation. Bit i of known
+// says that raws[i] is a string the scanner found plain (objectReader.plainString).
+func readStrings(raws [][]byte, known uint64, dsts []*string) error {
 	var plain uint64 // bit i: raws[i] is a plain string
 	n := 0
 	for i, v := range raws {
@@ -268,7 +274,7 @@ func readStrings(raws [][]byte, dsts []*string) error {
 		case v == nil || string(v) == "null":
 		case v[0] != '"':
 			return fmt.Errorf("want a string, got %s", clip(v))
-		case plainString(v[1 : len(v)-1]):
+		case known&(1<<i) != 0 || plainString(v[1:len(v)-1]):
 			plain, n = plain|1<<i, n+len(v)-2
 		default:
 			var s string // escapes (to encoding/json): declared only on this rare path

@@ -37,6 +37,7 @@ const (
 // may be a reused buffer.
 func readTaskWire(raw []byte, w *taskWire) error {
 	var f taskFields
+	var plain uint64 // bit i: f[i] is a plain string
 	odd := false
 	r := newObjectReader(raw)
 	for r.next() {
@@ -47,8 +48,11 @@ func readTaskWire(raw []byte, w *taskWire) error {
 		}
 		odd = odd || f[i] != nil
 		f[i] = r.value
+		if r.plainString {
+			plain |= 1 << i
+		}
 	}
-	if !r.ok() || odd || f.read(w) != nil {
+	if !r.ok() || odd || f.read(w, plain) != nil {
 		*w = taskWire{}
 		return json.Unmarshal(raw, w)
 	}
@@ -92,18 +96,21 @@ func taskWireIndex(name []byte) int {
 	return -1
 }
 
-// read sets w from the members' raw values f as json.Unmarshal would; an error says that
+// read sets w from the members' raw values f as json.Unmarshal would (bit i of plain: f[i]
+// is a string the scanner found plain); an error says that
 // one is not of its member's type (readTaskWire then leaves it all to encoding/json).
-func (f *taskFields) read(w *taskWire) error {
+func (f *taskFields) read(w *taskWire, plain uint64) error {
 	// The four optional strings and statusMessage, read by readStrings in one allocation
 	// for their texts and one for the optional ones' storage.
 	opt := new([4]string)
 	idx := [...]int{twResultType, twTaskID, twCreatedAt, twLastUpdatedAt, twStatusMessage}
 	var raws [len(idx)][]byte
+	var known uint64
 	for k, i := range idx {
 		raws[k] = f[i]
+		known |= (plain >> i & 1) << k
 	}
-	if err := readStrings(raws[:], []*string{&opt[0], &opt[1], &opt[2], &opt[3], &w.StatusMessage}); err != nil {
+	if err := readStrings(raws[:], known, []*string{&opt[0], &opt[1], &opt[2], &opt[3], &w.StatusMessage}); err != nil {
 		return err
 	}
 	for k, dst := range [...]**string{&w.ResultType, &w.TaskID, &w.CreatedAt, &w.LastUpdatedAt} {
