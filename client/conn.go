@@ -435,14 +435,33 @@ func (s *Session) newPostWith(ctx context.Context, body []byte, hdr http.Header)
 		ProtoMajor:    1,
 		ProtoMinor:    1,
 		Header:        hdr,
-		Body:          io.NopCloser(bytes.NewReader(body)),
 		ContentLength: int64(len(body)),
 		Host:          u.Host,
-		// As NewRequest sets it: net/http may then send again a request of which nothing
-		// was written on a reused connection.
-		GetBody: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil },
 	}
+	pb := &postBody{body: body}
+	pb.Reset(body)
+	// GetBody as NewRequest sets it: net/http may then send again a request of which nothing
+	// was written on a reused connection.
+	req.Body, req.GetBody = pb, pb.again
 	return req.WithContext(ctx), nil
+}
+
+// postBody is a POST's body: a reader of its bytes whose Close does nothing, and the maker
+// of a fresh one for GetBody (a method value): two allocations where io.NopCloser,
+// bytes.NewReader and a closure were three.
+type postBody struct {
+	bytes.Reader
+	body []byte
+}
+
+// Close implements io.Closer: there is nothing to release.
+func (*postBody) Close() error { return nil }
+
+// again is GetBody: a new reader of the same bytes.
+func (p *postBody) again() (io.ReadCloser, error) {
+	n := &postBody{body: p.body}
+	n.Reset(p.body)
+	return n, nil
 }
 
 // postHeader is the header of a POST on s as it stands.

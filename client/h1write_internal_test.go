@@ -2,6 +2,7 @@ package client
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net/http"
 	"net/url"
@@ -41,5 +42,27 @@ func TestWriteHeadAllocs(t *testing.T) {
 		bw.Reset(io.Discard)
 	}); n != 0 {
 		t.Errorf("writeHead: %v allocations, want 0", n)
+	}
+}
+
+// TestNewPostAllocs guards the allocations of building a session's POST: the request (its
+// copy by WithContext) and its body, which is its own GetBody maker.
+func TestNewPostAllocs(t *testing.T) {
+	tg := &Target{URL: "http://127.0.0.1:8080/mcp"}
+	tg.CacheEndpoint()
+	s := &Session{t: tg}
+	s.postHdr = s.postHeader()
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"t"}}`)
+	ctx := context.Background()
+	if n := testing.AllocsPerRun(100, func() { _, _ = s.newPost(ctx, body) }); n > 3 {
+		t.Errorf("newPost: %v allocations, want at most 3 (the request, its body, GetBody)", n)
+	}
+	req, _ := s.newPost(ctx, body)
+	for range 2 { // the body, then the one GetBody makes, read the same bytes
+		got, _ := io.ReadAll(req.Body)
+		if string(got) != string(body) {
+			t.Fatalf("body %q", got)
+		}
+		req.Body, _ = req.GetBody()
 	}
 }
