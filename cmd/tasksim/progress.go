@@ -13,9 +13,12 @@ import (
 	"github.com/tasksim/tasksim/runner"
 )
 
+// The progress bars (mpb) of run and sweep, on stderr. They show only when stderr is a
+// terminal (isTerminal) and --no-progress is not given; a nil bar shows nothing.
+
 // runObserver follows a run for the command line (runner.Observer): it keeps the run's
-// phase, which decides what a signal does, and, when bars is true, shows the load as a
-// progress bar on w.
+// phase, which decides what a signal does (withSignals), and, when bars is true, shows the
+// load as a progress bar on w.
 type runObserver struct {
 	w        io.Writer
 	bars     bool          // show the progress bar (stderr is a terminal, no --no-progress)
@@ -37,19 +40,7 @@ func (o *runObserver) Phase(p runner.Phase) {
 	}
 }
 
-func (o *runObserver) Window(p runner.Progress) {
-	o.progress.update(p.Elapsed, p.Created, p.Completed, p.InFlight, p.Polls, p.Errors, p.PollsPerSecond)
-}
-
-// progress shows the run on stderr with mpb: elapsed of total, tasks created, completed and
-// in flight, polls per second and errors. It is off when stderr is not a terminal or with
-// --no-progress; the run's collector feeds it once per window.
-type progress struct {
-	p     *mpb.Progress
-	bar   *mpb.Bar
-	total int64 // seconds of load
-	line  atomic.Pointer[string]
-}
+func (o *runObserver) Window(p runner.Progress) { o.progress.update(p) }
 
 // isTerminal reports whether w is a character device (a terminal).
 func isTerminal(w io.Writer) bool {
@@ -61,9 +52,22 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// newBars is the container of a command's bars on w.
+func newBars(w io.Writer) *mpb.Progress {
+	return mpb.New(mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithRefreshRate(250*time.Millisecond))
+}
+
+// progress is a run's bar: elapsed of total, tasks created, completed and in flight, polls
+// per second and errors, fed by the run's collector once per window.
+type progress struct {
+	p     *mpb.Progress
+	bar   *mpb.Bar
+	total int64 // seconds of load
+	line  atomic.Pointer[string]
+}
+
 func newProgress(w io.Writer, total time.Duration) *progress {
-	pr := &progress{p: mpb.New(mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithRefreshRate(250*time.Millisecond)),
-		total: max(1, int64(total/time.Second))}
+	pr := &progress{p: newBars(w), total: max(1, int64(total/time.Second))}
 	empty := ""
 	pr.line.Store(&empty)
 	pr.bar = pr.p.AddBar(pr.total,
@@ -74,13 +78,13 @@ func newProgress(w io.Writer, total time.Duration) *progress {
 }
 
 // update sets the bar from the run's figures.
-func (pr *progress) update(elapsed time.Duration, created, completed, inFlight, polls, errors int64, pollsPerSec float64) {
+func (pr *progress) update(p runner.Progress) {
 	if pr == nil {
 		return
 	}
-	s := fmt.Sprintf(" created %d  done %d  in flight %d  polls %d (%.0f/s)  errors %d", created, completed, inFlight, polls, pollsPerSec, errors)
+	s := fmt.Sprintf(" created %d  done %d  in flight %d  polls %d (%.0f/s)  errors %d", p.Created, p.Completed, p.InFlight, p.Polls, p.PollsPerSecond, p.Errors)
 	pr.line.Store(&s)
-	pr.bar.SetCurrent(min(int64(elapsed/time.Second), pr.total))
+	pr.bar.SetCurrent(min(int64(p.Elapsed/time.Second), pr.total))
 }
 
 // done completes the bar and waits for the last render.
@@ -90,4 +94,45 @@ func (pr *progress) done() {
 	}
 	pr.bar.SetTotal(-1, true)
 	pr.p.Wait()
+}
+
+// sweepBars are the sweep's bars: one overall bar (cells done of all) and one per cell,
+// which shows the cell's values and its elapsed time and stays when it ends.
+type sweepBars struct {
+	p       *mpb.Progress
+	overall *mpb.Bar
+	cell    *mpb.Bar
+}
+
+func newSweepBars(w io.Writer, cells int) *sweepBars {
+	p := newBars(w)
+	overall := p.AddBar(int64(cells), mpb.BarPriority(1<<30), // always the last line
+		mpb.PrependDecorators(decor.Name("sweep "), decor.CountersNoUnit("%d/%d cells")),
+		mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_MMSS)))
+	return &sweepBars{p: p, overall: overall}
+}
+
+func (b *sweepBars) startCell(label string) {
+	if b == nil {
+		return
+	}
+	b.cell = b.p.New(0, mpb.SpinnerStyle(), mpb.BarFillerClearOnComplete(),
+		mpb.PrependDecorators(decor.Name(label+" ")),
+		mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_MMSS)))
+}
+
+func (b *sweepBars) endCell() {
+	if b == nil {
+		return
+	}
+	b.cell.SetTotal(-1, true)
+	b.overall.Increment()
+}
+
+func (b *sweepBars) wait() {
+	if b == nil {
+		return
+	}
+	b.overall.SetTotal(-1, true)
+	b.p.Wait()
 }
