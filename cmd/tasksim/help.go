@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -46,13 +45,6 @@ func setHelp(fs *pflag.FlagSet, text string) {
 	}
 }
 
-// printExitCodes writes the exit codes every command shares.
-func printExitCodes(w io.Writer) {
-	fmt.Fprintln(w, "Exit codes: 0 pass, 1 runtime error (e.g. unreachable target), 2 usage error or invalid")
-	fmt.Fprintln(w, "scenario, 99 a gate or threshold failed, 130 stopped early by Ctrl-C or SIGTERM with")
-	fmt.Fprintln(w, "nothing failed in what was measured. Each command's --help says which it can give.")
-}
-
 // noFlags parses the arguments of a command that takes no flags, so that -h and --help
 // give its help (text) like every other command's.
 func noFlags(name, text string, args []string) ([]string, error) {
@@ -62,6 +54,15 @@ func noFlags(name, text string, args []string) ([]string, error) {
 		return nil, err
 	}
 	return fs.Args(), nil
+}
+
+// noArgs is noFlags for a command that takes no arguments either.
+func noArgs(name, text string, args []string) error {
+	args, err := noFlags(name, text, args)
+	if err == nil && len(args) > 0 {
+		return usagef("%s takes no arguments", name)
+	}
+	return err
 }
 
 // runHelp is run's help before its flags: what it does, every file it writes, its exit

@@ -117,50 +117,37 @@ func (p process) run(args []string, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
+// usage writes tasksim's own help: the commands and the exit codes they share.
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "tasksim: load and chaos simulator for fleets of MCP Tasks")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Usage: tasksim COMMAND [flags]")
-	fmt.Fprintln(w)
+	fmt.Fprint(w, "tasksim: load and chaos simulator for fleets of MCP Tasks\n\nUsage: tasksim COMMAND [flags]\n\n")
 	for _, c := range commands(process{}) {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'tasksim COMMAND --help' (or 'tasksim help COMMAND') for the flags of a command.")
-	fmt.Fprintln(w)
-	printExitCodes(w)
+	fmt.Fprint(w, `
+Run 'tasksim COMMAND --help' (or 'tasksim help COMMAND') for the flags of a command.
+
+Exit codes: 0 pass, 1 runtime error (e.g. unreachable target), 2 usage error or invalid
+scenario, 99 a gate or threshold failed, 130 stopped early by Ctrl-C or SIGTERM with
+nothing failed in what was measured. Each command's --help says which it can give.
+`)
 }
 
+// runVersion is `tasksim version`.
 func runVersion(args []string, stdout, _ io.Writer) error {
-	args, err := noFlags("version", "Usage: tasksim version\n\nPrints the tasksim version. Exit codes: 0 printed, 2 usage.\n", args)
-	if err != nil {
+	if err := noArgs("version", "Usage: tasksim version\n\nPrints the tasksim version. Exit codes: 0 printed, 2 usage.\n", args); err != nil {
 		return err
-	}
-	if len(args) > 0 {
-		return usagef("version takes no arguments")
 	}
 	fmt.Fprintln(stdout, "tasksim", version)
 	return nil
 }
 
+// runScenarios is `tasksim scenarios` (scenarios.WriteBuiltins).
 func runScenarios(args []string, stdout, _ io.Writer) error {
-	args, err := noFlags("scenarios", "Usage: tasksim scenarios\n\nLists the built-in scenarios, one per line: the name to give run, sweep, serve or\n"+
-		"validate, and what the scenario exercises. Exit codes: 0 listed, 2 usage.\n", args)
-	if err != nil {
+	if err := noArgs("scenarios", "Usage: tasksim scenarios\n\nLists the built-in scenarios, one per line: the name to give run, sweep, serve or\n"+
+		"validate, and what the scenario exercises. Exit codes: 0 listed, 2 usage.\n", args); err != nil {
 		return err
 	}
-	if len(args) > 0 {
-		return usagef("scenarios takes no arguments")
-	}
-	list := scenarios.Builtins()
-	width := 0
-	for _, in := range list {
-		width = max(width, len(in.Name))
-	}
-	for _, in := range list {
-		fmt.Fprintf(stdout, "%-*s  %s\n", width, in.Name, in.Description)
-	}
-	return nil
+	return scenarios.WriteBuiltins(stdout)
 }
 
 // validateHelp is the help of `tasksim validate`.

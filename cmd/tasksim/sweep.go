@@ -100,12 +100,9 @@ func runSweep(p process, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "tasksim sweep: %s\n", note)
 	}
 
-	var bars *sweepBars
-	if !f.noProgress && isTerminal(stderr) {
-		bars = newSweepBars(stderr, len(r.Cells))
-	}
-	err = runCells(p, plan, dir, r, sweepObserver{bars: bars, stderr: stderr})
-	bars.wait()
+	obs := newSweepObserver(stderr, !f.noProgress && isTerminal(stderr), len(r.Cells))
+	err = runCells(p, plan, dir, r, obs)
+	obs.wait()
 	if err != nil {
 		return err
 	}
@@ -127,19 +124,4 @@ func runCells(p process, plan *sweep.Plan, dir string, r *sweep.Result, obs swee
 			Run: runner.Options{Stop: stop, GCSetBy: p.gc.SetBy, GCMaxHeadroom: p.gc.MaxHeadroom}})
 	})
 	return err
-}
-
-// sweepObserver shows the sweep's progress on the bars (none when nil) and says on stderr
-// which cells failed.
-type sweepObserver struct {
-	bars   *sweepBars
-	stderr io.Writer
-}
-
-var _ sweep.Observer = sweepObserver{}
-
-func (o sweepObserver) CellStarted(label string) { o.bars.startCell(label) }
-func (o sweepObserver) CellEnded(string)         { o.bars.endCell() }
-func (o sweepObserver) CellFailed(label, err string) {
-	fmt.Fprintf(o.stderr, "tasksim sweep: cell %s failed: %s\n", label, err)
 }
