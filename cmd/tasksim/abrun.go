@@ -20,7 +20,6 @@ type abRun struct {
 	shard        scenarios.Shard
 	startAt, now time.Time
 	f            *runFlags
-	cmp          results.CompareOptions
 }
 
 // runAB runs both sides (runner.RunAB) under the signals, prints both summaries and the
@@ -31,13 +30,13 @@ func runAB(p process, ab abRun, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	stableSc.Target = ab.f.baselineTarget
+	stableSc.Target = ab.f.BaselineTarget
 	obs := &runObserver{w: stderr, bars: !ab.f.noProgress && isTerminal(stderr), duration: time.Duration(ab.sc.Duration)}
 	var res *runner.ABResult
 	withSignals(obs, stderr, func(ctx context.Context, stop <-chan struct{}) {
-		res, err = runner.RunAB(ctx, runner.AB{Canary: ab.sc, Stable: stableSc, Shard: ab.shard, Compare: ab.cmp, CanaryObserver: obs,
-			Options: runner.Options{Dir: ab.f.out, StartAt: ab.startAt, Start: ab.now, Stop: stop, GCSetBy: p.gc.SetBy,
-				GCMaxHeadroom: p.gc.MaxHeadroom, Overwrite: ab.f.force, ProbeTimeout: ab.f.probeTimeout},
+		res, err = runner.RunAB(ctx, runner.AB{Canary: ab.sc, Stable: stableSc, Shard: ab.shard, Compare: ab.f.Compare(), CanaryObserver: obs,
+			Options: runner.Options{Dir: ab.f.Out, StartAt: ab.startAt, Start: ab.now, Stop: stop, GCSetBy: p.gc.SetBy,
+				GCMaxHeadroom: p.gc.MaxHeadroom, Overwrite: ab.f.Force, ProbeTimeout: ab.f.ProbeTimeout},
 			Notes: func(side, line string) { fmt.Fprintf(stderr, "tasksim run [%s]: %s\n", side, line) }})
 	})
 	if err != nil {

@@ -18,17 +18,13 @@ import (
 )
 
 // runFlags are the flags of `tasksim run`: those that set the scenario (cliflags.Load,
-// shared with every sweep cell), and run's own.
+// shared with every sweep cell), those of where, when and against what it runs
+// (cliflags.Run), and what only the command line does with a run.
 type runFlags struct {
 	*cliflags.Load
-	out, shard, startAt      string
-	baseline, baselineTarget string
-	budgets, allow           []string
-	shards                   int
-	probeTimeout             time.Duration
-	dryRun, noProgress       bool
-	force                    bool
-	fs                       *pflag.FlagSet
+	*cliflags.Run
+	dryRun, noProgress bool
+	fs                 *pflag.FlagSet
 }
 
 // parseRunFlags parses run's command line into its flags and the scenario NAME or FILE
@@ -36,31 +32,17 @@ type runFlags struct {
 // on stdout), so nothing is written here.
 func parseRunFlags(args []string, _ io.Writer) (*runFlags, string, error) {
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-	f := &runFlags{Load: cliflags.BindLoad(fs), fs: fs}
+	f := &runFlags{Load: cliflags.BindLoad(fs), Run: cliflags.BindRun(fs), fs: fs}
 	setHelp(fs, runHelp())
-	fs.StringVar(&f.out, "out", "", "output `DIR` (default runs/<scenario>-<UTC time>)")
-	fs.StringVar(&f.shard, "shard", "", "run slice `I/N` of the scenario (0 <= I < N): its clients, arrivals and tenants split as in docs/ARCHITECTURE.md#shards")
-	fs.IntVar(&f.shards, "shards", 0, "run one of `N` slices, the index from "+runner.JobIndexEnv+" (a Kubernetes Indexed Job sets it); --shard I/N wins over its index, and must name the same N")
-	fs.StringVar(&f.startAt, "start-at", "", "start the load at this `RFC3339` instant (at most 24h ahead), the same in every shard; a start past by over 1s is reported")
-	fs.DurationVar(&f.probeTimeout, "probe-timeout", runner.DefaultProbeTimeout, "bound on the probe of the target before the load (server/discover, initialize, tools/list)")
-	fs.StringVar(&f.baseline, "baseline", "", "judge the run against the saved run in `DIR` as well ('tasksim compare DIR OUT'), writing compare.json and compare.html beside summary.json")
-	fs.StringVar(&f.baselineTarget, "baseline-target", "", "A/B run: drive the stable `URL` and --target (the canary) at once, the clients split between them, interleaved; writes canary/, baseline/ and the comparison into --out")
-	fs.StringArrayVar(&f.budgets, "budget", nil, "a regression budget for --baseline or --baseline-target, `'METRIC CHANGE'`, e.g. 'latency_tasks_get.p99 +20%' (repeatable; 'tasksim compare --help')")
-	fs.StringSliceVar(&f.allow, "allow", nil, "configuration `FIELDS` that may differ from --baseline's run: scenario,duration,tool,clients,protocol,shards,compare,config")
-	fs.BoolVar(&f.force, "force", false, "write into an --out DIR that already holds a run, replacing its files (without it such a DIR is refused, exit 2)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan (load, cancels, faults, thresholds) and run nothing")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress bars (they show only when stderr is a terminal)")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, "", err
 	}
-	switch {
-	case f.probeTimeout <= 0:
-		return nil, "", usagef("--probe-timeout must be > 0, got %v", f.probeTimeout)
-	case f.baseline != "" && f.baselineTarget != "":
-		return nil, "", usagef("--baseline and --baseline-target: give one (an A/B run is its own baseline)")
-	case (len(f.budgets) > 0 || len(f.allow) > 0) && f.baseline == "" && f.baselineTarget == "":
-		return nil, "", usagef("--budget and --allow judge a comparison: give --baseline DIR or --baseline-target URL")
-	case fs.NArg() > 1:
+	if err := f.Run.Check(); err != nil {
+		return nil, "", err
+	}
+	if fs.NArg() > 1 {
 		return nil, "", usagef("run takes one scenario NAME or FILE, got %d arguments", fs.NArg())
 	}
 	return f, cmp.Or(fs.Arg(0), "baseline"), nil
@@ -84,32 +66,19 @@ func runRun(p process, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	shard, err := runner.ParseShard(f.shard, f.shards, f.fs.Changed("shards"), os.Getenv)
-	if err != nil {
-		return err
-	}
 	now := time.Now()
-	startAt, err := runner.ParseStartAt(f.startAt, now)
+	shard, startAt, err := f.Place(sc, now, os.Getenv)
 	if err != nil {
 		return err
 	}
-	if err := runner.Validate(sc, shard); err != nil {
-		return err
+	if f.BaselineTarget != "" && !f.dryRun {
+		return runAB(p, abRun{name: name, sc: sc, shard: shard, startAt: startAt, now: now, f: f}, stdout, stderr)
 	}
-	cmpOpts := results.CompareOptions{Budgets: f.budgets, Allow: results.AllowFields(f.allow)}
-	if f.baseline != "" {
-		if err := runner.CheckBaseline(f.baseline, f.out, sc, shard, cmpOpts); err != nil {
+	if f.dryRun && f.BaselineTarget != "" {
+		if err := runner.CheckAB(sc, f.BaselineTarget, shard); err != nil {
 			return err
 		}
-	}
-	if f.baselineTarget != "" && !f.dryRun {
-		return runAB(p, abRun{name: name, sc: sc, shard: shard, startAt: startAt, now: now, f: f, cmp: cmpOpts}, stdout, stderr)
-	}
-	if f.dryRun && f.baselineTarget != "" {
-		if err := runner.CheckAB(sc, f.baselineTarget, shard); err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout, runner.ABPlanLine(sc, f.baselineTarget, shard))
+		fmt.Fprintln(stdout, runner.ABPlanLine(sc, f.BaselineTarget, shard))
 	}
 	if f.dryRun {
 		plan, err := runner.NewPlan(sc, shard, startAt, now)
@@ -119,9 +88,10 @@ func runRun(p process, args []string, stdout, stderr io.Writer) error {
 		plan.WriteText(stdout)
 		return nil
 	}
-	opts := runner.Options{Dir: cmp.Or(f.out, runner.DefaultDir(sc, now)), Shard: shard, StartAt: startAt, Start: now,
-		GCSetBy: p.gc.SetBy, GCMaxHeadroom: p.gc.MaxHeadroom, Overwrite: f.force, ProbeTimeout: f.probeTimeout, Notes: func(line string) { fmt.Fprintln(stderr, "tasksim run: "+line) }}
-	if f.baseline != "" && f.force {
+	opts := f.Options(sc, shard, startAt, now)
+	opts.GCSetBy, opts.GCMaxHeadroom = p.gc.SetBy, p.gc.MaxHeadroom
+	opts.Notes = func(line string) { fmt.Fprintln(stderr, "tasksim run: "+line) }
+	if f.Baseline != "" && f.Force {
 		if err := results.RemoveComparison(opts.Dir); err != nil {
 			return fmt.Errorf("--force: %w", err)
 		}
@@ -134,17 +104,17 @@ func runRun(p process, args []string, stdout, stderr io.Writer) error {
 	})
 	if sum != nil && !errors.Is(err, runner.ErrNoRunSummary) { // the run's own summary, as text
 		write := results.WriteText
-		if f.baseline != "" && sum.Verdict != results.VerdictError {
+		if f.Baseline != "" && sum.Verdict != results.VerdictError {
 			write = results.WriteTextCompared
 		}
 		if werr := write(stdout, sum, opts.Dir); werr != nil && err == nil {
 			return werr
 		}
 	}
-	if f.baseline == "" || sum == nil || sum.Verdict == results.VerdictError || errors.Is(err, runner.ErrNoRunSummary) {
+	if f.Baseline == "" || sum == nil || sum.Verdict == results.VerdictError || errors.Is(err, runner.ErrNoRunSummary) {
 		return err
 	}
-	return judgeAgainstBaseline(f.baseline, opts.Dir, cmpOpts, err, stdout)
+	return judgeAgainstBaseline(f.Baseline, opts.Dir, f.Compare(), err, stdout)
 }
 
 // judgeAgainstBaseline compares the finished run in dir with the baseline run, prints the
