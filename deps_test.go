@@ -29,9 +29,14 @@ var allowedImports = map[string][]string{
 	"conform":           {"internal/mcp", "internal/schema", "client", "metrics", "scenarios", "results"},
 	"runner": {"internal/mcp", "internal/gcpolicy", "internal/redact", "metrics", "scenarios", "results",
 		"client", "loadgen", "loadgen/chaos", "mockserver", "conform", "internal/schema"},
-	// sweep runs its cells through runner, and so reaches what runner does.
-	"sweep": {"internal/mcp", "internal/gcpolicy", "internal/redact", "metrics", "scenarios", "results",
+	// cliflags binds the command line's flags to runner's inputs (and to those of conform,
+	// client and mockserver), and so reaches what runner does.
+	"internal/cliflags": {"internal/mcp", "internal/gcpolicy", "internal/redact", "metrics", "scenarios", "results",
 		"client", "loadgen", "loadgen/chaos", "mockserver", "conform", "internal/schema", "runner"},
+	// sweep runs its cells through runner, each made from run's flags (internal/cliflags),
+	// and so reaches what runner does.
+	"sweep": {"internal/mcp", "internal/gcpolicy", "internal/redact", "metrics", "scenarios", "results",
+		"client", "loadgen", "loadgen/chaos", "mockserver", "conform", "internal/schema", "runner", "internal/cliflags"},
 }
 
 // TestImportRules runs `go list -deps` for every library package and fails on any tasksim

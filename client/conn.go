@@ -443,14 +443,33 @@ func (s *Session) newPostWith(ctx context.Context, body []byte, hdr http.Header)
 		ProtoMajor:    1,
 		ProtoMinor:    1,
 		Header:        hdr,
-		Body:          io.NopCloser(bytes.NewReader(body)),
 		ContentLength: int64(len(body)),
 		Host:          u.Host,
-		// As NewRequest sets it: net/http may then send again a request of which nothing
-		// was written on a reused connection.
-		GetBody: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil },
 	}
+	pb := &postBody{body: body}
+	pb.Reset(body)
+	// GetBody as NewRequest sets it: net/http may then send again a request of which nothing
+	// was written on a reused connection.
+	req.Body, req.GetBody = pb, pb.again
 	return req.WithContext(ctx), nil
+}
+
+// postBody is a POST's body: a reader of its bytes whose Close does nothing, and the maker
+// of a fresh one for GetBody (a method value): two allocations where io.NopCloser,
+// bytes.NewReader and a closure were three.
+type postBody struct {
+	bytes.Reader
+	body []byte
+}
+
+// Close implements io.Closer: there is nothing to release.
+func (*postBody) Close() error { return nil }
+
+// again is GetBody: a new reader of the same bytes.
+func (p *postBody) again() (io.ReadCloser, error) {
+	n := &postBody{body: p.body}
+	n.Reset(p.body)
+	return n, nil
 }
 
 // postHeader is the header of a POST on s as it stands.
@@ -549,8 +568,9 @@ func (s *Session) readReply(ctx context.Context, resp *http.Response, id mcp.ID,
 		}
 		return Reply{}, resp.Header, err
 	}
-	ct := resp.Header.Get("Content-Type")
-	if mediaType(ct) == "text/event-stream" {
+	ct := firstValue(resp.Header["Content-Type"]) // Get's answer: both transports canonicalise
+	mt := mediaType(ct)
+	if mt == "text/event-stream" {
 		rep, err := s.readStream(ctx, resp.Body, id, method, h, cut)
 		if err != nil {
 			resp.Body.Close() // a failed or cut stream is dropped, never drained: it may last long
@@ -560,11 +580,11 @@ func (s *Session) readReply(ctx context.Context, resp *http.Response, id mcp.ID,
 		return rep, resp.Header, err
 	}
 	defer drain(resp.Body)
-	if mt := mediaType(ct); mt == "text/html" || mt == "application/xhtml+xml" {
+	if mt == "text/html" || mt == "application/xhtml+xml" {
 		return Reply{}, resp.Header, &ProtocolError{Msg: method + " reply is an HTML page (" + mt + "), not JSON-RPC"}
 	}
 	rep, err := readJSON(resp.Body, id, method)
-	if err != nil && ct != "" && mediaType(ct) != "application/json" {
+	if err != nil && ct != "" && mt != "application/json" {
 		err = withContentType(err, ct)
 	}
 	return rep, resp.Header, err
@@ -580,8 +600,19 @@ func withContentType(err error, ct string) error {
 	return err
 }
 
+// firstValue is the first of a header's values, "" when there is none.
+func firstValue(vs []string) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[0]
+}
+
 // mediaType returns a Content-Type's media type, lower case, without parameters.
 func mediaType(ct string) string {
+	if ct == "application/json" || ct == "text/event-stream" { // what replies carry
+		return ct
+	}
 	mt, _, _ := strings.Cut(ct, ";")
 	return strings.TrimSpace(strings.ToLower(mt))
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // h1Transport is a lean HTTP/1.1 client transport for plain http:// targets. Each round trip
@@ -402,87 +404,10 @@ func (c *h1Conn) writeRequest(req *http.Request) error {
 	}
 	bw := c.t.writer(c.nc)
 	defer c.t.putWriter(bw)
-
-	method := req.Method
-	if method == "" {
-		method = http.MethodGet
+	n, err := writeHead(bw, req, body != nil)
+	if err != nil {
+		return err
 	}
-	if !validToken(method) {
-		return h1Errorf("invalid method %q", method)
-	}
-	bw.WriteString(method)
-	bw.WriteByte(' ')
-	if u := req.URL; u.Opaque != "" {
-		bw.WriteString(u.Opaque)
-	} else {
-		p := u.EscapedPath()
-		if p == "" {
-			p = "/"
-		}
-		bw.WriteString(p)
-		if u.ForceQuery || u.RawQuery != "" {
-			bw.WriteByte('?')
-			bw.WriteString(u.RawQuery)
-		}
-	}
-	host := req.Host
-	if host == "" {
-		host = req.URL.Host
-	}
-	if !validValue(host) {
-		return h1Errorf("invalid Host %q", host)
-	}
-	bw.WriteString(" HTTP/1.1\r\nHost: ")
-	bw.WriteString(host)
-	bw.WriteString("\r\n")
-	ua := "Go-http-client/1.1"
-	for k, vs := range req.Header {
-		switch k {
-		case "Host", "Content-Length", "Transfer-Encoding", "Trailer":
-			continue
-		case "User-Agent":
-			if len(vs) > 0 {
-				ua = vs[0]
-			}
-			continue
-		}
-		if !validToken(k) {
-			return h1Errorf("invalid header field name %q", k)
-		}
-		for _, v := range vs {
-			if !validValue(v) {
-				return h1Errorf("invalid header field value for %q", k)
-			}
-			bw.WriteString(k)
-			bw.WriteString(": ")
-			bw.WriteString(v)
-			bw.WriteString("\r\n")
-		}
-	}
-	if ua != "" && validValue(ua) {
-		bw.WriteString("User-Agent: ")
-		bw.WriteString(ua)
-		bw.WriteString("\r\n")
-	}
-	if req.Close && req.Header["Connection"] == nil {
-		bw.WriteString("Connection: close\r\n")
-	}
-	n := req.ContentLength
-	switch {
-	case body == nil:
-		n = 0
-		if method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch {
-			bw.WriteString("Content-Length: 0\r\n")
-		}
-	case n > 0:
-		bw.WriteString("Content-Length: ")
-		bw.Write(strconv.AppendInt(bw.AvailableBuffer(), n, 10))
-		bw.WriteString("\r\n")
-	default: // a body of unknown length (ContentLength 0 with a body means unknown)
-		n = -1
-		bw.WriteString("Transfer-Encoding: chunked\r\n")
-	}
-	bw.WriteString("\r\n")
 	switch {
 	case n > 0:
 		if err := copyBody(bw, body, n); err != nil {
@@ -499,6 +424,103 @@ func (c *h1Conn) writeRequest(req *http.Request) error {
 		bw.WriteString("\r\n") // no trailers
 	}
 	return bw.Flush()
+}
+
+// writeHead writes req's request line and header fields, ending with the blank line, and
+// returns the length of the body that follows: 0 for none, -1 for a chunked one.
+func writeHead(bw *bufio.Writer, req *http.Request, hasBody bool) (int64, error) {
+	method := req.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	if !validToken(method) {
+		return 0, h1Errorf("invalid method %q", method)
+	}
+	host := req.Host
+	if host == "" {
+		host = req.URL.Host
+	}
+	if !validValue(host) {
+		return 0, h1Errorf("invalid Host %q", host)
+	}
+	bw.WriteString(method)
+	bw.WriteByte(' ')
+	writeTarget(bw, req.URL)
+	bw.WriteString(" HTTP/1.1\r\nHost: ")
+	bw.WriteString(host)
+	bw.WriteString("\r\n")
+	if err := writeFields(bw, req.Header); err != nil {
+		return 0, err
+	}
+	if req.Close && req.Header["Connection"] == nil {
+		bw.WriteString("Connection: close\r\n")
+	}
+	n := req.ContentLength
+	switch {
+	case !hasBody:
+		n = 0
+		if method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch {
+			bw.WriteString("Content-Length: 0\r\n")
+		}
+	case n > 0:
+		bw.WriteString("Content-Length: ")
+		bw.Write(strconv.AppendInt(bw.AvailableBuffer(), n, 10))
+		bw.WriteString("\r\n")
+	default: // a body of unknown length (ContentLength 0 with a body means unknown)
+		n = -1
+		bw.WriteString("Transfer-Encoding: chunked\r\n")
+	}
+	bw.WriteString("\r\n")
+	return n, nil
+}
+
+// writeTarget writes the request target of u: its opaque form, or its path and query.
+func writeTarget(bw *bufio.Writer, u *url.URL) {
+	if u.Opaque != "" {
+		bw.WriteString(u.Opaque)
+		return
+	}
+	p := u.EscapedPath()
+	if p == "" {
+		p = "/"
+	}
+	bw.WriteString(p)
+	if u.ForceQuery || u.RawQuery != "" {
+		bw.WriteByte('?')
+		bw.WriteString(u.RawQuery)
+	}
+}
+
+// writeFields writes the header fields of h (those the transport frames itself left out),
+// then User-Agent: h's, or Go's default when h has none, as net/http sends it.
+func writeFields(bw *bufio.Writer, h http.Header) error {
+	ua := "Go-http-client/1.1"
+	for k, vs := range h {
+		switch k {
+		case "Host", "Content-Length", "Transfer-Encoding", "Trailer":
+			continue
+		case "User-Agent":
+			if len(vs) > 0 {
+				ua = vs[0]
+			}
+			continue
+		}
+		if !validToken(k) {
+			return h1Errorf("invalid header field name %q", k)
+		}
+		for _, v := range vs {
+			if !validValue(v) {
+				return h1Errorf("invalid header field value for %q", k)
+			}
+			writeField(bw, k, v)
+		}
+	}
+	if ua != "" && validValue(ua) {
+		bw.WriteString("User-Agent: ")
+		bw.WriteString(ua)
+		bw.WriteString("\r\n")
+	}
+	return nil
 }
 
 // copyBody copies exactly n bytes of body into bw, reading straight into bw's free buffer.
@@ -554,84 +576,96 @@ type h1Field struct{ k, v string }
 // returns a response whose Body is an *h1Body not yet bound to a context.
 func (c *h1Conn) readHead(req *http.Request) (resp *http.Response, responded bool, err error) {
 	budget := maxHeadBytes
-	var (
-		code         int
-		major, minor int
-		status       string
-		arr          [24]h1Field
-		fields       []h1Field
-	)
+	var arr [24]h1Field
 	for {
 		line, err := c.readLine(&budget)
 		responded = responded || len(line) > 0 || err == nil
 		if err != nil {
 			return nil, responded, eofAsUnexpected(err)
 		}
-		if len(line) < 12 || string(line[:5]) != "HTTP/" || line[5] != '1' || line[6] != '.' ||
-			line[7] < '0' || line[7] > '9' || line[8] != ' ' || (len(line) > 12 && line[12] != ' ') {
-			return nil, true, h1Errorf("malformed status line %q", line)
+		code, minor, err := parseStatusLine(line)
+		if err != nil {
+			return nil, true, err
 		}
-		major, minor = 1, int(line[7]-'0')
-		code = 0
-		for _, d := range line[9:12] {
-			if d < '0' || d > '9' {
-				return nil, true, h1Errorf("malformed status code in %q", line)
-			}
-			code = code*10 + int(d-'0')
-		}
-		if code < 100 {
-			return nil, true, h1Errorf("malformed status code in %q", line)
-		}
-		status = c.t.intern(line[9:])
-		fields = arr[:0]
-		for {
-			line, err := c.readLine(&budget)
-			if err != nil {
-				return nil, true, eofAsUnexpected(err)
-			}
-			if len(line) == 0 {
-				break
-			}
-			if line[0] == ' ' || line[0] == '\t' {
-				return nil, true, h1Errorf("obsolete header line folding is not supported")
-			}
-			i := bytes.IndexByte(line, ':')
-			if i <= 0 {
-				return nil, true, h1Errorf("malformed header line %q", line)
-			}
-			k, ok := c.t.canonicalKey(line[:i])
-			if !ok {
-				return nil, true, h1Errorf("malformed header field name %q", line[:i])
-			}
-			if len(fields) == maxFields {
-				return nil, true, h1Errorf("more than %d header fields", maxFields)
-			}
-			fields = append(fields, h1Field{k, c.t.intern(bytes.Trim(line[i+1:], " \t"))})
+		status := c.t.intern(line[9:])
+		fields, err := c.readFields(&budget, arr[:0])
+		if err != nil {
+			return nil, true, err
 		}
 		if code == http.StatusSwitchingProtocols {
 			return nil, true, h1Errorf("protocol upgrades (101) are not supported")
 		}
 		if code >= 200 {
-			break
+			resp, err := c.response(req, code, minor, status, fields)
+			return resp, true, err
 		}
 		// 1xx: informational; the reply follows.
 	}
+}
 
-	r := new(h1Reply) // the response, its body and its header values in one allocation
-	h := make(http.Header, len(fields))
-	vals := r.vals[:]
-	if len(fields) > len(vals) {
-		vals = make([]string, len(fields))
+// parseStatusLine reads "HTTP/1.x NNN reason": the status code and the minor version.
+func parseStatusLine(line []byte) (code, minor int, err error) {
+	if len(line) < 12 || string(line[:5]) != "HTTP/" || line[5] != '1' || line[6] != '.' ||
+		line[7] < '0' || line[7] > '9' || line[8] != ' ' || (len(line) > 12 && line[12] != ' ') {
+		return 0, 0, h1Errorf("malformed status line %q", line)
 	}
-	for i, f := range fields {
-		if old, ok := h[f.k]; ok {
-			h[f.k] = append(old, f.v)
-			continue
+	for _, d := range line[9:12] {
+		if d < '0' || d > '9' {
+			return 0, 0, h1Errorf("malformed status code in %q", line)
 		}
-		vals[i] = f.v
-		h[f.k] = vals[i : i+1 : i+1]
+		code = code*10 + int(d-'0')
 	}
+	if code < 100 {
+		return 0, 0, h1Errorf("malformed status code in %q", line)
+	}
+	return code, int(line[7] - '0'), nil
+}
 
+// readFields reads header lines up to the blank line that ends them, appending them to
+// fields.
+func (c *h1Conn) readFields(budget *int, fields []h1Field) ([]h1Field, error) {
+	for {
+		line, err := c.readLine(budget)
+		if err != nil {
+			return nil, eofAsUnexpected(err)
+		}
+		if len(line) == 0 {
+			return fields, nil
+		}
+		if line[0] == ' ' || line[0] == '\t' {
+			return nil, h1Errorf("obsolete header line folding is not supported")
+		}
+		i := bytes.IndexByte(line, ':')
+		if i <= 0 {
+			return nil, h1Errorf("malformed header line %q", line)
+		}
+		k, ok := c.t.canonicalKey(line[:i])
+		if !ok {
+			return nil, h1Errorf("malformed header field name %q", line[:i])
+		}
+		if len(fields) == maxFields {
+			return nil, h1Errorf("more than %d header fields", maxFields)
+		}
+		fields = append(fields, h1Field{k, c.t.intern(trimOWS(line[i+1:]))})
+	}
+}
+
+// trimOWS trims the optional whitespace (spaces and tabs) around a header field value.
+func trimOWS(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// response builds the response of a final reply (code >= 200) to req from its head: the
+// header, and the body framed by it.
+func (c *h1Conn) response(req *http.Request, code, minor int, status string, fields []h1Field) (*http.Response, error) {
+	r := new(h1Reply) // the response, its body and its header values in one allocation
+	h := r.header(fields)
 	b := &r.body
 	b.c, b.left = c, -1
 	b.keep = !req.Close && !hasToken(req.Header["Connection"], "close") && keepAlive(h, minor)
@@ -639,7 +673,7 @@ func (c *h1Conn) readHead(req *http.Request) (resp *http.Response, responded boo
 	var te []string
 	if v := h["Transfer-Encoding"]; v != nil {
 		if len(v) != 1 || !asciiEqualFold([]byte(v[0]), "chunked") {
-			return nil, true, h1Errorf("unsupported Transfer-Encoding %q", v)
+			return nil, h1Errorf("unsupported Transfer-Encoding %q", v)
 		}
 		te = []string{"chunked"}
 		delete(h, "Transfer-Encoding")
@@ -648,7 +682,7 @@ func (c *h1Conn) readHead(req *http.Request) (resp *http.Response, responded boo
 		for _, s := range v {
 			n, err := strconv.ParseInt(s, 10, 64)
 			if err != nil || n < 0 || (cl >= 0 && n != cl) {
-				return nil, true, h1Errorf("bad Content-Length %q", v)
+				return nil, h1Errorf("bad Content-Length %q", v)
 			}
 			cl = n
 		}
@@ -669,7 +703,7 @@ func (c *h1Conn) readHead(req *http.Request) (resp *http.Response, responded boo
 		Status:           status,
 		StatusCode:       code,
 		Proto:            proto(minor),
-		ProtoMajor:       major,
+		ProtoMajor:       1,
 		ProtoMinor:       minor,
 		Header:           h,
 		Body:             b,
@@ -678,7 +712,25 @@ func (c *h1Conn) readHead(req *http.Request) (resp *http.Response, responded boo
 		Close:            !b.keep,
 		Request:          req,
 	}
-	return &r.resp, true, nil
+	return &r.resp, nil
+}
+
+// header builds the header of fields, its values backed by r's array when they fit.
+func (r *h1Reply) header(fields []h1Field) http.Header {
+	h := make(http.Header, len(fields))
+	vals := r.vals[:]
+	if len(fields) > len(vals) {
+		vals = make([]string, len(fields))
+	}
+	for i, f := range fields {
+		if old, ok := h[f.k]; ok {
+			h[f.k] = append(old, f.v)
+			continue
+		}
+		vals[i] = f.v
+		h[f.k] = vals[i : i+1 : i+1]
+	}
+	return h
 }
 
 // h1Reply is what readHead allocates for one reply.
@@ -786,7 +838,14 @@ var knownKeys = [...]string{
 }
 
 // canonicalKey returns the canonical form of a header name, or false if b is not a token.
+// The known names as servers spell them are found by exact comparison first (mostly a
+// length that differs), other spellings of them by case folding, without allocating.
 func (t *h1Transport) canonicalKey(b []byte) (string, bool) {
+	for _, k := range knownKeys {
+		if string(b) == k { // mostly a length that differs
+			return k, true
+		}
+	}
 	for _, k := range knownKeys {
 		if asciiEqualFold(b, k) {
 			return k, true
@@ -824,28 +883,64 @@ func (t *h1Transport) intern(b []byte) string {
 	return s
 }
 
+// writeField writes the header line "k: v": appended in the writer's free buffer in one
+// copy when it fits, as four writes when it does not.
+func writeField(bw *bufio.Writer, k, v string) {
+	if bw.Available() < len(k)+len(v)+4 {
+		bw.WriteString(k)
+		bw.WriteString(": ")
+		bw.WriteString(v)
+		bw.WriteString("\r\n")
+		return
+	}
+	b := append(bw.AvailableBuffer(), k...)
+	b = append(append(b, ": "...), v...)
+	bw.Write(append(b, "\r\n"...))
+}
+
 // validToken reports whether s is an RFC 9110 token (a method or header field name).
 func validToken(s string) bool {
 	if s == "" {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case c == '-', c == '!', c == '#', c == '$', c == '%', c == '&', c == '\'', c == '*',
-			c == '+', c == '.', c == '^', c == '_', c == '`', c == '|', c == '~':
-		default:
+		if !tokenChars[s[i]] {
 			return false
 		}
 	}
 	return true
 }
 
+// tokenChars are the bytes of an RFC 9110 token: a table, since every header name of every
+// request is checked against it.
+var tokenChars = func() (t [256]bool) {
+	for c := range 256 {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '-', c == '!', c == '#', c == '$', c == '%', c == '&', c == '\'', c == '*',
+			c == '+', c == '.', c == '^', c == '_', c == '`', c == '|', c == '~':
+		default:
+			continue
+		}
+		t[c] = true
+	}
+	return t
+}()
+
 // validValue reports whether s may be sent as a header field value: no control bytes but
-// horizontal tab (so no CR or LF that would inject a header).
+// horizontal tab (so no CR or LF that would inject a header). Eight bytes at a time are
+// cleared by the has-less-than test (a tab, or a borrow, sends them to the byte loop).
 func validValue(s string) bool {
-	for i := 0; i < len(s); i++ {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8)) // no copy
+		del := x ^ (lo * 0x7f)
+		if ((x-lo*0x20)&^x|(del-lo)&^del)&hi != 0 {
+			break
+		}
+	}
+	for ; i < len(s); i++ {
 		if c := s[i]; (c < ' ' && c != '\t') || c == 0x7f {
 			return false
 		}

@@ -25,7 +25,8 @@ type LogWriter struct {
 	w      io.Writer
 	baseMs int64  // the run's start, ms since the epoch
 	buf    []byte // one window's lines, reused
-	err    error  // the first error; every later Write returns it
+	enc    v2Encoder
+	err    error // the first error; every later Write returns it
 }
 
 // NewLogWriter writes the log header to w and returns a writer of windows for a run that
@@ -65,11 +66,6 @@ func (l *LogWriter) Write(win Window) error {
 		if hh == nil || hh.TotalCount() == 0 {
 			continue
 		}
-		payload, err := hh.EncodeV2()
-		if err != nil {
-			l.err = fmt.Errorf("metrics: encoding %s for the interval log: %w", Hist(h).Name(), err)
-			return l.err
-		}
 		b = append(b, "Tag="...)
 		b = append(b, Hist(h).Name()...)
 		b = append(b, ',')
@@ -79,7 +75,7 @@ func (l *LogWriter) Write(win Window) error {
 		b = append(b, ',')
 		b = strconv.AppendFloat(b, float64(histMax(hh))*Hist(h).Scale(), 'f', 3, 64)
 		b = append(b, ',')
-		b = append(b, payload...)
+		b = l.enc.encode(b, hh)
 		b = append(b, '\n')
 	}
 	l.buf = b

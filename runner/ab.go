@@ -243,3 +243,27 @@ func plural(n int, what string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, what)
 }
+
+// Err is the A/B run's one verdict as a command's error: the sides' errors (then no
+// comparison was made); a comparison that could not be made, a *UsageError, or an
+// *InterruptedError when a side was stopped early; the comparison's own verdict
+// (ComparisonError) as a *GateError naming both targets, or an *InterruptedError when it is
+// inconclusive because a side was stopped early; nil when it passed.
+func (r *ABResult) Err() error {
+	switch {
+	case r.SideErrors != nil:
+		return fmt.Errorf("A/B run: no comparison: %w", r.SideErrors)
+	case r.CompareErr != nil && r.Interrupted:
+		return &InterruptedError{fmt.Sprintf("no comparison: %v", r.CompareErr)}
+	case r.CompareErr != nil:
+		return usageErrorf("A/B run: %w", r.CompareErr)
+	}
+	err := ComparisonError(r.Comparison)
+	switch {
+	case err == nil:
+		return nil
+	case r.Interrupted && r.Comparison.Verdict == results.CompareVerdictInconclusive:
+		return &InterruptedError{"the comparison is inconclusive: a side was stopped early"}
+	}
+	return &GateError{Why: fmt.Sprintf("canary %s against stable %s: %s", r.Sides[0].Target, r.Sides[1].Target, err)}
+}

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"errors"
+
 	"github.com/tasksim/tasksim/results"
 	"github.com/tasksim/tasksim/scenarios"
 )
@@ -18,4 +20,17 @@ func CheckBaseline(baseline, out string, sc *scenarios.Scenario, shard scenarios
 		return usageErrorf("--baseline %s: %w", baseline, err)
 	}
 	return nil
+}
+
+// ComparisonError is a comparison's verdict as the error of the command that made it
+// (`compare`, `run --baseline`, an A/B run): nil for a pass, a *GateError naming the first
+// reason otherwise.
+func ComparisonError(c *results.Comparison) error {
+	if c.Verdict == results.CompareVerdictPass {
+		return nil
+	}
+	if why := c.Reason(); why != "" {
+		return &GateError{Why: why}
+	}
+	return errors.New("comparison without a verdict")
 }

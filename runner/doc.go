@@ -9,10 +9,12 @@
 // collector, the drain, the summary and every output file, the secret scan of those files.
 // It returns the summary (results.Summary, as summary.json holds it) and an error whose type
 // decides the exit code a command line gives (UsageError, GateError, InterruptedError,
-// TargetError; anything else is a runtime error).
+// TargetError; anything else is a runtime error), as does the error of any command over
+// runner's results (ComparisonError, ABResult.Err; sweep.Result.Err).
 //
 // Around Run, the pieces a command line would otherwise hold, so that any program can do
-// what `tasksim run` and `tasksim serve` do: the plan of a run before it runs (Plan, the text
+// what `tasksim run` and `tasksim serve` do: the check of a scenario on its own
+// (CheckScenario, `tasksim validate`), the plan of a run before it runs (Plan, the text
 // of --dry-run), the shard and common start as flags give them (ParseShard, ParseStartAt),
 // the refusals of a run to be judged against a saved one (CheckBaseline), the A/B run
 // (RunAB: both sides at once, then compared) and a standalone mock server's setup

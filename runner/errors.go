@@ -12,14 +12,23 @@ func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
 
 // GateError is a run whose verdict is "fail": a gate or a threshold failed (the summary says
-// which). The command line exits 99.
-type GateError struct{}
+// which), or any other verdict a command line gives that did not pass: a comparison, a
+// sweep with no qualifying cell, a contract case, a pin's drift. Why says which, in one
+// line; "" is a run's failed gate or threshold, named in its summary. The command line
+// exits 99.
+type GateError struct{ Why string }
 
-func (e *GateError) Error() string { return "a gate or threshold failed (see the summary above)" }
+func (e *GateError) Error() string {
+	if e.Why != "" {
+		return e.Why
+	}
+	return "a gate or threshold failed (see the summary above)"
+}
 
 // InterruptedError is a run stopped early (Options.Stop, or its context) with nothing failed
-// in what it measured. What says what was kept; "" is a load that ran and was cut short, its
-// files holding what was measured. The command line exits 130: a partial run is never a pass.
+// in what it measured, or any other command a signal stopped so. What says what was kept;
+// "" is a load that ran and was cut short, its files holding what was measured. The command
+// line exits 130: a partial run is never a pass.
 type InterruptedError struct{ What string }
 
 func (e *InterruptedError) Error() string {

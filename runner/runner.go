@@ -163,8 +163,8 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*results.Su
 // addresses that can reach the target (RunConnections), and the pin file of
 // expect_manifest. Every problem is a *UsageError.
 func Validate(sc *scenarios.Scenario, shard scenarios.Shard) error {
-	if err := errors.Join(sc.Validate(), results.CheckThresholds(sc), results.CheckBudgets(sc)); err != nil {
-		return &UsageError{err}
+	if err := CheckScenario(sc); err != nil {
+		return err
 	}
 	if pool := sc.Workload.PoolSize(); shard.Size(pool) == 0 {
 		return &UsageError{fmt.Errorf("shard %d/%d owns no client: the scenario has %d, fewer than the %d shards (fewer shards, or more clients)",
@@ -177,6 +177,16 @@ func Validate(sc *scenarios.Scenario, shard scenarios.Shard) error {
 		if _, err := client.ReadPin(PinPath(sc)); err != nil {
 			return &UsageError{fmt.Errorf("expect_manifest: %w", err)}
 		}
+	}
+	return nil
+}
+
+// CheckScenario checks sc on its own, as `tasksim validate` does: its fields
+// (Scenario.Validate), its threshold expressions and its compare budgets, every problem at
+// once, in a *UsageError.
+func CheckScenario(sc *scenarios.Scenario) error {
+	if err := errors.Join(sc.Validate(), results.CheckThresholds(sc), results.CheckBudgets(sc)); err != nil {
+		return &UsageError{err}
 	}
 	return nil
 }

@@ -9,9 +9,12 @@
 //
 // It prints nothing, touches no signal and never exits: progress goes to an Observer, a
 // stop comes through Options.Run.Stop or the context, and Result.ExitCode says how a command
-// line should exit. That, the flags and what a --vary name does to a scenario (the
-// Builder) are cmd/tasksim's.
+// line should exit (Result.Err, the same as an error). What a --vary name does to a
+// scenario is the Builder's: RunFlags (runflags.go) makes each cell the `tasksim run`
+// command line of its values, through run's own flags (internal/cliflags); the sweep's
+// flags and its printing are cmd/tasksim's.
 //
 // sweep may import runner and what runner reaches (internal/*, metrics, scenarios, results,
-// client, loadgen, mockserver, conform); nothing but cmd/tasksim imports it.
+// client, loadgen, mockserver, conform) and internal/cliflags; nothing but cmd/tasksim
+// imports it.
 package sweep

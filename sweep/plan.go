@@ -69,7 +69,7 @@ func (p *Plan) thresholds() ([]results.Threshold, error) {
 	for _, s := range p.SLOs {
 		th, err := results.ParseThreshold(s)
 		if err != nil {
-			return nil, &runner.UsageError{Err: err}
+			return nil, usageErrorf("--slo %q: %v", s, err)
 		}
 		ths = append(ths, th)
 	}

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tasksim/tasksim/results"
+	"github.com/tasksim/tasksim/runner"
 )
 
 // Ranking a sweep is a pure function of its cells (rank), so each rule below is tested
@@ -280,6 +282,23 @@ func (r *Result) exitCode() int {
 		return exitGate
 	}
 	return exitRuntime
+}
+
+// Err is the ranked result as a command's error, by its ExitCode: nil when a cell is
+// recommended (or a capacity found), a *runner.GateError when cells ran and none
+// qualifies, a *runner.InterruptedError for a partial sweep (never a pass), and a plain
+// error when no cell produced a result.
+func (r *Result) Err() error {
+	switch r.ExitCode {
+	case exitSignal:
+		return &runner.InterruptedError{What: "the sweep stopped in " + r.InterruptedIn +
+			": the files hold the cells run so far, that one included, and recommend nothing"}
+	case exitGate:
+		return &runner.GateError{Why: "no cell qualifies (see why each cell lost, above)"}
+	case exitRuntime:
+		return errors.New("no cell produced a result")
+	}
+	return nil
 }
 
 // whyNot says why c is not the recommendation best of its client count (best nil: there is

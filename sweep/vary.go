@@ -12,9 +12,13 @@ import (
 
 // ParseVary reads a grid's dimensions as `tasksim sweep --vary` gives them: each
 // NAME=V1,V2,... with at least one value, no value twice, no name twice, and at most one of
-// the names that set the client count (SetsClients), as Plan requires. Every problem is a
-// *runner.UsageError naming --vary, so that any caller reports it as the CLI does.
+// the names that set the client count (SetsClients), as Plan requires; none at all is a
+// problem too. Every problem is a *runner.UsageError naming --vary, so that any caller
+// reports it as the CLI does.
 func ParseVary(flags []string) ([]Vary, error) {
+	if len(flags) == 0 {
+		return nil, usageErrorf("sweep needs at least one --vary NAME=V1,V2,...")
+	}
 	var vars []Vary
 	for _, v := range flags {
 		k, list, ok := strings.Cut(v, "=")

@@ -44,3 +44,10 @@ func TestDefaultDir(t *testing.T) {
 		t.Errorf("DefaultDir = %q, want %q", got, want)
 	}
 }
+
+// TestParseVaryNone: a grid needs a dimension.
+func TestParseVaryNone(t *testing.T) {
+	if _, err := ParseVary(nil); err == nil || !strings.Contains(err.Error(), "at least one --vary") {
+		t.Errorf("ParseVary(nil) = %v", err)
+	}
+}

@@ -1,18 +1,17 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/pflag"
 
 	"github.com/tasksim/tasksim/results"
+	"github.com/tasksim/tasksim/runner"
 )
 
-// compareUsage writes compare's help to fs.Output().
-func compareUsage(fs *pflag.FlagSet) {
-	fmt.Fprintf(fs.Output(), `Usage: tasksim compare BASELINE CANDIDATE [--budget 'METRIC CHANGE']... [--allow FIELD,...] [--out DIR [--force]]
+// compareHelp is compare's help before its flags, formatted with the quantiles' sample floor and compare's files.
+const compareHelp = `Usage: tasksim compare BASELINE CANDIDATE [--budget 'METRIC CHANGE']... [--allow FIELD,...] [--out DIR [--force]]
        tasksim compare ABDIR [flags]
 
 Judges the candidate run against the baseline run: two run directories ('tasksim run
@@ -52,9 +51,7 @@ Exit codes:
        vouch for the candidate (inconclusive: a run interrupted, untrusted or in error)
 
 Flags:
-`, results.MinTail, results.CompareJSONFile, results.CompareHTMLFile)
-	fs.PrintDefaults()
-}
+`
 
 // runCompare is `tasksim compare BASELINE CANDIDATE`: results.Compare judges, this
 // parses, prints and maps the verdict to the exit code.
@@ -64,7 +61,7 @@ func runCompare(args []string, stdout, _ io.Writer) error {
 	allow := fs.StringSlice("allow", nil, "configuration `FIELDS` that may differ: scenario,duration,tool,clients,protocol,shards,compare,config")
 	out := fs.String("out", "", "write compare.json and compare.html into `DIR`")
 	force := fs.Bool("force", false, "replace a comparison already in --out (without it such a DIR is refused, exit 2)")
-	fs.Usage = func() { compareUsage(fs) }
+	setHelp(fs, fmt.Sprintf(compareHelp, results.MinTail, results.CompareJSONFile, results.CompareHTMLFile))
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -90,17 +87,5 @@ func runCompare(args []string, stdout, _ io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "\nwrote %s and %s in %s\n", results.CompareJSONFile, results.CompareHTMLFile, *out)
 	}
-	return comparisonError(c)
-}
-
-// comparisonError is the comparison's verdict as the command's error: nil for a pass, a
-// gate error (exit 99) naming the first reason otherwise.
-func comparisonError(c *results.Comparison) error {
-	if c.Verdict == results.CompareVerdictPass {
-		return nil
-	}
-	if why := c.Reason(); why != "" {
-		return gateError{why}
-	}
-	return errors.New("comparison without a verdict")
+	return runner.ComparisonError(c)
 }

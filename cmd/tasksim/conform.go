@@ -6,23 +6,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/conform"
-	"github.com/tasksim/tasksim/internal/mcp"
+	"github.com/tasksim/tasksim/internal/cliflags"
 	"github.com/tasksim/tasksim/internal/redact"
 	"github.com/tasksim/tasksim/results"
+	"github.com/tasksim/tasksim/runner"
 )
 
 // runConform is `tasksim conform --target URL [flags]`: the contract suite against a
-// target, a verdict per case. Exit codes: 0 every case that ran passed, 99 a case failed
-// (or none ran), 1 the target could not be reached, 2 usage, 130 interrupted with nothing
-// failed.
+// target (conform.Run, its options from cliflags.Suite), its files written and its table
+// printed, the verdict mapped to the exit code (conformUsage lists them).
 func runConform(args []string, stdout, stderr io.Writer) (err error) {
 	secrets := &redact.Set{} // the --header and --other-header values: never printed
 	defer func() { err = secrets.Error(err) }()
@@ -30,7 +28,7 @@ func runConform(args []string, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	o, err := conformOptions(f, secrets)
+	o, err := f.suite.Options(secrets)
 	if err != nil {
 		return err
 	}
@@ -52,16 +50,14 @@ func runConform(args []string, stdout, stderr io.Writer) (err error) {
 	})()
 	res, err := conform.Run(ctx, o)
 	var oe *conform.OptionError
-	if errors.As(err, &oe) {
+	switch {
+	case errors.As(err, &oe):
 		return usageError{errors.New(secrets.String(oe.Msg))}
-	}
-	if err != nil && ctx.Err() != nil {
-		return interruptedError{"before the suite's first case: nothing was written"}
-	}
-	if err != nil {
+	case err != nil && ctx.Err() != nil:
+		return &runner.InterruptedError{What: "before the suite's first case: nothing was written"}
+	case err != nil:
 		return errors.New(secrets.String(err.Error())) // exit 1
 	}
-	interrupted := res.Interrupted
 	if err := results.WriteContractFiles(out, f.junit, res); err != nil {
 		return err
 	}
@@ -71,45 +67,30 @@ func runConform(args []string, stdout, stderr io.Writer) (err error) {
 	fmt.Fprintf(stdout, "\nWritten to %s\n", out)
 	switch {
 	case res.Counts.Fail > 0:
-		return gateError{fmt.Sprintf("%d contract case(s) failed", res.Counts.Fail)}
-	case interrupted:
-		return interruptedError{"the contract cases that ran before the interruption"}
+		return &runner.GateError{Why: fmt.Sprintf("%d contract case(s) failed", res.Counts.Fail)}
+	case res.Interrupted:
+		return &runner.InterruptedError{What: "the contract cases that ran before the interruption"}
 	case res.Verdict != results.VerdictPass:
-		return gateError{"no contract case ran: nothing was shown to pass"}
+		return &runner.GateError{Why: "no contract case ran: nothing was shown to pass"}
 	}
 	return nil
 }
 
-// conformFlags are the values of conform's flags, as given.
+// conformFlags are conform's flags: those of the suite (cliflags.Suite) and where its
+// results go.
 type conformFlags struct {
-	target, tool, toolArgs, junit, out string
-	failArgs, errorArgs                string
-	protocol                           string
-	headers, others, perTool           []string
-	only, skip                         []string
-	budget                             time.Duration
-	noProgress                         bool
+	suite      *cliflags.Suite
+	junit, out string
+	noProgress bool
 }
 
 // parseConformFlags parses conform's command line and refuses what is wrong in it alone
-// (arguments, the target URL, --budget, --protocol, the case selection) as usage errors,
-// before anything is sent.
+// (arguments, then the suite's flags: cliflags.Suite.Check) as usage errors, before
+// anything is sent.
 func parseConformFlags(args []string) (*conformFlags, error) {
-	f := &conformFlags{}
 	fs := pflag.NewFlagSet("conform", pflag.ContinueOnError)
+	f := &conformFlags{suite: cliflags.BindSuite(fs)}
 	fs.Usage = func() { conformUsage(fs) }
-	fs.StringVar(&f.target, "target", "", "`URL` of the MCP endpoint (required)")
-	fs.StringArrayVar(&f.headers, "header", nil, "HTTP header of every request, `'K: V'` (repeatable; values are never printed)")
-	fs.StringArrayVar(&f.others, "other-header", nil, "header of a second identity, `'K: V'`, replacing the same-named --header (repeatable): enables the isolation cases")
-	fs.StringVar(&f.protocol, "protocol", "", "the suite to run, `ERA`: 2025-11-25, 2026-07-28 or both (default: every era the target serves)")
-	fs.StringVar(&f.tool, "tool", "", "`NAME` of the task tool of the lifecycle cases (default: the first tool that supports tasks)")
-	fs.StringVar(&f.toolArgs, "args", "", "--tool's arguments as a `JSON` object (default: the minimal ones its inputSchema requires)")
-	fs.StringVar(&f.failArgs, "fail-args", "", "arguments, a `JSON` object, that make the lifecycle tool (--tool, or the suite's default) end in a tool error (isError: true): enables the R51/E49 checks of result.failed and modern.result.completed on any server")
-	fs.StringVar(&f.errorArgs, "error-args", "", "arguments, a `JSON` object, that make the lifecycle tool end in a protocol error (a JSON-RPC error): enables result.failed's and modern.result.failed's checks on any server")
-	fs.StringArrayVar(&f.perTool, "tool-args", nil, "arguments of one tool in the taskSupport cases, `NAME=JSON` (repeatable)")
-	fs.StringSliceVar(&f.only, "only", nil, "run only these cases, `ID,...`")
-	fs.StringSliceVar(&f.skip, "skip", nil, "leave out these cases, `ID,...`")
-	fs.DurationVar(&f.budget, "budget", conform.DefaultBudget, "bound on every wait: a task to end, an expired task to go; a longer granted ttl skips ttl.expiry")
 	fs.StringVar(&f.junit, "junit", "", "also write JUnit XML to `FILE`")
 	fs.StringVar(&f.out, "out", "", "output `DIR` (default runs/conform-<UTC time>)")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "do not print each case on stderr as it ends")
@@ -119,21 +100,7 @@ func parseConformFlags(args []string) (*conformFlags, error) {
 	if fs.NArg() > 0 {
 		return nil, usagef("conform takes no arguments, got %q", fs.Args())
 	}
-	if err := checkTarget(f.target); err != nil {
-		return nil, err
-	}
-	if f.budget <= 0 {
-		return nil, usagef("--budget must be > 0, got %v", f.budget)
-	}
-	switch f.protocol {
-	case conform.ProtocolAuto, conform.ProtocolLegacy, conform.ProtocolModern, conform.ProtocolBoth:
-	default:
-		return nil, usagef("--protocol %q: want %s, %s or %s", f.protocol, conform.ProtocolLegacy, conform.ProtocolModern, conform.ProtocolBoth)
-	}
-	if err := conform.CheckSelection(f.only, f.skip); err != nil {
-		return nil, usageError{err}
-	}
-	return f, nil
+	return f, f.suite.Check()
 }
 
 // conformUsage writes conform's help on fs's output: what the suite does and to whom, its
@@ -188,47 +155,4 @@ written either way).
 Flags:
 `)
 	fs.PrintDefaults()
-}
-
-// conformOptions builds the suite's options from the flags: the target with its headers
-// (their values noted in secrets, never printed), the second identity of the isolation
-// cases, and the tools' arguments.
-func conformOptions(f *conformFlags, secrets *redact.Set) (conform.Options, error) {
-	t := &client.Target{
-		URL:        f.target,
-		Header:     http.Header{},
-		Client:     client.NewHTTPClient(4),
-		ClientInfo: mcp.Implementation{Name: "tasksim-conform", Version: version},
-	}
-	if err := addHeaders(t.Header, f.headers, "--header", secrets); err != nil {
-		return conform.Options{}, err
-	}
-	o := conform.Options{Target: t, Tool: f.tool, Only: f.only, Skip: f.skip, Budget: f.budget, Version: version, Protocol: f.protocol}
-	if len(f.others) > 0 {
-		o.Other = http.Header{}
-		if err := addHeaders(o.Other, f.others, "--other-header", secrets); err != nil {
-			return conform.Options{}, err
-		}
-		if conform.SameIdentity(t.Header, o.Other) {
-			return conform.Options{}, usagef("--other-header gives the same headers as --header: the second identity must be another (another tenant's token)")
-		}
-	}
-	if err := o.SetArgs(f.toolArgs, f.failArgs, f.errorArgs, f.perTool); err != nil {
-		return conform.Options{}, usageError{err}
-	}
-	return o, nil
-}
-
-// addHeaders parses 'K: V' flags into h; their values become secrets, never printed.
-func addHeaders(h http.Header, flags []string, flag string, secrets *redact.Set) error {
-	for _, s := range flags {
-		k, v, ok := strings.Cut(s, ":")
-		if !ok || strings.TrimSpace(k) == "" {
-			return usagef("%s", strings.Replace(headerProblem(s), "--header", flag, 1))
-		}
-		v = strings.TrimSpace(v)
-		h.Set(strings.TrimSpace(k), v)
-		secrets.Note(v)
-	}
-	return nil
 }

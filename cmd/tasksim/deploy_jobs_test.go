@@ -161,15 +161,15 @@ func parseShardCLI(args []string, scenarioAt func(string) string, env map[string
 	if err != nil {
 		return shardCLI{}, err
 	}
-	sh, err := runner.ParseShard(f.shard, f.shards, f.fs.Changed("shards"), func(k string) string { return env[k] })
+	sh, err := runner.ParseShard(f.Shard, f.Shards, f.fs.Changed("shards"), func(k string) string { return env[k] })
 	if err != nil {
 		return shardCLI{}, err
 	}
-	at, err := runner.ParseStartAt(f.startAt, time.Now())
+	at, err := runner.ParseStartAt(f.StartAt, time.Now())
 	if err != nil {
 		return shardCLI{}, err
 	}
-	return shardCLI{sc: sc, shard: sh, startAt: at, out: f.out, noProg: f.noProgress}, nil
+	return shardCLI{sc: sc, shard: sh, startAt: at, out: f.Out, noProg: f.noProgress}, nil
 }
 
 // parseMergeCLI: see parseShardCLI. It returns nil when merge accepted its command line.

@@ -279,8 +279,8 @@ func TestDeployCanaryCompareTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("tasksim run %q: %v", c.Args[1:], err)
 	}
-	if f.target != "http://127.0.0.1:1/mcp" || f.baselineTarget != "http://127.0.0.1:2/mcp" {
-		t.Errorf("target %q, baseline-target %q: want the canary and the stable URL", f.target, f.baselineTarget)
+	if f.Target != "http://127.0.0.1:1/mcp" || f.BaselineTarget != "http://127.0.0.1:2/mcp" {
+		t.Errorf("target %q, baseline-target %q: want the canary and the stable URL", f.Target, f.BaselineTarget)
 	}
 	dir, file := filepath.Split(name)
 	var mounted bool

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -36,34 +36,50 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 	return usagef("%v (see 'tasksim %s --help')", err, fs.Name())
 }
 
-// printExitCodes writes the exit codes every command shares.
-func printExitCodes(w io.Writer) {
-	fmt.Fprintln(w, "Exit codes: 0 pass, 1 runtime error (e.g. unreachable target), 2 usage error or invalid")
-	fmt.Fprintln(w, "scenario, 99 a gate or threshold failed, 130 stopped early by Ctrl-C or SIGTERM with")
-	fmt.Fprintln(w, "nothing failed in what was measured. Each command's --help says which it can give.")
+// setHelp makes text, then fs's flags, the help of fs's command: text is its usage line,
+// what it does, its exit codes and the heading of its flags.
+func setHelp(fs *pflag.FlagSet, text string) {
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), text)
+		fs.PrintDefaults()
+	}
 }
 
 // noFlags parses the arguments of a command that takes no flags, so that -h and --help
-// give its help like every other command's.
-func noFlags(name, usageLine, about string, args []string) ([]string, error) {
+// give its help (text) like every other command's.
+func noFlags(name, text string, args []string) ([]string, error) {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprintln(w, "Usage: "+usageLine)
-		fmt.Fprintln(w)
-		fmt.Fprint(w, about)
-	}
+	setHelp(fs, text)
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
 	return fs.Args(), nil
 }
 
-// runUsage writes run's help to fs.Output(): what it does, every file it writes, its exit
-// codes and its flags.
-func runUsage(fs *pflag.FlagSet) {
-	w := fs.Output()
-	fmt.Fprint(w, `Usage: tasksim run [NAME|FILE] [flags]
+// noArgs is noFlags for a command that takes no arguments either.
+func noArgs(name, text string, args []string) error {
+	args, err := noFlags(name, text, args)
+	if err == nil && len(args) > 0 {
+		return usagef("%s takes no arguments", name)
+	}
+	return err
+}
+
+// runHelp is run's help before its flags: what it does, every file it writes, its exit
+// codes.
+func runHelp() string {
+	var files strings.Builder
+	for _, f := range []struct{ name, what string }{
+		{results.SummaryJSONFile, "the result: verdict, gates, thresholds, metrics (what pipelines read)"},
+		{results.SummaryCSVFile, "one row per metric"},
+		{results.TimeseriesFile, "one row per second, flushed as the run goes"},
+		{results.HistogramLogFile, "every histogram per second, as an HdrHistogram interval log"},
+		{results.EventsFile, "the fault timeline; only when the scenario injects faults"},
+		{results.ReportFile, "the self-contained HTML report ('tasksim report DIR' renders it again)"},
+	} {
+		fmt.Fprintf(&files, "  %-16s %s\n", f.name, f.what)
+	}
+	return `Usage: tasksim run [NAME|FILE] [flags]
 
 Runs a scenario (default: the built-in baseline; 'tasksim scenarios' lists them) against
 the embedded mock server, or against --target. The flags override the scenario's fields and
@@ -75,18 +91,7 @@ with its global index; --shards N takes I from JOB_COMPLETION_INDEX); --start-at
 load at one instant in every shard. summary.json then has a "shard" block.
 
 Writes into --out (default runs/<scenario>-<UTC time>/):
-`)
-	for _, f := range []struct{ name, what string }{
-		{results.SummaryJSONFile, "the result: verdict, gates, thresholds, metrics (what pipelines read)"},
-		{results.SummaryCSVFile, "one row per metric"},
-		{results.TimeseriesFile, "one row per second, flushed as the run goes"},
-		{results.HistogramLogFile, "every histogram per second, as an HdrHistogram interval log"},
-		{results.EventsFile, "the fault timeline; only when the scenario injects faults"},
-		{results.ReportFile, "the self-contained HTML report ('tasksim report DIR' renders it again)"},
-	} {
-		fmt.Fprintf(w, "  %-16s %s\n", f.name, f.what)
-	}
-	fmt.Fprint(w, `and prints a text summary on stdout.
+` + files.String() + `and prints a text summary on stdout.
 
 The first Ctrl-C (or SIGTERM) stops starting tasks, lets in-flight ones drain for the
 scenario's grace and writes every file; a second one stops at once.
@@ -100,6 +105,5 @@ Exit codes:
   130  stopped early by Ctrl-C or SIGTERM, nothing failed in what was measured
 
 Flags:
-`)
-	fs.PrintDefaults()
+`
 }

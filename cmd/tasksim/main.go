@@ -34,27 +34,6 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
-// gateError is a failed gate or threshold: exit code 99, the reasons are in the output.
-type gateError struct{ why string }
-
-func (e gateError) Error() string {
-	if e.why != "" {
-		return e.why
-	}
-	return "a gate or threshold failed (see the summary above)"
-}
-
-// interruptedError is a command a signal stopped early: exit code 130. what says what was
-// kept; "" is a command in which nothing failed.
-type interruptedError struct{ what string }
-
-func (e interruptedError) Error() string {
-	if e.what != "" {
-		return "interrupted before the end: " + e.what
-	}
-	return "interrupted before the end: the files hold what was measured, and nothing failed in it"
-}
-
 // command is one subcommand.
 type command struct {
 	name    string
@@ -138,54 +117,43 @@ func (p process) run(args []string, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
+// usage writes tasksim's own help: the commands and the exit codes they share.
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "tasksim: load and chaos simulator for fleets of MCP Tasks")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Usage: tasksim COMMAND [flags]")
-	fmt.Fprintln(w)
+	fmt.Fprint(w, "tasksim: load and chaos simulator for fleets of MCP Tasks\n\nUsage: tasksim COMMAND [flags]\n\n")
 	for _, c := range commands(process{}) {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'tasksim COMMAND --help' (or 'tasksim help COMMAND') for the flags of a command.")
-	fmt.Fprintln(w)
-	printExitCodes(w)
+	fmt.Fprint(w, `
+Run 'tasksim COMMAND --help' (or 'tasksim help COMMAND') for the flags of a command.
+
+Exit codes: 0 pass, 1 runtime error (e.g. unreachable target), 2 usage error or invalid
+scenario, 99 a gate or threshold failed, 130 stopped early by Ctrl-C or SIGTERM with
+nothing failed in what was measured. Each command's --help says which it can give.
+`)
 }
 
+// runVersion is `tasksim version`.
 func runVersion(args []string, stdout, _ io.Writer) error {
-	args, err := noFlags("version", "tasksim version", "Prints the tasksim version. Exit codes: 0 printed, 2 usage.\n", args)
-	if err != nil {
+	if err := noArgs("version", "Usage: tasksim version\n\nPrints the tasksim version. Exit codes: 0 printed, 2 usage.\n", args); err != nil {
 		return err
-	}
-	if len(args) > 0 {
-		return usagef("version takes no arguments")
 	}
 	fmt.Fprintln(stdout, "tasksim", version)
 	return nil
 }
 
+// runScenarios is `tasksim scenarios` (scenarios.WriteBuiltins).
 func runScenarios(args []string, stdout, _ io.Writer) error {
-	args, err := noFlags("scenarios", "tasksim scenarios", "Lists the built-in scenarios, one per line: the name to give run, sweep, serve or\n"+
-		"validate, and what the scenario exercises. Exit codes: 0 listed, 2 usage.\n", args)
-	if err != nil {
+	if err := noArgs("scenarios", "Usage: tasksim scenarios\n\nLists the built-in scenarios, one per line: the name to give run, sweep, serve or\n"+
+		"validate, and what the scenario exercises. Exit codes: 0 listed, 2 usage.\n", args); err != nil {
 		return err
 	}
-	if len(args) > 0 {
-		return usagef("scenarios takes no arguments")
-	}
-	list := scenarios.Builtins()
-	width := 0
-	for _, in := range list {
-		width = max(width, len(in.Name))
-	}
-	for _, in := range list {
-		fmt.Fprintf(stdout, "%-*s  %s\n", width, in.Name, in.Description)
-	}
-	return nil
+	return scenarios.WriteBuiltins(stdout)
 }
 
 // validateHelp is the help of `tasksim validate`.
-const validateHelp = `Checks the scenario file FILE, or the built-in scenario NAME, in two passes, as a
+const validateHelp = `Usage: tasksim validate FILE|NAME
+
+Checks the scenario file FILE, or the built-in scenario NAME, in two passes, as a
 compiler does:
 
   1. decoding: every value that does not decode (unknown field, wrong type, bad duration
@@ -200,7 +168,7 @@ Prints "FILE: valid scenario NAME" when there is no problem. Exit codes: 0 valid
 `
 
 func runValidate(args []string, stdout, _ io.Writer) error {
-	args, err := noFlags("validate", "tasksim validate FILE|NAME", validateHelp, args)
+	args, err := noFlags("validate", validateHelp, args)
 	if err != nil {
 		return err
 	}
@@ -211,25 +179,26 @@ func runValidate(args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
-	if err := validate(sc); err != nil {
-		return usageError{err}
+	if err := runner.CheckScenario(sc); err != nil {
+		return err
 	}
 	fmt.Fprintf(stdout, "%s: valid scenario %q\n", args[0], sc.Name)
 	return nil
 }
 
 // exitCode is the exit code of a command that returned err: 2 for a usage error (the
-// command line's, or a run's *runner.UsageError), 99 for a failed gate or threshold, 130 for
-// an interruption, 1 for any other error.
+// command line's, or a library's *runner.UsageError), 99 for a verdict that did not pass
+// (*runner.GateError), 130 for an interruption (*runner.InterruptedError), 1 for any other
+// error.
 func exitCode(err error) int {
 	switch {
 	case err == nil || errors.Is(err, pflag.ErrHelp):
 		return exitOK
 	case errors.As(err, new(usageError)), errors.As(err, new(*runner.UsageError)):
 		return exitUsage
-	case errors.As(err, new(gateError)), errors.As(err, new(*runner.GateError)):
+	case errors.As(err, new(*runner.GateError)):
 		return exitGate
-	case errors.As(err, new(interruptedError)), errors.As(err, new(*runner.InterruptedError)):
+	case errors.As(err, new(*runner.InterruptedError)):
 		return exitSignal
 	}
 	return exitRuntime

@@ -8,11 +8,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tasksim/tasksim/results"
+	"github.com/tasksim/tasksim/runner"
 )
 
-// mergeUsage writes merge's help to fs.Output().
-func mergeUsage(fs *pflag.FlagSet) {
-	fmt.Fprintf(fs.Output(), `Usage: tasksim merge DIR... --out DIR [--allow-missing]
+// mergeHelp is merge's help before its flags, formatted with the files it writes.
+const mergeHelp = `Usage: tasksim merge DIR... --out DIR [--allow-missing]
 
 Adds up the run directories of the shards of one scenario ('tasksim run --shard I/N',
 ideally with one --start-at) into the result of the whole, judged as a run is judged:
@@ -39,10 +39,7 @@ Exit codes:
   130  a shard was stopped early by a signal, and nothing failed
 
 Flags:
-`, results.SummaryJSONFile, results.SummaryCSVFile, results.TimeseriesFile, results.HistogramLogFile,
-		results.EventsFile, results.ReportFile)
-	fs.PrintDefaults()
-}
+`
 
 // runMerge is `tasksim merge DIR... --out DIR`: results.MergeRuns does the work; this
 // parses, prints and maps the verdict to the exit code as run does.
@@ -50,7 +47,8 @@ func runMerge(args []string, stdout, _ io.Writer) error {
 	fs := pflag.NewFlagSet("merge", pflag.ContinueOnError)
 	out := fs.String("out", "", "the merged run's directory (required)")
 	allowMissing := fs.Bool("allow-missing", false, "merge a partial set of shards, saying so, instead of refusing it")
-	fs.Usage = func() { mergeUsage(fs) }
+	setHelp(fs, fmt.Sprintf(mergeHelp, results.SummaryJSONFile, results.SummaryCSVFile, results.TimeseriesFile, results.HistogramLogFile,
+		results.EventsFile, results.ReportFile))
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -80,11 +78,11 @@ func runMerge(args []string, stdout, _ io.Writer) error {
 		return errors.New(sum.Error)
 	case results.ExitGateFailed:
 		if sum.Merge != nil && sum.Merge.FailedAsPartial != "" {
-			return gateError{sum.Merge.FailedAsPartial}
+			return &runner.GateError{Why: sum.Merge.FailedAsPartial}
 		}
-		return gateError{}
+		return &runner.GateError{}
 	case results.ExitInterrupted:
-		return interruptedError{"a shard was stopped early by a signal; nothing failed in what the shards measured"}
+		return &runner.InterruptedError{What: "a shard was stopped early by a signal; nothing failed in what the shards measured"}
 	}
 	return nil
 }

@@ -11,17 +11,25 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/tasksim/tasksim/runner"
+	"github.com/tasksim/tasksim/sweep"
 )
 
+// The progress bars (mpb) of run and sweep, on stderr. They show only when stderr is a
+// terminal (isTerminal) and --no-progress is not given; a nil bar shows nothing.
+
 // runObserver follows a run for the command line (runner.Observer): it keeps the run's
-// phase, which decides what a signal does, and, when bars is true, shows the load as a
-// progress bar on w.
+// phase, which decides what a signal does (withSignals), and, when bars is true, shows the
+// load on w as a bar: elapsed of total, tasks created, completed and in flight, polls per
+// second and errors, fed by the run's collector once per window.
 type runObserver struct {
 	w        io.Writer
 	bars     bool          // show the progress bar (stderr is a terminal, no --no-progress)
 	duration time.Duration // the load phase planned
 	phase    atomic.Int32  // the runner.Phase the run is in; 0 before the first
-	progress *progress     // the bar during the load; nil otherwise
+
+	p    *mpb.Progress // the bar's container during the load; nil otherwise
+	bar  *mpb.Bar
+	line atomic.Pointer[string] // the figures after the bar
 }
 
 var _ runner.Observer = (*runObserver)(nil)
@@ -31,25 +39,30 @@ func (o *runObserver) Phase(p runner.Phase) {
 	switch {
 	case !o.bars:
 	case p == runner.PhaseLoad:
-		o.progress = newProgress(o.w, o.duration)
-	case p == runner.PhaseLoadDone:
-		o.progress.done()
+		empty := ""
+		o.line.Store(&empty)
+		o.p = newBars(o.w)
+		o.bar = o.p.AddBar(o.seconds(),
+			mpb.PrependDecorators(decor.Name("load "), decor.CountersNoUnit("%d/%ds")),
+			mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return *o.line.Load() })))
+	case p == runner.PhaseLoadDone && o.p != nil: // complete the bar, wait for its last render
+		o.bar.SetTotal(-1, true)
+		o.p.Wait()
+		o.p = nil
 	}
 }
 
 func (o *runObserver) Window(p runner.Progress) {
-	o.progress.update(p.Elapsed, p.Created, p.Completed, p.InFlight, p.Polls, p.Errors, p.PollsPerSecond)
+	if o.p == nil {
+		return
+	}
+	s := fmt.Sprintf(" created %d  done %d  in flight %d  polls %d (%.0f/s)  errors %d", p.Created, p.Completed, p.InFlight, p.Polls, p.PollsPerSecond, p.Errors)
+	o.line.Store(&s)
+	o.bar.SetCurrent(min(int64(p.Elapsed/time.Second), o.seconds()))
 }
 
-// progress shows the run on stderr with mpb: elapsed of total, tasks created, completed and
-// in flight, polls per second and errors. It is off when stderr is not a terminal or with
-// --no-progress; the run's collector feeds it once per window.
-type progress struct {
-	p     *mpb.Progress
-	bar   *mpb.Bar
-	total int64 // seconds of load
-	line  atomic.Pointer[string]
-}
+// seconds is the bar's total: the load phase in whole seconds, at least 1.
+func (o *runObserver) seconds() int64 { return max(1, int64(o.duration/time.Second)) }
 
 // isTerminal reports whether w is a character device (a terminal).
 func isTerminal(w io.Writer) bool {
@@ -61,33 +74,57 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-func newProgress(w io.Writer, total time.Duration) *progress {
-	pr := &progress{p: mpb.New(mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithRefreshRate(250*time.Millisecond)),
-		total: max(1, int64(total/time.Second))}
-	empty := ""
-	pr.line.Store(&empty)
-	pr.bar = pr.p.AddBar(pr.total,
-		mpb.PrependDecorators(decor.Name("load "), decor.CountersNoUnit("%d/%ds")),
-		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return *pr.line.Load() })),
-	)
-	return pr
+// newBars is the container of a command's bars on w.
+func newBars(w io.Writer) *mpb.Progress {
+	return mpb.New(mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithRefreshRate(250*time.Millisecond))
 }
 
-// update sets the bar from the run's figures.
-func (pr *progress) update(elapsed time.Duration, created, completed, inFlight, polls, errors int64, pollsPerSec float64) {
-	if pr == nil {
-		return
-	}
-	s := fmt.Sprintf(" created %d  done %d  in flight %d  polls %d (%.0f/s)  errors %d", created, completed, inFlight, polls, pollsPerSec, errors)
-	pr.line.Store(&s)
-	pr.bar.SetCurrent(min(int64(elapsed/time.Second), pr.total))
+// sweepObserver follows a sweep (sweep.Observer): it says on stderr which cells failed and,
+// with bars, shows one overall bar (cells done of all) and one per cell, which shows the
+// cell's values and its elapsed time and stays when it ends.
+type sweepObserver struct {
+	stderr  io.Writer
+	p       *mpb.Progress // nil: no bars
+	overall *mpb.Bar
+	cell    *mpb.Bar
 }
 
-// done completes the bar and waits for the last render.
-func (pr *progress) done() {
-	if pr == nil {
-		return
+var _ sweep.Observer = (*sweepObserver)(nil)
+
+func newSweepObserver(stderr io.Writer, bars bool, cells int) *sweepObserver {
+	o := &sweepObserver{stderr: stderr}
+	if bars {
+		o.p = newBars(stderr)
+		o.overall = o.p.AddBar(int64(cells), mpb.BarPriority(1<<30), // always the last line
+			mpb.PrependDecorators(decor.Name("sweep "), decor.CountersNoUnit("%d/%d cells")),
+			mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_MMSS)))
 	}
-	pr.bar.SetTotal(-1, true)
-	pr.p.Wait()
+	return o
+}
+
+func (o *sweepObserver) CellStarted(label string) {
+	if o.p != nil {
+		o.cell = o.p.New(0, mpb.SpinnerStyle(), mpb.BarFillerClearOnComplete(),
+			mpb.PrependDecorators(decor.Name(label+" ")),
+			mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_MMSS)))
+	}
+}
+
+func (o *sweepObserver) CellEnded(string) {
+	if o.p != nil {
+		o.cell.SetTotal(-1, true)
+		o.overall.Increment()
+	}
+}
+
+func (o *sweepObserver) CellFailed(label, err string) {
+	fmt.Fprintf(o.stderr, "tasksim sweep: cell %s failed: %s\n", label, err)
+}
+
+// wait completes the bars and waits for their last render.
+func (o *sweepObserver) wait() {
+	if o.p != nil {
+		o.overall.SetTotal(-1, true)
+		o.p.Wait()
+	}
 }

@@ -10,16 +10,8 @@ import (
 	"github.com/tasksim/tasksim/sweep"
 )
 
-// runReport is `tasksim report DIR`: sweep.Rerender re-renders DIR/report.html from the
-// run's saved files (summary.json, timeseries.csv, histograms.hlog, events.csv), or from
-// conform.json for a directory of the contract suite alone, or, for a sweep directory (one
-// holding sweep.json), DIR/sweep.html from sweep.json; this parses and prints the page's
-// path. Rendering is deterministic, so a saved run, suite or sweep re-renders to the page
-// it wrote.
-func runReport(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `Usage: tasksim report DIR
+// reportHelp is report's help, formatted with the files it reads and writes.
+const reportHelp = `Usage: tasksim report DIR
 
 Re-renders DIR/%s from the files of the run directory DIR: %s (required),
 %s, %s and %s (each optional: its part of the report then
@@ -29,9 +21,14 @@ DIR/%s from it. Rendering is deterministic: the files a run, suite or sweep wrot
 give the page it wrote, byte for byte. Prints the page's path.
 
 Exit codes: 0 written, 1 DIR or its files cannot be read or written, 2 usage.
-`, results.ReportFile, results.SummaryJSONFile, results.TimeseriesFile, results.HistogramLogFile, results.EventsFile,
-			results.ContractFile, results.SummaryJSONFile, results.ContractFile, sweep.JSONFile, sweep.HTMLFile)
-	}
+`
+
+// runReport is `tasksim report DIR`: sweep.Rerender renders the saved directory's page again
+// (reportHelp says from what); this parses and prints the page's path.
+func runReport(args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
+	setHelp(fs, fmt.Sprintf(reportHelp, results.ReportFile, results.SummaryJSONFile, results.TimeseriesFile, results.HistogramLogFile, results.EventsFile,
+		results.ContractFile, results.SummaryJSONFile, results.ContractFile, sweep.JSONFile, sweep.HTMLFile))
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

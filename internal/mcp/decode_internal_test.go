@@ -116,7 +116,7 @@ func BenchmarkDecode(b *testing.B) {
 	for _, c := range []struct {
 		name   string
 		decode func([]byte) (Message, *Error)
-	}{{"jsontext", Decode}, {"encoding_json", decodeStd}} {
+	}{{"scanner", Decode}, {"encoding_json", decodeStd}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -13,9 +13,12 @@
 // (DiscoverResult, InputRequiredResult, ParseCallToolReply), and V20260728. Its writers are
 // strict, its readers lenient where the rules say so, reporting what they accepted as Quirks.
 //
-// It owns no network I/O. Besides the standard library it imports only jsontext (the
-// tokenizer of the JSON v2 prototype, github.com/go-json-experiment/json), with which
-// Decode, ParseTask and EachMember read plain messages in one pass. Everything that differs
+// It owns no network I/O. Decode, ParseTask, EachMember and the 2026-07-28 task reader read
+// plain messages in one validating pass of its own scanner (scan.go: RFC 8259, as json.Valid
+// accepts it, eight bytes of a string at a time). Besides the standard library it imports
+// only jsontext (the tokenizer of the JSON v2 prototype, github.com/go-json-experiment/json),
+// with which ScanModernRequest walks a server's requests and escaped member names are
+// unquoted. Everything that differs
 // between protocol revisions (method names, field names, result shapes) is reached through a
 // Dialect, so that the engines speak Ops and Tasks whatever the era; Op.Name is an op's one
 // name for outputs keyed by it, and TestDialectSeam (at the module root) fails on any method

@@ -5,11 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
-	"sync"
-
-	"github.com/go-json-experiment/json/jsontext"
 )
 
 // JSON-RPC 2.0 and MCP error codes (docs/RULES.md#error-codes).
@@ -114,30 +110,18 @@ type Message struct {
 // array (a batch) is rejected with -32600 because 2025-11-25 has no batches. When the id
 // could be read, the returned Message carries it so that the error reply can echo it.
 //
-// Plain messages are read in one pass with jsontext (splitter); anything encoding/json
-// might read differently (a member repeated or spelled in another case, a member of the
-// wrong type) goes to decodeStd, the encoding/json reading, so that answers and error texts
-// are encoding/json's (FuzzDecodeMatchesEncodingJSON). Params, Result and the id are
-// copies: the Message does not alias b.
+// Plain messages are read in one validating pass (split, by scanner); anything
+// encoding/json might read differently (a member repeated or spelled in another case, a
+// member of the wrong type) goes to decodeStd, the encoding/json reading, so that answers
+// and error texts are encoding/json's (FuzzDecodeMatchesEncodingJSON). Params, Result and
+// the id are copies: the Message does not alias b.
 func Decode(b []byte) (Message, *Error) {
 	b = bytes.TrimSpace(b)
-	if len(b) == 0 {
-		return Message{}, Errorf(CodeParseError, "parse error: empty body")
+	if len(b) == 0 || b[0] != '{' {
+		return Message{}, notAnObject(b)
 	}
-	if b[0] != '{' {
-		// Rare paths: validity decides between -32700 and -32600.
-		switch {
-		case !json.Valid(b):
-			return Message{}, Errorf(CodeParseError, "parse error: body is not valid JSON")
-		case b[0] == '[':
-			return Message{}, Errorf(CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported by protocol 2025-11-25")
-		}
-		return Message{}, Errorf(CodeInvalidRequest, "invalid request: a message must be a JSON object")
-	}
-	sp := splitters.Get().(*splitter)
-	defer sp.release()
-	env, ok := sp.split(b)
-	switch {
+	var env members
+	switch ok := env.split(b); {
 	case !ok:
 		return Message{}, Errorf(CodeParseError, "parse error: body is not valid JSON")
 	case env.odd:
@@ -145,14 +129,8 @@ func Decode(b []byte) (Message, *Error) {
 	}
 	jsonrpc, ok1 := readStr(env.jsonrpc)
 	method, ok2 := readStr(env.method)
-	var rpcErr *Error
-	if env.error != nil && string(env.error) != "null" {
-		rpcErr = new(Error)
-		if env.error[0] != '{' || json.Unmarshal(env.error, rpcErr) != nil {
-			ok1 = false
-		}
-	}
-	if !ok1 || !ok2 {
+	rpcErr, ok3 := readErrorMember(env.error)
+	if !ok1 || !ok2 || !ok3 {
 		return decodeStd(b) // a member of the wrong type: encoding/json's words for it
 	}
 	var m Message
@@ -165,19 +143,53 @@ func Decode(b []byte) (Message, *Error) {
 	if jsonrpc == nil || *jsonrpc != "2.0" {
 		return m, Errorf(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
 	}
+	err := m.fill(&env, method, rpcErr, hasID) // before m is read for the return
+	return m, err
+}
+
+// notAnObject is Decode's error for a body that is empty or not a JSON object: validity
+// decides between -32700 and -32600 (rare paths).
+func notAnObject(b []byte) *Error {
+	switch {
+	case len(b) == 0:
+		return Errorf(CodeParseError, "parse error: empty body")
+	case !validJSON(b):
+		return Errorf(CodeParseError, "parse error: body is not valid JSON")
+	case b[0] == '[':
+		return Errorf(CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported by protocol 2025-11-25")
+	}
+	return Errorf(CodeInvalidRequest, "invalid request: a message must be a JSON object")
+}
+
+// readErrorMember reads the error member: nil when absent or null; ok is false when it is
+// not an object encoding/json reads as an Error.
+func readErrorMember(raw []byte) (e *Error, ok bool) {
+	if raw == nil || string(raw) == "null" {
+		return nil, true
+	}
+	e = new(Error)
+	if raw[0] != '{' || json.Unmarshal(raw, e) != nil {
+		return nil, false
+	}
+	return e, true
+}
+
+// fill sets m's kind and members from a message's envelope whose jsonrpc and id have been
+// read, or says why it is no valid message (m keeps the id, for the error reply).
+func (m *Message) fill(env *members, method *string, rpcErr *Error, hasID bool) *Error {
 	switch {
 	case method != nil:
 		if *method == "" {
-			return m, Errorf(CodeInvalidRequest, `invalid request: "method" is empty`)
+			return Errorf(CodeInvalidRequest, `invalid request: "method" is empty`)
 		}
 		if env.result != nil || rpcErr != nil {
-			return m, Errorf(CodeInvalidRequest, `invalid request: a request carries neither "result" nor "error"`)
+			return Errorf(CodeInvalidRequest, `invalid request: a request carries neither "result" nor "error"`)
 		}
 		if len(env.id) > 0 && !hasID {
-			return m, Errorf(CodeInvalidRequest, `invalid request: "id" must not be null (H11)`)
+			return Errorf(CodeInvalidRequest, `invalid request: "id" must not be null (H11)`)
 		}
 		if len(env.params) > 0 && env.params[0] != '{' && string(env.params) != "null" {
-			return m, Errorf(CodeInvalidRequest, `invalid request: "params" must be an object`)
+			return Errorf(CodeInvalidRequest, `invalid request: "params" must be an object`)
 		}
 		m.Method = *method
 		if len(env.params) > 0 && string(env.params) != "null" {
@@ -189,18 +201,18 @@ func Decode(b []byte) (Message, *Error) {
 		}
 	case rpcErr != nil:
 		if env.result != nil {
-			return m, Errorf(CodeInvalidRequest, `invalid request: a response carries "result" or "error", not both`)
+			return Errorf(CodeInvalidRequest, `invalid request: a response carries "result" or "error", not both`)
 		}
 		m.Error, m.Kind = rpcErr, KindError
 	case env.result != nil:
 		if !hasID {
-			return m, Errorf(CodeInvalidRequest, `invalid request: a result response needs an "id"`)
+			return Errorf(CodeInvalidRequest, `invalid request: a result response needs an "id"`)
 		}
 		m.Result, m.Kind = bytes.Clone(env.result), KindResult
 	default:
-		return m, Errorf(CodeInvalidRequest, `invalid request: a message needs "method", "result" or "error"`)
+		return Errorf(CodeInvalidRequest, `invalid request: a message needs "method", "result" or "error"`)
 	}
-	return m, nil
+	return nil
 }
 
 // members holds the raw values of a message's members (nil = absent; a JSON null is
@@ -213,49 +225,13 @@ type members struct {
 	odd bool
 }
 
-// splitter splits a message into its members in one validating pass, without
-// allocating: jsontext, the tokenizer of the JSON v2 prototype
-// (github.com/go-json-experiment/json), reused through splitters.
-type splitter struct {
-	r    bytes.Reader
-	dec  *jsontext.Decoder
-	env  members
-	name [16]byte // an escaped member name, unescaped: long enough for every name of interest
-	big  bool     // it read an input over bigInput (release)
-}
-
-// release gives sp back to splitters, holding nothing of its last input; a splitter whose
-// decoder grew for a large message is left to the collector.
-func (sp *splitter) release() {
-	sp.r.Reset(nil)
-	sp.env = members{}
-	if !sp.big {
-		splitters.Put(sp)
-	}
-}
-
-// bigInput is the size of an input after which a splitter is not pooled again: its
-// decoder's buffer grew to hold it.
-const bigInput = 64 << 10
-
-var splitters = sync.Pool{New: func() any {
-	sp := new(splitter)
-	sp.dec = jsontext.NewDecoder(&sp.r)
-	return sp
-}}
-
-// splitOpts keep encoding/json's tolerance: a repeated member (the last counts) and
-// invalid UTF-8 inside strings are not syntax errors.
-var splitOpts = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
-
-// split reads b, which starts with '{', as exactly one JSON object and returns its
-// JSON-RPC members; ok is false when b is not valid JSON or holds more than one value.
-func (sp *splitter) split(b []byte) (env *members, ok bool) {
-	sp.env = members{}
-	e := &sp.env
-	ok = sp.each(b, func(key, v []byte) bool {
+// split reads b, which starts with '{', as exactly one JSON object into e's members; it
+// reports false when b is not valid JSON or holds more than one value.
+func (e *members) split(b []byte) bool {
+	r := newObjectReader(b)
+	for r.next() {
 		var dst *[]byte
-		switch string(key) {
+		switch string(r.name) {
 		case "jsonrpc":
 			dst = &e.jsonrpc
 		case "id":
@@ -269,76 +245,22 @@ func (sp *splitter) split(b []byte) (env *members, ok bool) {
 		case "error":
 			dst = &e.error
 		default:
-			e.odd = e.odd || FoldsTo(key, "jsonrpc", "id", "method", "params", "result", "error")
-			return true
+			e.odd = e.odd || FoldsTo(r.name, "jsonrpc", "id", "method", "params", "result", "error")
+			continue
 		}
 		e.odd = e.odd || *dst != nil
-		*dst = v
-		return true
-	})
-	return e, ok
+		*dst = r.value
+	}
+	return r.ok()
 }
 
 // EachMember reads b as exactly one JSON object and calls f with each member's name
 // (unescaped, valid only during the call) and raw value (a span of b), in order, in one
-// validating pass that allocates nothing. It reports false when b is not exactly one JSON
-// object, or when f returns false, having stopped there. Like encoding/json, it takes a
-// repeated member and invalid UTF-8 inside strings.
+// validating pass that allocates nothing (scanner). It reports false when b is not exactly
+// one JSON object, or when f returns false, having stopped there. Like encoding/json, it
+// takes a repeated member and invalid UTF-8 inside strings.
 func EachMember(b []byte, f func(name, value []byte) bool) bool {
-	sp := splitters.Get().(*splitter)
-	defer sp.release()
-	return sp.each(b, f)
-}
-
-// each is EachMember on sp.
-func (sp *splitter) each(b []byte, visit func(name, value []byte) bool) (ok bool) {
-	sp.big = sp.big || len(b) > bigInput
-	sp.r.Reset(b)
-	sp.dec.Reset(&sp.r, splitOpts...)
-	d := sp.dec
-	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
-		return false
-	}
-	for {
-		switch d.PeekKind() {
-		case '}':
-			if _, err := d.ReadToken(); err != nil {
-				return false
-			}
-			_, err := d.ReadToken() // nothing may follow the object
-			return err == io.EOF
-		case 0: // a syntax error or the end of the input
-			return false
-		}
-		// The decoder's copies are valid only until its next read: keep spans of b.
-		raw, err := d.ReadValue() // the member's name, quoted
-		if err != nil {
-			return false
-		}
-		end := int(d.InputOffset())
-		key := unquoteName(sp.name[:0], b[end-len(raw):end])
-		v, err := d.ReadValue()
-		if err != nil {
-			return false
-		}
-		end = int(d.InputOffset())
-		if !visit(key, b[end-len(v):end]) {
-			return false
-		}
-	}
-}
-
-// unquoteName returns a member name without its quotes, unescaped into dst when it holds
-// an escape; a name that cannot be unescaped comes back as it is and matches nothing.
-func unquoteName(dst, quoted []byte) []byte {
-	inner := quoted[1 : len(quoted)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
-		return inner
-	}
-	if u, err := jsontext.AppendUnquote(dst, quoted); err == nil {
-		return u
-	}
-	return quoted
+	return eachMember(b, f)
 }
 
 // readStr reads a member that must be a string: nil when absent or null; ok is false when it

@@ -180,7 +180,7 @@ func ReadResultType(raw []byte) (ResultType, Quirks, error) {
 		return ResultComplete, QuirkNoResultType, nil
 	}
 	var s string
-	if err := json.Unmarshal(rt, &s); err != nil || rt[0] != '"' {
+	if rt[0] != '"' || readString(rt, &s) != nil {
 		return "", 0, fmt.Errorf("result: resultType must be a string, got %s", clip(rt))
 	}
 	return ResultType(s), 0, nil
@@ -236,7 +236,7 @@ func appendMeta(dst []byte, meta json.RawMessage) ([]byte, error) {
 	if meta == nil {
 		return dst, nil
 	}
-	if m := bytes.TrimSpace(meta); len(m) == 0 || m[0] != '{' || !json.Valid(m) {
+	if m := bytes.TrimSpace(meta); len(m) == 0 || m[0] != '{' || !Valid(m) {
 		return nil, fmt.Errorf("mcp: _meta must be a JSON object, got %s", clip(meta))
 	}
 	return append(append(dst, `,"_meta":`...), compact(meta)...), nil

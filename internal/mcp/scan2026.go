@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"slices"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -43,9 +44,9 @@ func ScanModernRequest(m *Message, h RequestHeaders, supported []string) (s Mode
 	if len(p) == 0 || p[0] != '{' {
 		return s, false
 	}
-	sp := splitters.Get().(*splitter)
+	sp := walkers.Get().(*pooledDecoder)
 	defer sp.release()
-	sp.big = sp.big || len(p) > bigInput
+	sp.big = len(p) > bigInput
 	sp.r.Reset(p)
 	sp.dec.Reset(&sp.r, splitOpts...)
 	w := walker{d: sp.dec, b: p}
@@ -97,6 +98,36 @@ type metaValues struct {
 	tasks                  bool   // it declares the Tasks extension
 	elicitation, form, url bool   // it has elicitation, with form and url (not null)
 }
+
+// pooledDecoder is a jsontext decoder over a reader, reused through walkers.
+type pooledDecoder struct {
+	r   bytes.Reader
+	dec *jsontext.Decoder
+	big bool // it read an input over bigInput (release)
+}
+
+// release gives d back to walkers, holding nothing of its last input; a decoder that grew
+// for a large input is left to the collector.
+func (d *pooledDecoder) release() {
+	d.r.Reset(nil)
+	if !d.big {
+		walkers.Put(d)
+	}
+}
+
+// bigInput is the size of an input after which a decoder is not pooled again: its buffer
+// grew to hold it.
+const bigInput = 64 << 10
+
+var walkers = sync.Pool{New: func() any {
+	d := new(pooledDecoder)
+	d.dec = jsontext.NewDecoder(&d.r)
+	return d
+}}
+
+// splitOpts keep encoding/json's tolerance: a repeated member (the last counts) and
+// invalid UTF-8 inside strings are not syntax errors.
+var splitOpts = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
 
 // walker reads nested JSON objects of b with d, in one pass.
 type walker struct {

@@ -2,9 +2,11 @@ package mcp
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -156,65 +158,169 @@ func Millis(d time.Duration) *Ms {
 // encoding/json might read differently (a member repeated or named in another case, a
 // member of the wrong type) is left to it (FuzzParseTaskMatchesEncodingJSON).
 func ParseTask(b []byte) (Task, error) {
-	var t Task
 	if v := bytes.TrimLeft(b, " \t\r\n"); len(v) == 0 || v[0] != '{' {
-		err := json.Unmarshal(b, &t) // not an object: encoding/json says what it is
-		return t, err
+		return parseTaskStd(b) // not an object: encoding/json says what it is
 	}
-	var id, status, msg, created, updated, ttl, poll []byte // raw values; nil = absent
+	var f taskMembers
+	var plain uint64 // bit i: f[i] is a plain string
 	odd := false
-	ok := EachMember(b, func(name, v []byte) bool {
-		var dst *[]byte
-		switch string(name) {
-		case "taskId":
-			dst = &id
-		case "status":
-			dst = &status
-		case "statusMessage":
-			dst = &msg
-		case "createdAt":
-			dst = &created
-		case "lastUpdatedAt":
-			dst = &updated
-		case "ttl":
-			dst = &ttl
-		case "pollInterval":
-			dst = &poll
-		default:
-			odd = odd || FoldsTo(name, "taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt", "ttl", "pollInterval")
-			return true
+	r := newObjectReader(b)
+	for r.next() {
+		i := taskMemberIndex(r.name)
+		if i < 0 {
+			odd = odd || FoldsTo(r.name, taskMemberNames[:]...)
+			continue
 		}
-		odd = odd || *dst != nil
-		*dst = v
-		return true
-	})
-	if !ok || odd {
-		err := json.Unmarshal(b, &t)
+		odd = odd || f[i] != nil
+		f[i] = r.value
+		if r.plainString {
+			plain |= 1 << i
+		}
+	}
+	if !r.ok() || odd {
+		return parseTaskStd(b)
+	}
+	t, err := f.task(plain)
+	if err != nil { // a member of the wrong type: encoding/json's reading and words
+		return parseTaskStd(b)
+	}
+	return t, nil
+}
+
+// parseTaskStd is ParseTask by encoding/json, for what its single pass leaves to it.
+func parseTaskStd(b []byte) (Task, error) {
+	var t Task
+	err := json.Unmarshal(b, &t)
+	return t, err
+}
+
+// The members of a Task, by their index in taskMemberNames.
+const (
+	tmTaskID = iota
+	tmStatusMessage
+	tmCreatedAt
+	tmLastUpdatedAt
+	tmStatus
+	tmTTL
+	tmPollInterval
+	numTaskMembers
+)
+
+// taskMemberNames are the wire names of Task's members; the four strings come first.
+var taskMemberNames = [numTaskMembers]string{"taskId", "statusMessage", "createdAt", "lastUpdatedAt", "status", "ttl", "pollInterval"}
+
+// taskMembers holds the raw values of a Task's members by index; nil = absent.
+type taskMembers [numTaskMembers][]byte
+
+// taskMemberIndex returns the index of name in taskMemberNames, -1 for another name.
+func taskMemberIndex(name []byte) int {
+	switch string(name) { // a switch on strings compiles to a search, not a scan
+	case "taskId":
+		return tmTaskID
+	case "statusMessage":
+		return tmStatusMessage
+	case "createdAt":
+		return tmCreatedAt
+	case "lastUpdatedAt":
+		return tmLastUpdatedAt
+	case "status":
+		return tmStatus
+	case "ttl":
+		return tmTTL
+	case "pollInterval":
+		return tmPollInterval
+	}
+	return -1
+}
+
+// task reads the members as json.Unmarshal into a Task would (plain marks the plain strings,
+// readStrings' known); an error says that one is not
+// of its member's type. The plain strings share one allocation (readStrings), and so do the
+// two durations: a poll reads a task with two allocations, not seven.
+func (f *taskMembers) task(plain uint64) (Task, error) {
+	var t Task
+	if err := readStrings(f[:tmStatus], plain, []*string{&t.TaskID, &t.StatusMessage, &t.CreatedAt, &t.LastUpdatedAt}); err != nil {
 		return t, err
 	}
-	var err error
-	for _, f := range [...]struct {
-		raw []byte
-		dst *string
-	}{{id, &t.TaskID}, {msg, &t.StatusMessage}, {created, &t.CreatedAt}, {updated, &t.LastUpdatedAt}} {
-		if f.raw != nil && err == nil {
-			err = readString(f.raw, f.dst)
+	if v := f[tmStatus]; v != nil {
+		if err := t.Status.read(v); err != nil {
+			return t, err
 		}
 	}
-	if status != nil && err == nil {
-		err = t.Status.read(status)
+	var ms *[2]Ms
+	for i, dst := range [...]**Ms{&t.TTL, &t.PollInterval} {
+		if v := f[tmTTL+i]; v != nil && string(v) != "null" {
+			if ms == nil {
+				ms = new([2]Ms)
+			}
+			var err error
+			if *dst, err = readMsInto(v, &ms[i]); err != nil {
+				return t, err
+			}
+		}
 	}
-	if ttl != nil && err == nil {
-		t.TTL, err = readMs(ttl)
+	return t, nil
+}
+
+// readStrings reads each raw value of raws that is present into the string dsts names at
+// the same index, as readString does; null leaves it alone. The plain strings (no escape,
+// valid UTF-8: every string a server normally sends) share one allocation. Bit i of known
+// says that raws[i] is a string the scanner found plain (objectReader.plainString).
+func readStrings(raws [][]byte, known uint64, dsts []*string) error {
+	var plain uint64 // bit i: raws[i] is a plain string
+	n := 0
+	for i, v := range raws {
+		switch {
+		case v == nil || string(v) == "null":
+		case v[0] != '"':
+			return fmt.Errorf("want a string, got %s", clip(v))
+		case known&(1<<i) != 0 || plainString(v[1:len(v)-1]):
+			plain, n = plain|1<<i, n+len(v)-2
+		default:
+			var s string // escapes (to encoding/json): declared only on this rare path
+			if err := readString(v, &s); err != nil {
+				return err
+			}
+			*dsts[i] = s
+		}
 	}
-	if poll != nil && err == nil {
-		t.PollInterval, err = readMs(poll)
+	if plain == 0 {
+		return nil
 	}
-	if err != nil { // a member of the wrong type: encoding/json's reading and words
-		t = Task{}
-		err = json.Unmarshal(b, &t)
+	var sb strings.Builder
+	sb.Grow(n)
+	for i, v := range raws {
+		if plain&(1<<i) != 0 {
+			sb.Write(v[1 : len(v)-1])
+		}
 	}
-	return t, err
+	all, at := sb.String(), 0
+	for i, v := range raws {
+		if plain&(1<<i) != 0 {
+			k := len(v) - 2
+			*dsts[i], at = all[at:at+k], at+k
+		}
+	}
+	return nil
+}
+
+// plainString reports whether the inside of a JSON string reads as itself: no escape, valid
+// UTF-8. ASCII without a backslash, what servers send, is told eight bytes at a time.
+func plainString(inner []byte) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(inner); i += 8 {
+		x := binary.LittleEndian.Uint64(inner[i:])
+		if bs := x ^ (lo * '\\'); (x|(bs-lo)&^bs)&hi != 0 {
+			return bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner)
+		}
+	}
+	for ; i < len(inner); i++ {
+		if c := inner[i]; c == '\\' || c >= 0x80 {
+			return bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner)
+		}
+	}
+	return true
 }
 
 // readString reads a JSON string into *dst as encoding/json does: null leaves *dst alone,
@@ -226,7 +332,7 @@ func readString(v []byte, dst *string) error {
 	case v[0] != '"':
 		return fmt.Errorf("want a string, got %s", clip(v))
 	}
-	if inner := v[1 : len(v)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+	if inner := v[1 : len(v)-1]; plainString(inner) {
 		*dst = string(inner)
 		return nil
 	}
@@ -249,7 +355,27 @@ func readMs(v []byte) (*Ms, error) {
 	if string(v) == "null" {
 		return nil, nil
 	}
-	m := new(Ms)
+	return readMsInto(v, new(Ms))
+}
+
+// readMsInto reads a *Ms member that is not null into m, which it returns: a plain integer
+// of up to 15 digits (exact, and within the bound) without strconv, any other number as
+// json.Unmarshal parses it.
+func readMsInto(v []byte, m *Ms) (*Ms, error) {
+	if len(v) > 0 && len(v) <= 15 {
+		n := Ms(0)
+		for _, c := range v {
+			if c < '0' || c > '9' {
+				n = -1
+				break
+			}
+			n = n*10 + Ms(c-'0')
+		}
+		if n >= 0 {
+			*m = n
+			return m, nil
+		}
+	}
 	if c := v[0]; c == '-' || ('0' <= c && c <= '9') { // a number: json.Unmarshal's parse
 		f, err := strconv.ParseFloat(string(v), 64)
 		if err == nil && f >= -(1<<53) && f <= 1<<53 {

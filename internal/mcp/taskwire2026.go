@@ -37,18 +37,22 @@ const (
 // may be a reused buffer.
 func readTaskWire(raw []byte, w *taskWire) error {
 	var f taskFields
+	var plain uint64 // bit i: f[i] is a plain string
 	odd := false
-	ok := EachMember(raw, func(name, v []byte) bool {
-		i := taskWireIndex(name)
+	r := newObjectReader(raw)
+	for r.next() {
+		i := taskWireIndex(r.name)
 		if i < 0 {
-			odd = odd || FoldsTo(name, taskWireNames[:]...)
-			return true
+			odd = odd || FoldsTo(r.name, taskWireNames[:]...)
+			continue
 		}
 		odd = odd || f[i] != nil
-		f[i] = v
-		return true
-	})
-	if !ok || odd || f.read(w) != nil {
+		f[i] = r.value
+		if r.plainString {
+			plain |= 1 << i
+		}
+	}
+	if !r.ok() || odd || f.read(w, plain) != nil {
 		*w = taskWire{}
 		return json.Unmarshal(raw, w)
 	}
@@ -61,31 +65,57 @@ type taskFields [numTaskWire][]byte
 
 // taskWireIndex returns the index of name in taskWireNames, -1 for another name.
 func taskWireIndex(name []byte) int {
-	for i, n := range taskWireNames {
-		if string(name) == n {
-			return i
-		}
+	switch string(name) { // a switch on strings compiles to a search, not a scan
+	case "resultType":
+		return twResultType
+	case "taskId":
+		return twTaskID
+	case "status":
+		return twStatus
+	case "statusMessage":
+		return twStatusMessage
+	case "createdAt":
+		return twCreatedAt
+	case "lastUpdatedAt":
+		return twLastUpdatedAt
+	case "ttlMs":
+		return twTTLMs
+	case "pollIntervalMs":
+		return twPollIntervalMs
+	case "inputRequests":
+		return twInputRequests
+	case "result":
+		return twResult
+	case "error":
+		return twError
+	case "task":
+		return twTask
+	case "_meta":
+		return twMeta
 	}
 	return -1
 }
 
-// read sets w from the members' raw values f as json.Unmarshal would; an error says that
+// read sets w from the members' raw values f as json.Unmarshal would (bit i of plain: f[i]
+// is a string the scanner found plain); an error says that
 // one is not of its member's type (readTaskWire then leaves it all to encoding/json).
-func (f *taskFields) read(w *taskWire) error {
-	for _, s := range [...]struct {
-		i   int
-		dst **string
-	}{{twResultType, &w.ResultType}, {twTaskID, &w.TaskID}, {twCreatedAt, &w.CreatedAt}, {twLastUpdatedAt, &w.LastUpdatedAt}} {
-		if v := f[s.i]; v != nil && string(v) != "null" {
-			*s.dst = new(string)
-			if err := readString(v, *s.dst); err != nil {
-				return err
-			}
-		}
+func (f *taskFields) read(w *taskWire, plain uint64) error {
+	// The four optional strings and statusMessage, read by readStrings in one allocation
+	// for their texts and one for the optional ones' storage.
+	opt := new([4]string)
+	idx := [...]int{twResultType, twTaskID, twCreatedAt, twLastUpdatedAt, twStatusMessage}
+	var raws [len(idx)][]byte
+	var known uint64
+	for k, i := range idx {
+		raws[k] = f[i]
+		known |= (plain >> i & 1) << k
 	}
-	if v := f[twStatusMessage]; v != nil {
-		if err := readString(v, &w.StatusMessage); err != nil {
-			return err
+	if err := readStrings(raws[:], known, []*string{&opt[0], &opt[1], &opt[2], &opt[3], &w.StatusMessage}); err != nil {
+		return err
+	}
+	for k, dst := range [...]**string{&w.ResultType, &w.TaskID, &w.CreatedAt, &w.LastUpdatedAt} {
+		if v := raws[k]; v != nil && string(v) != "null" {
+			*dst = &opt[k]
 		}
 	}
 	// status and ttlMs are read into the task (detailed) while raw is still the caller's,
