@@ -57,7 +57,7 @@ type tally struct {
 	requests     [mcp.NumOps][NumOutcomes]int64
 	rpcCodes     [mcp.NumOps][NumRPCCodes]int64
 	httpStatuses [mcp.NumOps][NumHTTPStatuses]int64
-	durations    Durations // send -> reply by method and outcome, in buckets (durations.go)
+	live         Live // the histograms and the request durations in fixed buckets (buckets.go)
 }
 
 func newTally() *tally {
@@ -70,7 +70,7 @@ func newTally() *tally {
 
 // ShardBytes is the memory one shard holds: two tallies, each NumHists histograms (14
 // durations of 184 KiB, 2 counts of 88 KiB) and the counter tables, about 5.4 MiB
-// (5,687,296 bytes, histogram headers aside; the duration buckets 20 KiB of it). The run totals hold one tally more per
+// (5,697,088 bytes, histogram headers aside; the live buckets, buckets.go, 25 KiB of it). The run totals hold one tally more per
 // Recorder.
 func ShardBytes() int {
 	n := int(unsafe.Sizeof(tally{}))
@@ -188,7 +188,7 @@ func (s *Shard) Reply(op mcp.Op, o Outcome, rpcCode int, httpStatus int, d time.
 	if timed {
 		t.record(h, us)
 	}
-	t.durations.record(op, o, us)
+	t.live.Durations[op][o].add(durationBounds, us)
 	s.mu.Unlock()
 }
 
@@ -199,6 +199,7 @@ func (t *tally) record(h Hist, v int64) {
 		t.clamped[h]++
 	}
 	_ = t.hists[h].RecordValue(v) // in range: cannot fail
+	t.live.Hists[h].add(recordedBounds[h], v)
 }
 
 // request counts one request into t; the caller holds the shard's mutex.
