@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -70,6 +71,8 @@ type ClientOptions struct {
 	// target with CheckSourceAddrs first: a dial from an address that cannot reach the
 	// target fails.
 	SourceAddrs []netip.Addr
+	// TLS configures https:// connections (TLSOptions.Config); nil = Go's defaults.
+	TLS *tls.Config
 }
 
 // NewHTTPClientWith is NewHTTPClient with the options o.
@@ -86,6 +89,7 @@ func NewHTTPClientWith(o ClientOptions) *http.Client {
 			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 				return src.dialer(dialer).DialContext(ctx, network, addr)
 			},
+			TLSClientConfig:     o.TLS,
 			MaxIdleConns:        conns,
 			MaxIdleConnsPerHost: conns,
 			IdleConnTimeout:     90 * time.Second,

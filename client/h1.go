@@ -92,7 +92,8 @@ func (t *schemeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL != nil && req.URL.Scheme == "http" {
 		return t.plain.RoundTrip(req)
 	}
-	return t.other.RoundTrip(req)
+	resp, err := t.other.RoundTrip(req)
+	return resp, tlsError(err) // a handshake failure says which flag fixes it (tls.go)
 }
 
 // CloseIdleConnections closes the idle connections of both transports

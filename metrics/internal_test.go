@@ -14,8 +14,8 @@ func TestMemoryFigures(t *testing.T) {
 			t.Errorf("%s: counts hold %d bytes, histogramBytes says %d", h, got, want)
 		}
 	}
-	if got := ShardBytes(); got != 5_645_824 {
-		t.Errorf("ShardBytes() = %d, the doc comments say 5,645,824", got)
+	if got := ShardBytes(); got != 5_697_088 {
+		t.Errorf("ShardBytes() = %d, the doc comments say 5,697,088", got)
 	}
 }
 

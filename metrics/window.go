@@ -31,6 +31,9 @@ type Window struct {
 	Requests     [mcp.NumOps][NumOutcomes]int64
 	RPCCodes     [mcp.NumOps][NumRPCCodes]int64
 	HTTPStatuses [mcp.NumOps][NumHTTPStatuses]int64
+	// Live holds the window's histograms and request durations (by method and outcome) in
+	// fixed buckets (buckets.go): for live exposition, not for the figures of record.
+	Live Live
 }
 
 // Snapshot is the run so far: every flushed window merged.
@@ -104,6 +107,7 @@ func (w *Window) drain(t *tally, sums *countSums) {
 	}
 	move(w.Clamped[:], t.clamped[:])
 	move(w.Counters[:], t.counters[:])
+	w.Live.moveFrom(&t.live)
 	for m := range mcp.NumOps {
 		move(w.Requests[m][:], t.requests[m][:])
 		move(w.RPCCodes[m][:], t.rpcCodes[m][:])

@@ -133,6 +133,9 @@ func (p *reportPage) config(s *Summary) {
 		{K: "duration", V: num(s.DurationS) + " s"}, {K: "interrupted", V: strconv.FormatBool(s.Interrupted)},
 		{K: "trustworthy", V: trust}, {K: "trust note", V: note},
 	}
+	if s.TLSUnverified {
+		p.Config = append(p.Config, fact{K: "TLS", V: "UNVERIFIED (--insecure-skip-verify): the target's certificate was not checked"})
+	}
 	if s.Aborted != "" {
 		p.Config = append(p.Config, fact{K: "aborted", V: s.Aborted, Class: "fail"})
 	}

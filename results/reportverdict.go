@@ -95,6 +95,9 @@ func (p *reportPage) verdict(s *Summary) {
 	default:
 		v.Word, v.Class, v.Reason = "PASS", "pass", p.passReason()
 	}
+	if s.TLSUnverified {
+		v.Notes = append(v.Notes, "TLS unverified (--insecure-skip-verify): the target's certificate was not checked; nothing proves which server answered")
+	}
 	if m := s.Merge; m != nil && m.Note != "" && !(m.Partial && v.Class == "fail") { // shards started late; a partial merge, unless its failure says it
 		v.Notes = append(v.Notes, "merged shards: "+m.Note)
 	}

@@ -15,6 +15,9 @@ type RunInfo struct {
 	Seed     uint64 // the run's seed
 	Protocol string // wire dialect
 	Target   string // target URL; "" or "embedded" = the embedded server
+	// TLSUnverified says the target's certificate was not verified (--insecure-skip-verify):
+	// nothing proved the run reached the server it names.
+	TLSUnverified bool
 
 	Config *RunConfig // what the run was asked to do (NewRunConfig); nil = absent
 

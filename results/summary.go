@@ -45,6 +45,9 @@ type Summary struct {
 	StartedAt      time.Time `json:"started_at"`  // UTC
 	DurationS      float64   `json:"duration_s"`  // RunInfo.Duration in seconds
 	Interrupted    bool      `json:"interrupted"` // stopped early by a signal (Ctrl-C, SIGTERM)
+	// TLSUnverified is true when the target's certificate was not verified
+	// (--insecure-skip-verify); absent otherwise.
+	TLSUnverified bool `json:"tls_unverified,omitempty"`
 	// Shard says which slice of the scenario the run ran, and against which common start
 	// (ShardInfo); absent for a run of the whole scenario without --start-at.
 	Shard *ShardInfo `json:"shard,omitempty"`
@@ -293,6 +296,7 @@ func summaryHead(info RunInfo, dur time.Duration) *Summary {
 		StartedAt:      info.StartedAt.UTC(),
 		DurationS:      round3(dur.Seconds()),
 		Interrupted:    info.Interrupted,
+		TLSUnverified:  info.TLSUnverified,
 		Manifest:       info.Manifest,
 		Runtime:        info.Runtime,
 		Errors:         errorKinds(info.Errors),

@@ -92,6 +92,9 @@ func headerText(p *printer, s *Summary) {
 			p.f("MERGE NOTE: %s\n", m.Note)
 		}
 	}
+	if s.TLSUnverified {
+		p.f("TLS UNVERIFIED (--insecure-skip-verify): the target's certificate was not checked; nothing proves which server answered\n")
+	}
 	if s.Interrupted {
 		p.f("INTERRUPTED by a signal (Ctrl-C or SIGTERM): the figures cover the part of the run that happened\n")
 	}

@@ -28,6 +28,7 @@ type collector struct {
 	hlogFile *os.File
 	hlog     *metrics.LogWriter
 	observer Observer      // nil = none
+	live     *liveMetrics  // the live /metrics endpoint; nil = none (livemetrics.go)
 	duration time.Duration // the load phase planned, for the Observer
 	peaks    serverPeaks   // the embedded server's highest levels sampled; serverStats reports them
 
@@ -115,6 +116,7 @@ func (c *collector) flush(now time.Time) {
 	c.windows++
 	_ = c.ts.Add(w) // a failed write loses one row, never the run
 	_ = c.hlog.Write(w)
+	c.live.add(&w)
 	if c.observer != nil {
 		tot := c.rec.TotalCounts() // counts only: the histograms would be made for nothing
 		var errs int64

@@ -83,6 +83,10 @@ type Options struct {
 	// manifest): a target that has not answered by then ends the run (exit 1), saying so;
 	// 0 = DefaultProbeTimeout.
 	ProbeTimeout time.Duration
+	// MetricsListen is the address of the run's live Prometheus endpoint, /metrics
+	// (livemetrics.go; `--metrics-listen`), e.g. "127.0.0.1:0" (port 0 picks a free one; its
+	// URL goes to Notes); "" = none.
+	MetricsListen string
 }
 
 // DefaultProbeTimeout is the probe's limit when Options.ProbeTimeout is 0.
@@ -332,6 +336,15 @@ func (r *runRequest) run(ctx context.Context) (*results.Summary, error) {
 		return nil, err
 	}
 	col.observer = r.opts.Observer
+	if r.opts.MetricsListen != "" {
+		col.live, err = startLiveMetrics(r.opts.MetricsListen, r.opts.Shard.Index, r.sc.Tool, r.manifest.ProtocolVersion, target.DialectInUse())
+		if err != nil {
+			col.close()
+			return nil, err
+		}
+		defer col.live.close()
+		r.note("metrics: %s", col.live.url)
+	}
 	r.note("%s against %s: %s", r.sc.Name, TargetName(r.sc), PlanLine(r.sc, r.cfg))
 	if err := r.waitStart(ctx); err != nil {
 		col.close()

@@ -210,6 +210,7 @@ func summarize(r *runRequest, srv *mockserver.Server, eng *loadgen.Engine, rec *
 		Seed:                     sc.Seed,
 		Protocol:                 manifest.ProtocolVersion,
 		Target:                   summaryTarget(sc),
+		TLSUnverified:            tlsUnverified(sc),
 		StartedAt:                r.start.UTC(),
 		Duration:                 time.Since(r.start),
 		Manifest:                 manifest.Snapshot(),

@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tasksim/tasksim/client"
@@ -109,6 +110,17 @@ func runProtocol(sc *scenarios.Scenario, embedded bool) string {
 	return client.ProtocolLegacy
 }
 
+// TLSOptions are the client's TLS settings of sc (its tls: section, --ca-cert, ...).
+func TLSOptions(sc *scenarios.Scenario) client.TLSOptions {
+	return client.TLSOptions{CACert: sc.TLS.CACert, ClientCert: sc.TLS.ClientCert,
+		ClientKey: sc.TLS.ClientKey, InsecureSkipVerify: sc.TLS.InsecureSkipVerify}
+}
+
+// tlsUnverified reports whether the run reaches its target over TLS without verifying it.
+func tlsUnverified(sc *scenarios.Scenario) bool {
+	return sc.TLS.InsecureSkipVerify && strings.HasPrefix(strings.ToLower(sc.Target), "https://")
+}
+
 // inProcessURL is the URL of an embedded server reached in process (Options.InProcess): no
 // request leaves the process, the host is a name only.
 const inProcessURL = "http://embedded.invalid/mcp"
@@ -118,9 +130,13 @@ const inProcessURL = "http://embedded.invalid/mcp"
 // port, reached through its handler); the clients' connections are dialed from sources
 // (nil = the system's choice).
 func startTarget(sc *scenarios.Scenario, pool int, sources []netip.Addr, serverMetrics *metrics.Shard, events *metrics.Events, inProcess bool) (*client.Target, *mockserver.Server, error) {
+	tlsCfg, err := TLSOptions(sc).Config()
+	if err != nil {
+		return nil, nil, &UsageError{err}
+	}
 	t := &client.Target{
 		Header:     http.Header{},
-		Client:     client.NewHTTPClientWith(client.ClientOptions{IdleConns: 2 * pool, SourceAddrs: sources}),
+		Client:     client.NewHTTPClientWith(client.ClientOptions{IdleConns: 2 * pool, SourceAddrs: sources, TLS: tlsCfg}),
 		ClientInfo: mcp.Implementation{Name: "tasksim", Version: Version},
 	}
 	for k, v := range sc.Headers {

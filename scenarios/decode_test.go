@@ -68,7 +68,7 @@ func TestParseStrict(t *testing.T) {
 		want []string // the problems, in order, as full messages (or prefixes ending in "...")
 	}{
 		{"unknown top-level field", minimal + "durration: 5s\n", []string{
-			`t.yaml:4:1: durration: unknown field; did you mean "duration"? (valid: name, description, seed, duration, grace, target, headers, protocol, tool, args, task_ttl, fallback, workload, client, server, faults, recovery, security, thresholds, error_budget, slo, compare, rollback, expect_manifest, contract)`}},
+			`t.yaml:4:1: durration: unknown field; did you mean "duration"? (valid: name, description, seed, duration, grace, target, headers, tls, protocol, tool, args, task_ttl, fallback, workload, client, server, faults, recovery, security, thresholds, error_budget, slo, compare, rollback, expect_manifest, contract)`}},
 		{"unknown nested field", minimal + "client:\n  poll:\n    polcy: fixed\n", []string{
 			`t.yaml:6:5: client.poll.polcy: unknown field; did you mean "policy"? (valid: policy, interval, multiplier, max_interval, jitter, min, max, deadline)`}},
 		{"unknown field, nothing close", minimal + "server: {colour: red}\n", []string{

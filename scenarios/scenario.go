@@ -24,6 +24,9 @@ type Scenario struct {
 	// Headers are extra HTTP headers sent to a real target (e.g. Authorization). Values are
 	// Secrets: never printed. Default none.
 	Headers map[string]Secret `yaml:"headers,omitempty"`
+	// TLS configures an https:// target: a CA trusted besides the system roots, a client
+	// certificate (mutual TLS), or no verification at all. Default: the system roots.
+	TLS TLS `yaml:"tls"`
 	// Protocol pins the protocol era the clients speak: "2025-11-25" (initialize, sessions,
 	// tasks/result) or "2026-07-28" (stateless, the Tasks extension). Default "": found by
 	// asking (server/discover first, docs/RULES.md#e32), modern where the target serves it;
@@ -285,6 +288,19 @@ type Input struct {
 }
 
 func (*Input) replacedWhole() {}
+
+// TLS is the TLS of an https:// target (client.TLSOptions).
+type TLS struct {
+	// CACert is a PEM file of CA certificates trusted besides the system roots (--ca-cert).
+	CACert string `yaml:"ca_cert,omitempty"`
+	// ClientCert and ClientKey are the PEM files of a client certificate and its key, for
+	// mutual TLS (--client-cert, --client-key); both or neither.
+	ClientCert string `yaml:"client_cert,omitempty"`
+	ClientKey  string `yaml:"client_key,omitempty"`
+	// InsecureSkipVerify accepts any server certificate (--insecure-skip-verify): the
+	// summary marks the run as unverified. Default false.
+	InsecureSkipVerify bool `yaml:"insecure_skip_verify"`
+}
 
 // Ledger bounds the embedded server's domain ledger (docs/SERVER.md#ledger-window).
 type Ledger struct {

@@ -71,7 +71,7 @@ func TestSet(t *testing.T) {
 
 func TestSetErrors(t *testing.T) {
 	tests := []struct{ path, value, want string }{
-		{"", "1", "--set: empty path (valid: name, description, seed, duration, grace, target, headers, protocol, tool, args, task_ttl, fallback, workload, client, server, faults, recovery, security, thresholds, error_budget, slo, compare, rollback, expect_manifest, contract)"},
+		{"", "1", "--set: empty path (valid: name, description, seed, duration, grace, target, headers, tls, protocol, tool, args, task_ttl, fallback, workload, client, server, faults, recovery, security, thresholds, error_budget, slo, compare, rollback, expect_manifest, contract)"},
 		{"workload.clinets", "1", `--set: workload.clinets: unknown field "clinets"; did you mean workload.clients? (fields of workload: workload.model, workload.clients, workload.think_time, workload.rate, workload.stages, workload.max_in_flight)`},
 		{"clients", "1", `--set: clients: unknown field "clients"; did you mean workload.clients? (top-level fields: name, ...`},
 		{"client.pol.interval", "1s", `--set: client.pol.interval: unknown field "pol"; did you mean client.poll? (fields of client: client.poll, client.result, client.cancel, client.input, client.request_timeout, client.max_conns, client.source_addresses)`},

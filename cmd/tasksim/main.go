@@ -24,7 +24,6 @@ const (
 )
 
 // version is the tasksim version reported by `tasksim version` and in serverInfo.
-const version = runner.Version
 
 // usageError marks a problem with the command line or its input: exit code 2.
 type usageError struct{ err error }
@@ -61,6 +60,9 @@ func commands(p process) []command {
 		{"version", "print the tasksim version", runVersion},
 	}
 }
+
+// version is the tasksim version the tests expect in outputs.
+const version = runner.Version
 
 func main() {
 	p := process{gc: gcpolicy.Apply()}
@@ -134,11 +136,10 @@ nothing failed in what was measured. Each command's --help says which it can giv
 
 // runVersion is `tasksim version`.
 func runVersion(args []string, stdout, _ io.Writer) error {
-	if err := noArgs("version", "Usage: tasksim version\n\nPrints the tasksim version. Exit codes: 0 printed, 2 usage.\n", args); err != nil {
+	if err := noArgs("version", "Usage: tasksim version\n\nPrints the tasksim version, the module version, the commit and its date, the build date\nand the Go toolchain (runner.BuildInfo). Exit codes: 0 printed, 2 usage.\n", args); err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, "tasksim", version)
-	return nil
+	return runner.BuildInfo().WriteText(stdout)
 }
 
 // runScenarios is `tasksim scenarios` (scenarios.WriteBuiltins).

@@ -33,6 +33,7 @@ type Load struct {
 	SourceAddrs  string        // --source-addrs: a comma-separated list (client.source_addresses)
 	Sets         []string      // --set, each path=value, applied last, in order
 	Contract     bool          // --contract
+	TLS          TLS           // --ca-cert, --client-cert, --client-key, --insecure-skip-verify: the scenario's tls
 
 	fs *pflag.FlagSet // says which flags were given
 }
@@ -54,6 +55,7 @@ func BindLoad(fs *pflag.FlagSet) *Load {
 	fs.StringVar(&l.SourceAddrs, "source-addrs", "", "dial the clients' connections from these local addresses, round robin: a comma-separated `LIST` of addresses, ranges A-B and prefixes A/N, e.g. 127.0.0.1-127.0.0.8 (client.source_addresses)")
 	fs.StringArrayVar(&l.Sets, "set", nil, "override a scenario field, `path=value` (repeatable), e.g. client.poll.policy=fixed")
 	fs.BoolVar(&l.Contract, "contract", false, "run the contract suite against the target before the load: the run's contract gate (contract)")
+	l.TLS.Bind(fs)
 	return l
 }
 
@@ -130,6 +132,18 @@ func (l *Load) apply(sc *scenarios.Scenario) []error {
 	}
 	if given("contract") {
 		set("contract", "contract", strconv.FormatBool(l.Contract))
+	}
+	if given("ca-cert") {
+		sc.TLS.CACert = l.TLS.CACert
+	}
+	if given("client-cert") {
+		sc.TLS.ClientCert = l.TLS.ClientCert
+	}
+	if given("client-key") {
+		sc.TLS.ClientKey = l.TLS.ClientKey
+	}
+	if given("insecure-skip-verify") {
+		sc.TLS.InsecureSkipVerify = l.TLS.InsecureSkipVerify
 	}
 	return append(errs, ApplySets(sc, l.Sets)...)
 }

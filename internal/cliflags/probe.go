@@ -24,6 +24,7 @@ type Probe struct {
 	Tool       string        // --tool: with --create-task, the task tool
 	Args       string        // --args: with --create-task, the tool's arguments, a JSON object
 	Protocol   string        // --protocol: auto (the default) or an era
+	TLS        TLS           // the TLS flags
 }
 
 // BindProbe defines probe's flags of the target and the probe on fs.
@@ -36,6 +37,7 @@ func BindProbe(fs *pflag.FlagSet) *Probe {
 	fs.StringVar(&p.Tool, "tool", "", "with --create-task: the task tool to call (default: the first tool that supports tasks)")
 	fs.StringVar(&p.Args, "args", "", "with --create-task: the tool's arguments as a JSON object (default: the minimal ones its inputSchema requires)")
 	fs.StringVar(&p.Protocol, "protocol", "auto", "the era to speak, `auto|2025-11-25|2026-07-28`: auto finds it with server/discover (E32)")
+	p.TLS.Bind(fs)
 	return p
 }
 
@@ -78,10 +80,14 @@ func (p *Probe) args() (map[string]any, error) {
 // is client.ProtocolAuto) with the headers (their values noted in secrets, never printed),
 // and the probe's options. A header that is not 'K: V' is a *runner.UsageError.
 func (p *Probe) Options(secrets *redact.Set) (*client.Target, client.ProbeOptions, error) {
+	hc, err := p.TLS.Client(2)
+	if err != nil {
+		return nil, client.ProbeOptions{}, err
+	}
 	t := &client.Target{
 		URL:        p.Target,
 		Header:     http.Header{},
-		Client:     client.NewHTTPClient(2),
+		Client:     hc,
 		ClientInfo: mcp.Implementation{Name: "tasksim", Version: runner.Version},
 		Protocol:   p.Protocol,
 	}

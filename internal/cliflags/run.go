@@ -21,6 +21,7 @@ type Run struct {
 	Shards         int           // --shards N, the index from runner.JobIndexEnv
 	StartAt        string        // --start-at: an RFC 3339 instant
 	ProbeTimeout   time.Duration // --probe-timeout
+	MetricsListen  string        // --metrics-listen: the live /metrics endpoint; "" = none
 	Baseline       string        // --baseline: a saved run's directory
 	BaselineTarget string        // --baseline-target: the stable side of an A/B run
 	Budgets        []string      // --budget, each 'METRIC CHANGE'
@@ -38,6 +39,7 @@ func BindRun(fs *pflag.FlagSet) *Run {
 	fs.IntVar(&r.Shards, "shards", 0, "run one of `N` slices, the index from "+runner.JobIndexEnv+" (a Kubernetes Indexed Job sets it); --shard I/N wins over its index, and must name the same N")
 	fs.StringVar(&r.StartAt, "start-at", "", "start the load at this `RFC3339` instant (at most 24h ahead), the same in every shard; a start past by over 1s is reported")
 	fs.DurationVar(&r.ProbeTimeout, "probe-timeout", runner.DefaultProbeTimeout, "bound on the probe of the target before the load (server/discover, initialize, tools/list)")
+	fs.StringVar(&r.MetricsListen, "metrics-listen", "", "serve the run's live Prometheus metrics at http://`ADDR`/metrics while it goes on, e.g. 127.0.0.1:0 (port 0: a free one, printed); docs/METRICS.md#live")
 	fs.StringVar(&r.Baseline, "baseline", "", "judge the run against the saved run in `DIR` as well ('tasksim compare DIR OUT'), writing compare.json and compare.html beside summary.json")
 	fs.StringVar(&r.BaselineTarget, "baseline-target", "", "A/B run: drive the stable `URL` and --target (the canary) at once, the clients split between them, interleaved; writes canary/, baseline/ and the comparison into --out")
 	fs.StringArrayVar(&r.Budgets, "budget", nil, "a regression budget for --baseline or --baseline-target, `'METRIC CHANGE'`, e.g. 'latency_tasks_get.p99 +20%' (repeatable; 'tasksim compare --help')")
@@ -94,5 +96,5 @@ func (r *Run) Place(sc *scenarios.Scenario, now time.Time, getenv func(string) s
 // collector's policy.
 func (r *Run) Options(sc *scenarios.Scenario, shard scenarios.Shard, startAt, now time.Time) runner.Options {
 	return runner.Options{Dir: cmp.Or(r.Out, runner.DefaultDir(sc, now)), Shard: shard, StartAt: startAt, Start: now,
-		Overwrite: r.Force, ProbeTimeout: r.ProbeTimeout}
+		Overwrite: r.Force, ProbeTimeout: r.ProbeTimeout, MetricsListen: r.MetricsListen}
 }

@@ -28,6 +28,7 @@ type Suite struct {
 	PerTool    []string      // --tool-args, each NAME=JSON
 	Only, Skip []string      // --only, --skip: case ids or prefixes
 	Budget     time.Duration // --budget: bound on every wait
+	TLS        TLS           // the TLS flags
 }
 
 // BindSuite defines conform's suite flags on fs.
@@ -45,6 +46,7 @@ func BindSuite(fs *pflag.FlagSet) *Suite {
 	fs.StringSliceVar(&s.Only, "only", nil, "run only these cases, `ID,...`")
 	fs.StringSliceVar(&s.Skip, "skip", nil, "leave out these cases, `ID,...`")
 	fs.DurationVar(&s.Budget, "budget", conform.DefaultBudget, "bound on every wait: a task to end, an expired task to go; a longer granted ttl skips ttl.expiry")
+	s.TLS.Bind(fs)
 	return s
 }
 
@@ -73,10 +75,14 @@ func (s *Suite) Check() error {
 // cases, which must differ from the first, and the tools' arguments. Each problem is a
 // *runner.UsageError.
 func (s *Suite) Options(secrets *redact.Set) (conform.Options, error) {
+	hc, err := s.TLS.Client(4)
+	if err != nil {
+		return conform.Options{}, err
+	}
 	t := &client.Target{
 		URL:        s.Target,
 		Header:     http.Header{},
-		Client:     client.NewHTTPClient(4),
+		Client:     hc,
 		ClientInfo: mcp.Implementation{Name: "tasksim-conform", Version: runner.Version},
 	}
 	if err := AddHeaders(t.Header, s.Headers, "--header", secrets); err != nil {

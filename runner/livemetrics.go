@@ -1,0 +1,222 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/tasksim/tasksim/internal/mcp"
+	"github.com/tasksim/tasksim/metrics"
+)
+
+// The run's live metrics (Options.MetricsListen, `tasksim run --metrics-listen`): the load
+// generator's figures in the Prometheus text format while the run goes on, so an SRE sees
+// the run beside the dashboards of the server under test (docs/METRICS.md#live).
+//
+// Nothing is recorded for them on the request path: every reply is counted once, in the
+// recorder (metrics.Shard.Reply, under the lock it takes anyway, into fixed buckets beside
+// the HDR histograms: metrics/buckets.go), whatever era's client.Conn sent it; the
+// collector adds each second's window here, and a scrape reads the running totals. So a
+// scrape sees the run up to the last closed window (at most a second old).
+//
+// Families (names after the OpenTelemetry MCP semantic conventions where they have one):
+//
+//	mcp_client_operation_duration_seconds{mcp_method_name,mcp_protocol_version,error_type,gen_ai_tool_name}
+//	    histogram  send -> reply of every request that got a reply; error_type is the
+//	               outcome of an error (rpc_error, http_error, protocol, backpressure,
+//	               expected, injected, stopped), "" for a result; gen_ai_tool_name on tools/call
+//	tasksim_client_requests_total{mcp_method_name,outcome}  counter  every request, replied or not
+//	tasksim_client_<histogram>  histogram  the task figures: task_e2e_seconds, polls_per_task,
+//	               poll_amplification, detection_lag_seconds, result_lag_seconds,
+//	               schedule_lag_seconds, cleanup_lag_seconds, cancel_latency_seconds
+//	tasksim_client_<counter>_total  counter  every client-side counter (tasks_created,
+//	               tasks_completed, ..., backpressure_signals, tasks_unknown, ...)
+//	tasksim_client_in_flight  gauge  tasks in flight
+//
+// Every series carries tasksim_shard, the shard's index ("0" for a whole run), so a merged
+// fleet's scrapes add up; the registry is the run's own (STYLE habit 5).
+type liveMetrics struct {
+	url string // http://ADDR/metrics
+	srv *http.Server
+
+	dialect  mcp.Dialect
+	tool     string
+	protocol string
+
+	mu       sync.Mutex
+	live     metrics.Live
+	requests [mcp.NumOps][metrics.NumOutcomes]int64
+	counters [metrics.NumCounters]int64
+	inFlight int64
+
+	duration, requestsDesc, inFlightDesc *prometheus.Desc
+	hists                                [metrics.NumHists]*prometheus.Desc
+	countersDesc                         [metrics.NumCounters]*prometheus.Desc
+}
+
+// startLiveMetrics listens on addr (an address without a host, ":9090", is 127.0.0.1's)
+// and serves /metrics; the caller closes it.
+func startLiveMetrics(addr string, shard int, tool, protocol string, d mcp.Dialect) (*liveMetrics, error) {
+	if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
+		addr = net.JoinHostPort("127.0.0.1", port)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, &UsageError{fmt.Errorf("--metrics-listen %s: %w", addr, err)}
+	}
+	m := &liveMetrics{url: "http://" + ln.Addr().String() + "/metrics", dialect: d, tool: tool, protocol: protocol}
+	m.describe(prometheus.Labels{"tasksim_shard": strconv.Itoa(shard)})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m)
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = m.srv.Serve(ln) }()
+	return m, nil
+}
+
+// describe makes the families' descriptions, each with the constant labels cl.
+func (m *liveMetrics) describe(cl prometheus.Labels) {
+	desc := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, labels, cl)
+	}
+	m.duration = desc("mcp_client_operation_duration_seconds",
+		"Duration of MCP requests, send to reply, by method, protocol version and error type (\"\" for a result).",
+		"mcp_method_name", "mcp_protocol_version", "error_type", "gen_ai_tool_name")
+	m.requestsDesc = desc("tasksim_client_requests_total", "MCP requests sent, by method and outcome, replied or not.", "mcp_method_name", "outcome")
+	m.inFlightDesc = desc("tasksim_client_in_flight", "Tasks in flight in the load generator.")
+	for h := range metrics.NumHists {
+		if _, op := metrics.Hist(h).Op(); op || metrics.Hist(h) == metrics.DownstreamWait {
+			continue // request durations are mcp_client_operation_duration_seconds; the downstream is the server's
+		}
+		name := "tasksim_client_" + metrics.Hist(h).Name()
+		if metrics.Hist(h).Unit() == "ms" {
+			name += "_seconds"
+		}
+		m.hists[h] = desc(name, "The run's "+metrics.Hist(h).Name()+" (docs/METRICS.md#histograms).")
+	}
+	for c := range metrics.NumCounters {
+		if !metrics.Counter(c).ServerSide() {
+			m.countersDesc[c] = desc("tasksim_client_"+metrics.Counter(c).Name()+"_total", "The run's "+metrics.Counter(c).Name()+" counter (docs/METRICS.md).")
+		}
+	}
+}
+
+// add adds one closed window to the running totals.
+func (m *liveMetrics) add(w *metrics.Window) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.live.Add(&w.Live)
+	for op := range w.Requests {
+		for o, n := range w.Requests[op] {
+			m.requests[op][o] += n
+		}
+	}
+	for c, n := range w.Counters {
+		m.counters[c] += n
+	}
+	m.inFlight = w.Gauges[metrics.InFlight]
+}
+
+// close stops serving.
+func (m *liveMetrics) close() {
+	if m == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := m.srv.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		_ = m.srv.Close()
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (m *liveMetrics) Describe(ch chan<- *prometheus.Desc) {
+	ch <- m.duration
+	ch <- m.requestsDesc
+	ch <- m.inFlightDesc
+	for _, d := range m.hists {
+		if d != nil {
+			ch <- d
+		}
+	}
+	for _, d := range m.countersDesc {
+		if d != nil {
+			ch <- d
+		}
+	}
+}
+
+// Collect implements prometheus.Collector: the totals up to the last closed window.
+func (m *liveMetrics) Collect(ch chan<- prometheus.Metric) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for op := range mcp.NumOps {
+		method := m.method(op)
+		for o := range metrics.NumOutcomes {
+			if n := m.requests[op][o]; n > 0 {
+				ch <- prometheus.MustNewConstMetric(m.requestsDesc, prometheus.CounterValue, float64(n), method, metrics.Outcome(o).Name())
+			}
+			b := &m.live.Durations[op][o]
+			if b.Total() == 0 {
+				continue
+			}
+			errType, tool := "", ""
+			if metrics.Outcome(o) != metrics.OutcomeOK {
+				errType = metrics.Outcome(o).Name()
+			}
+			if op == mcp.OpToolsCall {
+				tool = m.tool
+			}
+			ch <- constHistogram(m.duration, b, metrics.DurationBounds, 1e-6, method, m.protocol, errType, tool)
+		}
+	}
+	for h, d := range m.hists {
+		if d != nil {
+			scale := metrics.Hist(h).Scale()
+			if metrics.Hist(h).Unit() == "ms" {
+				scale = 1e-6 // seconds
+			}
+			ch <- constHistogram(d, &m.live.Hists[h], metrics.Hist(h).Bounds(), scale)
+		}
+	}
+	for c, d := range m.countersDesc {
+		if d != nil {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(m.counters[c]))
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(m.inFlightDesc, prometheus.GaugeValue, float64(m.inFlight))
+}
+
+// method is op's wire name in the run's dialect (op.Name where the dialect has none).
+func (m *liveMetrics) method(op mcp.Op) string {
+	if m.dialect != nil {
+		if s := m.dialect.Method(op); s != "" {
+			return s
+		}
+	}
+	return op.Name()
+}
+
+// constHistogram is b as a Prometheus histogram: cumulative counts at bounds, the sum
+// scaled from the recorded unit by scale.
+func constHistogram(d *prometheus.Desc, b *metrics.Buckets, bounds []float64, scale float64, labels ...string) prometheus.Metric {
+	cum := make(map[float64]uint64, len(bounds))
+	var n uint64
+	for i, le := range bounds {
+		n += uint64(b.Counts[i])
+		cum[le] = n
+	}
+	return prometheus.MustNewConstHistogram(d, uint64(b.Total()), float64(b.Sum)*scale, cum, labels...)
+}

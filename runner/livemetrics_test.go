@@ -1,0 +1,123 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/tasksim/tasksim/scenarios"
+)
+
+// scrapeObserver scrapes the run's live endpoint once, at the end of the second window of
+// the load: while the run goes on.
+type scrapeObserver struct {
+	mu      sync.Mutex
+	url     string
+	windows int
+	body    []byte
+	err     error
+}
+
+func (o *scrapeObserver) Phase(Phase) {}
+
+func (o *scrapeObserver) Window(Progress) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.windows++; o.windows != 2 || o.url == "" {
+		return
+	}
+	resp, err := http.Get(o.url)
+	if err != nil {
+		o.err = err
+		return
+	}
+	defer resp.Body.Close()
+	o.body, o.err = io.ReadAll(resp.Body)
+}
+
+// TestLiveMetrics: `run --metrics-listen` serves the load generator's figures while the run
+// goes on, promlint-clean, in the names of docs/METRICS.md#live, in both eras: request
+// durations by method as mcp_client_operation_duration_seconds, the task figures, the shard.
+func TestLiveMetrics(t *testing.T) {
+	for _, proto := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(proto, func(t *testing.T) {
+			sc, err := scenarios.Load("smoke")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, kv := range []string{"duration=3s", "grace=3s", "workload.clients=4", `args={"duration_ms":200}`} {
+				path, value, _ := strings.Cut(kv, "=")
+				if err := sc.Set(path, value); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sc.Protocol = proto
+			obs := &scrapeObserver{}
+			notes := func(line string) {
+				if u, ok := strings.CutPrefix(line, "metrics: "); ok {
+					obs.mu.Lock()
+					obs.url = u
+					obs.mu.Unlock()
+				}
+			}
+			if _, err := Run(context.Background(), sc, Options{Dir: t.TempDir(), MetricsListen: "127.0.0.1:0", Observer: obs, Notes: notes}); err != nil {
+				t.Fatal(err)
+			}
+			obs.mu.Lock()
+			defer obs.mu.Unlock()
+			if !strings.HasPrefix(obs.url, "http://127.0.0.1:") || obs.err != nil || obs.body == nil {
+				t.Fatalf("metrics URL %q, scrape: %v", obs.url, obs.err)
+			}
+			problems, err := promlint.New(bytes.NewReader(obs.body)).Lint()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range problems {
+				t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+			}
+			parser := expfmt.NewTextParser(model.UTF8Validation)
+			fams, err := parser.TextToMetricFamilies(bytes.NewReader(obs.body))
+			if err != nil {
+				t.Fatalf("exposition: %v\n%s", err, obs.body)
+			}
+			dur := fams["mcp_client_operation_duration_seconds"]
+			var gets, created uint64
+			for _, m := range dur.GetMetric() {
+				l := labels(m)
+				if l["mcp_method_name"] == "tasks/get" && l["error_type"] == "" && l["mcp_protocol_version"] == proto && l["tasksim_shard"] == "0" {
+					gets += m.GetHistogram().GetSampleCount()
+				}
+			}
+			if f := fams["tasksim_client_tasks_created_total"]; f != nil {
+				created = uint64(f.GetMetric()[0].GetCounter().GetValue())
+			}
+			if gets == 0 || created == 0 {
+				t.Errorf("after two seconds: %d tasks/get durations, %d tasks created; want some of both:\n%s", gets, created, obs.body)
+			}
+			for _, name := range []string{"tasksim_client_requests_total", "tasksim_client_task_e2e_seconds", "tasksim_client_polls_per_task",
+				"tasksim_client_detection_lag_seconds", "tasksim_client_schedule_lag_seconds", "tasksim_client_in_flight"} {
+				if fams[name] == nil {
+					t.Errorf("%s is missing", name)
+				}
+			}
+		})
+	}
+}
+
+// labels returns m's labels by name.
+func labels(m *dto.Metric) map[string]string {
+	out := map[string]string{}
+	for _, l := range m.GetLabel() {
+		out[l.GetName()] = l.GetValue()
+	}
+	return out
+}
