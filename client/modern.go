@@ -205,7 +205,7 @@ func appendWithMeta(dst, params, meta []byte) ([]byte, error) {
 	if len(p) == 0 {
 		p = []byte(`{}`)
 	}
-	if p[0] != '{' || !json.Valid(p) {
+	if p[0] != '{' || !mcp.Valid(p) {
 		return dst, fmt.Errorf("want a JSON object, got %.40q", p)
 	}
 	if bytes.Contains(p, []byte(`"_meta"`)) { // then a member, or a string inside one?
