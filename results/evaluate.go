@@ -1,7 +1,9 @@
 package results
 
 import (
+	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
@@ -224,6 +226,28 @@ func (wt *WindowTally) Add(w *metrics.Window) {
 		d.vals = append(d.vals, v)
 	}
 	wt.n++
+}
+
+// Worst says, for a progress line, which threshold fares worst so far: the one that failed
+// in the most windows, with its count and worst value ("latency_tasks_get.p99 <= 1000ms:
+// failed 3 of 15 windows, worst 3530.75"); "" when none has failed in a window yet. The
+// default SLOs, whose limits are known only at the end, are not judged here.
+func (wt *WindowTally) Worst() string {
+	var worst *tallied
+	for i := range wt.ths {
+		if e := &wt.ths[i]; e.ok && e.acc.failed > 0 && (worst == nil || e.acc.failed > worst.acc.failed) {
+			worst = e
+		}
+	}
+	if worst == nil {
+		return ""
+	}
+	unit := worst.th.Unit
+	if unit == "count" || unit == "ratio" {
+		unit = ""
+	}
+	return fmt.Sprintf("%s: failed %d of %d windows, worst %s%s", worst.th.Expr, worst.acc.failed, worst.acc.evaluated,
+		strconv.FormatFloat(round3(worst.acc.worstValue), 'f', -1, 64), unit)
 }
 
 // FailsIn evaluates t on one window, for abort_on_fail: value is t's metric in w, and

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/scenarios"
 )
@@ -369,5 +370,31 @@ func TestWindowRateIsAShare(t *testing.T) {
 	w.Counters[metrics.TasksCompleted] = 1
 	if v, failed := th.FailsIn(&w); v != 87.5 || !failed {
 		t.Errorf("window value %v (failed %v), want 87.5", v, failed)
+	}
+}
+
+// TestWindowTallyWorst: the progress line's worst threshold is the one failed in the most
+// windows, with its count and its worst value; none has failed: "".
+func TestWindowTallyWorst(t *testing.T) {
+	ths := []scenarios.Threshold{{Expr: "tasks.created >= 0"}, {Expr: "latency_tasks_get.p99 <= 10ms"}, {Expr: "latency_tasks_get.p50 <= 1ms"}}
+	wt := NewWindowTally(ths, nil)
+	if got := wt.Worst(); got != "" {
+		t.Errorf("before any window: %q, want none", got)
+	}
+	window := func(us ...int64) *metrics.Window {
+		w := &metrics.Window{}
+		h := metrics.NewHistogram(metrics.LatencyTasksGet)
+		for _, v := range us {
+			_ = h.RecordValue(v)
+		}
+		w.Hists[metrics.LatencyTasksGet] = h
+		w.Requests[mcp.OpTasksGet][metrics.OutcomeOK] = int64(len(us))
+		return w
+	}
+	wt.Add(window(500, 500, 500))   // both pass
+	wt.Add(window(2000, 2000, 2000)) // p50 fails, p99 passes
+	wt.Add(window(2000, 20000))      // both fail: p50 in 2 windows, p99 in 1
+	if got, want := wt.Worst(), "latency_tasks_get.p50 <= 1ms: failed 2 of 3 windows, worst 2"; !strings.HasPrefix(got, want) {
+		t.Errorf("Worst() = %q, want it to start %q", got, want)
 	}
 }

@@ -119,15 +119,20 @@ func (c *collector) flush(now time.Time) {
 	c.live.add(&w)
 	if c.observer != nil {
 		tot := c.rec.TotalCounts() // counts only: the histograms would be made for nothing
-		var errs int64
+		var errs, reqs, windowReqs int64
 		for m := range mcp.NumOps {
 			errs += tot.ErrorCount(m)
+			for o := range metrics.NumOutcomes {
+				reqs += tot.Requests[m][o]
+				windowReqs += w.Requests[m][o]
+			}
 		}
 		secs := max(w.End.Sub(w.Start).Seconds(), 1e-9)
 		c.observer.Window(Progress{Elapsed: now.Sub(c.start), Duration: c.duration,
 			Created: tot.Counters[metrics.TasksCreated], Completed: tot.Counters[metrics.TasksCompleted],
 			InFlight: c.eng.InFlight(), Polls: tot.Counters[metrics.Polls], Errors: errs,
-			PollsPerSecond: float64(w.Counters[metrics.Polls]) / secs})
+			PollsPerSecond: float64(w.Counters[metrics.Polls]) / secs,
+			Requests: reqs, RequestRate: float64(windowReqs) / secs, Worst: c.tally.Worst()})
 	}
 }
 

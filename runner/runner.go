@@ -127,6 +127,26 @@ type Progress struct {
 	Polls          int64         // tasks/get polls sent so far
 	Errors         int64         // failed requests so far
 	PollsPerSecond float64       // polls sent in the last second
+	Requests       int64         // requests sent so far
+	RequestRate    float64       // requests sent in the last second
+	// Worst is the threshold that fares worst so far (results.WindowTally.Worst); "" when
+	// none has failed in a window.
+	Worst string
+}
+
+// Line is p as one plain status line, for a log that is no terminal (CI, kubectl logs):
+// "load 0:15/0:50  created 120  done 100  in flight 20  450 req/s  errors 0  worst: ...".
+func (p Progress) Line() string {
+	clock := func(d time.Duration) string {
+		s := int64(d / time.Second)
+		return fmt.Sprintf("%d:%02d", s/60, s%60)
+	}
+	line := fmt.Sprintf("load %s/%s  created %d  done %d  in flight %d  %.0f req/s  errors %d",
+		clock(p.Elapsed), clock(p.Duration), p.Created, p.Completed, p.InFlight, p.RequestRate, p.Errors)
+	if p.Worst != "" {
+		line += "  worst: " + p.Worst
+	}
+	return line
 }
 
 // Run runs the scenario sc (validated: Validate) as opts says, writes its output files into

@@ -14,8 +14,21 @@ import (
 	"github.com/tasksim/tasksim/sweep"
 )
 
-// The progress bars (mpb) of run and sweep, on stderr. They show only when stderr is a
-// terminal (isTerminal) and --no-progress is not given; a nil bar shows nothing.
+// The progress of run and sweep, on stderr, unless --no-progress: bars (mpb) on a terminal
+// (isTerminal), a plain status line every --progress-interval elsewhere (CI logs, kubectl
+// logs), where bars would print nothing but their last frame; a nil bar shows nothing.
+
+// progressKind is how a command shows progress on w: bars, or plain lines every so often
+// (0: none).
+func progressKind(off bool, every time.Duration, w io.Writer) (bars bool, lines time.Duration) {
+	switch {
+	case off || every <= 0 && !isTerminal(w):
+		return false, 0
+	case isTerminal(w):
+		return true, 0
+	}
+	return false, every
+}
 
 // runObserver follows a run for the command line (runner.Observer): it keeps the run's
 // phase, which decides what a signal does (withSignals), and, when bars is true, shows the
@@ -24,6 +37,8 @@ import (
 type runObserver struct {
 	w        io.Writer
 	bars     bool          // show the progress bar (stderr is a terminal, no --no-progress)
+	every    time.Duration // else a plain status line this often; 0 = none
+	next     time.Duration // the elapsed time of the next status line
 	duration time.Duration // the load phase planned
 	phase    atomic.Int32  // the runner.Phase the run is in; 0 before the first
 
@@ -53,6 +68,10 @@ func (o *runObserver) Phase(p runner.Phase) {
 }
 
 func (o *runObserver) Window(p runner.Progress) {
+	if o.every > 0 && p.Elapsed >= o.next {
+		fmt.Fprintln(o.w, "tasksim run: "+p.Line())
+		o.next = p.Elapsed.Truncate(o.every) + o.every
+	}
 	if o.p == nil {
 		return
 	}
@@ -87,12 +106,21 @@ type sweepObserver struct {
 	p       *mpb.Progress // nil: no bars
 	overall *mpb.Bar
 	cell    *mpb.Bar
+
+	// Without bars, a status line every every (0: none) while a cell runs: which cell of
+	// how many, since when. done ends the current cell's ticker.
+	every       time.Duration
+	cells, nth  int
+	label       string
+	started     time.Time
+	done        chan struct{}
+	tickerEnded chan struct{}
 }
 
 var _ sweep.Observer = (*sweepObserver)(nil)
 
-func newSweepObserver(stderr io.Writer, bars bool, cells int) *sweepObserver {
-	o := &sweepObserver{stderr: stderr}
+func newSweepObserver(stderr io.Writer, bars bool, every time.Duration, cells int) *sweepObserver {
+	o := &sweepObserver{stderr: stderr, every: every, cells: cells}
 	if bars {
 		o.p = newBars(stderr)
 		o.overall = o.p.AddBar(int64(cells), mpb.BarPriority(1<<30), // always the last line
@@ -103,6 +131,13 @@ func newSweepObserver(stderr io.Writer, bars bool, cells int) *sweepObserver {
 }
 
 func (o *sweepObserver) CellStarted(label string) {
+	o.nth++
+	if o.every > 0 {
+		o.label, o.started = label, time.Now()
+		o.status("started")
+		o.done, o.tickerEnded = make(chan struct{}), make(chan struct{})
+		go o.tick(o.done, o.tickerEnded)
+	}
 	if o.p != nil {
 		o.cell = o.p.New(0, mpb.SpinnerStyle(), mpb.BarFillerClearOnComplete(),
 			mpb.PrependDecorators(decor.Name(label+" ")),
@@ -110,7 +145,34 @@ func (o *sweepObserver) CellStarted(label string) {
 	}
 }
 
+// tick writes the cell's status line every o.every until done is closed.
+func (o *sweepObserver) tick(done, ended chan struct{}) {
+	defer close(ended)
+	t := time.NewTicker(o.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			o.status("running")
+		}
+	}
+}
+
+// status writes the current cell's plain status line.
+func (o *sweepObserver) status(what string) {
+	fmt.Fprintf(o.stderr, "tasksim sweep: cell %d/%d %s %s, %s in\n", o.nth, o.cells, o.label, what,
+		time.Since(o.started).Round(time.Second))
+}
+
 func (o *sweepObserver) CellEnded(string) {
+	if o.done != nil {
+		close(o.done)
+		<-o.tickerEnded
+		o.done = nil
+		o.status("done")
+	}
 	if o.p != nil {
 		o.cell.SetTotal(-1, true)
 		o.overall.Increment()

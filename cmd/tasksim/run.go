@@ -24,6 +24,7 @@ type runFlags struct {
 	*cliflags.Load
 	*cliflags.Run
 	dryRun, noProgress bool
+	every              time.Duration // --progress-interval: the plain status line's period
 	fs                 *pflag.FlagSet
 }
 
@@ -35,7 +36,8 @@ func parseRunFlags(args []string, _ io.Writer) (*runFlags, string, error) {
 	f := &runFlags{Load: cliflags.BindLoad(fs), Run: cliflags.BindRun(fs), fs: fs}
 	setHelp(fs, runHelp())
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan (load, cancels, faults, thresholds) and run nothing")
-	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress bars (they show only when stderr is a terminal)")
+	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress: no bars on a terminal, no status lines elsewhere")
+	fs.DurationVar(&f.every, "progress-interval", 5*time.Second, "with stderr not a terminal (CI, kubectl logs), a plain status line this often")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, "", err
 	}
@@ -96,7 +98,8 @@ func runRun(p process, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--force: %w", err)
 		}
 	}
-	obs := &runObserver{w: stderr, bars: !f.noProgress && isTerminal(stderr), duration: time.Duration(sc.Duration)}
+	obs := &runObserver{w: stderr, duration: time.Duration(sc.Duration)}
+	obs.bars, obs.every = progressKind(f.noProgress, f.every, stderr)
 	var sum *results.Summary
 	withSignals(obs, stderr, func(ctx context.Context, stop <-chan struct{}) {
 		opts.Stop, opts.Observer = stop, obs

@@ -46,6 +46,7 @@ type sweepFlags struct {
 	vary, slo  []string
 	out        string
 	noProgress bool
+	every      time.Duration // --progress-interval
 }
 
 // parseSweepFlags reads sweep's command line: the flags, the scenario NAME or FILE
@@ -57,7 +58,8 @@ func parseSweepFlags(args []string, _ io.Writer) (*sweepFlags, string, []sweep.V
 	fs.StringArrayVar(&f.vary, "vary", nil, "a dimension of the grid, `NAME=V1,V2,...` (repeatable)")
 	fs.StringArrayVar(&f.slo, "slo", nil, "threshold `EXPR` every recommended cell must meet (repeatable), e.g. 'detection_lag.p99 < 2s'")
 	fs.StringVar(&f.out, "out", "", "output `DIR` (default runs/sweep-<scenario>-<UTC time>)")
-	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress bars")
+	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress: no bars on a terminal, no status lines elsewhere")
+	fs.DurationVar(&f.every, "progress-interval", 5*time.Second, "with stderr not a terminal (CI, kubectl logs), a plain status line this often")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, "", nil, err
 	}
@@ -100,7 +102,8 @@ func runSweep(p process, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "tasksim sweep: %s\n", note)
 	}
 
-	obs := newSweepObserver(stderr, !f.noProgress && isTerminal(stderr), len(r.Cells))
+	bars, every := progressKind(f.noProgress, f.every, stderr)
+	obs := newSweepObserver(stderr, bars, every, len(r.Cells))
 	err = runCells(p, plan, dir, r, obs)
 	obs.wait()
 	if err != nil {
