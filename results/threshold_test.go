@@ -391,7 +391,7 @@ func TestWindowTallyWorst(t *testing.T) {
 		w.Requests[mcp.OpTasksGet][metrics.OutcomeOK] = int64(len(us))
 		return w
 	}
-	wt.Add(window(500, 500, 500))   // both pass
+	wt.Add(window(500, 500, 500))    // both pass
 	wt.Add(window(2000, 2000, 2000)) // p50 fails, p99 passes
 	wt.Add(window(2000, 20000))      // both fail: p50 in 2 windows, p99 in 1
 	if got, want := wt.Worst(), "latency_tasks_get.p50 <= 1ms: failed 2 of 3 windows, worst 2"; !strings.HasPrefix(got, want) {

@@ -132,7 +132,7 @@ func (c *collector) flush(now time.Time) {
 			Created: tot.Counters[metrics.TasksCreated], Completed: tot.Counters[metrics.TasksCompleted],
 			InFlight: c.eng.InFlight(), Polls: tot.Counters[metrics.Polls], Errors: errs,
 			PollsPerSecond: float64(w.Counters[metrics.Polls]) / secs,
-			Requests: reqs, RequestRate: float64(windowReqs) / secs, Worst: c.tally.Worst()})
+			Requests:       reqs, RequestRate: float64(windowReqs) / secs, Worst: c.tally.Worst()})
 	}
 }
 
