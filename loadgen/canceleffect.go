@@ -85,9 +85,9 @@ func (v *vu) cancelAcked(ctx context.Context, t *taskState, wasTerminal bool) {
 	n := len(lc.Violations)
 	lc.PollSent()
 	v.shard.Add(metrics.Polls, 1)
-	tr, rep, err := v.get(ctx, t.ref)
+	tr, rep, err := v.link.Get(ctx, t.ref)
 	v.observe(&tr, rep, err, t)
-	if err != nil || rep.Err != nil {
+	if _, payloadLost := lost(err); err != nil && !payloadLost || rep.Err != nil {
 		return // no evidence either way (a purge after the end is allowed)
 	}
 	v.lateCancelRead(lc, n)

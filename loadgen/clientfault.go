@@ -8,12 +8,29 @@ import (
 	"github.com/tasksim/tasksim/scenarios"
 )
 
-// The client's own faults (docs/METRICS.md#eras), decided at their fault points by
-// the driver (task.go): a cut is handed to the request it breaks (client.Cut), a dropped
-// connection forgets the client's client.Conn (dropSession), a crash forgets the task too
-// (recovery.go). In an era that inlines payloads (client.Traits.Inline) fault point 3 is the
-// read that brings the payload (losePayload), and fault point 4 the Answer of inline input
-// (answerInputs).
+// The client's own faults (docs/METRICS.md#eras) wrap the connection the driver calls, as
+// Toxiproxy's toxics wrap a pipe (faultconn.go): faultConn's methods take the decisions of
+// the requests they send, inject them (a cut handed to the exchange as client.Cut, the
+// connection forgotten with dropSession before or after it) and return what came of it, a
+// reply the fault lost after it was read as a *lostReply; the driver's steps (task.go) call
+// the Conn and apply what comes back. Where each fault is decided:
+//
+//	create_reply         faultConn.Create: the reply is cut, the connection dropped
+//	after_create         the driver (beginTask): every task begun, one found by
+//	                     reconciliation too, once it is set up; no Create returns those
+//	before_result        faultConn.Result, before the call; where reads inline the
+//	                     payload, faultConn.Get: the read bringing it is lost (losePayload)
+//	result_stream        faultConn.Result (a stream cut); inline: faultConn.Get, as above
+//	input_before_answer  faultConn.Result (a stream cut); inline: the driver (answerInputs),
+//	                     between the poll's read being applied and the answers being drawn
+//	input_after_answer   faultConn.Result (a stream cut); inline: faultConn.Answer
+//	cancel_reply         faultConn.Cancel: the reply is cut, the connection dropped
+//	crash                the driver (stepPoll, recovery.go): a fault of the client's
+//	                     process, which loses its memory, not of its connection
+//
+// All of them draw from the client's fault stream (vu.frng), which the backoff jitter draws
+// from too: each is drawn where the request it breaks is sent, so that a seed gives one run.
+// A session gone (404, H8) is no fault of the client's: vu.call re-dials for it.
 
 // dropSession forgets the client's connection without DELETE, as a lost connection with a
 // client that has to start over does; the next request dials a new one.

@@ -32,14 +32,10 @@ func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 			}
 			return nil, false
 		}
-		cut := v.cut(v.e.cfg.Faults.CreateReply, "create_reply", client.CutReply) // fault point 1
 		sentAt := time.Now()
 		t.createSent = sentAt
-		cr, rep, err := v.createCall(ctx, call, answers, cut)
+		cr, rep, err := v.link.Create(ctx, call, answers, client.CutNone) // create_reply: faultConn
 		v.afterCreate()
-		if errors.Is(err, client.ErrCut) {
-			v.dropSession()
-		}
 		if err == nil && rep.Err == nil {
 			if cr.Input != nil {
 				next, why := v.inputRound(cr.Input)

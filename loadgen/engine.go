@@ -41,6 +41,7 @@ type Engine struct {
 	probesRan atomic.Bool
 	ran       atomic.Bool // Run was called
 	recovery  scenarios.Recovery
+	faulty    bool            // a client fault is on (Config.Faults.On): the clients' connections are wrapped in them (faultConn)
 	list      *listReconciler // nil unless reconciliation by tasks/list is possible
 	start     time.Time       // start of the load phase
 	slots     chan struct{}   // one token per request in flight; nil without MaxConns
@@ -90,7 +91,7 @@ func New(cfg Config, t *client.Target, m *client.Manifest, rec *metrics.Recorder
 	t.CacheEndpoint()
 	e := &Engine{cfg: cfg, target: t, dialect: t.DialectInUse(), rec: rec, manifest: m,
 		shards: max(1, cfg.Shards), stopLoad: make(chan struct{}), refusals: map[int]int64{},
-		unknowns: map[string]int64{}, recovery: cfg.recovery(), start: time.Now(),
+		unknowns: map[string]int64{}, recovery: cfg.recovery(), faulty: cfg.Faults.On(), start: time.Now(),
 		exec: newExecutor()}
 	if cfg.MaxConns > 0 {
 		e.slots = make(chan struct{}, cfg.MaxConns)

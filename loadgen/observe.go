@@ -16,7 +16,8 @@ import (
 
 // observe applies a read of the task (a Get: tr, its reply and error) to the lifecycle.
 func (v *vu) observe(tr *client.TaskRead, rep client.Reply, err error, t *taskState) {
-	if err != nil || rep.Err != nil {
+	lr, payloadLost := lost(err)
+	if err != nil && !payloadLost || rep.Err != nil {
 		v.failedRead(rep, err, t)
 		return
 	}
@@ -29,13 +30,11 @@ func (v *vu) observe(tr *client.TaskRead, rep client.Reply, err error, t *taskSt
 		return
 	}
 	now := time.Now()
-	if st := tr.Task.Status; lc.Inline && st.Terminal() && st != mcp.StatusCancelled && !t.streamCut && v.losePayload() {
-		// The reply carrying the payload is lost with its connection: the next poll must
-		// bring it again (fault point 3, where reads inline the payload).
-		t.streamCut = true
-		v.shard.Reclassify(mcp.OpTasksGet, metrics.OutcomeOK, metrics.OutcomeInjected)
-		v.dropSession()
-		lc.Replied(now.Add(v.retryDelay(1)))
+	if payloadLost {
+		// The reply carrying the payload was lost with its connection (faultConn.Get, fault
+		// point 3 where reads inline the payload): recounted injected, not charged to the
+		// status budget; the next poll must bring it again.
+		lc.Replied(now.Add(lr.retry))
 		return
 	}
 	v.apply(now, &tr.Task, t) // an acknowledged cancel is judged there when the task ends (settleCancel)
@@ -81,9 +80,6 @@ func (v *vu) failedRead(rep client.Reply, err error, t *taskState) {
 		if errors.As(err, &he) && he.RetryAfter > 0 {
 			lc.Replied(now.Add(he.RetryAfter)) // honour Retry-After
 			return
-		}
-		if errors.Is(err, client.ErrCut) {
-			v.dropSession()
 		}
 		lc.Replied(now.Add(backoff(v.e.recovery.Backoff, t.statusFails, v.frng)))
 	case rep.Err.Code == mcp.CodeInvalidParams:
@@ -250,8 +246,8 @@ func (v *vu) finish(ctx context.Context, t *taskState) {
 func (v *vu) confirmCancelled(ctx context.Context, t *taskState) {
 	v.lc.PollSent()
 	v.shard.Add(metrics.Polls, 1)
-	tr, rep, err := v.get(ctx, t.ref)
-	if err != nil || rep.Err != nil {
+	tr, rep, err := v.link.Get(ctx, t.ref)
+	if _, payloadLost := lost(err); err != nil && !payloadLost || rep.Err != nil {
 		return // no evidence either way (a purge after a cancel is allowed)
 	}
 	switch {
@@ -259,7 +255,7 @@ func (v *vu) confirmCancelled(ctx context.Context, t *taskState) {
 		v.observe(&tr, rep, nil, t) // a malformed reply, counted as such
 	case tr.Task.Status != mcp.StatusCancelled:
 		v.shard.Add(metrics.CancelsBroken, 1)
-		v.observe(&tr, rep, nil, t) // and the R14 violation it is
+		v.observe(&tr, rep, err, t) // and the R14 violation it is (or its lost payload)
 	}
 }
 
@@ -279,7 +275,7 @@ func (v *vu) resultErrorExpected(code int) bool {
 // JSON-RPC error (rpcErr), counted expected (resultErrorExpected), is moved back to the
 // errors unless the task is failed or cancelled.
 func (v *vu) checkFailure(ctx context.Context, t *taskState, rpcErr *mcp.Error) mcp.Status {
-	tr, rep, err := v.get(ctx, t.ref)
+	tr, rep, err := v.link.Get(ctx, t.ref)
 	v.observe(&tr, rep, err, t)
 	st := v.lc.Status
 	if rpcErr != nil && rpcErr.Code != mcp.CodeInvalidParams && st != mcp.StatusFailed && st != mcp.StatusCancelled {
@@ -294,8 +290,12 @@ func (v *vu) checkFailure(ctx context.Context, t *taskState, rpcErr *mcp.Error) 
 // has not answered yet (E55-E57): an elicitation/create by the configured ratios (with the
 // tenant's canary when one is planted); a request of another method, which the client's
 // capabilities do not allow the server to send (E15), is left unanswered and counted as the
-// protocol error it is. Fault point 4 is here: the connection drops before the answer
-// (input_before_answer), or the answer's acknowledgement is lost (input_after_answer).
+// protocol error it is. Fault point 4: the answer's acknowledgement may be lost
+// (input_after_answer, faultConn.Answer); or the connection drops before the answer
+// (input_before_answer), decided here: the drop falls after the poll's read is applied
+// (apply clears the resuming the drop sets) and before any answer is drawn (a drop sends
+// none, and draws none from the main stream), an instant no Conn method stands at: Get
+// returns before its read is applied, Answer is called once the answers are drawn.
 func (v *vu) answerInputs(ctx context.Context, t *taskState) {
 	reqs := t.inputs
 	t.inputs = nil
@@ -322,15 +322,7 @@ func (v *vu) answerInputs(ctx context.Context, t *taskState) {
 	for k := range responses {
 		t.answered = append(t.answered, k) // sent: never again, whatever the reply (E56)
 	}
-	cut := client.CutNone
-	if !t.streamCut && v.draw(v.e.cfg.Faults.InputAfterAnswer) {
-		t.streamCut, cut = true, client.CutReply
-	}
-	_, err := v.answerCall(ctx, t.ref, responses, cut)
-	if errors.Is(err, client.ErrCut) {
-		v.injected(client.CutAfterAnswer)
-		v.dropSession()
-	}
+	_, _ = v.link.Answer(ctx, t.ref, responses, client.CutNone) // input_after_answer: faultConn
 }
 
 // inputResponses answers the requests of reqs under keys; those of a method the client did

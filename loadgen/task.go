@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"time"
 
@@ -145,8 +144,12 @@ func (v *vu) beginTask(ctx context.Context, intended time.Time) bool {
 			e.noteViolation(task.TaskID, lc.Violations[0])
 		}
 	}
+	// Fault point 2, after_create, stays here rather than in faultConn.Create: it is decided
+	// for every task the client begins, one found by reconciliation too (no Create brought
+	// it), once the task is set up (its id in the fault's event; dropSession then marks the
+	// task to resume).
 	if v.fires(e.cfg.Faults.AfterCreate, "after_create") {
-		v.dropSession() // fault point 2: the connection drops right after CreateTaskResult
+		v.dropSession() // the connection drops right after CreateTaskResult
 	}
 	return true
 }
@@ -226,6 +229,9 @@ func (v *vu) due(ctx context.Context) (st Step, at time.Time, wait, ok bool) {
 func (v *vu) stepPoll(ctx context.Context, st Step) (resumed bool) {
 	t := &v.task
 	lc := &v.lc
+	// A crash is the client process's fault, not its connection's: it loses the client's
+	// memory (the task's state, the connection with it) between two requests, so no Conn
+	// method breaks; it stays with the driver, which owns that memory (recovery.go).
 	if !t.crashed && v.fires(v.e.cfg.Faults.Crash, "crash") {
 		v.crash(t) // v.lc and *t now hold only what was persisted
 		t.crashed = true
@@ -239,7 +245,7 @@ func (v *vu) stepPoll(ctx context.Context, st Step) (resumed bool) {
 	}
 	lc.PollSent()
 	v.shard.Add(metrics.Polls, 1)
-	tr, rep, err := v.get(ctx, t.ref)
+	tr, rep, err := v.link.Get(ctx, t.ref)
 	// Sent when it got its request slot: a wait for one is the load generator's own.
 	v.shard.RecordDuration(metrics.ScheduleLag, max(0, v.sent.Sub(st.At)))
 	v.observe(&tr, rep, err, t)
@@ -259,8 +265,7 @@ func (v *vu) stepCancel(ctx context.Context) {
 	wasTerminal := lc.Status.Terminal() // a late cancel (Lifecycle.LateCancelDue)
 	lc.CancelSent(time.Now())
 	v.shard.Add(metrics.CancelsSent, 1)
-	cut := v.cut(v.e.cfg.Faults.CancelReply, "cancel_reply", client.CutReply) // fault point 5
-	cd, rep, err := v.cancelCall(ctx, t.ref, cut)
+	cd, rep, err := v.link.Cancel(ctx, t.ref, client.CutNone) // cancel_reply: faultConn
 	switch {
 	case err == nil && rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams:
 		v.shard.Add(metrics.CancelsLate, 1)
@@ -277,33 +282,16 @@ func (v *vu) stepCancel(ctx context.Context) {
 	}
 }
 
-// stepResult fetches the payload (StepResult, until st.At at the latest), with the stream
-// faults of fault points 3 and 4, and applies the reply (applyResult).
+// stepResult fetches the payload (StepResult, until st.At at the latest; the stream faults
+// of fault points 3 and 4 are faultConn's) and applies the reply (applyResult).
 func (v *vu) stepResult(ctx context.Context, st Step) {
-	e := v.e
-	t := &v.task
-	lc := &v.lc
-	if lc.Status.Terminal() && !t.beforeResult && v.fires(e.cfg.Faults.BeforeResult, "before_result") {
-		t.beforeResult = true
-		v.dropSession() // fault point 3: the connection drops before tasks/result
-	}
-	cut := client.CutNone
-	if !t.streamCut { // at most one stream cut per task, so that every task can end
-		switch {
-		case v.draw(e.cfg.Faults.InputBeforeAnswer):
-			cut = client.CutBeforeAnswer
-		case v.draw(e.cfg.Faults.InputAfterAnswer):
-			cut = client.CutAfterAnswer
-		case v.draw(e.cfg.Faults.ResultStream):
-			cut = client.CutStream
-		}
-	}
-	rep, err := v.resultCall(ctx, t.ref, st.At, cut)
-	v.applyResult(ctx, rep, err, cut)
+	v.resultBy = st.At
+	rep, err := v.link.Result(ctx, v.task.ref, v, client.CutNone)
+	v.applyResult(ctx, rep, err)
 }
 
-// applyResult applies the reply to tasks/result (sent with cut) to the lifecycle.
-func (v *vu) applyResult(ctx context.Context, rep client.Reply, err error, cut client.Cut) {
+// applyResult applies the reply to tasks/result to the lifecycle.
+func (v *vu) applyResult(ctx context.Context, rep client.Reply, err error) {
 	t := &v.task
 	lc := &v.lc
 	switch {
@@ -314,7 +302,7 @@ func (v *vu) applyResult(ctx context.Context, rep client.Reply, err error, cut c
 		}
 		lc.Abandon()
 	case err != nil:
-		v.resultFailed(ctx, err, cut)
+		v.resultFailed(ctx, err)
 	case rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams && lc.Status == mcp.StatusFailed:
 		lc.ResultReceived(time.Now(), true) // R17: a failed task's result may be this error
 	case rep.Err != nil && rep.Err.Code == mcp.CodeInvalidParams && lc.Status.Terminal():
@@ -339,20 +327,18 @@ func (v *vu) applyResult(ctx context.Context, rep client.Reply, err error, cut c
 	}
 }
 
-// resultFailed applies a tasks/result that brought no reply (err; cut, the stream fault it
-// was sent with): a cut stream is retried after the server's retry delay on a new
-// connection, and the result budget bounds the tries of a terminal task.
-func (v *vu) resultFailed(ctx context.Context, err error, cut client.Cut) {
+// resultFailed applies a tasks/result that brought no reply (err): a stream the client's
+// own fault cut (a *lostReply, the fault recorded and the connection dropped by faultConn)
+// is retried after the wait it says, and the result budget bounds the tries of a terminal
+// task.
+func (v *vu) resultFailed(ctx context.Context, err error) {
 	t := &v.task
 	lc := &v.lc
 	t.resultTries++
 	now := time.Now()
 	wait := time.Duration(0)
-	if errors.Is(err, client.ErrCut) {
-		t.streamCut = true
-		v.injected(cut)
-		wait = v.retryDelay(t.resultTries)
-		v.dropSession()
+	if lr, ok := lost(err); ok {
+		wait = lr.retry
 	}
 	lc.ResultFailed(now.Add(wait))
 	if lc.Status.Terminal() {

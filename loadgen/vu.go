@@ -20,16 +20,18 @@ import (
 // random source of its own; it runs one task at a time (task.go). Its metrics go to the
 // shard it shares with other clients.
 type vu struct {
-	e     *Engine
-	idx   int
-	conn  client.Conn // nil until dialed, and after it is lost (dropSession)
-	rng   *rand.Rand
-	shard *metrics.Shard
-	lc    Lifecycle
-	task  taskState
-	cur   string      // id of the task being run, for elicitation answers
-	sent  time.Time   // when the latest call's first attempt got its request slot
-	timer *time.Timer // for the waits inside a step (see sleepUntil), re-armed for each
+	e        *Engine
+	idx      int
+	conn     client.Conn // nil until dialed, and after it is lost (dropSession)
+	link     faultConn   // the connection the driver's steps call: conn, metered, in the client's faults (faultconn.go)
+	rng      *rand.Rand
+	shard    *metrics.Shard
+	lc       Lifecycle
+	task     taskState
+	cur      string      // id of the task being run, for elicitation answers
+	sent     time.Time   // when the latest call's first attempt got its request slot
+	resultBy time.Time   // the latest instant of the tasks/result the driver sends (meteredConn.Result)
+	timer    *time.Timer // for the waits inside a step (see sleepUntil), re-armed for each
 
 	// Between the steps of a task (stepTask), while the client waits on its timer with no
 	// goroutine of its own (executor.go).
@@ -72,6 +74,7 @@ func (e *Engine) newVU(idx int) *vu {
 	v.pcg[1].Seed(e.cfg.Seed^faultSalt, uint64(idx)+1)
 	v.rand[0], v.rand[1] = *rand.New(&v.pcg[0]), *rand.New(&v.pcg[1])
 	v.rng, v.frng = &v.rand[0], &v.rand[1]
+	v.link = faultConn{inner: meteredConn{v}, v: v, on: e.faulty}
 	if e.probes != nil && isProbe(idx, e.cfg.Security.ProbeShare) {
 		v.probe = true
 		v.prng = rand.New(rand.NewPCG(e.cfg.Seed^probeSalt, uint64(idx)+1))
@@ -261,11 +264,11 @@ func (v *vu) cancelCall(ctx context.Context, ref client.TaskRef, cut client.Cut)
 	return cd, rep, err
 }
 
-// resultCall fetches the payload of the task ref until limit at the latest, the client
-// answering the server requests of its stream (Request).
-func (v *vu) resultCall(ctx context.Context, ref client.TaskRef, limit time.Time, cut client.Cut) (client.Reply, error) {
+// resultCall fetches the payload of the task ref until limit at the latest, h answering the
+// server requests of its stream (the client's Request).
+func (v *vu) resultCall(ctx context.Context, ref client.TaskRef, limit time.Time, h client.ServerHandler, cut client.Cut) (client.Reply, error) {
 	return v.call(ctx, mcp.OpTasksResult, limit, func(ctx context.Context, c client.Conn) (client.Reply, error) {
-		return c.Result(ctx, ref, v, cut)
+		return c.Result(ctx, ref, h, cut)
 	})
 }
 
