@@ -40,6 +40,9 @@ import (
 //	tasksim_client_<counter>_total  counter  every client-side counter (tasks_created,
 //	               tasks_completed, ..., backpressure_signals, tasks_unknown, ...)
 //	tasksim_client_in_flight  gauge  tasks in flight
+//	tasksim_client_poll_interval_seconds  gauge  the interval the clients poll at: the target's
+//	               advertised pollInterval (as the probe saw it) or the client's own, what
+//	               detection lag is compared with
 //
 // Every series carries tasksim_shard, the shard's index ("0" for a whole run), so a merged
 // fleet's scrapes add up; the registry is the run's own (STYLE habit 5).
@@ -50,6 +53,7 @@ type liveMetrics struct {
 	dialect  mcp.Dialect
 	tool     string
 	protocol string
+	interval time.Duration // the poll interval the clients follow (advisedInterval)
 
 	mu       sync.Mutex
 	live     metrics.Live
@@ -57,14 +61,14 @@ type liveMetrics struct {
 	counters [metrics.NumCounters]int64
 	inFlight int64
 
-	duration, requestsDesc, inFlightDesc *prometheus.Desc
-	hists                                [metrics.NumHists]*prometheus.Desc
-	countersDesc                         [metrics.NumCounters]*prometheus.Desc
+	duration, requestsDesc, inFlightDesc, intervalDesc *prometheus.Desc
+	hists                                              [metrics.NumHists]*prometheus.Desc
+	countersDesc                                       [metrics.NumCounters]*prometheus.Desc
 }
 
 // startLiveMetrics listens on addr (an address without a host, ":9090", is 127.0.0.1's)
 // and serves /metrics; the caller closes it.
-func startLiveMetrics(addr string, shard int, tool, protocol string, d mcp.Dialect) (*liveMetrics, error) {
+func startLiveMetrics(addr string, shard int, tool, protocol string, d mcp.Dialect, interval time.Duration) (*liveMetrics, error) {
 	if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
 		addr = net.JoinHostPort("127.0.0.1", port)
 	}
@@ -72,7 +76,7 @@ func startLiveMetrics(addr string, shard int, tool, protocol string, d mcp.Diale
 	if err != nil {
 		return nil, &UsageError{fmt.Errorf("--metrics-listen %s: %w", addr, err)}
 	}
-	m := &liveMetrics{url: "http://" + ln.Addr().String() + "/metrics", dialect: d, tool: tool, protocol: protocol}
+	m := &liveMetrics{url: "http://" + ln.Addr().String() + "/metrics", dialect: d, tool: tool, protocol: protocol, interval: interval}
 	m.describe(prometheus.Labels{"tasksim_shard": strconv.Itoa(shard)})
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(m)
@@ -93,6 +97,7 @@ func (m *liveMetrics) describe(cl prometheus.Labels) {
 		"mcp_method_name", "mcp_protocol_version", "error_type", "gen_ai_tool_name")
 	m.requestsDesc = desc("tasksim_client_requests_total", "MCP requests sent, by method and outcome, replied or not.", "mcp_method_name", "outcome")
 	m.inFlightDesc = desc("tasksim_client_in_flight", "Tasks in flight in the load generator.")
+	m.intervalDesc = desc("tasksim_client_poll_interval_seconds", "The interval the clients poll at: the target's advertised pollInterval, or the client's own.")
 	for h := range metrics.NumHists {
 		if _, op := metrics.Hist(h).Op(); op || metrics.Hist(h) == metrics.DownstreamWait {
 			continue // request durations are mcp_client_operation_duration_seconds; the downstream is the server's
@@ -146,6 +151,7 @@ func (m *liveMetrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.duration
 	ch <- m.requestsDesc
 	ch <- m.inFlightDesc
+	ch <- m.intervalDesc
 	for _, d := range m.hists {
 		if d != nil {
 			ch <- d
@@ -197,6 +203,7 @@ func (m *liveMetrics) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(m.inFlightDesc, prometheus.GaugeValue, float64(m.inFlight))
+	ch <- prometheus.MustNewConstMetric(m.intervalDesc, prometheus.GaugeValue, m.interval.Seconds())
 }
 
 // method is op's wire name in the run's dialect (op.Name where the dialect has none).

@@ -3,8 +3,11 @@ package runner
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -92,7 +95,7 @@ func TestLiveMetrics(t *testing.T) {
 			dur := fams["mcp_client_operation_duration_seconds"]
 			var gets, created uint64
 			for _, m := range dur.GetMetric() {
-				l := labels(m)
+				l := labelsOf(m)
 				if l["mcp_method_name"] == "tasks/get" && l["error_type"] == "" && l["mcp_protocol_version"] == proto && l["tasksim_shard"] == "0" {
 					gets += m.GetHistogram().GetSampleCount()
 				}
@@ -103,6 +106,7 @@ func TestLiveMetrics(t *testing.T) {
 			if gets == 0 || created == 0 {
 				t.Errorf("after two seconds: %d tasks/get durations, %d tasks created; want some of both:\n%s", gets, created, obs.body)
 			}
+			checkDashboard(t, fams)
 			for _, name := range []string{"tasksim_client_requests_total", "tasksim_client_task_e2e_seconds", "tasksim_client_polls_per_task",
 				"tasksim_client_detection_lag_seconds", "tasksim_client_schedule_lag_seconds", "tasksim_client_in_flight"} {
 				if fams[name] == nil {
@@ -113,11 +117,94 @@ func TestLiveMetrics(t *testing.T) {
 	}
 }
 
-// labels returns m's labels by name.
-func labels(m *dto.Metric) map[string]string {
+// labelsOf returns m's labels by name.
+func labelsOf(m *dto.Metric) map[string]string {
 	out := map[string]string{}
 	for _, l := range m.GetLabel() {
 		out[l.GetName()] = l.GetValue()
 	}
 	return out
+}
+
+// dashboardFile is the Grafana dashboard of a run (docs/METRICS.md#live).
+const dashboardFile = "../deploy/grafana/tasksim-run.json"
+
+// checkDashboard checks every query of the Grafana dashboard against a live scrape's
+// families: each metric a selector names (name{...}, with _bucket, _sum and _count read as
+// their histogram's) is exported, with every label the selector matches on, and so is the
+// metric and label of the shard variable's label_values.
+func checkDashboard(t *testing.T, fams map[string]*dto.MetricFamily) {
+	t.Helper()
+	b, err := os.ReadFile(dashboardFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+		Templating struct {
+			List []struct {
+				Definition string `json:"definition"`
+			} `json:"list"`
+		} `json:"templating"`
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("%s: %v", dashboardFile, err)
+	}
+	has := func(name string, labels ...string) bool {
+		f := fams[name]
+		if f == nil {
+			for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+				if base, ok := strings.CutSuffix(name, suffix); ok && fams[base].GetType() == dto.MetricType_HISTOGRAM {
+					f = fams[base]
+				}
+			}
+		}
+		if f == nil {
+			return false
+		}
+		for _, l := range labels {
+			if l == "le" {
+				continue
+			}
+			found := false
+			for _, m := range f.GetMetric() {
+				_, ok := labelsOf(m)[l]
+				found = found || ok
+			}
+			if !found {
+				return false
+			}
+		}
+		return true
+	}
+	selector := regexp.MustCompile(`([a-zA-Z_:][a-zA-Z0-9_:]*)\{([^}]*)\}`)
+	matcher := regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)`)
+	queries := 0
+	for _, p := range d.Panels {
+		for _, tg := range p.Targets {
+			for _, m := range selector.FindAllStringSubmatch(tg.Expr, -1) {
+				var labels []string
+				for _, lm := range matcher.FindAllStringSubmatch(m[2], -1) {
+					labels = append(labels, lm[1])
+				}
+				queries++
+				if !has(m[1], labels...) {
+					t.Errorf("panel %q: %s{%s}: not exported with those labels by a live run", p.Title, m[1], m[2])
+				}
+			}
+		}
+	}
+	for _, v := range d.Templating.List {
+		if m := regexp.MustCompile(`label_values\((\w+),\s*(\w+)\)`).FindStringSubmatch(v.Definition); m == nil || !has(m[1], m[2]) {
+			t.Errorf("variable %q: not a label_values of an exported metric and label", v.Definition)
+		}
+	}
+	if queries < 10 {
+		t.Errorf("%s: %d metric selectors, want the panels' queries", dashboardFile, queries)
+	}
 }

@@ -356,15 +356,11 @@ func (r *runRequest) run(ctx context.Context) (*results.Summary, error) {
 		return nil, err
 	}
 	col.observer = r.opts.Observer
-	if r.opts.MetricsListen != "" {
-		col.live, err = startLiveMetrics(r.opts.MetricsListen, r.opts.Shard.Index, r.sc.Tool, r.manifest.ProtocolVersion, target.DialectInUse())
-		if err != nil {
-			col.close()
-			return nil, err
-		}
-		defer col.live.close()
-		r.note("metrics: %s", col.live.url)
+	if col.live, err = r.startLive(target); err != nil {
+		col.close()
+		return nil, err
 	}
+	defer col.live.close()
 	r.note("%s against %s: %s", r.sc.Name, TargetName(r.sc), PlanLine(r.sc, r.cfg))
 	if err := r.waitStart(ctx); err != nil {
 		col.close()
@@ -392,6 +388,20 @@ func (r *runRequest) run(ctx context.Context) (*results.Summary, error) {
 		}
 		return sum
 	}, eng, events, col.aborted)
+}
+
+// startLive starts the live /metrics of Options.MetricsListen and notes its URL; nil
+// without one.
+func (r *runRequest) startLive(target *client.Target) (*liveMetrics, error) {
+	if r.opts.MetricsListen == "" {
+		return nil, nil
+	}
+	m, err := startLiveMetrics(r.opts.MetricsListen, r.opts.Shard.Index, r.sc.Tool, r.manifest.ProtocolVersion,
+		target.DialectInUse(), advisedInterval(r.manifest, r.cfg))
+	if err == nil {
+		r.note("metrics: %s", m.url)
+	}
+	return m, err
 }
 
 // watchStop has opts.Stop (or the end of ctx) stop the load: no task starts, those in
