@@ -34,9 +34,11 @@ func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 		}
 		sentAt := time.Now()
 		t.createSent = sentAt
+		v.e.list.sent(sentAt) // tasks/list reconciliation keeps what this create could claim (recovery.go)
 		cr, rep, err := v.link.Create(ctx, call, answers, client.CutNone) // create_reply: faultConn
 		v.afterCreate()
 		if err == nil && rep.Err == nil {
+			v.e.list.settled(sentAt)
 			if cr.Input != nil {
 				next, why := v.inputRound(cr.Input)
 				if rounds++; why == "" && rounds <= maxInputRounds {
@@ -52,6 +54,7 @@ func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 			return v.created(t, &cr)
 		}
 		task, ok, again := v.createFailed(ctx, t, rep, err, sentAt, attempt)
+		v.e.list.settled(sentAt)
 		if !again {
 			return task, ok
 		}

@@ -208,17 +208,65 @@ func (v *vu) idempotencyKey(seq uint64) string {
 // clock skew either side).
 // The claim is approximate when several creates were lost at once; it is counted apart.
 //
-// The ids it knows are those learned within the last horizon or two: a task learned
-// earlier was created earlier, before the window of any create still in flight (a create's
-// window opens at its send, at most horizon ago), so it can never be a candidate again.
-// Two generations of ids, the older dropped whole at each turn, keep the memory bounded by
-// the tasks of two horizons rather than of the whole run.
+// The ids it knows are kept in two generations, the older dropped whole at each turn, so
+// that memory is bounded by the tasks of two generations rather than of the whole run. A
+// turn drops the ids learned before the current generation began; it comes once a
+// generation is horizon old, and only when every create not yet settled (sent, settled:
+// from its send to the end of its reconciliation, however long its retries and pages take)
+// was sent after that instant and its skew: a task learned earlier was created earlier,
+// outside the window of any create that could still look for it.
 type listReconciler struct {
 	mu      sync.Mutex
 	known   map[string]struct{} // task ids learned from replies or claimed, this generation
 	older   map[string]struct{} // the previous generation's
 	since   time.Time           // when this generation began
-	horizon time.Duration       // the longest a create can take, send to failure, plus skew
+	horizon time.Duration       // a generation's least length
+	open    map[int64]int       // the sends of the creates not settled, Unix ns, with their count
+	recheck time.Time           // a turn held back by an unsettled create is looked at again then
+}
+
+// reconcileSkew is the clock skew between client and server a claim allows either side.
+const reconcileSkew = time.Second
+
+// sent notes a create sent at at; settled, that it has settled (replied, or reconciled).
+// Both do nothing on a nil reconciler.
+func (l *listReconciler) sent(at time.Time) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	if l.open == nil {
+		l.open = make(map[int64]int)
+	}
+	l.open[at.UnixNano()]++
+	l.mu.Unlock()
+}
+
+func (l *listReconciler) settled(at time.Time) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	if k := at.UnixNano(); l.open[k] > 1 {
+		l.open[k]--
+	} else {
+		delete(l.open, k)
+	}
+	l.mu.Unlock()
+}
+
+// mayTurnLocked reports whether the ids learned before l.since can go: no unsettled create
+// was sent before it (less the skew). Held back, it is asked again a second later at the
+// earliest, not at every id learned meanwhile (the open creates may be thousands).
+func (l *listReconciler) mayTurnLocked(now time.Time) bool {
+	edge := l.since.Add(reconcileSkew).UnixNano()
+	for at := range l.open {
+		if at < edge {
+			l.recheck = now.Add(time.Second)
+			return false
+		}
+	}
+	return true
 }
 
 // newListReconciler returns a reconciler whose creates take at most span from send to failure.
@@ -234,7 +282,7 @@ func (l *listReconciler) learn(id string) {
 
 // knowLocked adds id to the current generation, turning generations first if it is over.
 func (l *listReconciler) knowLocked(id string, now time.Time) {
-	if l.known == nil || now.Sub(l.since) >= l.horizon {
+	if l.known == nil || now.Sub(l.since) >= l.horizon && !now.Before(l.recheck) && l.mayTurnLocked(now) {
 		l.older, l.known, l.since = l.known, make(map[string]struct{}, len(l.known)), now
 	}
 	l.known[id] = struct{}{}
@@ -258,7 +306,7 @@ func (l *listReconciler) size() int {
 
 // find pages through tasks/list (sent by call) for an unclaimed task created in [from, to].
 func (l *listReconciler) find(call func(params []byte) (client.Reply, error), from, to time.Time) (string, bool, error) {
-	from, to = from.Add(-time.Second), to.Add(time.Second)
+	from, to = from.Add(-reconcileSkew), to.Add(reconcileSkew)
 	var claimed string
 	err := client.EachPage(mcp.OpTasksList, call, func(result json.RawMessage) (bool, error) {
 		var res struct {

@@ -36,3 +36,36 @@ func TestListReconcilerBounded(t *testing.T) {
 		}
 	})
 }
+
+// TestListReconcilerKeepsWhatAnOpenCreateNeeds: while a create sent long ago is not settled
+// (its retries and its reconciliation's pages can outlast any horizon), no id it could
+// claim is forgotten; once it settles, the generations turn again and the memory is bounded.
+func TestListReconcilerKeepsWhatAnOpenCreateNeeds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := newListReconciler(8 * time.Second) // horizon 10s
+		sent := time.Now()
+		l.sent(sent)
+		time.Sleep(500 * time.Millisecond)
+		l.learn("x") // created after the send: a candidate of its reconciliation
+		for s := range 120 {
+			l.learn(strconv.Itoa(s))
+			time.Sleep(time.Second)
+		}
+		l.mu.Lock()
+		kept := l.knowsLocked("x")
+		l.mu.Unlock()
+		if !kept {
+			t.Fatal("an id the unsettled create could claim was forgotten")
+		}
+		l.settled(sent)
+		for s := range 60 {
+			l.learn("after-" + strconv.Itoa(s))
+			time.Sleep(time.Second)
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.knowsLocked("x") || len(l.known)+len(l.older) > 2*int(l.horizon/time.Second)+2 {
+			t.Errorf("after the create settled: x known %v, %d ids held; want x gone and at most two horizons", l.knowsLocked("x"), len(l.known)+len(l.older))
+		}
+	})
+}

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -30,9 +29,10 @@ import (
 // Families (names after the OpenTelemetry MCP semantic conventions where they have one):
 //
 //	mcp_client_operation_duration_seconds{mcp_method_name,mcp_protocol_version,error_type,gen_ai_tool_name}
-//	    histogram  send -> reply of every request that got a reply; error_type is the
-//	               outcome of an error (rpc_error, http_error, protocol, backpressure,
-//	               expected, injected, stopped), "" for a result; gen_ai_tool_name on tools/call
+//	    histogram  send -> reply of every request that got a JSON-RPC reply; error_type is
+//	               the outcome the reply was counted with (rpc_error, expected, backpressure),
+//	               "" for a result; gen_ai_tool_name on tools/call. An HTTP error status,
+//	               a cut or a transport failure has no duration here.
 //	tasksim_client_requests_total{mcp_method_name,outcome}  counter  every request, replied or not
 //	tasksim_client_<histogram>  histogram  the task figures: task_e2e_seconds, polls_per_task,
 //	               poll_amplification, detection_lag_seconds, result_lag_seconds,
@@ -57,8 +57,8 @@ type liveMetrics struct {
 
 	mu       sync.Mutex
 	live     metrics.Live
-	requests [mcp.NumOps][metrics.NumOutcomes]int64
-	counters [metrics.NumCounters]int64
+	requests [mcp.NumOps][metrics.NumOutcomes]monotonic
+	counters [metrics.NumCounters]monotonic
 	inFlight int64
 
 	duration, requestsDesc, inFlightDesc, intervalDesc *prometheus.Desc
@@ -125,11 +125,11 @@ func (m *liveMetrics) add(w *metrics.Window) {
 	m.live.Add(&w.Live)
 	for op := range w.Requests {
 		for o, n := range w.Requests[op] {
-			m.requests[op][o] += n
+			m.requests[op][o].add(n)
 		}
 	}
 	for c, n := range w.Counters {
-		m.counters[c] += n
+		m.counters[c].add(n)
 	}
 	m.inFlight = w.Gauges[metrics.InFlight]
 }
@@ -141,7 +141,7 @@ func (m *liveMetrics) close() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if err := m.srv.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	if err := m.srv.Shutdown(ctx); err != nil { // a scrape still being written: cut it
 		_ = m.srv.Close()
 	}
 }
@@ -171,7 +171,7 @@ func (m *liveMetrics) Collect(ch chan<- prometheus.Metric) {
 	for op := range mcp.NumOps {
 		method := m.method(op)
 		for o := range metrics.NumOutcomes {
-			if n := m.requests[op][o]; n > 0 {
+			if n := m.requests[op][o].shown; n > 0 {
 				ch <- prometheus.MustNewConstMetric(m.requestsDesc, prometheus.CounterValue, float64(n), method, metrics.Outcome(o).Name())
 			}
 			b := &m.live.Durations[op][o]
@@ -199,11 +199,24 @@ func (m *liveMetrics) Collect(ch chan<- prometheus.Metric) {
 	}
 	for c, d := range m.countersDesc {
 		if d != nil {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(m.counters[c]))
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(m.counters[c].shown))
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(m.inFlightDesc, prometheus.GaugeValue, float64(m.inFlight))
 	ch <- prometheus.MustNewConstMetric(m.intervalDesc, prometheus.GaugeValue, m.interval.Seconds())
+}
+
+// monotonic is a running total exported as a Prometheus counter, which must never go down:
+// a window may subtract (metrics.Shard.Reclassify moves a request counted in an earlier
+// window to another outcome), and a counter that fell would read as a reset to rate().
+// shown is the total's highest value so far: a request reclassified after its window stays
+// in the series it left until later rises of that series make up for it (summary.json has
+// the exact counts).
+type monotonic struct{ total, shown int64 }
+
+func (c *monotonic) add(n int64) {
+	c.total += n
+	c.shown = max(c.shown, c.total)
 }
 
 // method is op's wire name in the run's dialect (op.Name where the dialect has none).

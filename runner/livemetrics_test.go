@@ -208,3 +208,15 @@ func checkDashboard(t *testing.T, fams map[string]*dto.MetricFamily) {
 		t.Errorf("%s: %d metric selectors, want the panels' queries", dashboardFile, queries)
 	}
 }
+
+// TestLiveCountersNeverFall: a window that subtracts (a request reclassified after the
+// window that counted it) does not make an exported counter go down.
+func TestLiveCountersNeverFall(t *testing.T) {
+	var c monotonic
+	for _, step := range []struct{ add, shown int64 }{{3, 3}, {-1, 3}, {0, 3}, {2, 4}, {1, 5}} {
+		c.add(step.add)
+		if c.shown != step.shown {
+			t.Fatalf("after %+d: shown %d, want %d", step.add, c.shown, step.shown)
+		}
+	}
+}
