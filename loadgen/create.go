@@ -34,7 +34,8 @@ func (v *vu) create(ctx context.Context, t *taskState) (*mcp.Task, bool) {
 		}
 		sentAt := time.Now()
 		t.createSent = sentAt
-		v.e.list.sent(sentAt)                                             // tasks/list reconciliation keeps what this create could claim (recovery.go)
+		// tasks/list reconciliation keeps every id this create could claim (recovery.go)
+		v.e.list.sent(sentAt)
 		cr, rep, err := v.link.Create(ctx, call, answers, client.CutNone) // create_reply: faultConn
 		v.afterCreate()
 		if err == nil && rep.Err == nil {
