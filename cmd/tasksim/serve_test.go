@@ -185,7 +185,7 @@ func TestParseServeFlags(t *testing.T) {
 		{[]string{"--set", "server.known_bad=[blocking_get, blocking_put]"}, []string{`--set: server.known_bad[1]: must be one of blocking_get, `}},
 	} {
 		_, err := parseServeFlags(tc.args, io.Discard)
-		var ue usageError
+		var ue *runner.UsageError
 		if !errors.As(err, &ue) {
 			t.Errorf("parseServeFlags(%q) = %v, want a usage error", tc.args, err)
 			continue
@@ -255,7 +255,7 @@ func TestServeProtocols(t *testing.T) {
 		t.Errorf("run's embedded server: Protocols %q, want \"\" (legacy)", got)
 	}
 	_, err := parseServeFlags([]string{"--protocols", "newest"}, io.Discard)
-	var ue usageError
+	var ue *runner.UsageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `--protocols: server.protocols: must be one of both, modern, legacy, got "newest"`) {
 		t.Errorf("--protocols newest: %v", err)
 	}
