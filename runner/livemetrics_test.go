@@ -117,6 +117,63 @@ func TestLiveMetrics(t *testing.T) {
 	}
 }
 
+// TestLiveMetricsHTTPErrorDurations: a request answered by an HTTP error status alone (the
+// embedded server's http_5xx fault, 500) has its duration in the live endpoint, with
+// error_type http_error, in both eras, while the summary's latency histograms of record hold
+// the JSON-RPC replies alone. The fault draws from a stream the seed fixes (mockserver
+// faults.go), and the probe's few requests come first and in order: seed 3 lets every one
+// of them through in both eras, so that the run gets to its load.
+func TestLiveMetricsHTTPErrorDurations(t *testing.T) {
+	for _, proto := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(proto, func(t *testing.T) {
+			sc, err := scenarios.Load("smoke")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, kv := range []string{"duration=3s", "grace=3s", "workload.clients=4", `args={"duration_ms":200}`,
+				"faults.server.http_5xx={probability: 0.2}", "faults.server.status=500", "thresholds=[]", "seed=3"} {
+				path, value, _ := strings.Cut(kv, "=")
+				if err := sc.Set(path, value); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sc.Protocol = proto
+			obs := &scrapeObserver{}
+			notes := func(line string) {
+				if u, ok := strings.CutPrefix(line, "metrics: "); ok {
+					obs.mu.Lock()
+					obs.url = u
+					obs.mu.Unlock()
+				}
+			}
+			sum, err := Run(context.Background(), sc, Options{Dir: t.TempDir(), MetricsListen: "127.0.0.1:0", Observer: obs, Notes: notes})
+			obs.mu.Lock()
+			defer obs.mu.Unlock()
+			if sum == nil || obs.err != nil || obs.body == nil {
+				t.Fatalf("run: %v; scrape: %v (%d bytes)", err, obs.err, len(obs.body))
+			}
+			parser := expfmt.NewTextParser(model.UTF8Validation)
+			fams, err := parser.TextToMetricFamilies(bytes.NewReader(obs.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var statusOnly uint64
+			for _, m := range fams["mcp_client_operation_duration_seconds"].GetMetric() {
+				if labelsOf(m)["error_type"] == "http_error" {
+					statusOnly += m.GetHistogram().GetSampleCount()
+				}
+			}
+			if statusOnly == 0 {
+				t.Errorf("no duration with error_type http_error after two seconds of 20%% HTTP 500s:\n%s", obs.body)
+			}
+			st, lat := sum.Requests["tasks/get"], sum.Metrics["latency_tasks_get"]
+			if st.ByOutcome["http_error"] == 0 || lat.Count != st.Count-st.ByOutcome["http_error"] {
+				t.Errorf("tasks/get: %+v, latency_tasks_get holds %d: want the requests but the 500s, which have no latency of record", st, lat.Count)
+			}
+		})
+	}
+}
+
 // labelsOf returns m's labels by name.
 func labelsOf(m *dto.Metric) map[string]string {
 	out := map[string]string{}
