@@ -56,6 +56,7 @@ type statusLines struct {
 	next  time.Duration // the elapsed time of the next line
 }
 
+// write writes p's line, after prefix, when one is due.
 func (l *statusLines) write(w io.Writer, prefix string, p runner.Progress) {
 	if l.every > 0 && p.Elapsed >= l.next {
 		fmt.Fprintln(w, prefix+p.Line())
@@ -96,6 +97,7 @@ func NewRun(w io.Writer, m Mode, prefix string, duration time.Duration) *Run {
 // Current is the phase the run is in; 0 before the first.
 func (o *Run) Current() runner.Phase { return runner.Phase(o.phase.Load()) }
 
+// Phase keeps the run's phase and starts or completes the load's bar (runner.Observer).
 func (o *Run) Phase(p runner.Phase) {
 	o.phase.Store(int32(p))
 	switch {
@@ -114,6 +116,8 @@ func (o *Run) Phase(p runner.Phase) {
 	}
 }
 
+// Window shows a second's figures: the bar's, and the status line when one is due
+// (runner.Observer).
 func (o *Run) Window(p runner.Progress) {
 	o.lines.write(o.w, o.prefix, p)
 	if o.p == nil {

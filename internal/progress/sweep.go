@@ -45,6 +45,7 @@ func NewSweep(w io.Writer, m Mode, cells int) *Sweep {
 	return o
 }
 
+// CellStarted says the cell started and gives it its bar (sweep.Observer).
 func (o *Sweep) CellStarted(label string) {
 	o.nth, o.label, o.lines.next = o.nth+1, label, 0
 	o.cellLine("started")
@@ -70,6 +71,7 @@ func (o *Sweep) cellLine(what string) {
 	}
 }
 
+// CellEnded says the cell ended and completes its bar (sweep.Observer).
 func (o *Sweep) CellEnded(string) {
 	o.cellLine("done")
 	if o.p != nil {
@@ -78,6 +80,7 @@ func (o *Sweep) CellEnded(string) {
 	}
 }
 
+// CellFailed says why a cell's run ended in an error of its own (sweep.Observer).
 func (o *Sweep) CellFailed(label, err string) {
 	fmt.Fprintf(o.w, "tasksim sweep: cell %s failed: %s\n", label, err)
 }
