@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/tasksim/tasksim/results"
 	"github.com/tasksim/tasksim/scenarios"
 )
 
@@ -47,32 +48,42 @@ func (o *scrapeObserver) Window(Progress) {
 	o.body, o.err = io.ReadAll(resp.Body)
 }
 
+// scrapedRun runs the smoke scenario in era proto, short and small, with sets applied
+// (path=value, as --set), its live endpoint on loopback and scraped once while it runs
+// (scrapeObserver): the run's summary, the observer holding the scrape, and the run's error.
+func scrapedRun(t *testing.T, proto string, sets ...string) (*results.Summary, *scrapeObserver, error) {
+	t.Helper()
+	sc, err := scenarios.Load("smoke")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range append([]string{"duration=3s", "grace=3s", "workload.clients=4", `args={"duration_ms":200}`}, sets...) {
+		path, value, _ := strings.Cut(kv, "=")
+		if err := sc.Set(path, value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sc.Protocol = proto
+	obs := &scrapeObserver{}
+	notes := func(line string) {
+		if u, ok := strings.CutPrefix(line, "metrics: "); ok {
+			obs.mu.Lock()
+			obs.url = u
+			obs.mu.Unlock()
+		}
+	}
+	sum, err := Run(context.Background(), sc, Options{Dir: t.TempDir(), MetricsListen: "127.0.0.1:0", Observer: obs, Notes: notes})
+	return sum, obs, err
+}
+
 // TestLiveMetrics: `run --metrics-listen` serves the load generator's figures while the run
 // goes on, promlint-clean, in the names of docs/METRICS.md#live, in both eras: request
 // durations by method as mcp_client_operation_duration_seconds, the task figures, the shard.
 func TestLiveMetrics(t *testing.T) {
 	for _, proto := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(proto, func(t *testing.T) {
-			sc, err := scenarios.Load("smoke")
+			_, obs, err := scrapedRun(t, proto)
 			if err != nil {
-				t.Fatal(err)
-			}
-			for _, kv := range []string{"duration=3s", "grace=3s", "workload.clients=4", `args={"duration_ms":200}`} {
-				path, value, _ := strings.Cut(kv, "=")
-				if err := sc.Set(path, value); err != nil {
-					t.Fatal(err)
-				}
-			}
-			sc.Protocol = proto
-			obs := &scrapeObserver{}
-			notes := func(line string) {
-				if u, ok := strings.CutPrefix(line, "metrics: "); ok {
-					obs.mu.Lock()
-					obs.url = u
-					obs.mu.Unlock()
-				}
-			}
-			if _, err := Run(context.Background(), sc, Options{Dir: t.TempDir(), MetricsListen: "127.0.0.1:0", Observer: obs, Notes: notes}); err != nil {
 				t.Fatal(err)
 			}
 			obs.mu.Lock()
@@ -126,27 +137,7 @@ func TestLiveMetrics(t *testing.T) {
 func TestLiveMetricsHTTPErrorDurations(t *testing.T) {
 	for _, proto := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(proto, func(t *testing.T) {
-			sc, err := scenarios.Load("smoke")
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, kv := range []string{"duration=3s", "grace=3s", "workload.clients=4", `args={"duration_ms":200}`,
-				"faults.server.http_5xx={probability: 0.2}", "faults.server.status=500", "thresholds=[]", "seed=3"} {
-				path, value, _ := strings.Cut(kv, "=")
-				if err := sc.Set(path, value); err != nil {
-					t.Fatal(err)
-				}
-			}
-			sc.Protocol = proto
-			obs := &scrapeObserver{}
-			notes := func(line string) {
-				if u, ok := strings.CutPrefix(line, "metrics: "); ok {
-					obs.mu.Lock()
-					obs.url = u
-					obs.mu.Unlock()
-				}
-			}
-			sum, err := Run(context.Background(), sc, Options{Dir: t.TempDir(), MetricsListen: "127.0.0.1:0", Observer: obs, Notes: notes})
+			sum, obs, err := scrapedRun(t, proto, "faults.server.http_5xx={probability: 0.2}", "faults.server.status=500", "thresholds=[]", "seed=3")
 			obs.mu.Lock()
 			defer obs.mu.Unlock()
 			if sum == nil || obs.err != nil || obs.body == nil {
