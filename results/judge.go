@@ -1,6 +1,7 @@
 package results
 
 import (
+	"maps"
 	"strconv"
 	"strings"
 
@@ -21,6 +22,33 @@ const (
 // whose tasks never ended, or whose every task failed or lost its result has not shown the
 // target working: nothing to pass on.
 const evidenceExpr = "tasks.done > 0"
+
+// evidenceInterrupted is the note of the evidence threshold of a run a signal cut short,
+// which judges nothing there (verdict): that no task ended may be the signal's doing.
+const evidenceInterrupted = "not judged: the run was interrupted"
+
+// reasonStopped is loadgen.ReasonStopped: a task whose outcome the run's own end cut off
+// (its grace over, or a signal), on the reconciliation list (RunInfo.Unknown).
+const reasonStopped = "run_stopped"
+
+// judgedSummary is the summary the thresholds judge: s, but for a run a signal cut short,
+// without the tasks the interruption cut off among the unknown (the run_stopped ones:
+// RunInfo.Unknown): that their outcome is unknown is the signal's doing, not the target's,
+// and the run exits 130, never 0, anyway (docs/OUTPUTS.md#exit-codes). cut is how many were
+// left out; 0 for s itself. A run that ended as planned is judged on every unknown task: the
+// scenario's grace was its to drain in.
+func judgedSummary(info RunInfo, s *Summary) (js *Summary, cut int64) {
+	cut = info.Unknown[reasonStopped]
+	name := metrics.TasksUnknown.Name()
+	if !s.Interrupted || cut <= 0 || s.Counters[name] <= 0 {
+		return s, 0
+	}
+	cut = min(cut, s.Counters[name])
+	c := *s
+	c.Counters = maps.Clone(s.Counters)
+	c.Counters[name] -= cut
+	return &c, cut
+}
 
 // judged returns the thresholds a run is judged by, in summary order, with the source of
 // each: ths (the scenario's), then, when errorBudget is not nil, the run's own two,
@@ -63,6 +91,7 @@ func judgedAll(info RunInfo) (ths []scenarios.Threshold, sources, notes []string
 //	abort_on_fail one failing window fails the threshold, whatever the whole-run value
 func judge(info RunInfo, s *Summary, windows []metrics.Window) []ThresholdResult {
 	ths, sources, notes := judgedAll(info)
+	s, cut := judgedSummary(info, s)
 	out := make([]ThresholdResult, 0, len(ths))
 	for i, th := range ths {
 		source := sources[i]
@@ -83,6 +112,12 @@ func judge(info RunInfo, s *Summary, windows []metrics.Window) []ThresholdResult
 			r = t.Eval(s, windows)
 		}
 		r.Source, r.Note = source, notes[i]
+		switch {
+		case cut > 0 && t.src.counter == metrics.TasksUnknown && (t.src.kind == kindCounter || t.src.kind == kindRate):
+			r.Note = strings.TrimPrefix(r.Note+"; "+strconv.FormatInt(cut, 10)+" tasks the interruption cut off not counted", "; ")
+		case s.Interrupted && source == SourceEvidence:
+			r.Note = evidenceInterrupted
+		}
 		if r.NoData && th.PassesOnNoData() {
 			r.Pass, r.OnNoData = true, string(scenarios.NoDataPass)
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/scenarios"
 )
@@ -103,6 +104,52 @@ func TestExitCode(t *testing.T) {
 	}
 	if got := (&Summary{Verdict: "garbled"}).ExitCode(); got != ExitGateFailed {
 		t.Errorf("unknown verdict: ExitCode() = %d", got)
+	}
+}
+
+// TestInterruptionCutsAreNotTheTargets: in a run a signal cut short, the tasks the
+// interruption cut off (run_stopped on the reconciliation list) are not unknown outcomes
+// of the target: the default SLO tasks.unknown == 0 judges the others, the evidence
+// threshold is not judged, and the run exits 130. An unknown task for any other reason still
+// fails it, and a run that ended as planned is judged on every unknown task.
+func TestInterruptionCutsAreNotTheTargets(t *testing.T) {
+	cut := func(unknown int64) *metrics.Snapshot {
+		return run(func(sh *metrics.Shard) {
+			sh.Add(metrics.TasksCreated, 50)
+			sh.Add(metrics.TasksUnknown, unknown)
+			for range 50 {
+				sh.Reply(mcp.OpToolsCall, metrics.OutcomeOK, 0, 200, time.Millisecond)
+			}
+		})
+	}
+	budget := 5.0
+	slo := []SLO{{Key: scenarios.SLOUnknownTasks, Th: scenarios.Threshold{Expr: "tasks.unknown == 0"}}}
+	for _, tc := range []struct {
+		name        string
+		interrupted bool
+		unknown     int64
+		reasons     map[string]int64
+		code        int
+	}{
+		{"interrupted, every unknown cut off", true, 50, map[string]int64{reasonStopped: 50}, ExitInterrupted},
+		{"interrupted, two unknown besides", true, 52, map[string]int64{reasonStopped: 50, "deadline": 2}, ExitGateFailed},
+		{"ended as planned, cut off at the end of its grace", false, 50, map[string]int64{reasonStopped: 50}, ExitGateFailed},
+	} {
+		info := RunInfo{Interrupted: tc.interrupted, Unknown: tc.reasons, ErrorBudget: &budget, SLOs: slo}
+		s := Build(info, cut(tc.unknown), nil)
+		if got := s.ExitCode(); got != tc.code {
+			t.Errorf("%s: exit %d (verdict %s), want %d; thresholds %+v", tc.name, got, s.Verdict, tc.code, s.Thresholds)
+		}
+		var text strings.Builder
+		if err := WriteText(&text, s, "dir"); err != nil {
+			t.Fatal(err)
+		}
+		if tc.interrupted && !strings.Contains(text.String(), "---- tasks.done > 0: 0 (evidence; not judged: the run was interrupted)") {
+			t.Errorf("%s: the evidence threshold is not said to be unjudged:\n%s", tc.name, text.String())
+		}
+		if tc.interrupted && !strings.Contains(text.String(), "50 tasks the interruption cut off not counted") {
+			t.Errorf("%s: the unknown SLO does not say what it left out:\n%s", tc.name, text.String())
+		}
 	}
 }
 

@@ -368,6 +368,9 @@ func thresholdText(r ThresholdResult) string {
 	if !r.Pass {
 		verdict = "FAIL"
 	}
+	if r.Source == SourceEvidence && r.Note == evidenceInterrupted {
+		return fmt.Sprintf("---- %s: %s (evidence; %s)", r.Expr, withUnit(r.Value, r.Unit), r.Note)
+	}
 	line := fmt.Sprintf("%s %s: %s", verdict, r.Expr, withUnit(r.Value, r.Unit))
 	if r.NoData {
 		line = fmt.Sprintf("%s %s: no data", verdict, r.Expr)
@@ -386,6 +389,10 @@ func thresholdText(r ThresholdResult) string {
 			line += ": " + r.Note
 		}
 		line += ")"
+	default: // the scenario's own: a note only when the run's interruption changed what it judged
+		if r.Note != "" {
+			line += " (" + r.Note + ")"
+		}
 	}
 	if r.WindowsFailed > 0 {
 		line += fmt.Sprintf(" (%d of %d windows failed", r.WindowsFailed, r.WindowsEvaluated)
