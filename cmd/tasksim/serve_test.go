@@ -140,7 +140,7 @@ func TestParseServeFlags(t *testing.T) {
 	if err := os.WriteFile(file, []byte(serverScenario), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := parseServeFlags([]string{file, "--poll-interval", "2s", "--ttl", "1m", "--token", "acme=tok",
+	cfg, _, err := parseServeFlags([]string{file, "--poll-interval", "2s", "--ttl", "1m", "--token", "acme=tok",
 		"--set", "server.backpressure.workers=2", "--set", "server.ttl=2m", "--listen", "127.0.0.1:0"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +151,7 @@ func TestParseServeFlags(t *testing.T) {
 	}
 
 	// A list value: the known-bad modes of serve.
-	cfg, err = parseServeFlags([]string{"--set", "server.known_bad=[blocking_get, lost_session_400]"}, io.Discard)
+	cfg, _, err = parseServeFlags([]string{"--set", "server.known_bad=[blocking_get, lost_session_400]"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestParseServeFlags(t *testing.T) {
 	}
 
 	// No scenario: scenarios.Default()'s server section, the seed of the default scenario.
-	cfg, err = parseServeFlags(nil, io.Discard)
+	cfg, _, err = parseServeFlags(nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestParseServeFlags(t *testing.T) {
 		{[]string{"--ttl", "2h"}, []string{"--ttl: server.ttl: must be <= max_ttl (1h0m0s), got 2h0m0s"}},
 		{[]string{"--set", "server.known_bad=[blocking_get, blocking_put]"}, []string{`--set: server.known_bad[1]: must be one of blocking_get, `}},
 	} {
-		_, err := parseServeFlags(tc.args, io.Discard)
+		_, _, err := parseServeFlags(tc.args, io.Discard)
 		var ue usageError
 		if !errors.As(err, &ue) {
 			t.Errorf("parseServeFlags(%q) = %v, want a usage error", tc.args, err)
@@ -246,7 +246,7 @@ func TestServeProtocols(t *testing.T) {
 		{[]string{"--set", "server.protocols=modern"}, mockserver.ProtocolsModern},
 		{[]string{"--protocols", "modern", "--set", "server.protocols=both"}, mockserver.ProtocolsBoth},
 	} {
-		cfg, err := parseServeFlags(tc.args, io.Discard)
+		cfg, _, err := parseServeFlags(tc.args, io.Discard)
 		if err != nil || cfg.Protocols != tc.want {
 			t.Errorf("parseServeFlags(%q): Protocols %q, %v; want %q", tc.args, cfg.Protocols, err, tc.want)
 		}
@@ -254,7 +254,7 @@ func TestServeProtocols(t *testing.T) {
 	if got := runner.ServerConfig(scenarios.Default()).Protocols; got != "" {
 		t.Errorf("run's embedded server: Protocols %q, want \"\" (legacy)", got)
 	}
-	_, err := parseServeFlags([]string{"--protocols", "newest"}, io.Discard)
+	_, _, err := parseServeFlags([]string{"--protocols", "newest"}, io.Discard)
 	var ue usageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `--protocols: server.protocols: must be one of both, modern, legacy, got "newest"`) {
 		t.Errorf("--protocols newest: %v", err)
