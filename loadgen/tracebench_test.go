@@ -24,10 +24,10 @@ func otlpSink(tb testing.TB) string {
 	return srv.URL
 }
 
-// tracerTo returns the tracer of a provider exporting to endpoint at ratio 1 and no cap,
-// shut down (flushed) when tb ends.
-func tracerTo(tb testing.TB, endpoint string) trace.Tracer {
-	p, err := telemetry.Start(context.Background(), telemetry.Options{Endpoint: endpoint, SampleRatio: 1, Service: "tasksim-bench"})
+// tracerTo returns the tracer of a provider exporting to endpoint at ratio 1 with a cap of
+// perSecond new traces a second (0 = none), shut down (flushed) when tb ends.
+func tracerTo(tb testing.TB, endpoint string, perSecond float64) trace.Tracer {
+	p, err := telemetry.Start(context.Background(), telemetry.Options{Endpoint: endpoint, SampleRatio: 1, MaxPerSecond: perSecond, Service: "tasksim-bench"})
 	if err != nil || p == nil {
 		tb.Fatalf("telemetry.Start: %v, %v", p, err)
 	}
@@ -35,26 +35,33 @@ func tracerTo(tb testing.TB, endpoint string) trace.Tracer {
 	return p.Tracer()
 }
 
-// BenchmarkPollThroughputTraced holds tasksim's tasks/get poll traced at ratio 1.0, no cap
-// (every request a sampled client span, its trace context in params._meta, exported over
-// OTLP/HTTP to a sink on loopback) against the same poll untraced, tracing's default, in
-// the same run, in each era: ratio is traced req/s over untraced req/s (the median of ABBA
-// pairs of rounds, as BenchmarkPollThroughputVsLoopLimit has it), untraced-req/s the
-// untraced side's. The cost of tracing off is in the untraced side itself: one nil check a
-// request (client.Session.do), which BenchmarkPollThroughputVsLoopLimit guards.
+// BenchmarkPollThroughputTraced holds tasksim's tasks/get poll traced against the same poll
+// untraced (tracing's default), in the same run, in each era: ratio is traced req/s over
+// untraced req/s (the median of ABBA pairs of rounds, as BenchmarkPollThroughputVsLoopLimit
+// has it), untraced-req/s the untraced side's. Traced is "all": ratio 1.0 and no cap, every
+// request a sampled client span, its trace context in params._meta, exported over
+// OTLP/HTTP to a sink on loopback; or "default-cap": ratio 1.0 and the command line's
+// default cap (1000 new traces a second), the requests beyond it spans not sampled that
+// still carry their context. The cost of tracing off is in the untraced side itself: one
+// nil check a request (client.Session.do), which BenchmarkPollThroughputVsLoopLimit guards.
 func BenchmarkPollThroughputTraced(b *testing.B) {
 	sink := otlpSink(b)
 	for _, version := range []string{client.ProtocolLegacy, client.ProtocolModern} {
-		b.Run(version, func(b *testing.B) {
-			traced := newTasksimPollWith(b, version, tracerTo(b, sink))
-			untraced := newTasksimPollIn(b, version)
-			for i, s := range []requester{traced, untraced} {
-				if _, err := round(s, 4*loopConc); err != nil {
-					b.Fatalf("side %d warm-up: %v", i, err)
+		for _, tc := range []struct {
+			name      string
+			perSecond float64
+		}{{"all", 0}, {"default-cap", 1000}} {
+			b.Run(version+"/"+tc.name, func(b *testing.B) {
+				traced := newTasksimPollWith(b, version, tracerTo(b, sink, tc.perSecond))
+				untraced := newTasksimPollIn(b, version)
+				for i, s := range []requester{traced, untraced} {
+					if _, err := round(s, 4*loopConc); err != nil {
+						b.Fatalf("side %d warm-up: %v", i, err)
+					}
 				}
-			}
-			looplimit.CompareWith(b, traced.do, untraced.do, "untraced")
-		})
+				looplimit.CompareWith(b, traced.do, untraced.do, "untraced")
+			})
+		}
 	}
 }
 
@@ -63,7 +70,7 @@ func BenchmarkPollThroughputTraced(b *testing.B) {
 func TestTracedPollPlumbing(t *testing.T) {
 	sink := otlpSink(t)
 	for _, version := range []string{client.ProtocolLegacy, client.ProtocolModern} {
-		if _, err := round(newTasksimPollWith(t, version, tracerTo(t, sink)), 2*loopConc); err != nil {
+		if _, err := round(newTasksimPollWith(t, version, tracerTo(t, sink, 0)), 2*loopConc); err != nil {
 			t.Fatal(err)
 		}
 	}

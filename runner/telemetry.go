@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/telemetry"
@@ -77,7 +78,10 @@ func (r *runRequest) startTelemetry(ctx context.Context, target *client.Target, 
 	if where == "" {
 		where = "the OTEL_EXPORTER_OTLP_* endpoint"
 	}
-	r.note("telemetry: traces and metrics over OTLP to %s (sample ratio %g, at most %g traces/s; 0 = no cap)",
-		where, r.opts.Telemetry.SampleRatio, r.opts.Telemetry.MaxPerSecond)
+	limit := "no cap"
+	if n := r.opts.Telemetry.MaxPerSecond; n > 0 {
+		limit = fmt.Sprintf("at most %g new traces a second", n)
+	}
+	r.note("telemetry: traces and metrics over OTLP to %s (sample ratio %g, %s)", where, r.opts.Telemetry.SampleRatio, limit)
 	return p, nil
 }

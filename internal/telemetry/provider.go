@@ -198,7 +198,7 @@ func (f *failureNote) fail(what string, err error) {
 		if where == "" {
 			where = "the OTEL_EXPORTER_OTLP_* endpoint"
 		}
-		f.note(fmt.Sprintf("telemetry: %s to %s failed, the run goes on without it (later failures are not shown): %v", what, where, err))
+		f.note(fmt.Sprintf("telemetry: %s to %s failed; tasksim goes on without it (later failures are not shown): %v", what, where, err))
 	})
 }
 
