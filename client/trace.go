@@ -150,7 +150,8 @@ func stringMember(b []byte, name string) string {
 }
 
 // appendTraceParams appends params (a JSON object; nil or empty for {}) with the trace
-// context members in its _meta: added to the _meta it has, or in a _meta of their own. A
+// context members in its _meta: added to the _meta it has, or in a _meta of their own (a
+// _meta that is no object is left alone, the request untraced on the wire). A
 // request of 2025-11-25 carries its trace context so; 2026-07-28's goes inside the
 // envelope (appendWithMeta).
 func appendTraceParams(dst, params, members []byte) ([]byte, error) {
@@ -162,14 +163,22 @@ func appendTraceParams(dst, params, members []byte) ([]byte, error) {
 		return dst, errors.New("client: params to trace are no JSON object")
 	}
 	at := -1 // the offset in p just inside the _meta object
+	other := false
 	mcp.EachMember(p, func(name, value []byte) bool {
-		if string(name) == "_meta" && len(value) > 0 && value[0] == '{' {
-			at = cap(p) - cap(value) + 1 // value is a span of p
-			return false
+		if string(name) != "_meta" {
+			return true
 		}
-		return true
+		if value[0] == '{' {
+			at = cap(p) - cap(value) + 1 // value is a span of p
+		} else {
+			other = true
+		}
+		return false
 	})
-	if at >= 0 {
+	switch {
+	case other: // a _meta that is no object (null): left as it is, without the context
+		return append(dst, p...), nil
+	case at >= 0:
 		dst = append(dst, p[:at]...)
 		dst = append(dst, members...)
 		if trimSpace(p[at:])[0] != '}' { // the _meta has members: ours go first

@@ -23,6 +23,7 @@ func TestTraceParams(t *testing.T) {
 		{`{"name":"work","_meta":{"progressToken":1}}`, `{"name":"work","_meta":{` + members + `,"progressToken":1}}`},
 		{`{"name":"work","_meta":{ }}`, `{"name":"work","_meta":{` + members + ` }}`},
 		{`{"note":"_meta","_meta":{}}`, `{"note":"_meta","_meta":{` + members + `}}`},
+		{`{"name":"work","_meta":null}`, `{"name":"work","_meta":null}`},
 	} {
 		got, err := appendTraceParams(nil, []byte(tc.params), []byte(members))
 		if err != nil || string(got) != tc.want || !mcp.Valid(got) {
