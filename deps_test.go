@@ -15,6 +15,8 @@ const module = "github.com/tasksim/tasksim"
 // refuses an import of a main package).
 var allowedImports = map[string][]string{
 	"internal/mcp":      {},
+	"internal/clock":    {},
+	"sim":               {"internal/clock"},
 	"internal/gcpolicy": {},
 	"internal/peers":    {},
 	"internal/redact":   {},
@@ -28,18 +30,22 @@ var allowedImports = map[string][]string{
 	"results":            {"internal/mcp", "internal/telemetry", "client", "metrics", "scenarios"},
 	"loadgen":            {"internal/mcp", "internal/telemetry", "client", "metrics", "scenarios"},
 	"loadgen/chaos":      {"internal/mcp", "metrics", "scenarios"},
-	"mockserver":         {"internal/mcp", "internal/telemetry", "metrics", "scenarios"},
+	"mockserver":         {"internal/mcp", "internal/clock", "internal/telemetry", "metrics", "scenarios"},
 	"conform":            {"internal/mcp", "internal/telemetry", "internal/schema", "client", "metrics", "scenarios", "results"},
 	"runner": {"internal/mcp", "internal/gcpolicy", "internal/redact", "internal/telemetry", "metrics", "scenarios", "results",
-		"client", "loadgen", "loadgen/chaos", "mockserver", "conform", "internal/schema"},
+		"client", "loadgen", "loadgen/chaos", "mockserver", "internal/clock", "conform", "internal/schema"},
 	// cliflags binds the command line's flags to runner's inputs (and to those of conform,
 	// client and mockserver), and so reaches what runner does.
 	"internal/cliflags": {"internal/mcp", "internal/gcpolicy", "internal/redact", "internal/telemetry", "metrics", "scenarios", "results",
-		"client", "loadgen", "loadgen/chaos", "mockserver", "conform", "internal/schema", "runner"},
+		"client", "loadgen", "loadgen/chaos", "mockserver", "internal/clock", "conform", "internal/schema", "runner"},
 	// sweep runs its cells through runner, each made from run's flags (internal/cliflags),
 	// and so reaches what runner does.
 	"sweep": {"internal/mcp", "internal/gcpolicy", "internal/redact", "internal/telemetry", "metrics", "scenarios", "results",
-		"client", "loadgen", "loadgen/chaos", "mockserver", "conform", "internal/schema", "runner", "internal/cliflags"},
+		"client", "loadgen", "loadgen/chaos", "mockserver", "internal/clock", "conform", "internal/schema", "runner", "internal/cliflags"},
+	// progress shows a run (a runner.Observer), a sweep (a sweep.Observer) and the contract
+	// suite's cases, and so reaches what sweep does.
+	"internal/progress": {"internal/mcp", "internal/gcpolicy", "internal/redact", "internal/telemetry", "metrics", "scenarios", "results",
+		"client", "loadgen", "loadgen/chaos", "mockserver", "internal/clock", "conform", "internal/schema", "runner", "internal/cliflags", "sweep"},
 }
 
 // TestImportRules runs `go list -deps` for every library package and fails on any tasksim

@@ -99,8 +99,8 @@ func TestDocLinksResolve(t *testing.T) {
 }
 
 // citingFile reports whether path is a file whose citations of pages are checked: Go
-// sources, manifests and scenarios, scripts. Markdown links are checked above; captured
-// wire data under testdata is not ours to cite from.
+// sources, the commands' help texts, manifests and scenarios, scripts. Markdown links are
+// checked above; captured wire data under testdata is not ours to cite from.
 func citingFile(path string) bool {
 	slash := filepath.ToSlash(path)
 	if strings.Contains(slash, "/testdata/sse/") {
@@ -109,6 +109,8 @@ func citingFile(path string) bool {
 	switch filepath.Ext(path) {
 	case ".go", ".yaml", ".yml", ".sh", ".mjs":
 		return true
+	case ".txt":
+		return strings.HasPrefix(slash, "cmd/tasksim/help/")
 	}
 	return slash == ".ci/run" || slash == "Dockerfile"
 }

@@ -39,7 +39,8 @@ type Target struct {
 	ClientInfo mcp.Implementation
 	// Protocol pins the era tasksim speaks with the target: ProtocolAuto ("") detects it
 	// (Era, docs/RULES.md#e32), ProtocolLegacy (2025-11-25) and ProtocolModern (2026-07-28)
-	// skip the detection. A run's virtual clients speak 2025-11-25 whatever it says.
+	// skip the detection. A run's virtual clients speak the era the probe describes
+	// (ProbeWith, then DialerFor), which is the pinned one when it is pinned.
 	Protocol string
 	// Dialer, when set, opens a run's virtual clients' connections in an era this package
 	// does not implement (DialerFor): the era is then the Dialer's, whatever the manifest

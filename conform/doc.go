@@ -1,8 +1,9 @@
 // Package conform is the contract suite: named cases that check an MCP server against the
-// Tasks rules of protocol 2025-11-25 (docs/RULES.md), each with the rule ids it checks, a
-// verdict (pass, fail or skip) and the exchanges it rests on. `tasksim conform` runs it
-// against any target, and a run with `contract: true` runs it before the load, as its
-// contract gate.
+// Tasks rules of protocol 2025-11-25 and of 2026-07-28 with the Tasks extension
+// (docs/RULES.md), one list of cases, each declaring its era (cases.go, eras.go), each with
+// the rule ids it checks, a verdict (pass, fail or skip) and the exchanges it rests on.
+// `tasksim conform` runs it against any target, and a run with `contract: true` runs it
+// before the load, as its contract gate.
 //
 // The suite creates tasks, and tasks have effects on a real server. It creates as few as its
 // cases need, cancels every task it created that is still running when it ends (where the
@@ -24,6 +25,6 @@
 // ends in a tool error or a protocol error only when told (Options.FailArgs, ErrorArgs).
 //
 // The package imports client (the MCP client, and its raw request path for the broken
-// requests the cases send), results (the result model) and internal/schema
-// (the official schemas); it runs no load.
+// requests the cases send), internal/mcp (the wire types), results (the result model) and
+// internal/schema (the official schemas); it runs no load.
 package conform

@@ -80,8 +80,12 @@ type rollbackCounts struct {
 
 // rollbackState is the switch and its counts.
 type rollbackState struct {
-	mu      sync.RWMutex // creates decide and send under R; the switch takes W
-	on      atomic.Bool
+	mu sync.RWMutex // creates decide and send under R; the switch takes W
+	on atomic.Bool  // the switch has flipped: new work takes the fallback
+	// past is set at the switch's instant, before RollbackPolicy.OnSwitch runs and on is
+	// set: a poll already in flight may end its task while OnSwitch runs (a restarted server
+	// answers it "unknown"), and that task was running at the switch.
+	past    atomic.Bool
 	at      time.Time // set under mu
 	trigger string    // set under mu
 	plain   bool      // new work may take a plain call (fallback sync, tool not requiring tasks)
@@ -147,6 +151,7 @@ func (e *Engine) RollBack(trigger string) {
 		return
 	}
 	rb.at, rb.trigger = time.Now(), trigger
+	rb.past.Store(true)
 	if f := e.cfg.Rollback.OnSwitch; f != nil {
 		f(rb.at) // before any client can act on the switch: the server sees what was in flight
 	}
@@ -314,11 +319,11 @@ func (v *vu) watch(t *taskState) bool {
 	return changed
 }
 
-// endPreSwitch counts how a task created before the switch ended, once the switch has
-// flipped (a task that ended before it was no concern of the watcher).
+// endPreSwitch counts how a task created before the switch ended, once the switch's instant
+// has passed (a task that ended before it was no concern of the watcher).
 func (v *vu) endPreSwitch(now time.Time, t *taskState, reason string) {
 	rb := v.e.rb
-	if rb == nil || !t.preSwitch || !rb.on.Load() {
+	if rb == nil || !t.preSwitch || !rb.past.Load() {
 		return
 	}
 	c := &rb.c

@@ -311,9 +311,12 @@ func (v *vu) count(m mcp.Op, start time.Time, rep client.Reply, err error) {
 		// run cut it off, not the target.
 		o = metrics.OutcomeStopped
 	}
-	if err == nil { // a reply came: count it and its latency under one shard lock
+	switch {
+	case err == nil: // a reply came: count it and its latency under one shard lock
 		v.shard.Reply(m, o, code, status, time.Since(start))
-	} else {
+	case status >= 400: // an HTTP status said no: its duration is the live endpoint's only
+		v.shard.StatusReply(m, o, code, status, time.Since(start))
+	default:
 		v.shard.Request(m, o, code, status)
 	}
 	switch {

@@ -42,3 +42,32 @@ func TestLiveBuckets(t *testing.T) {
 		t.Error("the next window's live buckets are not empty")
 	}
 }
+
+// TestStatusReplyLiveOnly: a request answered by an HTTP status alone is counted, with its
+// status, and its duration goes into the live durations under its outcome, not into the
+// latency histogram, which holds JSON-RPC replies alone.
+func TestStatusReplyLiveOnly(t *testing.T) {
+	rec := metrics.NewRecorder(1, time.Unix(0, 0))
+	sh := rec.Shard(0)
+	sh.StatusReply(mcp.OpTasksGet, metrics.OutcomeHTTPError, 0, 503, 15*time.Millisecond)
+	sh.StatusReply(mcp.OpTasksGet, metrics.OutcomeBackpressure, 0, 429, 10*time.Millisecond)
+	w := rec.Flush(time.Unix(1, 0))
+	if n := w.Requests[mcp.OpTasksGet][metrics.OutcomeHTTPError]; n != 1 {
+		t.Errorf("tasks/get http_error: %d requests, want 1", n)
+	}
+	if n := w.HTTPStatuses[mcp.OpTasksGet][metrics.HTTPStatusSlot(503)]; n != 1 {
+		t.Errorf("HTTP 503 counted %d times, want 1", n)
+	}
+	if b := w.Live.Durations[mcp.OpTasksGet][metrics.OutcomeHTTPError]; b.Total() != 1 || b.Counts[1] != 1 || b.Sum != 15_000 {
+		t.Errorf("tasks/get http_error durations: %+v, want one of 15 ms", b)
+	}
+	if b := w.Live.Durations[mcp.OpTasksGet][metrics.OutcomeBackpressure]; b.Total() != 1 {
+		t.Errorf("tasks/get backpressure durations: %+v, want one", b)
+	}
+	if got := w.Live.Hists[metrics.LatencyTasksGet].Total(); got != 0 {
+		t.Errorf("latency_tasks_get holds %d values; a status without a JSON-RPC reply has none", got)
+	}
+	if h := w.Hists[metrics.LatencyTasksGet]; h != nil && h.TotalCount() != 0 {
+		t.Errorf("the HDR latency_tasks_get holds %d values, want 0", h.TotalCount())
+	}
+}

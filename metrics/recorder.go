@@ -192,6 +192,22 @@ func (s *Shard) Reply(op mcp.Op, o Outcome, rpcCode int, httpStatus int, d time.
 	s.mu.Unlock()
 }
 
+// StatusReply is Request of a request answered by an HTTP status without a JSON-RPC reply
+// (a 503, a 429, a 404 for a gone session), and its send -> reply time d in the live
+// durations only (Live.Durations, the endpoint's mcp_client_operation_duration_seconds with
+// its outcome as error_type): the latency histograms hold JSON-RPC replies alone, so that a
+// server failing fast does not look faster.
+func (s *Shard) StatusReply(op mcp.Op, o Outcome, rpcCode int, httpStatus int, d time.Duration) {
+	if op >= mcp.NumOps || o >= NumOutcomes {
+		panic("metrics: StatusReply with an unknown Op or Outcome")
+	}
+	s.mu.Lock()
+	t := s.cur
+	t.request(op, o, rpcCode, httpStatus)
+	t.live.Durations[op][o].add(durationBounds, micros(d))
+	s.mu.Unlock()
+}
+
 // record records v into h, clamped to [0, h.Highest()]; the caller holds the shard's mutex.
 func (t *tally) record(h Hist, v int64) {
 	if hi := h.Highest(); v < 0 || v > hi {

@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/tasksim/tasksim/internal/clock"
 	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/scenarios"
 )
@@ -34,6 +35,11 @@ type Config struct {
 	// use (and at least while its task is stored); beyond it a repeated key is a new key
 	// (ledger.go). 0 = the largest ttl granted so far: at least DefaultTTL, at most MaxTTL.
 	LedgerWindow time.Duration
+
+	// Clock is the server's time: every instant it reads and every wait it arms
+	// (clock.go). nil = the machine's (clock.Real); a simulation's event loop (package sim)
+	// runs the server in virtual time.
+	Clock clock.Clock
 
 	// ReaperInterval is how often expired tasks are swept. Lookups of an expired task delete
 	// it at once as well, so this bounds cleanup lag only for tasks nobody asks about.

@@ -37,7 +37,8 @@ type core struct {
 	replays       atomic.Uint64 // creates answered with their idempotency key's task (idempotency.go)
 	replayExpired atomic.Uint64 // creates refused: their key's task no longer exists
 
-	requestPath // latency, stalls, tool profiles, pollInterval policy, the seeded RNG
+	requestPath        // the clock, latency, stalls, tool profiles, pollInterval policy, the seeded RNG
+	chains      chains // the recurring calls on the clock: the reaper, the restarts (clock.go)
 
 	exec   executor   // caps, workers and queue (executor.go, backpressure.go)
 	limits *limits    // rate limits; nil when none (ratelimit.go)

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tasksim/tasksim/internal/clock"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
 )
@@ -78,7 +79,7 @@ type operation struct {
 	effect effectRecord   // what the ledger records (key, actor, tenant, tool)
 	reply  chan opOutcome // synchronous call: the outcome, buffered
 	sent   time.Time
-	timer  *time.Timer
+	timer  clock.Timer
 	failed bool
 }
 
@@ -96,7 +97,7 @@ func (d *downstream) receipt() uint64 { return d.receipts.Add(1) }
 // send hands o to the downstream: it starts in a free slot, waits for one, or is rejected.
 func (s *Server) send(o *operation) {
 	d := &s.down
-	o.sent = time.Now()
+	o.sent = s.clock.Now()
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -127,7 +128,7 @@ func (s *Server) send(o *operation) {
 // its service time.
 func (s *Server) startOpLocked(o *operation) {
 	d := &s.down
-	now := time.Now()
+	now := s.clock.Now()
 	if m := s.cfg.Metrics; m != nil {
 		m.RecordDuration(metrics.DownstreamWait, now.Sub(o.sent))
 	}
@@ -139,7 +140,7 @@ func (s *Server) startOpLocked(o *operation) {
 	hold += d.windowRest(now.Sub(s.epoch))
 	o.failed = s.rand.chance(streamDownstream, d.cfg.FailureRate)
 	d.running[o] = struct{}{}
-	o.timer = time.AfterFunc(hold, func() { s.opDone(o) })
+	o.timer = s.clock.AfterFunc(hold, func() { s.opDone(o) })
 }
 
 // windowRest is how long an operation starting at elapsed (since server start) waits for
@@ -215,7 +216,7 @@ func (s *core) settle(o *operation, out opOutcome) {
 // unlocks t. t completes or fails when the operation returns (settle).
 func (t *task) commitLocked() {
 	t.statusMessage = commitMessage
-	t.updated = stampOf(time.Now())
+	t.updated = stampOf(t.srv.clock.Now())
 	t.signalLocked()
 	o := &operation{t: t, effect: t.effectLocked()}
 	t.mu.Unlock()

@@ -229,7 +229,7 @@ func (t *task) beginQueued() *operation {
 	default:
 	}
 	t.statusMessage = ""
-	t.updated = stampOf(time.Now())
+	t.updated = stampOf(t.srv.clock.Now())
 	t.signalLocked()
 	return t.beginWorkLocked()
 }

@@ -139,7 +139,7 @@ func (s *core) injected(k faultKind, now time.Time, task string) {
 // checks. It reports true when a fault answered r (or reset its connection: it then does
 // not return). Called only when s.faults.perRequest.
 func (s *Server) requestFault(w http.ResponseWriter, r *http.Request) bool {
-	now := time.Now()
+	now := s.clock.Now()
 	var reset, h5xx, expiry bool
 	if r.Method == http.MethodPost {
 		reset = s.fires(faultReset, now)
@@ -187,7 +187,7 @@ func (s *core) taskFaults(t *task, now time.Time) {
 // (task.goneEarlyLocked). Nobody could fetch its result: it counts as expired and orphaned.
 // No cleanup_lag is recorded (it was deleted before its expiry, not after).
 func (s *core) expireEarly(t *task) {
-	s.injected(faultEarlyExpiry, time.Now(), t.id)
+	s.injected(faultEarlyExpiry, s.clock.Now(), t.id)
 	s.expired.Add(1)
 	s.orphaned.Add(1)
 	if m := s.cfg.Metrics; m != nil {
@@ -196,8 +196,8 @@ func (s *core) expireEarly(t *task) {
 	s.ledger.unbind(t)
 }
 
-// startRestarts runs the restart schedule on the server's clock, from its start. It ends
-// after the last instant or at Close.
+// startRestarts runs the restart schedule on the server's clock (a chain: clock.go), from
+// its start. It ends after the last instant or at Close.
 func (s *Server) startRestarts() {
 	sch := s.cfg.Faults.Restart
 	if !sch.On() {
@@ -209,26 +209,15 @@ func (s *Server) startRestarts() {
 	}
 	slices.Sort(at)
 	every := time.Duration(sch.Every)
-	s.reaperWG.Add(1)
-	go func() {
-		defer s.reaperWG.Done()
-		last := time.Duration(-1)
-		for {
-			next, ok := nextInstant(at, every, last)
-			if !ok {
-				return
-			}
-			tm := time.NewTimer(time.Until(s.epoch.Add(next)))
-			select {
-			case <-s.closing:
-				tm.Stop()
-				return
-			case <-tm.C:
-			}
-			s.restart(time.Now())
-			last = next
+	epoch := s.epoch
+	s.chains.start(s.clock, func(last time.Time) (time.Time, bool) {
+		prev := time.Duration(-1)
+		if !last.IsZero() {
+			prev = last.Sub(epoch)
 		}
-	}()
+		next, ok := nextInstant(at, every, prev)
+		return epoch.Add(next), ok
+	}, s.restart)
 }
 
 // nextInstant is the first instant of the schedule (each of at, sorted, and k*every for

@@ -22,8 +22,10 @@ import (
 //	statelessFront   2026-07-28             modern.go, listen.go, modernfaults.go
 //
 // HTTP listening stays shared (http.go: origin, tokens, faults per request, the body): a POST
-// is then handed to the route chosen once by initFronts from Config.Protocols. A new era
-// would be a new front end and a line in initFronts, nothing else.
+// is then handed to its front end by route, the stateless front first when Config.Protocols
+// turns it on; initFronts chooses once who answers a GET or a DELETE. A new era would be a
+// new front end, its case in call.reply, its turn in route and its line in initFronts,
+// nothing else.
 
 // frontEnd is one era's side of the endpoint, as the task core sees it.
 type frontEnd interface {

@@ -239,6 +239,7 @@ const (
 // they retain, per task.
 func retainedPerTask(tb testing.TB, n int) (objects, bytes float64) {
 	srv, h, sess := handlerSession(tb)
+	defer srv.Close() // its reaper and its tasks' timers stop before the next measurement starts
 	w, req := newReusedRequest(callTaskBody, sess)
 	createTask(tb, h, w, req) // the store's and the pools' first allocations are not the tasks'
 	ms0 := collected()
@@ -259,6 +260,7 @@ func retainedPerTask(tb testing.TB, n int) (objects, bytes float64) {
 // retain, per session.
 func retainedPerSession(tb testing.TB, n int) (objects, bytes float64) {
 	srv, h, _ := handlerSession(tb)
+	defer srv.Close() // its reaper and its tasks' timers stop before the next measurement starts
 	ms0 := collected()
 	objs0, heap0 := ms0.HeapObjects, ms0.HeapAlloc
 	for range n {
@@ -278,6 +280,7 @@ func retainedPerSession(tb testing.TB, n int) (objects, bytes float64) {
 // bytes per key that the ledger keeps within its window (ledger.go).
 func retainedPerKey(tb testing.TB, n int) (objects, bytes float64) {
 	srv, h, sess := handlerSession(tb)
+	defer srv.Close() // its reaper and its tasks' timers stop before the next measurement starts
 	const prefix = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"work","arguments":{"duration_ms":86400000,"idempotency_key":"`
 	const suffix = `"},"task":{"ttl":3600000}}}`
 	w, req := newReusedRequest(prefix+"first"+suffix, sess)

@@ -48,7 +48,7 @@ func (l *ledger) keyTask(tenant, key string) (t *task, id string, ok bool) {
 func (l *ledger) claim(t *task) (prev *task, prevID string, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	now := time.Now()
+	now := l.clock.Now()
 	ke := l.entryLocked(ledgerKey{t.tenant, t.work.idempotencyKey}, now)
 	if ke.taskID != "" {
 		return ke.task, ke.taskID, false
@@ -67,7 +67,7 @@ func (l *ledger) unbind(t *task) {
 	k := ledgerKey{t.tenant, t.work.idempotencyKey}
 	if ke := l.byKey[k]; ke != nil && ke.task == t {
 		ke.task = nil
-		l.touchLocked(k, ke, time.Now())
+		l.touchLocked(k, ke, l.clock.Now())
 	}
 	l.mu.Unlock()
 }

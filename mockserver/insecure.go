@@ -115,7 +115,7 @@ func (s *core) revoked(tenant string, results bool) bool {
 	if len(s.cfg.Revocations) == 0 {
 		return false
 	}
-	since := time.Since(s.epoch)
+	since := s.clock.Now().Sub(s.epoch)
 	for _, r := range s.cfg.Revocations {
 		if r.Tenant != tenant || since < r.At {
 			continue

@@ -232,7 +232,7 @@ func (k *KnownBad) taskDecider() decideTask {
 // held; it unlocks it.
 func (t *task) cancelNotFinalLocked(dst []byte) []byte {
 	t.status, t.statusMessage = mcp.StatusCancelled, "cancelled by requestor"
-	t.updated = stampOf(time.Now())
+	t.updated = stampOf(t.srv.clock.Now())
 	t.end = endCancelled
 	t.overrule = true
 	t.signalLocked()

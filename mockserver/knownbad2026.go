@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"github.com/tasksim/tasksim/internal/mcp"
 )
@@ -359,7 +358,7 @@ func (t *task) flipTerminal() {
 	defer t.mu.Unlock()
 	if t.status.Terminal() && t.status != mcp.StatusCancelled {
 		t.status, t.statusMessage, t.end = mcp.StatusCancelled, "cancelled by requestor", endCancelled
-		t.updated = stampOf(time.Now())
+		t.updated = stampOf(t.srv.clock.Now())
 	}
 }
 

@@ -1,8 +1,6 @@
 package mockserver
 
 import (
-	"time"
-
 	"github.com/tasksim/tasksim/internal/mcp"
 )
 
@@ -60,7 +58,7 @@ func (t *task) cancelIgnoredLocked(dst []byte) []byte {
 // answers it. Called with t.mu held; unlocks it.
 func (t *task) cancelTerminalLocked(dst []byte) []byte {
 	t.status, t.statusMessage = mcp.StatusCancelled, "cancelled by requestor"
-	t.updated = stampOf(time.Now())
+	t.updated = stampOf(t.srv.clock.Now())
 	dst = t.appendLocked(dst)
 	snap := t.srv.statusNotification(t)
 	t.mu.Unlock()

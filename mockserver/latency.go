@@ -73,7 +73,7 @@ func (sp *stallPolicy) inWindow(elapsed time.Duration) bool {
 // for the request_rate signal and holds it if it stalls. It reports false when the client
 // gave up while held; the caller then writes nothing. Called only when s.admitting.
 func (s *core) admit(r *http.Request) bool {
-	now := time.Now()
+	now := s.clock.Now()
 	if s.rate != nil {
 		s.rate.add(now.Sub(s.epoch))
 	}

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tasksim/tasksim/internal/clock"
 )
 
 // ledger is the domain system of record. Every domain operation is recorded once its outcome is
@@ -33,6 +35,7 @@ type ledger struct {
 	byKey map[ledgerKey]*keyEntry
 	aging agingQueue // the keys, in the order their windows run out (about)
 
+	clock   clock.Clock   // the server's (clock.go)
 	window  time.Duration // Config.LedgerWindow; 0 = the largest ttl granted (maxTTL)
 	maxTTL  atomic.Int64  // the largest finite ttl granted so far, in ns (grant)
 	ttlCap  time.Duration // Config.MaxTTL: maxTTL never exceeds it
@@ -95,7 +98,7 @@ func (l *ledger) record(e *effectRecord) bool {
 		return false
 	}
 	k := ledgerKey{e.tenant, e.key}
-	now := time.Now()
+	now := l.clock.Now()
 	ke := l.entryLocked(k, now)
 	l.touchLocked(k, ke, now)
 	ke.ops++

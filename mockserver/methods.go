@@ -264,7 +264,7 @@ func (s *Server) createTask(c *call, tool string, args json.RawMessage, reqTTL o
 			return
 		}
 	}
-	now := time.Now()
+	now := s.clock.Now()
 	t := &task{
 		srv: s, id: s.modes.newID(), tool: tool, tenant: c.tenant, owner: c.sess,
 		created: stampOf(now), updated: stampOf(now), ttl: ttl, work: *plan,
@@ -466,7 +466,7 @@ func (f *sessionFront) tasksList(c *call) {
 		}
 	}
 	var mine []*task
-	now := time.Now()
+	now := s.clock.Now()
 	s.store.each(func(t *task) bool {
 		if s.modes.scope.lists(t, c.tenant, c.sess) && t.seq > after && (t.expires.IsZero() || now.Before(t.expires)) {
 			mine = append(mine, t)

@@ -2,7 +2,6 @@ package mockserver
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/tasksim/tasksim/internal/mcp"
 )
@@ -43,7 +42,7 @@ func (s *core) cutReply(t *task) {
 	if !s.faults.trig[faultSessionExpiry].On() {
 		return
 	}
-	now := time.Now()
+	now := s.clock.Now()
 	if s.fires(faultSessionExpiry, now) {
 		s.injected(faultSessionExpiry, now, t.id)
 		panic(http.ErrAbortHandler) // net/http closes the connection without a reply
@@ -52,7 +51,7 @@ func (s *core) cutReply(t *task) {
 
 // duplicates reports whether the duplicate fault sends this payload reply twice.
 func (s *core) duplicates() bool {
-	return s.faults.duplicate && s.fires(faultDuplicate, time.Now())
+	return s.faults.duplicate && s.fires(faultDuplicate, s.clock.Now())
 }
 
 // replyTwice writes result, a tasks/get result of t, as an SSE stream carrying the reply
@@ -65,7 +64,7 @@ func (c *call) replyTwice(result []byte, t *task) {
 	b := mcp.AppendResult(nil, c.msg.ID, c.srv.modern.modernResult(result))
 	es := newEventStream(c.w)
 	if es.start() == nil && es.event(b) == nil && es.event(b) == nil {
-		c.srv.injected(faultDuplicate, time.Now(), t.id)
+		c.srv.injected(faultDuplicate, c.srv.clock.Now(), t.id)
 	}
 }
 

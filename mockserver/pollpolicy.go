@@ -116,7 +116,7 @@ func (s *core) load() int64 {
 		}
 		return int64(s.queueDepth())
 	case signalRequestRate:
-		return s.rate.lastSecond(time.Since(s.epoch))
+		return s.rate.lastSecond(s.clock.Now().Sub(s.epoch))
 	}
 	return s.inFlight.Load()
 }

@@ -127,7 +127,7 @@ func (l *limits) keyed(m map[string]*[numLimitKinds]*rate.Limiter, key string, r
 // either is empty it takes none, answers c with 429 + Retry-After and reports false.
 func (s *core) allow(c *call, k limitKind) bool {
 	l := s.limits
-	now := time.Now()
+	now := s.clock.Now()
 	var delay time.Duration
 	var rs [2]*rate.Reservation
 	for i, lim := range [2]*rate.Limiter{l.callerLimiter(c, k), l.tenantLimiter(c.tenant, k)} {

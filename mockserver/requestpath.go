@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/tasksim/tasksim/internal/clock"
 )
 
 // requestPath is the state of the request-path knobs: the seeded random source, reply
@@ -11,6 +13,7 @@ import (
 // (pollpolicy.go). Server embeds it. Every knob that is off leaves its field nil or false,
 // so the request path pays one pointer or bool test for it and nothing else.
 type requestPath struct {
+	clock     clock.Clock    // Config.Clock, or the machine's (clock.go)
 	epoch     time.Time      // server start: stall windows are measured from it
 	rand      *serverRand    // the one seeded random source (Config.Seed)
 	latency   *latencyPolicy // nil: no reply latency
@@ -27,7 +30,8 @@ type requestPath struct {
 
 // initRequestPath builds the request-path state from s.cfg (defaults already applied).
 func (s *core) initRequestPath() {
-	s.epoch = time.Now()
+	s.clock = clock.Or(s.cfg.Clock)
+	s.epoch = s.clock.Now()
 	s.rand = newServerRand(s.cfg.Seed)
 	s.latency = newLatencyPolicy(s.cfg.Latency)
 	s.stalls = newStallPolicy(s.cfg.Stalls)

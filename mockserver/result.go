@@ -1,8 +1,6 @@
 package mockserver
 
 import (
-	"time"
-
 	"github.com/tasksim/tasksim/internal/mcp"
 )
 
@@ -170,7 +168,7 @@ func (f *sessionFront) openResultStream(c *call) *sse {
 	s := f.srv
 	sw := newSSE(c.w, c.sess)
 	sw.retry = s.cfg.SSERetry
-	sw.dup = s.faults.duplicate && s.fires(faultDuplicate, time.Now()) // faults.go
+	sw.dup = s.faults.duplicate && f.srv.fires(faultDuplicate, f.srv.clock.Now()) // faults.go
 	if sw.start() != nil {
 		return nil
 	}
@@ -221,7 +219,7 @@ func (f *sessionFront) finalReply(c *call, sw *sse, taskID string, result []byte
 		b = mcp.AppendResult(nil, c.msg.ID, result)
 	}
 	if sw.event(b) == nil && sw.dup && sw.event(b) == nil {
-		s.injected(faultDuplicate, time.Now(), taskID)
+		f.srv.injected(faultDuplicate, f.srv.clock.Now(), taskID)
 	}
 }
 

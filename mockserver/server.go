@@ -43,7 +43,6 @@ type endpoint struct {
 	mux       *http.ServeMux
 	httpSrv   *http.Server
 	closeOnce sync.Once
-	reaperWG  sync.WaitGroup
 	started   bool
 	// streams answers a GET or a DELETE, chosen once by initFronts from Config.Protocols.
 	streams http.HandlerFunc
@@ -99,10 +98,10 @@ func newServer(cfg Config) (*Server, error) {
 	s.cfg = cfg.withDefaults()
 	s.dialect = mcp.V20251125{}
 	s.elicits = make(map[string]*elicitation)
-	s.ledger.window, s.ledger.ttlCap = s.cfg.LedgerWindow, s.cfg.MaxTTL
-	s.ledger.grant(s.cfg.DefaultTTL) // the default window's floor
 	s.closing = make(chan struct{})
-	s.initRequestPath()
+	s.initRequestPath() // the clock first: everything after reads it
+	s.ledger.window, s.ledger.ttlCap, s.ledger.clock = s.cfg.LedgerWindow, s.cfg.MaxTTL, s.clock
+	s.ledger.grant(s.cfg.DefaultTTL) // the default window's floor
 	s.initBackpressure()
 	s.initFaults()
 	s.initModes()
@@ -157,7 +156,7 @@ func (s *Server) shutdown(ctx context.Context) error {
 		} else if s.Listener != nil {
 			_ = s.Listener.Close()
 		}
-		s.reaperWG.Wait()
+		s.chains.stop()
 		s.down.close()
 		var all []*task // collected first: no task lock is taken inside a shard lock (store.go)
 		s.store.each(func(t *task) bool { all = append(all, t); return true })
@@ -250,26 +249,20 @@ func (s *Server) Stats() Stats {
 	}
 }
 
-// startReaper starts the reaper and the restart schedule (faults.go).
+// startReaper starts the reaper, a chain of calls on the server's clock every
+// ReaperInterval (clock.go), and the restart schedule (faults.go).
 func (s *Server) startReaper() {
 	s.startRestarts()
-	s.reaperWG.Add(1)
-	go func() {
-		defer s.reaperWG.Done()
-		tick := time.NewTicker(s.cfg.ReaperInterval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-s.closing:
-				return
-			case now := <-tick.C:
-				for _, t := range s.store.expired(now) {
-					s.purge(t, now)
-				}
-				s.ledger.forget(now)
-			}
-		}
-	}()
+	s.chains.start(s.clock, every(s.clock.Now(), s.cfg.ReaperInterval), s.reap)
+}
+
+// reap deletes the tasks whose ttl ran out by now and forgets the idempotency keys whose
+// window did (ledger.go).
+func (s *Server) reap(now time.Time) {
+	for _, t := range s.store.expired(now) {
+		s.purge(t, now)
+	}
+	s.ledger.forget(now)
 }
 
 // purge deletes an expired task and records the cleanup lag (docs/METRICS.md#cleanup_lag).
@@ -310,7 +303,7 @@ func (s *Server) visible(t *task, tenant string) *task {
 		return nil
 	}
 	if !t.expires.IsZero() {
-		if now := time.Now(); !now.Before(t.expires) {
+		if now := s.clock.Now(); !now.Before(t.expires) {
 			s.purge(t, now)
 			return nil
 		}

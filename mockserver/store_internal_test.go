@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasksim/tasksim/internal/clock"
 	"github.com/tasksim/tasksim/internal/mcp"
 )
 
@@ -93,6 +94,7 @@ func BenchmarkStoreLookup(b *testing.B) {
 func TestStoreLookupAllocatesNothing(t *testing.T) {
 	s, hits, misses := fillStore(t, 1000)
 	srv := &Server{store: s}
+	srv.clock = clock.Real{} // the server's time, which newServer sets from Config.Clock
 	cases := []struct {
 		name string
 		f    func()

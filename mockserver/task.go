@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tasksim/tasksim/internal/clock"
 	"github.com/tasksim/tasksim/internal/mcp"
 )
 
@@ -49,7 +50,7 @@ type task struct {
 	updated       stamp // lastUpdatedAt (R43)
 	end           ending
 	round         int           // input rounds answered so far
-	timer         *time.Timer   // the current phase of work
+	timer         clock.Timer   // the current phase of work
 	changed       chan struct{} // closed and cleared on every change; nil until awaited
 	pending       []*elicitation
 	waiters       int             // open tasks/result SSE streams on this task (they can carry elicitations)
@@ -173,7 +174,7 @@ func (t *task) setLocked(to mcp.Status, msg string) bool {
 		return false
 	}
 	t.status, t.statusMessage = to, msg
-	t.updated = stampOf(time.Now())
+	t.updated = stampOf(t.srv.clock.Now())
 	if to.Terminal() {
 		t.leaveInFlightLocked()
 		t.srv.exec.release(t) // its worker or queue place (executor.go)
@@ -210,7 +211,7 @@ func (t *task) start() {
 func (t *task) beginWorkLocked() *operation {
 	var o *operation
 	if t.effectFirst && t.work.ending == endCompleted {
-		t.srv.injected(faultEffectFirst, time.Now(), t.id)
+		t.srv.injected(faultEffectFirst, t.srv.clock.Now(), t.id)
 		if t.srv.down.on() {
 			t.fx = fxSent
 			o = &operation{t: t, effect: t.effectLocked()}
@@ -220,7 +221,7 @@ func (t *task) beginWorkLocked() *operation {
 		}
 	}
 	if t.stuck {
-		t.srv.injected(faultStuck, time.Now(), t.id)
+		t.srv.injected(faultStuck, t.srv.clock.Now(), t.id)
 		return o // no timer: working until cancelled or expired
 	}
 	t.schedulePhaseLocked()
@@ -235,7 +236,7 @@ func (t *task) schedulePhaseLocked() {
 	if t.round == t.work.rounds {
 		d = t.work.duration - d*time.Duration(t.work.rounds) // the last phase takes the remainder
 	}
-	t.timer = time.AfterFunc(d, t.phaseDone)
+	t.timer = t.srv.clock.AfterFunc(d, t.phaseDone)
 }
 
 // phaseDone ends a phase of work: ask for input, or finish.
@@ -256,7 +257,7 @@ func (t *task) phaseDone() {
 	case end == endCompleted && t.fx == fxSent: // effect_first: its operation is still downstream
 		t.awaitFx = true
 		t.statusMessage = commitMessage
-		t.updated = stampOf(time.Now())
+		t.updated = stampOf(t.srv.clock.Now())
 		t.signalLocked()
 		t.mu.Unlock() // settle completes t (downstream.go)
 		return
@@ -365,7 +366,7 @@ func (t *task) answer(e *elicitation, action string, content []byte, rpcErr bool
 	if fc := t.work.fixture; fc != nil {
 		fc.answers = append(fc.answers, content)
 		if len(t.pending) > 0 { // the round asked for more at once: it waits for them all
-			t.updated = stampOf(time.Now())
+			t.updated = stampOf(t.srv.clock.Now())
 			t.signalLocked()
 			t.mu.Unlock()
 			return

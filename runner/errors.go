@@ -1,6 +1,11 @@
 package runner
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tasksim/tasksim/results"
+)
 
 // UsageError is a problem with what the run was asked to do, found before or while it
 // started: an invalid scenario or threshold (every problem at once), a shard that owns no
@@ -57,3 +62,38 @@ type beforeSummary struct{ err error }
 func (e *beforeSummary) Error() string        { return e.err.Error() }
 func (e *beforeSummary) Unwrap() error        { return e.err }
 func (e *beforeSummary) Is(target error) bool { return target == ErrNoRunSummary }
+
+// ContractError is the contract suite's verdict (`tasksim conform`) as the error of the
+// command that ran it: a *GateError for a failed case or for a suite in which no case ran
+// (nothing was shown to pass), an *InterruptedError for a suite a signal cut short with
+// nothing failed, nil for a pass.
+func ContractError(res *results.Contract) error {
+	switch {
+	case res.Counts.Fail > 0:
+		return &GateError{Why: fmt.Sprintf("%d contract case(s) failed", res.Counts.Fail)}
+	case res.Interrupted:
+		return &InterruptedError{What: "the contract cases that ran before the interruption"}
+	case res.Verdict != results.VerdictPass:
+		return &GateError{Why: "no contract case ran: nothing was shown to pass"}
+	}
+	return nil
+}
+
+// MergeError is the verdict of merged shards (`tasksim merge`, results.MergeRuns) as the
+// error of the command that merged them, as Run's error is a run's: the shard's own error
+// for a merge in error, a *GateError for a failed gate or threshold (or a partial set that
+// cannot pass), an *InterruptedError for a shard a signal stopped with nothing failed.
+func MergeError(sum *results.Summary) error {
+	switch sum.ExitCode() {
+	case results.ExitRuntimeError:
+		return errors.New(sum.Error)
+	case results.ExitGateFailed:
+		if sum.Merge != nil && sum.Merge.FailedAsPartial != "" {
+			return &GateError{Why: sum.Merge.FailedAsPartial}
+		}
+		return &GateError{}
+	case results.ExitInterrupted:
+		return &InterruptedError{What: "a shard was stopped early by a signal; nothing failed in what the shards measured"}
+	}
+	return nil
+}

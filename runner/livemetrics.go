@@ -29,10 +29,11 @@ import (
 // Families (names after the OpenTelemetry MCP semantic conventions where they have one):
 //
 //	mcp_client_operation_duration_seconds{mcp_method_name,mcp_protocol_version,error_type,gen_ai_tool_name}
-//	    histogram  send -> reply of every request that got a JSON-RPC reply; error_type is
-//	               the outcome the reply was counted with (rpc_error, expected, backpressure),
-//	               "" for a result; gen_ai_tool_name on tools/call. An HTTP error status,
-//	               a cut or a transport failure has no duration here.
+//	    histogram  send -> reply of every request that got a reply: a JSON-RPC one, or an
+//	               HTTP error status alone (metrics.Shard.StatusReply); error_type is the
+//	               outcome the reply was counted with (rpc_error, expected, backpressure,
+//	               http_error), "" for a result; gen_ai_tool_name on tools/call. A cut or a
+//	               transport failure has no duration here.
 //	tasksim_client_requests_total{mcp_method_name,outcome}  counter  every request, replied or not
 //	tasksim_client_<histogram>  histogram  the task figures: task_e2e_seconds, polls_per_task,
 //	               poll_amplification, detection_lag_seconds, result_lag_seconds,

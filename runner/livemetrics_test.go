@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/tasksim/tasksim/results"
 	"github.com/tasksim/tasksim/scenarios"
 )
 
@@ -47,32 +48,42 @@ func (o *scrapeObserver) Window(Progress) {
 	o.body, o.err = io.ReadAll(resp.Body)
 }
 
+// scrapedRun runs the smoke scenario in era proto, short and small, with sets applied
+// (path=value, as --set), its live endpoint on loopback and scraped once while it runs
+// (scrapeObserver): the run's summary, the observer holding the scrape, and the run's error.
+func scrapedRun(t *testing.T, proto string, sets ...string) (*results.Summary, *scrapeObserver, error) {
+	t.Helper()
+	sc, err := scenarios.Load("smoke")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range append([]string{"duration=3s", "grace=3s", "workload.clients=4", `args={"duration_ms":200}`}, sets...) {
+		path, value, _ := strings.Cut(kv, "=")
+		if err := sc.Set(path, value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sc.Protocol = proto
+	obs := &scrapeObserver{}
+	notes := func(line string) {
+		if u, ok := strings.CutPrefix(line, "metrics: "); ok {
+			obs.mu.Lock()
+			obs.url = u
+			obs.mu.Unlock()
+		}
+	}
+	sum, err := Run(context.Background(), sc, Options{Dir: t.TempDir(), MetricsListen: "127.0.0.1:0", Observer: obs, Notes: notes})
+	return sum, obs, err
+}
+
 // TestLiveMetrics: `run --metrics-listen` serves the load generator's figures while the run
 // goes on, promlint-clean, in the names of docs/METRICS.md#live, in both eras: request
 // durations by method as mcp_client_operation_duration_seconds, the task figures, the shard.
 func TestLiveMetrics(t *testing.T) {
 	for _, proto := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(proto, func(t *testing.T) {
-			sc, err := scenarios.Load("smoke")
+			_, obs, err := scrapedRun(t, proto)
 			if err != nil {
-				t.Fatal(err)
-			}
-			for _, kv := range []string{"duration=3s", "grace=3s", "workload.clients=4", `args={"duration_ms":200}`} {
-				path, value, _ := strings.Cut(kv, "=")
-				if err := sc.Set(path, value); err != nil {
-					t.Fatal(err)
-				}
-			}
-			sc.Protocol = proto
-			obs := &scrapeObserver{}
-			notes := func(line string) {
-				if u, ok := strings.CutPrefix(line, "metrics: "); ok {
-					obs.mu.Lock()
-					obs.url = u
-					obs.mu.Unlock()
-				}
-			}
-			if _, err := Run(context.Background(), sc, Options{Dir: t.TempDir(), MetricsListen: "127.0.0.1:0", Observer: obs, Notes: notes}); err != nil {
 				t.Fatal(err)
 			}
 			obs.mu.Lock()
@@ -112,6 +123,43 @@ func TestLiveMetrics(t *testing.T) {
 				if fams[name] == nil {
 					t.Errorf("%s is missing", name)
 				}
+			}
+		})
+	}
+}
+
+// TestLiveMetricsHTTPErrorDurations: a request answered by an HTTP error status alone (the
+// embedded server's http_5xx fault, 500) has its duration in the live endpoint, with
+// error_type http_error, in both eras, while the summary's latency histograms of record hold
+// the JSON-RPC replies alone. The fault draws from a stream the seed fixes (mockserver
+// faults.go), and the probe's few requests come first and in order: seed 3 lets every one
+// of them through in both eras, so that the run gets to its load.
+func TestLiveMetricsHTTPErrorDurations(t *testing.T) {
+	for _, proto := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(proto, func(t *testing.T) {
+			sum, obs, err := scrapedRun(t, proto, "faults.server.http_5xx={probability: 0.2}", "faults.server.status=500", "thresholds=[]", "seed=3")
+			obs.mu.Lock()
+			defer obs.mu.Unlock()
+			if sum == nil || obs.err != nil || obs.body == nil {
+				t.Fatalf("run: %v; scrape: %v (%d bytes)", err, obs.err, len(obs.body))
+			}
+			parser := expfmt.NewTextParser(model.UTF8Validation)
+			fams, err := parser.TextToMetricFamilies(bytes.NewReader(obs.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var statusOnly uint64
+			for _, m := range fams["mcp_client_operation_duration_seconds"].GetMetric() {
+				if labelsOf(m)["error_type"] == "http_error" {
+					statusOnly += m.GetHistogram().GetSampleCount()
+				}
+			}
+			if statusOnly == 0 {
+				t.Errorf("no duration with error_type http_error after two seconds of 20%% HTTP 500s:\n%s", obs.body)
+			}
+			st, lat := sum.Requests["tasks/get"], sum.Metrics["latency_tasks_get"]
+			if st.ByOutcome["http_error"] == 0 || lat.Count != st.Count-st.ByOutcome["http_error"] {
+				t.Errorf("tasks/get: %+v, latency_tasks_get holds %d: want the requests but the 500s, which have no latency of record", st, lat.Count)
 			}
 		})
 	}

@@ -84,8 +84,8 @@ func (r *runRequest) reach(ctx context.Context, rec *metrics.Recorder, events *m
 // probeRun reads the manifest a run needs, in the era its clients will speak: the one the
 // scenario pins (protocol), else the one the target answers first by E32 (server/discover,
 // docs/RULES.md#e32): 2026-07-28 where it is served, 2025-11-25 otherwise, the fallback said
-// in the manifest (era_detection). The embedded server is spoken to without detection, in
-// 2025-11-25 unless pinned. A target that does not serve the era pinned is told plainly, as
+// in the manifest (era_detection). The embedded server is spoken to without detection (see
+// runProtocol): in 2025-11-25 unless pinned or serving 2026-07-28 alone. A target that does not serve the era pinned is told plainly, as
 // the runtime error it is (exit 1): a modern-only one pinned to 2025-11-25 is a
 // client.ModernOnlyError, a legacy-only one pinned to 2026-07-28 an error naming what its
 // server/discover answered.

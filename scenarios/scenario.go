@@ -31,7 +31,7 @@ type Scenario struct {
 	// tasks/result) or "2026-07-28" (stateless, the Tasks extension). Default "": found by
 	// asking (server/discover first, docs/RULES.md#e32), modern where the target serves it;
 	// on the embedded server 2025-11-25, unless pinned to 2026-07-28 (the server then serves
-	// both eras, unless server.protocols says otherwise).
+	// both eras, unless server.protocols says otherwise) or server.protocols is modern.
 	Protocol string `yaml:"protocol,omitempty"`
 	// Tool is the tool called with task augmentation. Default "work_task".
 	Tool string `yaml:"tool"`

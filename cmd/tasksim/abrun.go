@@ -2,12 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
 
-	"github.com/tasksim/tasksim/results"
+	"github.com/tasksim/tasksim/internal/progress"
 	"github.com/tasksim/tasksim/runner"
 	"github.com/tasksim/tasksim/scenarios"
 )
@@ -22,16 +21,16 @@ type abRun struct {
 	f            *runFlags
 }
 
-// runAB runs both sides (runner.RunAB) under the signals, prints both summaries and the
-// comparison, writes the comparison into --out and returns the one verdict
-// (runner.ABResult.Err).
+// runAB runs both sides (runner.RunAB) under the signals, then prints both summaries and
+// the comparison, writes the comparison into --out and returns the one verdict
+// (runner.ABResult.Conclude).
 func runAB(p process, ab abRun, stdout, stderr io.Writer) error {
-	stableSc, err := ab.f.scenario(ab.name)
+	stableSc, err := ab.f.Scenario(ab.name)
 	if err != nil {
 		return err
 	}
 	stableSc.Target = ab.f.BaselineTarget
-	obs := &runObserver{w: stderr, bars: !ab.f.noProgress && isTerminal(stderr), duration: time.Duration(ab.sc.Duration)}
+	obs := progress.NewRun(stderr, progress.For(stderr, ab.f.noProgress, ab.f.every), "tasksim run [canary]: ", time.Duration(ab.sc.Duration))
 	var res *runner.ABResult
 	withSignals(obs, stderr, func(ctx context.Context, stop <-chan struct{}) {
 		res, err = runner.RunAB(ctx, runner.AB{Canary: ab.sc, Stable: stableSc, Shard: ab.shard, Compare: ab.f.Compare(), CanaryObserver: obs,
@@ -42,31 +41,5 @@ func runAB(p process, ab abRun, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return printAB(res, stdout)
-}
-
-// printAB prints both sides and, when it was made, the comparison, which it writes into the
-// A/B run's directory; it returns the A/B run's verdict.
-func printAB(res *runner.ABResult, stdout io.Writer) error {
-	for _, o := range res.Sides {
-		if o.Summary != nil && !errors.Is(o.Err, runner.ErrNoRunSummary) {
-			fmt.Fprintf(stdout, "== %s side: %s\n", o.Side, o.Target)
-			if err := results.WriteTextCompared(stdout, o.Summary, o.Dir); err != nil {
-				return err
-			}
-			fmt.Fprintln(stdout)
-		}
-	}
-	if res.Comparison == nil {
-		return res.Err()
-	}
-	fmt.Fprintf(stdout, "== canary %s against stable %s\n", res.Sides[0].Target, res.Sides[1].Target)
-	if err := results.WriteComparisonText(stdout, res.Comparison); err != nil {
-		return err
-	}
-	if err := results.WriteComparison(res.Dir, res.Comparison); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "\nfiles       %s/, %s/, %s and %s in %s\n", results.ABCanary, results.ABBaseline, results.CompareJSONFile, results.CompareHTMLFile, res.Dir)
-	return res.Err()
+	return res.Conclude(stdout)
 }

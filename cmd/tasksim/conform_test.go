@@ -49,6 +49,9 @@ func TestConformServe(t *testing.T) {
 	if !strings.Contains(out, "PASS") || !strings.Contains(out, "cancel.terminal") {
 		t.Errorf("the table lacks verdicts or ids:\n%s", out)
 	}
+	if !strings.Contains(errOut, "conform: pass cancel.terminal\n") {
+		t.Errorf("stderr does not say each case as it ends:\n%s", errOut)
+	}
 
 	tenants := startServe(t, "--token", "alpha=tok-alpha-conform", "--token", "beta=tok-beta-conform")
 	junit := filepath.Join(t.TempDir(), "junit.xml")

@@ -157,7 +157,7 @@ func parseShardCLI(args []string, scenarioAt func(string) string, env map[string
 	if err != nil {
 		return shardCLI{}, err
 	}
-	sc, err := f.scenario(scenarioAt(name))
+	sc, err := f.Scenario(scenarioAt(name))
 	if err != nil {
 		return shardCLI{}, err
 	}
@@ -175,7 +175,7 @@ func parseShardCLI(args []string, scenarioAt func(string) string, env map[string
 // parseMergeCLI: see parseShardCLI. It returns nil when merge accepted its command line.
 func parseMergeCLI(args []string) error {
 	err := runMerge(args, io.Discard, io.Discard)
-	var usage usageError
+	var usage *runner.UsageError
 	switch {
 	case err == nil:
 		return errors.New("merge ran: want it to stop at the first directory, which does not exist")

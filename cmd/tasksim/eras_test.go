@@ -40,13 +40,20 @@ func readRun(t *testing.T, dir string) (*results.Summary, runManifest) {
 
 // TestSweepErasSideBySide: `sweep --vary protocol=2025-11-25,2026-07-28` runs the same
 // scenario in both eras on the embedded server; both pass, the modern one without
-// initialize, DELETE or tasks/result, and so with fewer requests per task.
+// initialize, DELETE or tasks/result, and so with fewer requests per task. With stderr no
+// terminal, the sweep says as each cell starts and ends, with the cell's status lines.
 func TestSweepErasSideBySide(t *testing.T) {
 	dir := t.TempDir()
 	stdout, stderr, code := tasksim(t, "sweep", "smoke", "--vary", "protocol=2025-11-25,2026-07-28",
-		"--cell-duration", "2s", "--set", "grace=3s", "--no-progress", "--out", dir)
+		"--cell-duration", "2s", "--set", "grace=3s", "--progress-interval", "1s", "--out", dir)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, w := range []string{"tasksim sweep: cell 1/2 protocol=2025-11-25 started\n", "tasksim sweep: cell 1/2 protocol=2025-11-25: load 0:01/0:02",
+		"tasksim sweep: cell 2/2 protocol=2026-07-28: load 0:01/0:02", "tasksim sweep: cell 2/2 protocol=2026-07-28 done\n"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, stderr)
+		}
 	}
 	r, err := sweep.ReadJSON(dir)
 	if err != nil {

@@ -2,14 +2,67 @@ package main
 
 import (
 	"bytes"
+	"embed"
 	"errors"
 	"fmt"
 	"strings"
+	"text/template"
 
 	"github.com/spf13/pflag"
 
+	"github.com/tasksim/tasksim/conform"
 	"github.com/tasksim/tasksim/results"
+	"github.com/tasksim/tasksim/sweep"
 )
+
+// The help of every command is a text file, help/NAME.txt, read as prose and reviewed as
+// prose, executed as a template with helpData: what a text names (a file, a grace, a
+// case) comes from the constant that decides it, so the help cannot drift from the code.
+// Each text ends with "Flags:" where the command has flags; setHelp prints them after it.
+
+//go:embed help/*.txt
+var helpFiles embed.FS
+
+// helpTexts are the parsed help/*.txt; "file" formats one row of run's table of files.
+var helpTexts = template.Must(template.New("help").Funcs(template.FuncMap{
+	"join": strings.Join,
+	"file": func(name, what string) string { return fmt.Sprintf("  %-16s %s", name, what) },
+}).ParseFS(helpFiles, "help/*.txt"))
+
+// helpData is what the help texts name.
+type helpData struct {
+	SummaryJSON, SummaryCSV, Timeseries, HistogramLog, Events, Report, Contract string
+	SweepJSON, SweepCSV, SweepHTML, CompareJSON, CompareHTML                    string
+	ShutdownGrace                                                               string
+	MinTail                                                                     int
+	LegacyCases, ModernCases                                                    []conform.Case
+	Commands                                                                    []struct{ Name, Summary string }
+}
+
+// helpText is the help of the command name (help/NAME.txt; "tasksim" is tasksim's own).
+// A text that does not execute is a bug of this package, which its help tests catch.
+func helpText(name string) string {
+	d := helpData{
+		SummaryJSON: results.SummaryJSONFile, SummaryCSV: results.SummaryCSVFile, Timeseries: results.TimeseriesFile,
+		HistogramLog: results.HistogramLogFile, Events: results.EventsFile, Report: results.ReportFile,
+		Contract: results.ContractFile, SweepJSON: sweep.JSONFile, SweepCSV: sweep.CSVFile, SweepHTML: sweep.HTMLFile,
+		CompareJSON: results.CompareJSONFile, CompareHTML: results.CompareHTMLFile,
+		ShutdownGrace: shutdownGrace.String(), MinTail: results.MinTail,
+	}
+	if name == "conform" {
+		d.LegacyCases, d.ModernCases = conform.Cases(), conform.ModernCases()
+	}
+	if name == "tasksim" {
+		for _, c := range commands(process{}) {
+			d.Commands = append(d.Commands, struct{ Name, Summary string }{c.name, c.summary})
+		}
+	}
+	var b strings.Builder
+	if err := helpTexts.ExecuteTemplate(&b, name+".txt", d); err != nil {
+		panic(fmt.Sprintf("help/%s.txt: %v", name, err))
+	}
+	return b.String()
+}
 
 // helpRequest is a command's answer to -h or --help: its help text, which main prints on
 // stdout with exit code 0. Requested help is the command's output, not a diagnostic, so it
@@ -36,20 +89,21 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 	return usagef("%v (see 'tasksim %s --help')", err, fs.Name())
 }
 
-// setHelp makes text, then fs's flags, the help of fs's command: text is its usage line,
-// what it does, its exit codes and the heading of its flags.
-func setHelp(fs *pflag.FlagSet, text string) {
+// setHelp makes the command's help text (helpText of fs's name), then fs's flags, the help
+// of fs's command: the text is its usage line, what it does, its exit codes and the heading
+// of its flags.
+func setHelp(fs *pflag.FlagSet) {
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), text)
+		fmt.Fprint(fs.Output(), helpText(fs.Name()))
 		fs.PrintDefaults()
 	}
 }
 
 // noFlags parses the arguments of a command that takes no flags, so that -h and --help
-// give its help (text) like every other command's.
-func noFlags(name, text string, args []string) ([]string, error) {
+// give its help like every other command's.
+func noFlags(name string, args []string) ([]string, error) {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	setHelp(fs, text)
+	setHelp(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
@@ -57,53 +111,10 @@ func noFlags(name, text string, args []string) ([]string, error) {
 }
 
 // noArgs is noFlags for a command that takes no arguments either.
-func noArgs(name, text string, args []string) error {
-	args, err := noFlags(name, text, args)
+func noArgs(name string, args []string) error {
+	args, err := noFlags(name, args)
 	if err == nil && len(args) > 0 {
 		return usagef("%s takes no arguments", name)
 	}
 	return err
-}
-
-// runHelp is run's help before its flags: what it does, every file it writes, its exit
-// codes.
-func runHelp() string {
-	var files strings.Builder
-	for _, f := range []struct{ name, what string }{
-		{results.SummaryJSONFile, "the result: verdict, gates, thresholds, metrics (what pipelines read)"},
-		{results.SummaryCSVFile, "one row per metric"},
-		{results.TimeseriesFile, "one row per second, flushed as the run goes"},
-		{results.HistogramLogFile, "every histogram per second, as an HdrHistogram interval log"},
-		{results.EventsFile, "the fault timeline; only when the scenario injects faults"},
-		{results.ReportFile, "the self-contained HTML report ('tasksim report DIR' renders it again)"},
-	} {
-		fmt.Fprintf(&files, "  %-16s %s\n", f.name, f.what)
-	}
-	return `Usage: tasksim run [NAME|FILE] [flags]
-
-Runs a scenario (default: the built-in baseline; 'tasksim scenarios' lists them) against
-the embedded mock server, or against --target. The flags override the scenario's fields and
---set overrides any field. --dry-run prints the plan (load, cancels, faults, thresholds)
-and runs nothing.
-
---shard I/N runs slice I of N of the scenario (clients and arrivals i with i mod N = I, each
-with its global index; --shards N takes I from JOB_COMPLETION_INDEX); --start-at starts the
-load at one instant in every shard. summary.json then has a "shard" block.
-
-Writes into --out (default runs/<scenario>-<UTC time>/):
-` + files.String() + `and prints a text summary on stdout.
-
-The first Ctrl-C (or SIGTERM) stops starting tasks, lets in-flight ones drain for the
-scenario's grace and writes every file; a second one stops at once.
-
-Exit codes:
-  0    every gate and threshold passed
-  1    runtime error (e.g. the target is unreachable, the output directory cannot be written)
-  2    usage error, invalid scenario, or the target cannot run the tool as a task and
-       the scenario says fallback: refuse
-  99   a gate or threshold failed, or an abort_on_fail threshold stopped the load
-  130  stopped early by Ctrl-C or SIGTERM, nothing failed in what was measured
-
-Flags:
-`
 }

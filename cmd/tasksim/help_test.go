@@ -2,13 +2,20 @@ package main
 
 import (
 	"bytes"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tasksim/tasksim/runner"
 )
+
+// version is the tasksim version the tests expect in outputs.
+const version = runner.Version
 
 // allCommands are the subcommands an SRE can ask for help about. TestHelp fails when
 // commands() gains one that is not listed here, so that a new command gets its help checked.
@@ -31,6 +38,15 @@ func TestHelp(t *testing.T) {
 	}
 	if !slices.Equal(slices.Sorted(slices.Values(names)), slices.Sorted(slices.Values(allCommands))) {
 		t.Fatalf("commands() = %v; allCommands = %v: list every command in both", names, allCommands)
+	}
+	texts, err := fs.Glob(helpFiles, "help/*.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range texts { // a help text no command shows would drift unseen
+		if name := strings.TrimSuffix(path.Base(f), ".txt"); name != "tasksim" && !slices.Contains(allCommands, name) {
+			t.Errorf("%s is the help of no command", f)
+		}
 	}
 
 	type tc struct {

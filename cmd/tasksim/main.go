@@ -23,15 +23,11 @@ const (
 	exitSignal  = results.ExitInterrupted // a run stopped early by a signal, nothing failed
 )
 
-// version is the tasksim version reported by `tasksim version` and in serverInfo.
+// usageError marks err as a problem with the command line or its input: exit code 2, as
+// for a library's *runner.UsageError, the one type of both.
+func usageError(err error) error { return &runner.UsageError{Err: err} }
 
-// usageError marks a problem with the command line or its input: exit code 2.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+func usagef(format string, args ...any) error { return usageError(fmt.Errorf(format, args...)) }
 
 // command is one subcommand.
 type command struct {
@@ -60,9 +56,6 @@ func commands(p process) []command {
 		{"version", "print the tasksim version", runVersion},
 	}
 }
-
-// version is the tasksim version the tests expect in outputs.
-const version = runner.Version
 
 func main() {
 	p := process{gc: gcpolicy.Apply()}
@@ -120,23 +113,11 @@ func (p process) run(args []string, stdout, stderr io.Writer) int {
 }
 
 // usage writes tasksim's own help: the commands and the exit codes they share.
-func usage(w io.Writer) {
-	fmt.Fprint(w, "tasksim: load and chaos simulator for fleets of MCP Tasks\n\nUsage: tasksim COMMAND [flags]\n\n")
-	for _, c := range commands(process{}) {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
-	}
-	fmt.Fprint(w, `
-Run 'tasksim COMMAND --help' (or 'tasksim help COMMAND') for the flags of a command.
-
-Exit codes: 0 pass, 1 runtime error (e.g. unreachable target), 2 usage error or invalid
-scenario, 99 a gate or threshold failed, 130 stopped early by Ctrl-C or SIGTERM with
-nothing failed in what was measured. Each command's --help says which it can give.
-`)
-}
+func usage(w io.Writer) { fmt.Fprint(w, helpText("tasksim")) }
 
 // runVersion is `tasksim version`.
 func runVersion(args []string, stdout, _ io.Writer) error {
-	if err := noArgs("version", "Usage: tasksim version\n\nPrints the tasksim version, the module version, the commit and its date, the build date\nand the Go toolchain (runner.BuildInfo). Exit codes: 0 printed, 2 usage.\n", args); err != nil {
+	if err := noArgs("version", args); err != nil {
 		return err
 	}
 	return runner.BuildInfo().WriteText(stdout)
@@ -144,32 +125,14 @@ func runVersion(args []string, stdout, _ io.Writer) error {
 
 // runScenarios is `tasksim scenarios` (scenarios.WriteBuiltins).
 func runScenarios(args []string, stdout, _ io.Writer) error {
-	if err := noArgs("scenarios", "Usage: tasksim scenarios\n\nLists the built-in scenarios, one per line: the name to give run, sweep, serve or\n"+
-		"validate, and what the scenario exercises. Exit codes: 0 listed, 2 usage.\n", args); err != nil {
+	if err := noArgs("scenarios", args); err != nil {
 		return err
 	}
 	return scenarios.WriteBuiltins(stdout)
 }
 
-// validateHelp is the help of `tasksim validate`.
-const validateHelp = `Usage: tasksim validate FILE|NAME
-
-Checks the scenario file FILE, or the built-in scenario NAME, in two passes, as a
-compiler does:
-
-  1. decoding: every value that does not decode (unknown field, wrong type, bad duration
-     or rate, duplicate key), each at FILE:LINE:COL with its field path; invalid YAML
-     stops at its first syntax error;
-  2. once the whole file decodes: every invalid value (out of range, fields that need one
-     another, bad threshold expressions), all at once, each at FILE:LINE:COL of the value
-     (or of its nearest enclosing key), or at FILE alone for a default the file leaves out.
-
-Prints "FILE: valid scenario NAME" when there is no problem. Exit codes: 0 valid,
-2 a problem (listed on stderr) or usage.
-`
-
 func runValidate(args []string, stdout, _ io.Writer) error {
-	args, err := noFlags("validate", validateHelp, args)
+	args, err := noFlags("validate", args)
 	if err != nil {
 		return err
 	}
@@ -178,7 +141,7 @@ func runValidate(args []string, stdout, _ io.Writer) error {
 	}
 	sc, err := scenarios.Load(args[0])
 	if err != nil {
-		return usageError{err}
+		return usageError(err)
 	}
 	if err := runner.CheckScenario(sc); err != nil {
 		return err
@@ -187,15 +150,15 @@ func runValidate(args []string, stdout, _ io.Writer) error {
 	return nil
 }
 
-// exitCode is the exit code of a command that returned err: 2 for a usage error (the
-// command line's, or a library's *runner.UsageError), 99 for a verdict that did not pass
+// exitCode is the exit code of a command that returned err: 2 for a usage error
+// (*runner.UsageError: the command line's or a library's), 99 for a verdict that did not pass
 // (*runner.GateError), 130 for an interruption (*runner.InterruptedError), 1 for any other
 // error.
 func exitCode(err error) int {
 	switch {
 	case err == nil || errors.Is(err, pflag.ErrHelp):
 		return exitOK
-	case errors.As(err, new(usageError)), errors.As(err, new(*runner.UsageError)):
+	case errors.As(err, new(*runner.UsageError)):
 		return exitUsage
 	case errors.As(err, new(*runner.GateError)):
 		return exitGate

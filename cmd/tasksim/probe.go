@@ -17,7 +17,7 @@ import (
 
 // runProbe is `tasksim probe --target URL [flags]`: the target's capability manifest
 // (client.ProbeWith; printed by Manifest.ProbeJSON) on stdout, and with --pin or --expect
-// the pin written or checked (client.WritePin, Pin.Check). probeUsage says what and why.
+// the pin written or checked (client.WritePin, Pin.Check). help/probe.txt says what and why.
 func runProbe(args []string, stdout, stderr io.Writer) (err error) {
 	secrets := &redact.Set{} // the --header values: never printed
 	defer func() { err = secrets.Error(err) }()
@@ -79,7 +79,7 @@ type probeFlags struct {
 func parseProbeFlags(args []string) (*probeFlags, error) {
 	fs := pflag.NewFlagSet("probe", pflag.ContinueOnError)
 	f := &probeFlags{probe: cliflags.BindProbe(fs)}
-	setHelp(fs, probeHelp)
+	setHelp(fs)
 	fs.StringVar(&f.pinFile, "pin", "", "write the manifest as a pin `FILE` (to check later with --expect, or a run's expect_manifest)")
 	fs.StringVar(&f.expectFile, "expect", "", "compare the manifest with the pin `FILE`: exit 99 with a diff when it drifted")
 	if err := parseFlags(fs, args); err != nil {
@@ -91,7 +91,7 @@ func parseProbeFlags(args []string) (*probeFlags, error) {
 	if f.expectFile != "" {
 		var err error
 		if f.pin, err = client.ReadPin(f.expectFile); err != nil {
-			return nil, usageError{err}
+			return nil, usageError(err)
 		}
 	}
 	if fs.NArg() > 0 {
@@ -99,44 +99,6 @@ func parseProbeFlags(args []string) (*probeFlags, error) {
 	}
 	return f, f.probe.Check()
 }
-
-// probeHelp is probe's help before its flags: what the manifest holds, how the era is found, what
-// --create-task does to the target, pinning, the exit codes.
-const probeHelp = `Usage: tasksim probe --target URL [flags]
-
-Prints the target's capability manifest as indented JSON on stdout (the one run records
-in summary.json): protocol version and era, server, session evidence (session id, DELETE,
-GET stream), tasks capability leaves, each tool's taskSupport and, with --create-task, the
-pollInterval and ttl of one task. Header values are never printed.
-
-The era is found first (docs/RULES.md#e32): server/discover is sent with the 2026-07-28
-envelope and headers; a DiscoverResult or a modern error means 2026-07-28, anything else
-falls back to initialize (2025-11-25). A target that speaks only 2026-07-28 is described in
-it (era "2026-07-28": server/discover's versions, the Tasks extension as tasks.extension, no
-session); a target of both eras is described in the era run speaks to it (2026-07-28 when it
-advertises the Tasks extension, else 2025-11-25, era_fallback saying why), with "eras"
-listing both. --protocol pins the era and skips the detection.
-
---create-task runs real work on the target: it calls --tool (default: the first tool that
-supports tasks) with --args (default: the minimal arguments its inputSchema requires, when
-they can be built), then cancels the task where tasks/cancel is declared. In 2026-07-28 the
-call declares the Tasks extension and the server decides whether it becomes a task: a task
-is cancelled with tasks/cancel, a synchronous answer is noted.
-
---pin FILE writes the manifest as a pin file (docs/ARCHITECTURE.md#pin): protocol and era, server
-name and version, capability leaves, whether sessions are issued, each tool's taskSupport
-and a hash of its inputSchema, and with --create-task the pollInterval and ttl granted.
-Edit its allow section to let a field change (any, or a range {min, max}). --expect FILE
-compares the manifest with a pin and prints each drift (field, pinned, now) on stderr: pin
-at approval time, expect on every promotion. A pin with pollInterval and ttl needs
---create-task to be checked: without it they are drift, "not observed".
-
-Exit codes: 0 printed (pinned, or no drift), 1 the target could not be probed
-(unreachable, or discovery, initialize or tools/list failed), 2 usage (or a bad pin file),
-99 the manifest drifted from the pin.
-
-Flags:
-`
 
 // keptNote says how many allow entries a re-pin kept from the pin it replaced.
 func keptNote(kept int) string {

@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tasksim/tasksim/internal/cliflags"
+	"github.com/tasksim/tasksim/internal/progress"
 	"github.com/tasksim/tasksim/results"
 	"github.com/tasksim/tasksim/runner"
-	"github.com/tasksim/tasksim/scenarios"
 )
 
 // runFlags are the flags of `tasksim run`: those that set the scenario (cliflags.Load,
@@ -34,7 +34,7 @@ type runFlags struct {
 func parseRunFlags(args []string, _ io.Writer) (*runFlags, string, error) {
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	f := &runFlags{Load: cliflags.BindLoad(fs), Run: cliflags.BindRun(fs), fs: fs}
-	setHelp(fs, runHelp())
+	setHelp(fs)
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan (load, cancels, faults, thresholds) and run nothing")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress: no bars on a terminal, no status lines elsewhere")
 	fs.DurationVar(&f.every, "progress-interval", 5*time.Second, "with stderr not a terminal (CI, kubectl logs), a plain status line this often")
@@ -50,12 +50,6 @@ func parseRunFlags(args []string, _ io.Writer) (*runFlags, string, error) {
 	return f, cmp.Or(fs.Arg(0), "baseline"), nil
 }
 
-// scenario is the scenario NAME or FILE with the flags applied (cliflags.Load.Scenario);
-// every problem is a usage error.
-func (f *runFlags) scenario(name string) (*scenarios.Scenario, error) {
-	return f.Load.Scenario(name)
-}
-
 // runRun is `tasksim run`: the scenario, its shard and start checked, then the plan printed
 // (--dry-run), the A/B run, or the run under the signals, its summary printed and, with
 // --baseline, judged against the saved run.
@@ -64,7 +58,7 @@ func runRun(p process, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sc, err := f.scenario(name)
+	sc, err := f.Scenario(name)
 	if err != nil {
 		return err
 	}
@@ -98,8 +92,7 @@ func runRun(p process, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--force: %w", err)
 		}
 	}
-	obs := &runObserver{w: stderr, duration: time.Duration(sc.Duration)}
-	obs.bars, obs.every = progressKind(f.noProgress, f.every, stderr)
+	obs := progress.NewRun(stderr, progress.For(stderr, f.noProgress, f.every), "tasksim run: ", time.Duration(sc.Duration))
 	var sum *results.Summary
 	withSignals(obs, stderr, func(ctx context.Context, stop <-chan struct{}) {
 		opts.Stop, opts.Observer = stop, obs
@@ -117,32 +110,5 @@ func runRun(p process, args []string, stdout, stderr io.Writer) error {
 	if f.Baseline == "" || sum == nil || sum.Verdict == results.VerdictError || errors.Is(err, runner.ErrNoRunSummary) {
 		return err
 	}
-	return judgeAgainstBaseline(f.Baseline, opts.Dir, f.Compare(), err, stdout)
-}
-
-// judgeAgainstBaseline compares the finished run in dir with the baseline run, prints the
-// comparison after the run's summary and writes it beside it. The run's own error (a
-// failed gate, an interruption) stays the command's; a comparison that does not pass
-// makes a passing run exit 99.
-func judgeAgainstBaseline(baseline, dir string, opts results.CompareOptions, runErr error, stdout io.Writer) error {
-	c, err := results.Compare(baseline, dir, opts)
-	if err != nil {
-		if runErr != nil { // the run's own verdict stands; the refusal is said beside it
-			fmt.Fprintf(stdout, "\nno comparison with the baseline %s: %v\n", baseline, err)
-			return runErr
-		}
-		return usagef("--baseline %s: %w", baseline, err)
-	}
-	fmt.Fprintf(stdout, "\ncompared with the baseline %s:\n", baseline)
-	if err := results.WriteComparisonText(stdout, c); err != nil {
-		return err
-	}
-	if err := results.WriteComparison(dir, c); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "\nfiles       %s and %s in %s\n", results.CompareJSONFile, results.CompareHTMLFile, dir)
-	if runErr != nil {
-		return runErr
-	}
-	return runner.ComparisonError(c)
+	return runner.JudgeAgainstBaseline(stdout, f.Baseline, opts.Dir, f.Compare(), err)
 }

@@ -27,7 +27,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	}
 	otel, err := tel.StartServe(context.Background(), func(line string) { fmt.Fprintln(stderr, "tasksim serve: "+line) })
 	if err != nil {
-		return usageError{err}
+		return err // a *runner.UsageError
 	}
 	defer otel.Shutdown(context.Background()) // the last spans, within telemetry.ShutdownTimeout
 	cfg.Tracer = otel.Tracer()
@@ -61,7 +61,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 // usage error.
 func parseServeFlags(args []string, _ io.Writer) (mockserver.Config, runner.Telemetry, error) {
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-	setHelp(fs, fmt.Sprintf(serveHelp, shutdownGrace))
+	setHelp(fs)
 	s := cliflags.BindServer(fs)
 	tel := cliflags.BindTelemetry(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -72,29 +72,10 @@ func parseServeFlags(args []string, _ io.Writer) (mockserver.Config, runner.Tele
 	}
 	cfg, err := s.Config(fs.Arg(0))
 	if err != nil {
-		return cfg, *tel, usageError{err}
+		return cfg, *tel, usageError(err)
 	}
 	if err := tel.Check(); err != nil {
-		return cfg, *tel, usageError{err}
+		return cfg, *tel, err // a *runner.UsageError
 	}
 	return cfg, *tel, nil
 }
-
-// serveHelp is serve's help before its flags, formatted with the shutdown's grace.
-const serveHelp = `Usage: tasksim serve [NAME|FILE] [flags]
-
-Runs the mock MCP Tasks server, answering both protocol eras on one endpoint: 2025-11-25
-(with sessions; server.protocol caps the version) and 2026-07-28 with the Tasks extension
-io.modelcontextprotocol/tasks (stateless; each request classified by itself), unless
---protocols says otherwise. It prints its endpoint URL as the first line on stdout; its Prometheus metrics URL goes to
-stderr. The server section of the scenario NAME or FILE configures it (a file may hold only
-a server: section; default: the built-in defaults); the flags below override it and --set
-overrides both, e.g. --set server.backpressure.workers=4. The first SIGINT or SIGTERM
-shuts it down gracefully (in-flight requests get %v); a second one exits at once.
-
-Exit codes: 0 stopped by a signal, 1 runtime error (e.g. the address is in use, or a second
-signal), 2 usage or invalid server section.
-
-Flags (a flag that names a server.* field shows its built-in default; a scenario's own
-value replaces that default):
-`

@@ -196,7 +196,7 @@ func TestParseServeFlags(t *testing.T) {
 		{[]string{"--trace-sample-ratio", "1.5"}, []string{`--trace-sample-ratio 1.5: want a share from 0 to 1`}},
 	} {
 		_, _, err := parseServeFlags(tc.args, io.Discard)
-		var ue usageError
+		var ue *runner.UsageError
 		if !errors.As(err, &ue) {
 			t.Errorf("parseServeFlags(%q) = %v, want a usage error", tc.args, err)
 			continue
@@ -266,7 +266,7 @@ func TestServeProtocols(t *testing.T) {
 		t.Errorf("run's embedded server: Protocols %q, want \"\" (legacy)", got)
 	}
 	_, _, err := parseServeFlags([]string{"--protocols", "newest"}, io.Discard)
-	var ue usageError
+	var ue *runner.UsageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `--protocols: server.protocols: must be one of both, modern, legacy, got "newest"`) {
 		t.Errorf("--protocols newest: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/tasksim/tasksim/internal/progress"
 	"github.com/tasksim/tasksim/runner"
 )
 
@@ -49,7 +50,7 @@ func onSignals(first func() (second func())) (stop func()) {
 // it ends the process (the default action, restored): the suite's cleanup may wait on a
 // target that does not answer. obs tells the run's phase; nil (a sweep, which says nothing
 // here) is a load.
-func withSignals(obs *runObserver, stderr io.Writer, run func(ctx context.Context, stop <-chan struct{})) {
+func withSignals(obs *progress.Run, stderr io.Writer, run func(ctx context.Context, stop <-chan struct{})) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stop := make(chan struct{})
@@ -57,10 +58,10 @@ func withSignals(obs *runObserver, stderr io.Writer, run func(ctx context.Contex
 		second := cancel
 		switch {
 		case obs == nil:
-		case obs.phase.Load() == int32(runner.PhaseContract):
+		case obs.Current() == runner.PhaseContract:
 			fmt.Fprintln(stderr, "\ntasksim run: stopping the contract suite (Ctrl-C again to stop at once); the load will not start")
 			second = nil
-		case obs.phase.Load() == int32(runner.PhaseWait): // the run stops before its load, and says so
+		case obs.Current() == runner.PhaseWait: // the run stops before its load, and says so
 		default:
 			fmt.Fprintln(stderr, "\ntasksim run: stopping: draining in-flight tasks (Ctrl-C again to stop at once)")
 		}

@@ -12,32 +12,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tasksim/tasksim/internal/cliflags"
+	"github.com/tasksim/tasksim/internal/progress"
 	"github.com/tasksim/tasksim/runner"
 	"github.com/tasksim/tasksim/sweep"
 )
-
-// sweepHelp is sweep's help before its flags, formatted with sweep's files.
-const sweepHelp = `Usage: tasksim sweep [NAME|FILE] --vary NAME=V1,V2,... [--vary ...] [flags]
-
-Runs the scenario (default: baseline) once per cell of the grid of --vary values and
-recommends, for each client count, the cell with the lowest server request rate that passes
-and meets every --slo; with --vary clients, also the capacity (the largest client count that
-does, below the first that does not). Cells whose request rates differ by less than the
-noise of the runs are "indistinguishable": nothing is recommended on them. NAME is
-poll_interval, clients, rate, duration or any scenario path (as for --set); against a
---target whose advice the clients follow, vary client.poll.interval (with
-client.poll.policy=fixed) rather than poll_interval. Writes %s, %s, %s and one run directory per
-cell (cell-00, ...) under --out, and prints the recommendations, the capacity and why each
-other cell lost. The whole grid is checked before anything runs or is written.
-
-Exit codes: 0 a cell is recommended or the passing cells are indistinguishable (with --vary
-clients: a capacity was found), 1 runtime
-error (no cell produced a result), 2 usage (or a cell's scenario is invalid), 99 cells ran
-but none qualifies (with --vary clients: the smallest count failed), 130 stopped by Ctrl-C
-or SIGTERM (the cells run so far are written; nothing is recommended).
-
-Flags:
-`
 
 // sweepFlags are sweep's flags: those every cell hands on to its run (cliflags.Cell), and
 // the sweep's own.
@@ -54,7 +32,7 @@ type sweepFlags struct {
 func parseSweepFlags(args []string, _ io.Writer) (*sweepFlags, string, []sweep.Vary, error) {
 	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
 	f := &sweepFlags{cell: cliflags.BindCell(fs)}
-	setHelp(fs, fmt.Sprintf(sweepHelp, sweep.JSONFile, sweep.CSVFile, sweep.HTMLFile))
+	setHelp(fs)
 	fs.StringArrayVar(&f.vary, "vary", nil, "a dimension of the grid, `NAME=V1,V2,...` (repeatable)")
 	fs.StringArrayVar(&f.slo, "slo", nil, "threshold `EXPR` every recommended cell must meet (repeatable), e.g. 'detection_lag.p99 < 2s'")
 	fs.StringVar(&f.out, "out", "", "output `DIR` (default runs/sweep-<scenario>-<UTC time>)")
@@ -102,10 +80,9 @@ func runSweep(p process, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "tasksim sweep: %s\n", note)
 	}
 
-	bars, every := progressKind(f.noProgress, f.every, stderr)
-	obs := newSweepObserver(stderr, bars, every, len(r.Cells))
+	obs := progress.NewSweep(stderr, progress.For(stderr, f.noProgress, f.every), len(r.Cells))
 	err = runCells(p, plan, dir, r, obs)
-	obs.wait()
+	obs.Wait()
 	if err != nil {
 		return err
 	}
@@ -121,10 +98,10 @@ func runSweep(p process, args []string, stdout, stderr io.Writer) error {
 // runCells runs the plan's cells (sweep.Run), each into dir/cell-NN, and ranks r. The first
 // SIGINT or SIGTERM stops the cell it interrupts gracefully (its files are written), and the
 // sweep there: the cells after it are not run; a second stops the cell at once.
-func runCells(p process, plan *sweep.Plan, dir string, r *sweep.Result, obs sweep.Observer) (err error) {
+func runCells(p process, plan *sweep.Plan, dir string, r *sweep.Result, obs *progress.Sweep) (err error) {
 	withSignals(nil, nil, func(ctx context.Context, stop <-chan struct{}) {
 		err = sweep.Run(ctx, plan, r, sweep.Options{Dir: dir, Observer: obs,
-			Run: runner.Options{Stop: stop, GCSetBy: p.gc.SetBy, GCMaxHeadroom: p.gc.MaxHeadroom}})
+			Run: runner.Options{Stop: stop, Observer: obs, GCSetBy: p.gc.SetBy, GCMaxHeadroom: p.gc.MaxHeadroom}})
 	})
 	return err
 }

@@ -13,8 +13,8 @@ import (
 
 // Run is the flags of `tasksim run` that are not the scenario's (BindRun): where and when
 // the run goes (--out, --shard, --shards, --start-at), the bound on its probe, its live
-// figures (--metrics-listen) and OpenTelemetry export (--otlp-endpoint...), what it is
-// judged against (--baseline, --baseline-target, --budget, --allow) and --force. The fields
+// metrics endpoint (--metrics-listen) and OpenTelemetry export (--otlp-endpoint...), what it
+// is judged against (--baseline, --baseline-target, --budget, --allow) and --force. The fields
 // hold the values as given.
 type Run struct {
 	Out            string            // --out: the run's directory; "" is runner.DefaultDir
@@ -94,8 +94,8 @@ func (r *Run) Place(sc *scenarios.Scenario, now time.Time, getenv func(string) s
 }
 
 // Options are the run's options from these flags for sc as shard, starting at startAt
-// (zero: at once), started at now: the directory (--out, else runner.DefaultDir), --force
-// and the probe's bound. The caller adds what is its own: stop, observer, notes, the
+// (zero: at once), started at now: the directory (--out, else runner.DefaultDir), --force,
+// the probe's bound and the live metrics endpoint. The caller adds what is its own: stop, observer, notes, the
 // collector's policy.
 func (r *Run) Options(sc *scenarios.Scenario, shard scenarios.Shard, startAt, now time.Time) runner.Options {
 	return runner.Options{Dir: cmp.Or(r.Out, runner.DefaultDir(sc, now)), Shard: shard, StartAt: startAt, Start: now,

@@ -21,8 +21,7 @@ type ModernSummary struct {
 }
 
 // ScanModernRequest is ClassifyRequest, CheckHeaders and ReadRequestMeta for the common,
-// well-formed modern request, in one validating pass over its params (jsontext, as Decode
-// reads a message) that builds no map and allocates nothing. ok reports that the three would
+// well-formed modern request, in one validating pass over its params (jsontext) that builds no map and allocates nothing. ok reports that the three would
 // have found the request modern and without fault: ClassifyRequest (EraModern, nil),
 // CheckHeaders nil, ReadRequestMeta nil, and the summary says what its RequestMeta says.
 //
