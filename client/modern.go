@@ -123,8 +123,8 @@ func (s *Session) Envelope() *Envelope { return s.env }
 
 // newModernPost builds the POST of a request of 2026-07-28 on s: params (a JSON object, or
 // nil) with the envelope as params._meta (and in it the trace context members, when
-// traced), appended to dst as the body, and the session's
-// header with Mcp-Method and, where the method has one, Mcp-Name (E24, E64).
+// traced), appended to dst as the body, and the session's header with Mcp-Method and,
+// where the method has one, Mcp-Name (E24, E64).
 func (s *Session) newModernPost(ctx context.Context, dst []byte, id mcp.ID, method string, params, members []byte) ([]byte, *http.Request, error) {
 	body := mcp.AppendRequest(dst, id, method, nil)
 	body = append(body[:len(body)-1], `,"params":`...) // without the closing brace
