@@ -21,27 +21,30 @@ var allowedImports = map[string][]string{
 	"internal/peers":    {},
 	"internal/redact":   {},
 	"internal/schema":   {},
-	"metrics":           {"internal/mcp"},
-	"scenarios":         {"internal/mcp"},
-	"client":            {"internal/mcp"},
-	"results":           {"internal/mcp", "client", "metrics", "scenarios"},
-	"loadgen":           {"internal/mcp", "client", "metrics", "scenarios"},
-	"loadgen/chaos":     {"internal/mcp", "metrics", "scenarios"},
-	"mockserver":        {"internal/mcp", "internal/clock", "metrics", "scenarios"},
-	"conform":           {"internal/mcp", "internal/schema", "client", "metrics", "scenarios", "results"},
-	"runner": {"internal/mcp", "internal/gcpolicy", "internal/redact", "metrics", "scenarios", "results",
+	// telemetry owns the OpenTelemetry providers, the sampler and the trace context in
+	// _meta; it imports nothing of tasksim, so the client and the server can use it.
+	"internal/telemetry": {},
+	"metrics":            {"internal/mcp"},
+	"scenarios":          {"internal/mcp"},
+	"client":             {"internal/mcp", "internal/telemetry"},
+	"results":            {"internal/mcp", "internal/telemetry", "client", "metrics", "scenarios"},
+	"loadgen":            {"internal/mcp", "internal/telemetry", "client", "metrics", "scenarios"},
+	"loadgen/chaos":      {"internal/mcp", "metrics", "scenarios"},
+	"mockserver":         {"internal/mcp", "internal/clock", "internal/telemetry", "metrics", "scenarios"},
+	"conform":            {"internal/mcp", "internal/telemetry", "internal/schema", "client", "metrics", "scenarios", "results"},
+	"runner": {"internal/mcp", "internal/gcpolicy", "internal/redact", "internal/telemetry", "metrics", "scenarios", "results",
 		"client", "loadgen", "loadgen/chaos", "mockserver", "internal/clock", "conform", "internal/schema"},
 	// cliflags binds the command line's flags to runner's inputs (and to those of conform,
 	// client and mockserver), and so reaches what runner does.
-	"internal/cliflags": {"internal/mcp", "internal/gcpolicy", "internal/redact", "metrics", "scenarios", "results",
+	"internal/cliflags": {"internal/mcp", "internal/gcpolicy", "internal/redact", "internal/telemetry", "metrics", "scenarios", "results",
 		"client", "loadgen", "loadgen/chaos", "mockserver", "internal/clock", "conform", "internal/schema", "runner"},
 	// sweep runs its cells through runner, each made from run's flags (internal/cliflags),
 	// and so reaches what runner does.
-	"sweep": {"internal/mcp", "internal/gcpolicy", "internal/redact", "metrics", "scenarios", "results",
+	"sweep": {"internal/mcp", "internal/gcpolicy", "internal/redact", "internal/telemetry", "metrics", "scenarios", "results",
 		"client", "loadgen", "loadgen/chaos", "mockserver", "internal/clock", "conform", "internal/schema", "runner", "internal/cliflags"},
 	// progress shows a run (a runner.Observer), a sweep (a sweep.Observer) and the contract
 	// suite's cases, and so reaches what sweep does.
-	"internal/progress": {"internal/mcp", "internal/gcpolicy", "internal/redact", "metrics", "scenarios", "results",
+	"internal/progress": {"internal/mcp", "internal/gcpolicy", "internal/redact", "internal/telemetry", "metrics", "scenarios", "results",
 		"client", "loadgen", "loadgen/chaos", "mockserver", "internal/clock", "conform", "internal/schema", "runner", "internal/cliflags", "sweep"},
 }
 

@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/tasksim/tasksim/internal/mcp"
 )
 
@@ -44,6 +46,10 @@ type Target struct {
 	// does not implement (DialerFor): the era is then the Dialer's, whatever the manifest
 	// says. nil: the manifest's era, 2025-11-25 or 2026-07-28.
 	Dialer Dialer
+	// Tracer, when set, makes every request a client span, its trace context carried in
+	// params._meta (trace.go, docs/METRICS.md#traces); nil = no span, no trace context: the
+	// requests are what they would be without tracing.
+	Tracer trace.Tracer
 
 	u   *url.URL  // URL parsed, filled in by CacheEndpoint for a run; nil = parse per request
 	era *eraCache // the era found (Era); nil until the first detection
@@ -526,15 +532,32 @@ func (s *Session) post(ctx context.Context, body []byte) error {
 	return nil
 }
 
+// do sends one request of method with params and reads its reply: under a client span
+// when the Target has a Tracer (doTraced, trace.go), else as it is.
 func (s *Session) do(ctx context.Context, method string, params []byte, h ServerHandler, cut Cut) (Reply, http.Header, error) {
 	id := mcp.IntID(s.nextID.Add(1))
+	if s.t.Tracer != nil {
+		return s.doTraced(ctx, id, method, params, h, cut)
+	}
+	return s.exchange(ctx, id, method, params, nil, h, cut)
+}
+
+// exchange is do of request id, its params' _meta carrying the trace context members
+// (telemetry.AppendMeta; nil = none).
+func (s *Session) exchange(ctx context.Context, id mcp.ID, method string, params, members []byte, h ServerHandler, cut Cut) (Reply, http.Header, error) {
 	bp := bufPool.Get().(*[]byte)
 	var body []byte
 	var req *http.Request
 	var err error
 	if s.env != nil {
-		body, req, err = s.newModernPost(ctx, (*bp)[:0], id, method, params)
+		body, req, err = s.newModernPost(ctx, (*bp)[:0], id, method, params, members)
 	} else {
+		if len(members) > 0 {
+			if params, err = appendTraceParams(nil, params, members); err != nil {
+				bufPool.Put(bp)
+				return Reply{}, nil, fmt.Errorf("%s params: %w", method, err)
+			}
+		}
 		body = mcp.AppendRequest((*bp)[:0], id, method, params)
 		req, err = s.newPost(ctx, body)
 	}

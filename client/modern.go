@@ -122,12 +122,13 @@ func (t *Target) Stateless(env *Envelope) *Session {
 func (s *Session) Envelope() *Envelope { return s.env }
 
 // newModernPost builds the POST of a request of 2026-07-28 on s: params (a JSON object, or
-// nil) with the envelope as params._meta, appended to dst as the body, and the session's
-// header with Mcp-Method and, where the method has one, Mcp-Name (E24, E64).
-func (s *Session) newModernPost(ctx context.Context, dst []byte, id mcp.ID, method string, params []byte) ([]byte, *http.Request, error) {
+// nil) with the envelope as params._meta (and in it the trace context members, when
+// traced), appended to dst as the body, and the session's header with Mcp-Method and,
+// where the method has one, Mcp-Name (E24, E64).
+func (s *Session) newModernPost(ctx context.Context, dst []byte, id mcp.ID, method string, params, members []byte) ([]byte, *http.Request, error) {
 	body := mcp.AppendRequest(dst, id, method, nil)
 	body = append(body[:len(body)-1], `,"params":`...) // without the closing brace
-	body, err := appendWithMeta(body, params, s.env.meta)
+	body, err := appendWithMeta(body, params, s.env.meta, members)
 	if err != nil {
 		return dst, nil, fmt.Errorf("%s params: %w", method, err)
 	}
@@ -196,11 +197,12 @@ func modernRefusal(err error) (Reply, bool) {
 // withMeta returns params, a JSON object (nil or empty for {}), with meta as its _meta
 // member; params must not have one.
 func withMeta(params, meta []byte) ([]byte, error) {
-	return appendWithMeta(make([]byte, 0, len(params)+len(meta)+10), params, meta)
+	return appendWithMeta(make([]byte, 0, len(params)+len(meta)+10), params, meta, nil)
 }
 
-// appendWithMeta appends to dst what withMeta returns.
-func appendWithMeta(dst, params, meta []byte) ([]byte, error) {
+// appendWithMeta appends to dst what withMeta returns, members (the trace context's,
+// telemetry.AppendMeta; nil = none) added inside meta.
+func appendWithMeta(dst, params, meta, members []byte) ([]byte, error) {
 	p := bytes.TrimSpace(params)
 	if len(p) == 0 {
 		p = []byte(`{}`)
@@ -223,8 +225,17 @@ func appendWithMeta(dst, params, meta []byte) ([]byte, error) {
 		dst = append(dst, ',')
 	}
 	dst = append(dst, `"_meta":`...)
-	dst = append(dst, meta...)
-	return append(dst, '}'), nil
+	if len(members) == 0 {
+		dst = append(dst, meta...)
+		return append(dst, '}'), nil
+	}
+	inner := trimSpace(meta[:len(meta)-1]) // meta is an object: { ... }
+	dst = append(dst, inner...)
+	if len(inner) > 1 {
+		dst = append(dst, ',')
+	}
+	dst = append(dst, members...)
+	return append(dst, "}}"...), nil
 }
 
 // modernSession is the requester of the modern era on a target: a counter of request ids

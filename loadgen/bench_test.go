@@ -30,6 +30,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/gcpolicy"
 	"github.com/tasksim/tasksim/internal/looplimit"
@@ -437,6 +439,12 @@ func newTasksimPoll(tb testing.TB) *tasksimPoll { return newTasksimPollIn(tb, cl
 // stateless requester (the virtual clients' own), and every request carries the envelope and
 // the Mcp-Method and Mcp-Name headers.
 func newTasksimPollIn(tb testing.TB, version string) *tasksimPoll {
+	return newTasksimPollWith(tb, version, nil)
+}
+
+// newTasksimPollWith is newTasksimPollIn with its requests traced by tracer (nil: not
+// traced, client.Target.Tracer).
+func newTasksimPollWith(tb testing.TB, version string, tracer trace.Tracer) *tasksimPoll {
 	tb.Helper()
 	modern := version == client.ProtocolModern
 	cfg := mockserver.Config{}
@@ -450,7 +458,7 @@ func newTasksimPollIn(tb testing.TB, version string) *tasksimPoll {
 	tb.Cleanup(srv.Close)
 	hc := client.NewHTTPClient(loopConc)
 	tb.Cleanup(hc.CloseIdleConnections)
-	target := &client.Target{URL: srv.URL, Client: hc, ClientInfo: mcp.Implementation{Name: "tasksim-bench", Version: "1"}}
+	target := &client.Target{URL: srv.URL, Client: hc, ClientInfo: mcp.Implementation{Name: "tasksim-bench", Version: "1"}, Tracer: tracer}
 	ctx := context.Background()
 	p := &tasksimPoll{sessions: make(chan *client.Session, loopConc)}
 	for range loopConc {

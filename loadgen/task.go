@@ -96,10 +96,12 @@ func (v *vu) beginTask(ctx context.Context, intended time.Time) bool {
 	} else {
 		t.correlation = strconv.Itoa(v.idx) + "-" + strconv.FormatUint(v.seq, 10)
 	}
-	task, ok := v.create(ctx, t)
+	task, ok := v.create(v.startTaskSpan(ctx), t)
 	if !ok {
+		v.endTaskSpan(false)
 		return false
 	}
+	v.taskCreated(task.TaskID)
 	now := time.Now()
 	v.shard.Add(metrics.TasksCreated, 1)
 	e.manifest.SawTask(task)
@@ -159,6 +161,7 @@ func (v *vu) beginTask(ctx context.Context, intended time.Time) bool {
 // waits, sets v.woke to whether the wait ran its course (false: ctx ended first), and calls
 // stepTask again, from whichever goroutine: the task's state is all in v.
 func (v *vu) stepTask(ctx context.Context) (at time.Time, wait bool) {
+	ctx = v.taskContext(ctx) // the task's requests link to its span (taskspan.go)
 	t := &v.task
 	lc := &v.lc
 	for {
@@ -354,6 +357,7 @@ func (v *vu) resultFailed(ctx context.Context, err error) {
 func (v *vu) endTask(ctx context.Context) {
 	t := &v.task
 	v.finish(ctx, t)
+	v.endTaskSpan(true)
 	v.e.probe.consider(ctx, t.id, t.srv.created, t.srv.ttl)
 	v.e.inFlight.Add(-1)
 }

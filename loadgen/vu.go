@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/mcp"
 	"github.com/tasksim/tasksim/metrics"
@@ -56,6 +58,7 @@ type vu struct {
 	probe  bool       // the client runs a probe round after each task (probes.go)
 	prng   *rand.Rand // probe decisions, apart from rng; nil unless probe
 	lastID string     // the id of the client's latest task, for the meta probe
+	span   trace.Span // the span of the current task (taskspan.go); nil when the run does not trace
 
 	// The storage of rng and frng, inside the client: two objects fewer per client for
 	// every garbage collection to mark.

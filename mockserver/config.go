@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/tasksim/tasksim/internal/clock"
 	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/scenarios"
@@ -116,6 +118,11 @@ type Config struct {
 	// Metrics, when set, receives the server's own measurements: cleanup_lag (expiry ->
 	// deletion) and orphaned_tasks. Default nil: Stats only.
 	Metrics *metrics.Shard
+
+	// Tracer, when set, makes every JSON-RPC request a server span, the child of the trace
+	// context its params._meta carries (trace.go, docs/METRICS.md#traces). Default nil: no
+	// span, nothing read.
+	Tracer trace.Tracer
 
 	// Fixtures lists the official conformance suite's fixture tools (greet, slow_compute,
 	// failing_job, protocol_error_job, confirm_delete, multi_input, test_tool_with_task;

@@ -107,6 +107,10 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request, tenant string
 	if s.admitting && msg.Kind == mcp.KindRequest && !s.admit(r) {
 		return // stalled, and the client gave up (latency.go)
 	}
+	if s.cfg.Tracer != nil && msg.Kind == mcp.KindRequest {
+		s.traced(w, r, tenant, &msg) // under a server span (trace.go)
+		return
+	}
 	s.route(w, r, tenant, &msg) // to the front ends of Config.Protocols (front.go)
 }
 

@@ -48,8 +48,10 @@ import (
 // Every series carries tasksim_shard, the shard's index ("0" for a whole run), so a merged
 // fleet's scrapes add up; the registry is the run's own (STYLE habit 5).
 type liveMetrics struct {
-	url string // http://ADDR/metrics
-	srv *http.Server
+	url   string       // http://ADDR/metrics; "" when not served (listen)
+	srv   *http.Server // nil when not served
+	shard string       // the shard's index, the tasksim_shard of every series
+	start time.Time    // the start of the cumulative OTLP series (otlpmetrics.go)
 
 	dialect  mcp.Dialect
 	tool     string
@@ -67,25 +69,32 @@ type liveMetrics struct {
 	countersDesc                                       [metrics.NumCounters]*prometheus.Desc
 }
 
-// startLiveMetrics listens on addr (an address without a host, ":9090", is 127.0.0.1's)
-// and serves /metrics; the caller closes it.
-func startLiveMetrics(addr string, shard int, tool, protocol string, d mcp.Dialect, interval time.Duration) (*liveMetrics, error) {
+// newLiveMetrics returns the running totals of a run's live figures, served by nothing yet
+// (listen: the Prometheus endpoint; otlpmetrics.go: the OTLP export).
+func newLiveMetrics(shard int, tool, protocol string, d mcp.Dialect, interval time.Duration) *liveMetrics {
+	m := &liveMetrics{dialect: d, tool: tool, protocol: protocol, interval: interval, shard: strconv.Itoa(shard)}
+	m.describe(prometheus.Labels{"tasksim_shard": m.shard})
+	return m
+}
+
+// listen listens on addr (an address without a host, ":9090", is 127.0.0.1's) and serves
+// /metrics; close stops it.
+func (m *liveMetrics) listen(addr string) error {
 	if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
 		addr = net.JoinHostPort("127.0.0.1", port)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, &UsageError{fmt.Errorf("--metrics-listen %s: %w", addr, err)}
+		return &UsageError{fmt.Errorf("--metrics-listen %s: %w", addr, err)}
 	}
-	m := &liveMetrics{url: "http://" + ln.Addr().String() + "/metrics", dialect: d, tool: tool, protocol: protocol, interval: interval}
-	m.describe(prometheus.Labels{"tasksim_shard": strconv.Itoa(shard)})
+	m.url = "http://" + ln.Addr().String() + "/metrics"
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(m)
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = m.srv.Serve(ln) }()
-	return m, nil
+	return nil
 }
 
 // describe makes the families' descriptions, each with the constant labels cl.
@@ -137,7 +146,7 @@ func (m *liveMetrics) add(w *metrics.Window) {
 
 // close stops serving.
 func (m *liveMetrics) close() {
-	if m == nil {
+	if m == nil || m.srv == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)

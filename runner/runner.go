@@ -13,6 +13,7 @@ import (
 
 	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/redact"
+	"github.com/tasksim/tasksim/internal/telemetry"
 	"github.com/tasksim/tasksim/loadgen"
 	"github.com/tasksim/tasksim/metrics"
 	"github.com/tasksim/tasksim/results"
@@ -87,6 +88,10 @@ type Options struct {
 	// (livemetrics.go; `--metrics-listen`), e.g. "127.0.0.1:0" (port 0 picks a free one; its
 	// URL goes to Notes); "" = none.
 	MetricsListen string
+	// Telemetry is the run's OpenTelemetry export (telemetry.go; `--otlp-endpoint`): traces
+	// of its requests and tasks, and its live figures, over OTLP/HTTP. The zero value
+	// exports nothing unless the OTEL_EXPORTER_OTLP_* variables name an endpoint.
+	Telemetry Telemetry
 }
 
 // DefaultProbeTimeout is the probe's limit when Options.ProbeTimeout is 0.
@@ -347,6 +352,12 @@ func (r *runRequest) run(ctx context.Context) (*results.Summary, error) {
 		return nil, fmt.Errorf("output directory: %w", err)
 	}
 	r.rollbackPolicy(srv) // rollback.go
+	live, tel, err := r.startExports(ctx, target)
+	if err != nil {
+		return nil, err
+	}
+	defer live.close()
+	defer tel.Shutdown(ctx) // after the collector's last window: the final export has it
 	eng, err := loadgen.New(*r.cfg, target, r.manifest, rec)
 	if err != nil {
 		return nil, &UsageError{err}
@@ -356,11 +367,7 @@ func (r *runRequest) run(ctx context.Context) (*results.Summary, error) {
 		return nil, err
 	}
 	col.observer = r.opts.Observer
-	if col.live, err = r.startLive(target); err != nil {
-		col.close()
-		return nil, err
-	}
-	defer col.live.close()
+	col.live = live
 	r.note("%s against %s: %s", r.sc.Name, TargetName(r.sc), PlanLine(r.sc, r.cfg))
 	if err := r.waitStart(ctx); err != nil {
 		col.close()
@@ -390,18 +397,39 @@ func (r *runRequest) run(ctx context.Context) (*results.Summary, error) {
 	}, eng, events, col.aborted)
 }
 
-// startLive starts the live /metrics of Options.MetricsListen and notes its URL; nil
-// without one.
+// startExports starts what the run exports while it goes on: its live figures (startLive)
+// and its telemetry (startTelemetry, telemetry.go), which exports them too.
+func (r *runRequest) startExports(ctx context.Context, target *client.Target) (*liveMetrics, *telemetry.Provider, error) {
+	live, err := r.startLive(target)
+	if err != nil {
+		return nil, nil, err
+	}
+	tel, err := r.startTelemetry(ctx, target, live)
+	if err != nil {
+		live.close()
+		return nil, nil, err
+	}
+	return live, tel, nil
+}
+
+// startLive starts the run's live figures when something reads them: the /metrics of
+// Options.MetricsListen (its URL noted), the OTLP export of Options.OTLPEndpoint; nil
+// without either.
 func (r *runRequest) startLive(target *client.Target) (*liveMetrics, error) {
-	if r.opts.MetricsListen == "" {
+	if r.opts.MetricsListen == "" && !telemetry.Configured(r.opts.Telemetry.Endpoint) {
 		return nil, nil
 	}
-	m, err := startLiveMetrics(r.opts.MetricsListen, r.opts.Shard.Index, r.sc.Tool, r.manifest.ProtocolVersion,
+	m := newLiveMetrics(r.opts.Shard.Index, r.sc.Tool, r.manifest.ProtocolVersion,
 		target.DialectInUse(), advisedInterval(r.manifest, r.cfg))
-	if err == nil {
-		r.note("metrics: %s", m.url)
+	m.start = r.start
+	if r.opts.MetricsListen == "" {
+		return m, nil
 	}
-	return m, err
+	if err := m.listen(r.opts.MetricsListen); err != nil {
+		return nil, err
+	}
+	r.note("metrics: %s", m.url)
+	return m, nil
 }
 
 // watchStop has opts.Stop (or the end of ctx) stop the load: no task starts, those in

@@ -21,10 +21,16 @@ const shutdownGrace = 10 * time.Second
 // until the first signal shuts it down (in-flight requests get shutdownGrace); a second
 // ends the process at once, exit code 1.
 func runServe(args []string, stdout, stderr io.Writer) error {
-	cfg, err := parseServeFlags(args, stderr)
+	cfg, tel, err := parseServeFlags(args, stderr)
 	if err != nil {
 		return err
 	}
+	otel, err := tel.StartServe(context.Background(), func(line string) { fmt.Fprintln(stderr, "tasksim serve: "+line) })
+	if err != nil {
+		return err // a *runner.UsageError
+	}
+	defer otel.Shutdown(context.Background()) // the last spans, within telemetry.ShutdownTimeout
+	cfg.Tracer = otel.Tracer()
 	// Signals are caught before the URL is printed: whoever reads the URL may stop us at once.
 	stopped := make(chan struct{})
 	defer onSignals(func() func() {
@@ -53,19 +59,23 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 // parseServeFlags turns serve's arguments into a server config (cliflags.Server): the
 // server section of the scenario NAME or FILE, the flags, then --set. Every problem is a
 // usage error.
-func parseServeFlags(args []string, _ io.Writer) (mockserver.Config, error) {
+func parseServeFlags(args []string, _ io.Writer) (mockserver.Config, runner.Telemetry, error) {
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	setHelp(fs)
 	s := cliflags.BindServer(fs)
+	tel := cliflags.BindTelemetry(fs)
 	if err := parseFlags(fs, args); err != nil {
-		return mockserver.Config{}, err
+		return mockserver.Config{}, *tel, err
 	}
 	if fs.NArg() > 1 {
-		return mockserver.Config{}, usagef("serve takes one scenario NAME or FILE, got %d arguments", fs.NArg())
+		return mockserver.Config{}, *tel, usagef("serve takes one scenario NAME or FILE, got %d arguments", fs.NArg())
 	}
 	cfg, err := s.Config(fs.Arg(0))
 	if err != nil {
-		return cfg, usageError(err)
+		return cfg, *tel, usageError(err)
 	}
-	return cfg, nil
+	if err := tel.Check(); err != nil {
+		return cfg, *tel, err // a *runner.UsageError
+	}
+	return cfg, *tel, nil
 }

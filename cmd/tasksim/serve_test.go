@@ -140,7 +140,7 @@ func TestParseServeFlags(t *testing.T) {
 	if err := os.WriteFile(file, []byte(serverScenario), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := parseServeFlags([]string{file, "--poll-interval", "2s", "--ttl", "1m", "--token", "acme=tok",
+	cfg, _, err := parseServeFlags([]string{file, "--poll-interval", "2s", "--ttl", "1m", "--token", "acme=tok",
 		"--set", "server.backpressure.workers=2", "--set", "server.ttl=2m", "--listen", "127.0.0.1:0"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +151,7 @@ func TestParseServeFlags(t *testing.T) {
 	}
 
 	// A list value: the known-bad modes of serve.
-	cfg, err = parseServeFlags([]string{"--set", "server.known_bad=[blocking_get, lost_session_400]"}, io.Discard)
+	cfg, _, err = parseServeFlags([]string{"--set", "server.known_bad=[blocking_get, lost_session_400]"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,10 +159,19 @@ func TestParseServeFlags(t *testing.T) {
 		t.Errorf("--set server.known_bad=[blocking_get, lost_session_400]: %+v, want %+v", cfg.KnownBad, want)
 	}
 
+	// The OpenTelemetry flags: off by default, the sampling defaults, an endpoint given.
+	_, tel, err := parseServeFlags([]string{"--otlp-endpoint", "http://127.0.0.1:4318", "--trace-max-per-second", "50"}, io.Discard)
+	if want := (runner.Telemetry{Endpoint: "http://127.0.0.1:4318", SampleRatio: 1, MaxPerSecond: 50}); err != nil || tel != want {
+		t.Errorf("serve --otlp-endpoint: %+v, %v; want %+v", tel, err, want)
+	}
+
 	// No scenario: scenarios.Default()'s server section, the seed of the default scenario.
-	cfg, err = parseServeFlags(nil, io.Discard)
+	cfg, tel, err = parseServeFlags(nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := (runner.Telemetry{SampleRatio: 1, MaxPerSecond: 1000}); tel != want {
+		t.Errorf("serve without the OpenTelemetry flags: %+v, want %+v", tel, want)
 	}
 	if want := runner.ServerConfig(scenarios.Default()); cfg.PollInterval != want.PollInterval || cfg.Seed != want.Seed ||
 		cfg.Backpressure != want.Backpressure || cfg.DefaultDuration != time.Second || cfg.Addr != "127.0.0.1:0" {
@@ -183,8 +192,10 @@ func TestParseServeFlags(t *testing.T) {
 		{[]string{"no-such-scenario"}, []string{`unknown scenario "no-such-scenario"`}},
 		{[]string{"--ttl", "2h"}, []string{"--ttl: server.ttl: must be <= max_ttl (1h0m0s), got 2h0m0s"}},
 		{[]string{"--set", "server.known_bad=[blocking_get, blocking_put]"}, []string{`--set: server.known_bad[1]: must be one of blocking_get, `}},
+		{[]string{"--otlp-endpoint", "127.0.0.1:4318"}, []string{`--otlp-endpoint: "127.0.0.1:4318" is not an http(s) URL`}},
+		{[]string{"--trace-sample-ratio", "1.5"}, []string{`--trace-sample-ratio 1.5: want a share from 0 to 1`}},
 	} {
-		_, err := parseServeFlags(tc.args, io.Discard)
+		_, _, err := parseServeFlags(tc.args, io.Discard)
 		var ue *runner.UsageError
 		if !errors.As(err, &ue) {
 			t.Errorf("parseServeFlags(%q) = %v, want a usage error", tc.args, err)
@@ -246,7 +257,7 @@ func TestServeProtocols(t *testing.T) {
 		{[]string{"--set", "server.protocols=modern"}, mockserver.ProtocolsModern},
 		{[]string{"--protocols", "modern", "--set", "server.protocols=both"}, mockserver.ProtocolsBoth},
 	} {
-		cfg, err := parseServeFlags(tc.args, io.Discard)
+		cfg, _, err := parseServeFlags(tc.args, io.Discard)
 		if err != nil || cfg.Protocols != tc.want {
 			t.Errorf("parseServeFlags(%q): Protocols %q, %v; want %q", tc.args, cfg.Protocols, err, tc.want)
 		}
@@ -254,7 +265,7 @@ func TestServeProtocols(t *testing.T) {
 	if got := runner.ServerConfig(scenarios.Default()).Protocols; got != "" {
 		t.Errorf("run's embedded server: Protocols %q, want \"\" (legacy)", got)
 	}
-	_, err := parseServeFlags([]string{"--protocols", "newest"}, io.Discard)
+	_, _, err := parseServeFlags([]string{"--protocols", "newest"}, io.Discard)
 	var ue *runner.UsageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `--protocols: server.protocols: must be one of both, modern, legacy, got "newest"`) {
 		t.Errorf("--protocols newest: %v", err)

@@ -13,20 +13,22 @@ import (
 
 // Run is the flags of `tasksim run` that are not the scenario's (BindRun): where and when
 // the run goes (--out, --shard, --shards, --start-at), the bound on its probe, its live
-// metrics endpoint (--metrics-listen), what it is judged against (--baseline, --baseline-target, --budget, --allow) and --force. The fields
+// metrics endpoint (--metrics-listen) and OpenTelemetry export (--otlp-endpoint...), what it
+// is judged against (--baseline, --baseline-target, --budget, --allow) and --force. The fields
 // hold the values as given.
 type Run struct {
-	Out            string        // --out: the run's directory; "" is runner.DefaultDir
-	Shard          string        // --shard I/N
-	Shards         int           // --shards N, the index from runner.JobIndexEnv
-	StartAt        string        // --start-at: an RFC 3339 instant
-	ProbeTimeout   time.Duration // --probe-timeout
-	MetricsListen  string        // --metrics-listen: the live /metrics endpoint; "" = none
-	Baseline       string        // --baseline: a saved run's directory
-	BaselineTarget string        // --baseline-target: the stable side of an A/B run
-	Budgets        []string      // --budget, each 'METRIC CHANGE'
-	Allow          []string      // --allow: configuration fields that may differ
-	Force          bool          // --force: replace the run in --out
+	Out            string            // --out: the run's directory; "" is runner.DefaultDir
+	Shard          string            // --shard I/N
+	Shards         int               // --shards N, the index from runner.JobIndexEnv
+	StartAt        string            // --start-at: an RFC 3339 instant
+	ProbeTimeout   time.Duration     // --probe-timeout
+	MetricsListen  string            // --metrics-listen: the live /metrics endpoint; "" = none
+	Baseline       string            // --baseline: a saved run's directory
+	BaselineTarget string            // --baseline-target: the stable side of an A/B run
+	Budgets        []string          // --budget, each 'METRIC CHANGE'
+	Allow          []string          // --allow: configuration fields that may differ
+	Force          bool              // --force: replace the run in --out
+	Telemetry      *runner.Telemetry // --otlp-endpoint, --trace-sample-ratio, --trace-max-per-second (telemetry.go)
 
 	fs *pflag.FlagSet // says whether --shards was given
 }
@@ -45,6 +47,7 @@ func BindRun(fs *pflag.FlagSet) *Run {
 	fs.StringArrayVar(&r.Budgets, "budget", nil, "a regression budget for --baseline or --baseline-target, `'METRIC CHANGE'`, e.g. 'latency_tasks_get.p99 +20%' (repeatable; 'tasksim compare --help')")
 	fs.StringSliceVar(&r.Allow, "allow", nil, "configuration `FIELDS` that may differ from --baseline's run: scenario,duration,tool,clients,protocol,shards,compare,config")
 	fs.BoolVar(&r.Force, "force", false, "write into an --out DIR that already holds a run, replacing its files (without it such a DIR is refused, exit 2)")
+	r.Telemetry = BindTelemetry(fs)
 	return r
 }
 
@@ -59,7 +62,7 @@ func (r *Run) Check() error {
 	case (len(r.Budgets) > 0 || len(r.Allow) > 0) && r.Baseline == "" && r.BaselineTarget == "":
 		return usageErrorf("--budget and --allow judge a comparison: give --baseline DIR or --baseline-target URL")
 	}
-	return nil
+	return r.Telemetry.Check()
 }
 
 // Compare are the options of the comparison the run is judged by: --budget and --allow.
@@ -96,5 +99,5 @@ func (r *Run) Place(sc *scenarios.Scenario, now time.Time, getenv func(string) s
 // collector's policy.
 func (r *Run) Options(sc *scenarios.Scenario, shard scenarios.Shard, startAt, now time.Time) runner.Options {
 	return runner.Options{Dir: cmp.Or(r.Out, runner.DefaultDir(sc, now)), Shard: shard, StartAt: startAt, Start: now,
-		Overwrite: r.Force, ProbeTimeout: r.ProbeTimeout, MetricsListen: r.MetricsListen}
+		Overwrite: r.Force, ProbeTimeout: r.ProbeTimeout, MetricsListen: r.MetricsListen, Telemetry: *r.Telemetry}
 }

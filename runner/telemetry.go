@@ -1,0 +1,87 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tasksim/tasksim/client"
+	"github.com/tasksim/tasksim/internal/telemetry"
+)
+
+// Telemetry is the OpenTelemetry export of a run or a standalone server
+// (docs/METRICS.md#traces): OTLP over HTTP to Endpoint, the providers set up by
+// internal/telemetry.
+type Telemetry struct {
+	// Endpoint is the OTLP/HTTP base URL (--otlp-endpoint): traces to Endpoint/v1/traces,
+	// metrics to Endpoint/v1/metrics. It wins over OTEL_EXPORTER_OTLP_ENDPOINT and the
+	// other OTEL_* variables the SDK reads; "" = those variables, and with none of them
+	// nothing is exported, no tracer is installed and the requests carry no trace context.
+	Endpoint string
+	// SampleRatio is the share of new traces sampled (--trace-sample-ratio, parent-based:
+	// a span with a parent follows it, a poll its task), 0..1; 0 samples none (metrics only).
+	SampleRatio float64
+	// MaxPerSecond caps the new traces sampled a second (--trace-max-per-second), a token
+	// bucket; 0 = no cap.
+	MaxPerSecond float64
+}
+
+// Check returns why t cannot be used; nil when it can.
+func (t Telemetry) Check() error {
+	if err := telemetry.CheckEndpoint(t.Endpoint); err != nil {
+		return usageErrorf("--otlp-endpoint: %v", err)
+	}
+	if t.SampleRatio < 0 || t.SampleRatio > 1 {
+		return usageErrorf("--trace-sample-ratio %g: want a share from 0 to 1", t.SampleRatio)
+	}
+	if t.MaxPerSecond < 0 {
+		return usageErrorf("--trace-max-per-second %g: want 0 (no cap) or more", t.MaxPerSecond)
+	}
+	return nil
+}
+
+// StartServe starts the telemetry of a standalone server (`tasksim serve
+// --otlp-endpoint`): its traces, the server spans (mockserver.Config.Tracer, which it
+// sets on cfg's caller's behalf through the returned provider's Tracer); nil when off.
+// notes hears of a failed export, once. The caller shuts it down.
+func (t Telemetry) StartServe(ctx context.Context, notes func(string)) (*telemetry.Provider, error) {
+	return t.start(ctx, "tasksim-serve", nil, notes)
+}
+
+// start starts the providers of t for service (nil when telemetry is off), exporting
+// live's figures when live is non-nil; notes hears of a failed export, once.
+func (t Telemetry) start(ctx context.Context, service string, live *liveMetrics, notes func(string)) (*telemetry.Provider, error) {
+	if err := t.Check(); err != nil {
+		return nil, err
+	}
+	o := telemetry.Options{Endpoint: t.Endpoint, SampleRatio: t.SampleRatio, MaxPerSecond: t.MaxPerSecond,
+		Service: service, Version: Version, Note: notes}
+	if live != nil {
+		o.Metrics = live
+	}
+	p, err := telemetry.Start(ctx, o)
+	if err != nil {
+		return nil, &UsageError{err}
+	}
+	return p, nil
+}
+
+// startTelemetry starts the run's telemetry and hands its tracer to target, whose
+// clients' requests and tasks are then spans (client/trace.go, loadgen/taskspan.go); nil
+// when the run exports none.
+func (r *runRequest) startTelemetry(ctx context.Context, target *client.Target, live *liveMetrics) (*telemetry.Provider, error) {
+	p, err := r.opts.Telemetry.start(ctx, "tasksim", live, func(line string) { r.note("%s", line) })
+	if err != nil || p == nil {
+		return nil, err
+	}
+	target.Tracer = p.Tracer()
+	where := r.opts.Telemetry.Endpoint
+	if where == "" {
+		where = "the OTEL_EXPORTER_OTLP_* endpoint"
+	}
+	limit := "no cap"
+	if n := r.opts.Telemetry.MaxPerSecond; n > 0 {
+		limit = fmt.Sprintf("at most %g new traces a second", n)
+	}
+	r.note("telemetry: traces and metrics over OTLP to %s (sample ratio %g, %s)", where, r.opts.Telemetry.SampleRatio, limit)
+	return p, nil
+}
