@@ -111,6 +111,9 @@ func contractVerdict(c *Contract) verdictView {
 		}
 	}
 	switch {
+	case c.Verdict == VerdictPass && c.Interrupted:
+		v.Word, v.Class = "INTERRUPTED", "warn"
+		v.Reason = fmt.Sprintf("no case failed of those that ran (%d passed, %d skipped), but the suite was interrupted: the cases after it did not run", n.Pass, n.Skip)
 	case c.Verdict == VerdictPass:
 		v.Word, v.Class = "PASS", "pass"
 		v.Reason = fmt.Sprintf("no case failed: %d passed, %d skipped", n.Pass, n.Skip)

@@ -91,6 +91,9 @@ func TestContractReportVerdict(t *testing.T) {
 		none.Cases[i].Verdict = CaseSkip
 	}
 	none.Count()
+	cut := fixtureContract()
+	cut.Cases, cut.LeftBehind, cut.Interrupted = slices.Clone(pass.Cases), nil, true
+	cut.Count()
 	for _, c := range []struct {
 		name         string
 		c            *Contract
@@ -100,11 +103,19 @@ func TestContractReportVerdict(t *testing.T) {
 		{"fail", fixtureContract(), "FAIL", "cancel.terminal failed: R26: expected error -32602", 1, 1},
 		{"pass", pass, "PASS", "no case failed: 3 passed, 2 skipped", 0, 0},
 		{"nothing ran", none, "FAIL", "no case ran: every case was skipped", 0, 1},
+		{"interrupted", cut, "INTERRUPTED", "no case failed of those that ran (3 passed, 2 skipped), but the suite was interrupted", 0, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			v := contractVerdict(c.c)
 			if v.Word != c.word || !strings.HasPrefix(v.Reason, c.reason) || len(v.More) != c.more || len(v.Notes) != c.notes {
 				t.Errorf("%s: %q, more %q, notes %q", v.Word, v.Reason, v.More, v.Notes)
+			}
+			var text strings.Builder
+			if err := WriteContractText(&text, c.c); err != nil {
+				t.Fatal(err)
+			}
+			if interrupted := strings.Contains(text.String(), "but the suite was interrupted (exit code 130)"); interrupted != c.c.Interrupted {
+				t.Errorf("the text's verdict says interrupted %v, want %v:\n%s", interrupted, c.c.Interrupted, text.String())
 			}
 		})
 	}

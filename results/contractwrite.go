@@ -385,6 +385,9 @@ func contractVerdictText(c *Contract) string {
 			}
 		}
 		return fmt.Sprintf("%s: %d of %d cases failed: %s", word, n.Fail, len(c.Cases), strings.Join(ids, ", "))
+	case c.Verdict == VerdictPass && c.Interrupted:
+		return fmt.Sprintf("%s so far, but the suite was interrupted (exit code 130): no case failed of those that ran (%d passed, %d skipped); the cases after the interruption did not run",
+			word, n.Pass, n.Skip)
 	case c.Verdict == VerdictPass:
 		return fmt.Sprintf("%s: no case failed (%d passed, %d skipped)", word, n.Pass, n.Skip)
 	case n.Pass == 0:

@@ -72,7 +72,7 @@ func ContractError(res *results.Contract) error {
 	case res.Counts.Fail > 0:
 		return &GateError{Why: fmt.Sprintf("%d contract case(s) failed", res.Counts.Fail)}
 	case res.Interrupted:
-		return &InterruptedError{What: "the contract cases that ran before the interruption"}
+		return &InterruptedError{What: "no case failed of those that ran (their results are written); the cases after the interruption did not run"}
 	case res.Verdict != results.VerdictPass:
 		return &GateError{Why: "no contract case ran: nothing was shown to pass"}
 	}

@@ -59,14 +59,15 @@ func BindLoad(fs *pflag.FlagSet) *Load {
 	return l
 }
 
-// ParseLoad parses a run command line of load flags alone, such as a sweep cell's: a
-// problem with it is a *runner.UsageError that points to run's help, as run's own would.
+// ParseLoad parses a run command line of load flags alone, a sweep cell's: a problem with it
+// is a *runner.UsageError that points to sweep's help, where the user gave those flags and
+// values (--vary).
 func ParseLoad(args []string) (*Load, error) {
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	l := BindLoad(fs)
 	if err := fs.Parse(args); err != nil {
-		return nil, usageErrorf("%v (see 'tasksim run --help')", err)
+		return nil, usageErrorf("%v (see 'tasksim sweep --help')", err)
 	}
 	return l, nil
 }

@@ -72,8 +72,8 @@ func TestLoadProblems(t *testing.T) {
 	if strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("err shows a header's value:\n%v", err)
 	}
-	if _, err := ParseLoad([]string{"--clients", "x"}); !errors.As(err, &ue) || !strings.HasSuffix(err.Error(), "(see 'tasksim run --help')") {
-		t.Errorf("--clients x: %v, want a usage error pointing to run's help", err)
+	if _, err := ParseLoad([]string{"--clients", "x"}); !errors.As(err, &ue) || !strings.HasSuffix(err.Error(), "(see 'tasksim sweep --help')") {
+		t.Errorf("--clients x: %v, want a usage error pointing to sweep's help", err)
 	}
 	l, _ = ParseLoad([]string{"--clients", "0"})
 	if _, err := l.Scenario("smoke"); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--clients: workload.clients: must be") {
