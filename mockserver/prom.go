@@ -96,6 +96,7 @@ type exporter struct {
 	cleanupLag     prometheus.Histogram
 	downstreamWait prometheus.Histogram
 	handler        http.Handler
+	reg            *prometheus.Registry // what handler serves, and Server.Gatherer gives
 
 	requests, rejections, created, retained, expired, orphaned,
 	lagMax, sessions, effects, duplicates, afterCancel,
@@ -161,9 +162,13 @@ func newExporter(s *Server) *exporter {
 	reg.MustRegister(e.cleanupLag, e.downstreamWait, (*statsCollector)(e),
 		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsGC)),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	e.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	e.handler, e.reg = promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), reg
 	return e
 }
+
+// Gatherer is the server's own metrics registry, what /metrics serves: for an exporter of
+// another kind (`tasksim serve --otlp-endpoint`, through the OpenTelemetry Prometheus bridge).
+func (s *Server) Gatherer() prometheus.Gatherer { return s.prom.reg }
 
 // observeCleanupLag records one purge's expiry -> deletion delay. It allocates nothing; a
 // nil exporter (a Server built without newServer, in internal tests) records nothing.

@@ -3,6 +3,12 @@ package runner
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	prombridge "go.opentelemetry.io/contrib/bridges/prometheus"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/telemetry"
@@ -41,22 +47,46 @@ func (t Telemetry) Check() error {
 
 // StartServe starts the telemetry of a standalone server (`tasksim serve
 // --otlp-endpoint`): its traces, the server spans (mockserver.Config.Tracer, which it
-// sets on cfg's caller's behalf through the returned provider's Tracer); nil when off.
-// notes hears of a failed export, once. The caller shuts it down.
-func (t Telemetry) StartServe(ctx context.Context, notes func(string)) (*telemetry.Provider, error) {
-	return t.start(ctx, "tasksim-serve", nil, notes)
+// sets on cfg's caller's behalf through the returned provider's Tracer), and, when m is
+// not nil, its metrics: what its /metrics serves, through the OpenTelemetry Prometheus
+// bridge; nil when off. notes hears of a failed export, once. The caller shuts it down.
+func (t Telemetry) StartServe(ctx context.Context, m *ServeMetrics, notes func(string)) (*telemetry.Provider, error) {
+	var prod sdkmetric.Producer
+	if m != nil {
+		prod = prombridge.NewMetricProducer(prombridge.WithGatherer(m))
+	}
+	return t.start(ctx, "tasksim-serve", prod, notes)
+}
+
+// ServeMetrics is the metrics registry of a standalone server for its OTLP export
+// (StartServe): the server is built after its telemetry, whose tracer it takes, so its
+// registry (mockserver.Server.Gatherer) is handed over with Set once it exists; an export
+// before that has nothing to send.
+type ServeMetrics struct {
+	g atomic.Pointer[prometheus.Gatherer]
+}
+
+// Set hands over the server's registry.
+func (m *ServeMetrics) Set(g prometheus.Gatherer) { m.g.Store(&g) }
+
+// Gather implements prometheus.Gatherer: the server's metrics, none before Set.
+func (m *ServeMetrics) Gather() ([]*dto.MetricFamily, error) {
+	if g := m.g.Load(); g != nil {
+		return (*g).Gather()
+	}
+	return nil, nil
 }
 
 // start starts the providers of t for service (nil when telemetry is off), exporting
-// live's figures when live is non-nil; notes hears of a failed export, once.
-func (t Telemetry) start(ctx context.Context, service string, live *liveMetrics, notes func(string)) (*telemetry.Provider, error) {
+// metrics's figures when it is non-nil; notes hears of a failed export, once.
+func (t Telemetry) start(ctx context.Context, service string, metrics sdkmetric.Producer, notes func(string)) (*telemetry.Provider, error) {
 	if err := t.Check(); err != nil {
 		return nil, err
 	}
 	o := telemetry.Options{Endpoint: t.Endpoint, SampleRatio: t.SampleRatio, MaxPerSecond: t.MaxPerSecond,
 		Service: service, Version: Version, Note: notes}
-	if live != nil {
-		o.Metrics = live
+	if metrics != nil {
+		o.Metrics = metrics
 	}
 	p, err := telemetry.Start(ctx, o)
 	if err != nil {
@@ -69,7 +99,11 @@ func (t Telemetry) start(ctx context.Context, service string, live *liveMetrics,
 // clients' requests and tasks are then spans (client/trace.go, loadgen/taskspan.go); nil
 // when the run exports none.
 func (r *runRequest) startTelemetry(ctx context.Context, target *client.Target, live *liveMetrics) (*telemetry.Provider, error) {
-	p, err := r.opts.Telemetry.start(ctx, "tasksim", live, func(line string) { r.note("%s", line) })
+	var prod sdkmetric.Producer // a nil *liveMetrics must not be a non-nil Producer
+	if live != nil {
+		prod = live
+	}
+	p, err := r.opts.Telemetry.start(ctx, "tasksim", prod, func(line string) { r.note("%s", line) })
 	if err != nil || p == nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -127,7 +128,8 @@ func tracedRun(t *testing.T, proto string, rc *otlpReceiver, tel Telemetry) *met
 	if rc != nil {
 		tel.Endpoint = rc.URL
 	}
-	serveTel, err := tel.StartServe(context.Background(), func(line string) { t.Errorf("serve: %s", line) })
+	var served ServeMetrics
+	serveTel, err := tel.StartServe(context.Background(), &served, func(line string) { t.Errorf("serve: %s", line) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,6 +138,7 @@ func tracedRun(t *testing.T, proto string, rc *otlpReceiver, tel Telemetry) *met
 	if err != nil {
 		t.Fatal(err)
 	}
+	served.Set(srv.Gatherer())
 	rec := &metaRecorder{next: srv.Handler()}
 	front := httptest.NewServer(rec)
 	defer front.Close()
@@ -157,7 +160,8 @@ func tracedRun(t *testing.T, proto string, rc *otlpReceiver, tel Telemetry) *met
 // a client span per request named and attributed after the OpenTelemetry MCP conventions,
 // each task as a span from create to terminal with its id and status, every poll linked to
 // its task, and the server's spans as children of the client spans whose trace context
-// params._meta carried; and every request carries that context.
+// params._meta carried; and every request carries that context. The run's metrics and
+// the server's (its /metrics) are exported too.
 func TestTraces(t *testing.T) {
 	for _, proto := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(proto, func(t *testing.T) {
@@ -175,6 +179,17 @@ func TestTraces(t *testing.T) {
 			for _, name := range []string{"mcp.client.operation.duration", "tasksim.client.requests", "tasksim.client.tasks_created", "tasksim.client.task_e2e", "tasksim.client.in_flight"} {
 				if !rc.metrics[name] {
 					t.Errorf("metric %s was not exported over OTLP", name)
+				}
+			}
+			// serve's own /metrics, through the Prometheus bridge, under their Prometheus names
+			for _, name := range []string{"tasksim_mock_tasks_created_total", "tasksim_mock_requests_total", "tasksim_mock_cleanup_lag_seconds", "go_goroutines"} {
+				if !rc.metrics[name] {
+					var got []string
+					for n := range rc.metrics {
+						got = append(got, n)
+					}
+					slices.Sort(got)
+					t.Errorf("serve's metric %s was not exported over OTLP; got %q", name, got)
 				}
 			}
 		})

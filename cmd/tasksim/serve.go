@@ -25,7 +25,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	otel, err := tel.StartServe(context.Background(), func(line string) { fmt.Fprintln(stderr, "tasksim serve: "+line) })
+	var served runner.ServeMetrics // its /metrics, over OTLP too once the server exists
+	otel, err := tel.StartServe(context.Background(), &served, func(line string) { fmt.Fprintln(stderr, "tasksim serve: "+line) })
 	if err != nil {
 		return err // a *runner.UsageError
 	}
@@ -42,6 +43,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	served.Set(srv.Gatherer())
 	fmt.Fprintln(stdout, srv.URL) // first stdout line: the endpoint, for whoever started us
 	for _, note := range runner.ServeNotes(cfg, srv.URL) {
 		fmt.Fprintln(stderr, "tasksim serve: "+note)
