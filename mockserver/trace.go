@@ -143,7 +143,14 @@ func (w *tracedWriter) Write(b []byte) (int, error) {
 }
 
 // Flush implements http.Flusher.
-func (w *tracedWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+func (w *tracedWriter) Flush() { _ = w.FlushError() }
+
+// FlushError flushes, and says why it could not (a client gone): http.ResponseController
+// looks for it before Flush, so the SSE writers that watch a flush's error (http.go,
+// listen.go) see a client leave with tracing on as they do without it.
+func (w *tracedWriter) FlushError() error {
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
 
 // Unwrap returns the writer wrapped, for http.ResponseController.
 func (w *tracedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,6 +1,8 @@
 package mockserver
 
 import (
+	"errors"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 )
@@ -54,5 +56,22 @@ func TestTracedWriterErrorType(t *testing.T) {
 		if got := w.errorType(); got != tc.want {
 			t.Errorf("%d %s: error.type %q, want %q", tc.status, tc.body, got, tc.want)
 		}
+	}
+}
+
+// failingFlush is a ResponseWriter whose client has gone: its flush fails.
+type failingFlush struct{ *httptest.ResponseRecorder }
+
+func (failingFlush) FlushError() error { return errors.New("client gone") }
+
+// TestTracedWriterKeepsFlushError: a traced reply's flush reports the error of the writer
+// under it, so the SSE writers see a client leave with tracing on as they do without it.
+func TestTracedWriterKeepsFlushError(t *testing.T) {
+	w := failingFlush{httptest.NewRecorder()}
+	if err := http.NewResponseController(w).Flush(); err == nil {
+		t.Fatal("the writer itself: want its flush error")
+	}
+	if err := http.NewResponseController(&tracedWriter{ResponseWriter: w}).Flush(); err == nil {
+		t.Error("through tracedWriter the flush error is lost")
 	}
 }

@@ -33,12 +33,16 @@ const reasonStopped = "run_stopped"
 
 // judgedSummary is the summary the thresholds judge: s, but for a run a signal cut short,
 // without the tasks the interruption cut off among the unknown (the run_stopped ones:
-// RunInfo.Unknown): that their outcome is unknown is the signal's doing, not the target's,
-// and the run exits 130, never 0, anyway (docs/ARCHITECTURE.md#exit-codes). cut is how many were
-// left out; 0 for s itself. A run that ended as planned is judged on every unknown task: the
+// RunInfo.Unknown; in a merge, those of the shards a signal stopped alone, RunInfo.cut):
+// that their outcome is unknown is the signal's doing, not the target's, and the run exits
+// 130, never 0, anyway (docs/ARCHITECTURE.md#exit-codes). cut is how many were left out; 0
+// for s itself. A run (a shard) that ended as planned is judged on every unknown task: the
 // scenario's grace was its to drain in.
 func judgedSummary(info RunInfo, s *Summary) (js *Summary, cut int64) {
 	cut = info.Unknown[reasonStopped]
+	if info.cut != nil {
+		cut = *info.cut
+	}
 	name := metrics.TasksUnknown.Name()
 	if !s.Interrupted || cut <= 0 || s.Counters[name] <= 0 {
 		return s, 0

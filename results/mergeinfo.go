@@ -36,8 +36,12 @@ func mergedRunInfo(runs []shardRun) RunInfo {
 		kinds                     []ErrorKind
 	)
 	sec := &Security{}
+	var cut int64 // the run_stopped tasks of the shards a signal stopped (RunInfo.cut)
 	for _, r := range runs {
 		s, idx := r.sum, r.sum.Shard.Index
+		if s.Interrupted {
+			cut += s.Gates.Recovery.Evidence.ReconciliationList[reasonStopped]
+		}
 		label := "shard " + strconv.Itoa(idx)
 		runtimes = append(runtimes, s.Runtime.Run)
 		if s.Server.Run != nil {
@@ -63,6 +67,7 @@ func mergedRunInfo(runs []shardRun) RunInfo {
 		}
 	}
 	delete(ri.Unknown, reasonResultLost) // Build adds it back from the summed results_lost
+	ri.cut = &cut
 	ri.Runtime = Runtimes{Shards: runtimes}
 	ri.Client, ri.Server = client, Server{Shards: servers}
 	if len(samples) > 0 {

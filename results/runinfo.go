@@ -87,6 +87,10 @@ type RunInfo struct {
 	// idempotency keys (loadgen.Engine.Unknown, then Engine.ResultsLost).
 	Unknown       map[string]int64
 	UnknownSample any
+	// cut is, in a merge, how many of the unknown tasks an interruption cut off: the
+	// run_stopped ones of the shards a signal stopped, and no other shard's (judgedSummary);
+	// nil for a run, whose own run_stopped tasks are cut when it was interrupted.
+	cut *int64
 	// LostAfterReconnect counts known, unfinished tasks that a new session could not see
 	// (a finding: the server bound tasks to the session, or lost them).
 	// LostAfterReconnectSample is a sample of their ids, the recovery gate's

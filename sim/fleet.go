@@ -46,15 +46,17 @@ type FleetResult struct {
 	PollsPerTask map[int]int64
 }
 
-// ErrBadFleet says a FleetConfig cannot run.
-var ErrBadFleet = errors.New("sim: a fleet needs clients, a duration and a tool")
+// ErrBadFleet says a FleetConfig cannot run. A round trip of zero is refused too: every
+// request would then take no virtual time, and a target that refuses every create would
+// hold a client at one instant for ever.
+var ErrBadFleet = errors.New("sim: a fleet needs clients, a duration, a tool and a round trip above zero")
 
 // RunFleet runs the fleet on l against target until every task created within the
 // duration has ended (events of the target's own, such as a reaper, may remain), and
 // returns what it saw. The clients start spread over their first
 // think time (or a second), each from its own seeded random stream.
 func RunFleet(l *Loop, target Target, cfg FleetConfig) (*FleetResult, error) {
-	if cfg.Clients <= 0 || cfg.Duration <= 0 || cfg.Tool == "" {
+	if cfg.Clients <= 0 || cfg.Duration <= 0 || cfg.Tool == "" || cfg.RTT <= 0 {
 		return nil, ErrBadFleet
 	}
 	f := &fleet{l: l, target: target, cfg: cfg, res: &FleetResult{PollsPerTask: map[int]int64{}}}

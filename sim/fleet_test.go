@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -100,5 +101,14 @@ func TestFleetOnTheServer(t *testing.T) {
 	again, _ := fleetRun(t, 1)
 	if !reflect.DeepEqual(res, again) {
 		t.Errorf("the same seed gave another run:\n%+v\n%+v", *res, *again)
+	}
+}
+
+// TestFleetRefusesAZeroRoundTrip: a fleet without a round trip would hold a client whose
+// creates are refused at one instant for ever: it is refused before it runs.
+func TestFleetRefusesAZeroRoundTrip(t *testing.T) {
+	_, err := sim.RunFleet(sim.New(t0), nil, sim.FleetConfig{Clients: 1, Duration: time.Second, Tool: "work_task"})
+	if !errors.Is(err, sim.ErrBadFleet) {
+		t.Errorf("RTT 0: %v, want ErrBadFleet", err)
 	}
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"time"
 
 	"github.com/tasksim/tasksim/internal/clock"
@@ -73,7 +74,10 @@ func (l *Loop) AfterFunc(d time.Duration, f func()) clock.Timer {
 
 // After schedules e d from now (d <= 0: now, after the events already due now), replacing
 // its pending schedule if it has one.
-func (e *Event) After(d time.Duration) { e.at(e.loop.now + max(int64(d), 0)) }
+func (e *Event) After(d time.Duration) {
+	now := e.loop.now
+	e.at(now + min(max(int64(d), 0), math.MaxInt64-now)) // saturating: a far instant, not the past
+}
 
 // At schedules e at the instant t (one in the past: now), replacing its pending schedule.
 func (e *Event) At(t time.Time) { e.After(t.Sub(e.loop.Now())) }

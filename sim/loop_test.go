@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -157,4 +158,18 @@ func itoa(n int) string {
 		return string(rune('0'+n/1_000_000)) + "M"
 	}
 	return string(rune('0'+n/10_000)) + "0k"
+}
+
+// TestFarFuture: an event a duration too large for the clock's range away is due at the
+// end of time, not in the past: it runs after a 1 s event, and not within an hour.
+func TestFarFuture(t *testing.T) {
+	l := New(t0)
+	l.Run(t0.Add(time.Minute))
+	var got []string
+	l.AfterFunc(time.Duration(math.MaxInt64), func() { got = append(got, "far") })
+	l.AfterFunc(time.Second, func() { got = append(got, "1s") })
+	l.Run(l.Now().Add(time.Hour))
+	if !slices.Equal(got, []string{"1s"}) || l.Elapsed() < time.Minute {
+		t.Errorf("ran %v, elapsed %v: want only the 1 s event, time never going back", got, l.Elapsed())
+	}
 }

@@ -7,8 +7,8 @@ import (
 )
 
 // DefaultTraceMaxPerSecond is --trace-max-per-second's default: at most this many new
-// traces a second, whatever the run's rate, so that tracing a large run costs its
-// collector a bounded load.
+// task (and other root) traces a second, each with its polls, whatever the run's rate, so
+// that tracing a large run costs its collector a bounded load.
 const DefaultTraceMaxPerSecond = 1000
 
 // BindTelemetry defines the OpenTelemetry flags of `run` and `serve` on fs (docs/METRICS.md#traces)
@@ -18,6 +18,6 @@ func BindTelemetry(fs *pflag.FlagSet) *runner.Telemetry {
 	t := &runner.Telemetry{}
 	fs.StringVar(&t.Endpoint, "otlp-endpoint", "", "export traces and metrics over OTLP/HTTP to this base `URL` (URL/v1/traces, URL/v1/metrics), e.g. http://127.0.0.1:4318; default: OTEL_EXPORTER_OTLP_ENDPOINT, else off (docs/METRICS.md#traces)")
 	fs.Float64Var(&t.SampleRatio, "trace-sample-ratio", 1, "share of new traces sampled, 0..1 (parent-based: a request with a sampled parent is sampled, a poll follows its task)")
-	fs.Float64Var(&t.MaxPerSecond, "trace-max-per-second", DefaultTraceMaxPerSecond, "at most this many new traces sampled a second (a token bucket); 0 = no cap")
+	fs.Float64Var(&t.MaxPerSecond, "trace-max-per-second", DefaultTraceMaxPerSecond, "at most this many new task traces sampled a second (a token bucket; a sampled task's polls follow it, outside the cap); 0 = no cap")
 	return t
 }

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"encoding/hex"
+	"strconv"
 
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -32,8 +33,10 @@ const (
 
 // AppendMeta appends the members of sc's W3C trace context, as they go inside a _meta
 // object: "traceparent":"00-TRACEID-SPANID-FLAGS" and, when sc has one,
-// ,"tracestate":"...". Nothing for an invalid sc. The tracestate is made of printable ASCII
-// without quotes or backslashes (W3C), so it needs no escaping.
+// ,"tracestate":"...". Nothing for an invalid sc. A tracestate value may hold a quote or a
+// backslash (W3C allows both), so it is written as a JSON string (strconv.AppendQuote on
+// printable ASCII, which W3C requires, is JSON's own escaping; any other tracestate is left
+// out rather than written in Go's escapes, which are not all JSON's).
 func AppendMeta(dst []byte, sc trace.SpanContext) []byte {
 	if !sc.IsValid() {
 		return dst
@@ -46,12 +49,21 @@ func AppendMeta(dst []byte, sc trace.SpanContext) []byte {
 	dst = append(dst, '-')
 	dst = hex.AppendEncode(dst, []byte{byte(sc.TraceFlags())})
 	dst = append(dst, '"')
-	if ts := sc.TraceState().String(); ts != "" {
-		dst = append(dst, `,"tracestate":"`...)
-		dst = append(dst, ts...)
-		dst = append(dst, '"')
+	if ts := sc.TraceState().String(); ts != "" && printableASCII(ts) {
+		dst = append(dst, `,"tracestate":`...)
+		dst = strconv.AppendQuote(dst, ts)
 	}
 	return dst
+}
+
+// printableASCII reports whether s is made of printable ASCII alone (0x20 to 0x7e).
+func printableASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // Remote returns the span context a request's _meta carries (its traceparent and

@@ -13,13 +13,14 @@ import (
 // parent-based ratio sampler, with a cap:
 //
 //	the span has a parent (local, or remote from _meta)  the parent's decision
-//	a root linked to a span (a poll to its task)         the first link's decision, then the cap
-//	any other root                                       the ratio (by trace id), then the cap
+//	a root linked to a span (a poll to its task)         the first link's decision
+//	any other root (a task)                              the ratio (by trace id), then the cap
 //
-// The cap is a token bucket of MaxPerSecond new traces a second (burst: one second's
-// worth): a root the ratio would sample is dropped when the bucket is empty, so that a
-// 100,000-client run exports at most that many traces a second whatever its rate. A poll
-// follows its task so that a sampled task has its polls and an unsampled one none.
+// The cap is a token bucket of MaxPerSecond new task (and other root) traces a second
+// (burst: one second's worth): a root the ratio would sample is dropped when the bucket is
+// empty, so that a 100,000-client run samples at most that many tasks a second whatever its
+// rate. A poll follows its task outside the cap, so that a sampled task has all its polls
+// and an unsampled one none: the export is bounded by the cap times the polls of a task.
 type Sampler struct {
 	ratio sdktrace.Sampler
 	desc  string
@@ -48,12 +49,10 @@ func (s *Sampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingR
 	if psc.IsValid() {
 		return decide(psc.IsSampled(), psc)
 	}
-	sampled := false
 	if len(p.Links) > 0 && p.Links[0].SpanContext.IsValid() {
-		sampled = p.Links[0].SpanContext.IsSampled()
-	} else {
-		sampled = s.ratio.ShouldSample(p).Decision == sdktrace.RecordAndSample
+		return decide(p.Links[0].SpanContext.IsSampled(), psc) // a poll follows its task
 	}
+	sampled := s.ratio.ShouldSample(p).Decision == sdktrace.RecordAndSample
 	if sampled && s.cap != nil {
 		sampled = s.cap.AllowN(s.now(), 1) // the limiter is safe for concurrent use
 	}
