@@ -102,12 +102,33 @@ func NewHTTPClientWith(o ClientOptions) *http.Client {
 // send sends one request. A plain client (no cookie jar, no overall timeout: what
 // NewHTTPClient returns) hands it straight to its transport: http.Client.Do would only add
 // redirect bookkeeping (a header copy per request), and MCP endpoints do not redirect POSTs.
+// A request with a reply deadline (ReplyBy) that the transport does not enforce itself gets
+// it as a context deadline, released when its body is closed.
 func (t *Target) send(req *http.Request) (*http.Response, error) {
 	c := t.Client
-	if rt := c.Transport; rt != nil && c.Jar == nil && c.Timeout == 0 && c.CheckRedirect == nil {
-		resp, err := rt.RoundTrip(req)
-		if err != nil && req.Context().Err() != nil {
-			err = req.Context().Err() // as Do reports a cancelled or expired request
+	rt := c.Transport
+	direct := rt != nil && c.Jar == nil && c.Timeout == 0 && c.CheckRedirect == nil
+	if at, ok := replyDeadline(req.Context()); ok && !(direct && enforcesReplyBy(rt, req)) {
+		req, cancel := withReplyDeadline(req, at)
+		resp, err := sendOn(c, direct, req)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+		return resp, nil
+	}
+	return sendOn(c, direct, req)
+}
+
+// sendOn sends req with c: straight through its transport when direct (send), else by Do.
+func sendOn(c *http.Client, direct bool, req *http.Request) (*http.Response, error) {
+	if direct {
+		resp, err := c.Transport.RoundTrip(req)
+		if err != nil {
+			if cerr := requestErr(req.Context()); cerr != nil {
+				err = cerr // as Do reports a cancelled or expired request
+			}
 		}
 		return resp, err
 	}

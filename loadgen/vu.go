@@ -218,15 +218,21 @@ func (v *vu) attempt(ctx context.Context, m mcp.Op, limit time.Time, x exchange)
 			return client.Reply{}, &notSentError{err}
 		}
 	}
-	rctx, cancel := ctx, context.CancelFunc(func() {})
-	if !limit.IsZero() {
-		rctx, cancel = context.WithDeadline(ctx, limit)
-	} else if !stream {
-		rctx, cancel = context.WithTimeout(ctx, v.e.cfg.timeout())
-	}
 	start := time.Now()
-	rep, err := x(rctx, v.conn)
-	cancel()
+	var rep client.Reply
+	var err error
+	switch {
+	case !limit.IsZero():
+		rctx, cancel := context.WithDeadline(ctx, limit)
+		rep, err = x(rctx, v.conn)
+		cancel()
+	case !stream:
+		// The per-request timeout as a reply deadline (client.ReplyBy): no timer and no
+		// context of its own for each request.
+		rep, err = x(client.ReplyBy(ctx, start.Add(v.e.cfg.timeout())), v.conn)
+	default:
+		rep, err = x(ctx, v.conn)
+	}
 	v.count(m, start, rep, err)
 	return rep, err
 }
