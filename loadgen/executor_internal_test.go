@@ -1,6 +1,9 @@
 package loadgen
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestIdleClientsOldestFirst: an arrival goes to the client idle the longest; after close
 // the pool takes no client back and hands out the idle ones, oldest first.
@@ -32,5 +35,43 @@ func TestIdleClientsOldestFirst(t *testing.T) {
 	}
 	if p.get() != nil {
 		t.Error("a closed pool handed out a client")
+	}
+}
+
+// TestSleepHeap: the sleepers come out earliest first, whatever the order they went in and
+// whichever were taken out of the middle (an interrupt), and every client's slot is its index
+// (-1 once out).
+func TestSleepHeap(t *testing.T) {
+	base := time.Unix(1_700_000_000, 0)
+	var h sleepHeap
+	vus := make([]*vu, 40)
+	for i := range vus {
+		// 0, 17, 34, 11, ... (mod 40): every instant once, in a scrambled order.
+		vus[i] = &vu{idx: i, wakeAt: base.Add(time.Duration(i*17%40) * time.Millisecond)}
+		h.push(vus[i])
+	}
+	check := func() {
+		for i, v := range h {
+			if v.slot != i {
+				t.Fatalf("client %d in slot %d says %d", v.idx, i, v.slot)
+			}
+		}
+	}
+	check()
+	for _, i := range []int{5, 23, 38} { // interrupted
+		v := vus[i]
+		if got := h.remove(v.slot); got != v || v.slot != -1 {
+			t.Fatalf("remove took client %d (slot %d), want %d out", got.idx, v.slot, i)
+		}
+		check()
+	}
+	var last time.Time
+	for n := 0; len(h) > 0; n++ {
+		v := h.remove(0)
+		if v.wakeAt.Before(last) {
+			t.Fatalf("client %d due %v after one due %v", v.idx, v.wakeAt, last)
+		}
+		last = v.wakeAt
+		check()
 	}
 }
