@@ -330,7 +330,7 @@ func (t *Target) connect(ctx context.Context, caps mcp.ClientCapabilities, keepI
 	if err != nil {
 		return nil, err
 	}
-	rep, hdr, err := s.do(ctx, t.dialect().Method(mcp.OpInitialize), params, nil, CutNone)
+	rep, hdr, err := s.do(ctx, t.dialect().Method(mcp.OpInitialize), params, "", nil, CutNone)
 	if err != nil {
 		return nil, err
 	}
@@ -359,7 +359,7 @@ func (t *Target) connect(ctx context.Context, caps mcp.ClientCapabilities, keepI
 // Call sends one request and waits for its reply, whether it comes as application/json or
 // as an SSE stream (H4); h sees server requests and notifications met on the stream.
 func (s *Session) Call(ctx context.Context, method string, params []byte, h ServerHandler) (Reply, error) {
-	rep, _, err := s.do(ctx, method, params, h, CutNone)
+	rep, _, err := s.do(ctx, method, params, "", h, CutNone)
 	return rep, err
 }
 
@@ -376,7 +376,24 @@ func (s *Session) CallOpCut(ctx context.Context, op mcp.Op, params []byte, h Ser
 	if method == "" {
 		return Reply{}, fmt.Errorf("client: %s has no method in protocol %s", op, s.dialect().Version())
 	}
-	rep, _, err := s.do(ctx, method, params, h, cut)
+	rep, _, err := s.do(ctx, method, params, "", h, cut)
+	return rep, err
+}
+
+// callTask is CallOpCut of a request about the task ref whose params are ref's own
+// ({"taskId": ...}: tasks/get, tasks/cancel). In 2026-07-28 its Mcp-Name is ref's
+// (TaskRef.name), not read back out of params: that was about 1,800 instructions of every
+// poll.
+func (s *Session) callTask(ctx context.Context, op mcp.Op, ref TaskRef, h ServerHandler, cut Cut) (Reply, error) {
+	method := s.dialect().Method(op)
+	if method == "" {
+		return Reply{}, fmt.Errorf("client: %s has no method in protocol %s", op, s.dialect().Version())
+	}
+	name := ""
+	if s.env != nil && mcp.NameParam(method) == "taskId" {
+		name = ref.name()
+	}
+	rep, _, err := s.do(ctx, method, ref.Params(), name, h, cut)
 	return rep, err
 }
 
@@ -393,7 +410,7 @@ func (s *Session) dialect() mcp.Dialect {
 // wrapping ErrCut when the cut happened; a cut whose point never came (CutStream on a JSON
 // reply, CutBeforeAnswer on a stream without a server request) leaves the call whole.
 func (s *Session) CallCut(ctx context.Context, method string, params []byte, h ServerHandler, cut Cut) (Reply, error) {
-	rep, _, err := s.do(ctx, method, params, h, cut)
+	rep, _, err := s.do(ctx, method, params, "", h, cut)
 	return rep, err
 }
 
@@ -546,14 +563,16 @@ func (s *Session) post(ctx context.Context, body []byte) error {
 	return nil
 }
 
-func (s *Session) do(ctx context.Context, method string, params []byte, h ServerHandler, cut Cut) (Reply, http.Header, error) {
+// do sends one request and reads its reply. name is the Mcp-Name of a request of 2026-07-28
+// when the caller has it (callTask); "" has it read from params.
+func (s *Session) do(ctx context.Context, method string, params []byte, name string, h ServerHandler, cut Cut) (Reply, http.Header, error) {
 	id := mcp.IntID(s.nextID.Add(1))
 	bp := bufPool.Get().(*[]byte)
 	var body []byte
 	var req *http.Request
 	var err error
 	if s.env != nil {
-		body, req, err = s.newModernPost(ctx, (*bp)[:0], id, method, params)
+		body, req, err = s.newModernPost(ctx, (*bp)[:0], id, method, params, name)
 	} else {
 		body = mcp.AppendRequest((*bp)[:0], id, method, params)
 		req, err = s.newPost(ctx, body)

@@ -123,8 +123,9 @@ func (s *Session) Envelope() *Envelope { return s.env }
 
 // newModernPost builds the POST of a request of 2026-07-28 on s: params (a JSON object, or
 // nil) with the envelope as params._meta, appended to dst as the body, and the session's
-// header with Mcp-Method and, where the method has one, Mcp-Name (E24, E64).
-func (s *Session) newModernPost(ctx context.Context, dst []byte, id mcp.ID, method string, params []byte) ([]byte, *http.Request, error) {
+// header with Mcp-Method and, where the method has one, Mcp-Name (E24, E64): name when
+// the caller has it, else read from params.
+func (s *Session) newModernPost(ctx context.Context, dst []byte, id mcp.ID, method string, params []byte, name string) ([]byte, *http.Request, error) {
 	body := mcp.AppendRequest(dst, id, method, nil)
 	body = append(body[:len(body)-1], `,"params":`...) // without the closing brace
 	body, err := appendWithMeta(body, params, s.env.meta)
@@ -132,7 +133,7 @@ func (s *Session) newModernPost(ctx context.Context, dst []byte, id mcp.ID, meth
 		return dst, nil, fmt.Errorf("%s params: %w", method, err)
 	}
 	body = append(body, '}')
-	hdr, err := s.modernHeader(method, params)
+	hdr, err := s.modernHeader(method, params, name)
 	if err != nil {
 		return body, nil, err
 	}
@@ -150,14 +151,17 @@ type modernHeaders struct {
 }
 
 // modernHeader returns the header of a request for method with params on s: the session's
-// with Mcp-Method and Mcp-Name. The header of the latest request stays with s until idle.
-func (s *Session) modernHeader(method string, params []byte) (http.Header, error) {
+// with Mcp-Method and Mcp-Name (name, the encoded value, when the caller has it; else read
+// from params). The header of the latest request stays with s until idle.
+func (s *Session) modernHeader(method string, params []byte, name string) (http.Header, error) {
 	if c := s.lastHdr.Load(); c != nil && c.method == method && bytes.Equal(c.params, params) {
 		return c.h, nil
 	}
-	name, err := mcp.NameHeader(method, params)
-	if err != nil {
-		return nil, err
+	if name == "" {
+		var err error
+		if name, err = mcp.NameHeader(method, params); err != nil {
+			return nil, err
+		}
 	}
 	h := make(http.Header, len(s.postHdr)+2)
 	for k, v := range s.postHdr {

@@ -114,7 +114,7 @@ func retryParams(call []byte, a *InputAnswers) ([]byte, error) {
 // Get sends tasks/get: the task with what its status inlines (E50), read leniently where
 // the ext-gaps allow (Quirks).
 func (c statelessConn) Get(ctx context.Context, ref TaskRef) (TaskRead, Reply, error) {
-	rep, err := c.s.CallOpCut(ctx, mcp.OpTasksGet, ref.Params(), nil, CutNone)
+	rep, err := c.s.callTask(ctx, mcp.OpTasksGet, ref, nil, CutNone)
 	if err != nil || rep.Err != nil {
 		return TaskRead{}, rep, err
 	}
@@ -149,7 +149,7 @@ func (c statelessConn) Answer(ctx context.Context, ref TaskRef, responses mcp.In
 
 // Cancel sends tasks/cancel, acknowledged without the task (E60).
 func (c statelessConn) Cancel(ctx context.Context, ref TaskRef, cut Cut) (Cancelled, Reply, error) {
-	rep, err := c.s.CallOpCut(ctx, mcp.OpTasksCancel, ref.Params(), nil, cut)
+	rep, err := c.s.callTask(ctx, mcp.OpTasksCancel, ref, nil, cut)
 	if err != nil || rep.Err != nil {
 		return Cancelled{}, rep, err
 	}
