@@ -330,7 +330,7 @@ func (t *Target) connect(ctx context.Context, caps mcp.ClientCapabilities, keepI
 	if err != nil {
 		return nil, err
 	}
-	rep, hdr, err := s.do(ctx, t.dialect().Method(mcp.OpInitialize), params, "", nil, CutNone)
+	rep, hdr, err := s.do(ctx, t.dialect().Method(mcp.OpInitialize), params, "", nil, nil, CutNone)
 	if err != nil {
 		return nil, err
 	}
@@ -359,7 +359,7 @@ func (t *Target) connect(ctx context.Context, caps mcp.ClientCapabilities, keepI
 // Call sends one request and waits for its reply, whether it comes as application/json or
 // as an SSE stream (H4); h sees server requests and notifications met on the stream.
 func (s *Session) Call(ctx context.Context, method string, params []byte, h ServerHandler) (Reply, error) {
-	rep, _, err := s.do(ctx, method, params, "", h, CutNone)
+	rep, _, err := s.do(ctx, method, params, "", nil, h, CutNone)
 	return rep, err
 }
 
@@ -376,15 +376,16 @@ func (s *Session) CallOpCut(ctx context.Context, op mcp.Op, params []byte, h Ser
 	if method == "" {
 		return Reply{}, fmt.Errorf("client: %s has no method in protocol %s", op, s.dialect().Version())
 	}
-	rep, _, err := s.do(ctx, method, params, "", h, cut)
+	rep, _, err := s.do(ctx, method, params, "", nil, h, cut)
 	return rep, err
 }
 
 // callTask is CallOpCut of a request about the task ref whose params are ref's own
 // ({"taskId": ...}: tasks/get, tasks/cancel). In 2026-07-28 its Mcp-Name is ref's
 // (TaskRef.name), not read back out of params: that was about 1,800 instructions of every
-// poll.
-func (s *Session) callTask(ctx context.Context, op mcp.Op, ref TaskRef, h ServerHandler, cut Cut) (Reply, error) {
+// poll. rr, when not nil, reads the result of a JSON reply in the pass that decodes it
+// (mcp.DecodeReply); rr.Read false: the caller parses Reply.Result.
+func (s *Session) callTask(ctx context.Context, op mcp.Op, ref TaskRef, rr *mcp.ResultReader, cut Cut) (Reply, error) {
 	method := s.dialect().Method(op)
 	if method == "" {
 		return Reply{}, fmt.Errorf("client: %s has no method in protocol %s", op, s.dialect().Version())
@@ -393,7 +394,7 @@ func (s *Session) callTask(ctx context.Context, op mcp.Op, ref TaskRef, h Server
 	if s.env != nil && mcp.NameParam(method) == "taskId" {
 		name = ref.name()
 	}
-	rep, _, err := s.do(ctx, method, ref.Params(), name, h, cut)
+	rep, _, err := s.do(ctx, method, ref.Params(), name, rr, nil, cut)
 	return rep, err
 }
 
@@ -410,7 +411,7 @@ func (s *Session) dialect() mcp.Dialect {
 // wrapping ErrCut when the cut happened; a cut whose point never came (CutStream on a JSON
 // reply, CutBeforeAnswer on a stream without a server request) leaves the call whole.
 func (s *Session) CallCut(ctx context.Context, method string, params []byte, h ServerHandler, cut Cut) (Reply, error) {
-	rep, _, err := s.do(ctx, method, params, "", h, cut)
+	rep, _, err := s.do(ctx, method, params, "", nil, h, cut)
 	return rep, err
 }
 
@@ -563,9 +564,10 @@ func (s *Session) post(ctx context.Context, body []byte) error {
 	return nil
 }
 
-// do sends one request and reads its reply. name is the Mcp-Name of a request of 2026-07-28
-// when the caller has it (callTask); "" has it read from params.
-func (s *Session) do(ctx context.Context, method string, params []byte, name string, h ServerHandler, cut Cut) (Reply, http.Header, error) {
+// do sends one request and reads its reply. A request about a task (callTask) may say
+// its Mcp-Name in 2026-07-28 (name; "": read from params) and bring the reader of its
+// result (rr; nil: none).
+func (s *Session) do(ctx context.Context, method string, params []byte, name string, rr *mcp.ResultReader, h ServerHandler, cut Cut) (Reply, http.Header, error) {
 	id := mcp.IntID(s.nextID.Add(1))
 	bp := bufPool.Get().(*[]byte)
 	var body []byte
@@ -591,13 +593,14 @@ func (s *Session) do(ctx context.Context, method string, params []byte, name str
 		resp.Body.Close() // unread: the connection is dropped, not returned to the pool
 		return Reply{}, resp.Header, &TransportError{Op: method, Err: ErrCut}
 	}
-	return s.readReply(ctx, resp, id, method, h, cut)
+	return s.readReply(ctx, resp, id, method, h, cut, rr)
 }
 
 // readReply reads the reply to request id, then drains or drops the body: a status other
 // than 200 is an error (statusError), a JSON or SSE body the reply (H4). The modern era's
-// requests (modern.go) read theirs with it too, on a Session of no session.
-func (s *Session) readReply(ctx context.Context, resp *http.Response, id mcp.ID, method string, h ServerHandler, cut Cut) (Reply, http.Header, error) {
+// requests (modern.go) read theirs with it too, on a Session of no session. rr, when not
+// nil, reads the result of a JSON reply (readJSON).
+func (s *Session) readReply(ctx context.Context, resp *http.Response, id mcp.ID, method string, h ServerHandler, cut Cut, rr *mcp.ResultReader) (Reply, http.Header, error) {
 	if resp.StatusCode != http.StatusOK {
 		defer drain(resp.Body)
 		err := statusError(resp, s.id != "" && s.dialect().Op(method) != mcp.OpInitialize)
@@ -623,7 +626,7 @@ func (s *Session) readReply(ctx context.Context, resp *http.Response, id mcp.ID,
 	if mt == "text/html" || mt == "application/xhtml+xml" {
 		return Reply{}, resp.Header, &ProtocolError{Msg: method + " reply is an HTML page (" + mt + "), not JSON-RPC"}
 	}
-	rep, err := readJSON(resp.Body, id, method)
+	rep, err := readJSON(resp.Body, id, method, rr)
 	if err != nil && ct != "" && mt != "application/json" {
 		err = withContentType(err, ct)
 	}
@@ -660,7 +663,9 @@ func mediaType(ct string) string {
 // maxReply bounds a reply body the client will read.
 const maxReply = 16 << 20
 
-func readJSON(body io.Reader, id mcp.ID, method string) (Reply, error) {
+// readJSON reads a JSON reply to request id; rr, when not nil, reads its result in the
+// same pass (mcp.DecodeReply).
+func readJSON(body io.Reader, id mcp.ID, method string, rr *mcp.ResultReader) (Reply, error) {
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	b, err := readAll((*bp)[:0], body, maxReply+1)
@@ -673,7 +678,7 @@ func readJSON(body io.Reader, id mcp.ID, method string) (Reply, error) {
 	if len(b) > maxReply {
 		return Reply{}, &ProtocolError{Msg: fmt.Sprintf("%s reply larger than the reply bound (%d MiB)", method, maxReply>>20)}
 	}
-	msg, perr := mcp.Decode(b)
+	msg, perr := mcp.DecodeReply(b, rr)
 	if perr != nil {
 		return Reply{}, &ProtocolError{Msg: method + " reply: " + perr.Message}
 	}

@@ -280,7 +280,7 @@ func (s *modernSession) post(ctx context.Context, r modernRequest) (Reply, error
 	// A Session of no session reads the reply: no id to lose (a 404 is the era's unknown
 	// method, E27, not a session gone), and a server request on the stream, which the era
 	// does not have (E28), is refused.
-	rep, _, err := (&Session{t: s.t}).readReply(ctx, resp, r.id, method, nil, CutNone)
+	rep, _, err := (&Session{t: s.t}).readReply(ctx, resp, r.id, method, nil, CutNone, nil)
 	return rep, err
 }
 

@@ -26,7 +26,7 @@ func (t *Target) Attach(id, version string) *Session {
 
 // CallHeader is Call, and also returns the reply's HTTP header (nil when no reply came).
 func (s *Session) CallHeader(ctx context.Context, method string, params []byte, h ServerHandler) (Reply, http.Header, error) {
-	return s.do(ctx, method, params, "", h, CutNone)
+	return s.do(ctx, method, params, "", nil, h, CutNone)
 }
 
 // Notify sends a notification (no id, no reply expected): the server answers 202 (H4).

@@ -114,16 +114,25 @@ func retryParams(call []byte, a *InputAnswers) ([]byte, error) {
 // Get sends tasks/get: the task with what its status inlines (E50), read leniently where
 // the ext-gaps allow (Quirks).
 func (c statelessConn) Get(ctx context.Context, ref TaskRef) (TaskRead, Reply, error) {
-	rep, err := c.s.callTask(ctx, mcp.OpTasksGet, ref, nil, CutNone)
+	rr := mcp.GetTaskResultReader()
+	rep, err := c.s.callTask(ctx, mcp.OpTasksGet, ref, &rr, CutNone)
 	if err != nil || rep.Err != nil {
 		return TaskRead{}, rep, err
 	}
-	return readStatelessTask(rep.Result), rep, nil
+	return readStatelessTask(rep.Result, &rr), rep, nil
 }
 
-// readStatelessTask reads a tasks/get result of 2026-07-28.
-func readStatelessTask(raw []byte) TaskRead {
-	r, q, err := mcp.ParseGetTaskResult(raw)
+// readStatelessTask reads a tasks/get result of 2026-07-28: what rr read in the reply's
+// pass, or raw parsed when rr did not read it (rr nil: parse raw).
+func readStatelessTask(raw []byte, rr *mcp.ResultReader) TaskRead {
+	var r mcp.TaskResult
+	var q mcp.Quirks
+	var err error
+	if rr != nil && rr.Read {
+		r, q, err = rr.TaskResult, rr.Quirks, rr.Err
+	} else {
+		r, q, err = mcp.ParseGetTaskResult(raw)
+	}
 	if err == nil && !r.Status.Valid() {
 		err = errNoStatus
 	}

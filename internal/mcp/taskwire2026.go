@@ -37,22 +37,15 @@ const (
 // may be a reused buffer.
 func readTaskWire(raw []byte, w *taskWire) error {
 	var f taskFields
-	var plain uint64 // bit i: f[i] is a plain string
-	odd := false
 	r := newObjectReader(raw)
-	for r.next() {
-		i := taskWireIndex(r.name)
-		if i < 0 {
-			odd = odd || FoldsTo(r.name, taskWireNames[:]...)
-			continue
-		}
-		odd = odd || f[i] != nil
-		f[i] = r.value
-		if r.plainString {
-			plain |= 1 << i
-		}
-	}
-	if !r.ok() || odd || f.read(w, plain) != nil {
+	plain, odd := collect(&r, f[:], taskWireIndex, taskWireNames[:])
+	return f.wire(raw, w, plain, odd || !r.ok())
+}
+
+// wire is readTaskWire of raw from its members f, collected (plain: collect's); odd leaves
+// raw to encoding/json, as does a member of the wrong type.
+func (f *taskFields) wire(raw []byte, w *taskWire, plain uint64, odd bool) error {
+	if odd || f.read(w, plain) != nil {
 		*w = taskWire{}
 		return json.Unmarshal(raw, w)
 	}
