@@ -46,6 +46,10 @@ type Target struct {
 
 	u   *url.URL  // URL parsed, filled in by CacheEndpoint for a run; nil = parse per request
 	era *eraCache // the era found (Era); nil until the first detection
+	// base holds the rendered shared header fields of the POSTs (headBase), by Target: a
+	// copy of t (a tenant's, with its own token) shares the map, never the entry. Made by
+	// CacheEndpoint; nil: POSTs render their header maps.
+	base *sync.Map
 }
 
 // NewHTTPClient returns a client whose keep-alive pool holds up to conns idle connections,
@@ -536,6 +540,9 @@ func (t *Target) CacheEndpoint() {
 	if t.u == nil {
 		t.u, _ = parseEndpoint(t.URL) // an unparsable URL fails on every request, as before
 	}
+	if t.base == nil {
+		t.base = new(sync.Map)
+	}
 }
 
 // parseEndpoint parses raw as http.NewRequest does, an empty port dropped.
@@ -569,23 +576,21 @@ func (s *Session) post(ctx context.Context, body []byte) error {
 // result (rr; nil: none).
 func (s *Session) do(ctx context.Context, method string, params []byte, name string, rr *mcp.ResultReader, h ServerHandler, cut Cut) (Reply, http.Header, error) {
 	id := mcp.IntID(s.nextID.Add(1))
-	bp := bufPool.Get().(*[]byte)
-	var body []byte
-	var req *http.Request
-	var err error
-	if s.env != nil {
-		body, req, err = s.newModernPost(ctx, (*bp)[:0], id, method, params, name)
-	} else {
-		body = mcp.AppendRequest((*bp)[:0], id, method, params)
-		req, err = s.newPost(ctx, body)
-	}
+	bp, fp := bufPool.Get().(*[]byte), bufPool.Get().(*[]byte) // the body, the rendered fields
+	defer bufPool.Put(fp)
+	defer bufPool.Put(bp)
+	body, req, lp, err := s.build(ctx, (*bp)[:0], (*fp)[:0], id, method, params, name)
 	if err != nil {
-		bufPool.Put(bp)
 		return Reply{}, nil, err
 	}
-	resp, err := s.t.send(req)
+	var resp *http.Response
+	if lp.t != nil {
+		resp, err = lp.send(req)
+		*fp = lp.fields[:0]
+	} else {
+		resp, err = s.t.send(req)
+	}
 	*bp = body[:0]
-	bufPool.Put(bp)
 	if err != nil {
 		return Reply{}, nil, &TransportError{Op: method, Err: err}
 	}
@@ -594,6 +599,55 @@ func (s *Session) do(ctx context.Context, method string, params []byte, name str
 		return Reply{}, resp.Header, &TransportError{Op: method, Err: ErrCut}
 	}
 	return s.readReply(ctx, resp, id, method, h, cut, rr)
+}
+
+// build builds the POST of request id on s: its body appended to dst, and, when it goes
+// through the lean transport (leanFields), its fields rendered, appended to fdst (lp.t nil:
+// the request's header map says them).
+func (s *Session) build(ctx context.Context, dst, fdst []byte, id mcp.ID, method string, params []byte, name string) (body []byte, req *http.Request, lp leanPost, err error) {
+	if s.env == nil {
+		body = mcp.AppendRequest(dst, id, method, params)
+		lp = s.leanFields(fdst, "", "")
+		req, err = s.newPost(ctx, body)
+		return body, req, lp, err
+	}
+	if body, err = s.modernBody(dst, id, method, params); err != nil {
+		return dst, nil, lp, err
+	}
+	if s.postHdr != nil && s.leanTransport() != nil && name == "" {
+		if name, err = mcp.NameHeader(method, params); err != nil {
+			return body, nil, lp, err // as modernHeader fails
+		}
+	}
+	if lp = s.leanFields(fdst, method, name); lp.t != nil {
+		req, err = s.newPostWith(ctx, body, s.postHdr) // Mcp-Method and Mcp-Name are in the fields
+		return body, req, lp, err
+	}
+	hdr, err := s.modernHeader(method, params, name)
+	if err != nil {
+		return body, nil, lp, err
+	}
+	req, err = s.newPostWith(ctx, body, hdr)
+	return body, req, lp, err
+}
+
+// leanFields returns the POST of s's lean path: the lean transport and the fields of a
+// POST of method (a request of 2026-07-28: method and its Mcp-Name name; "" for 2025-11-25)
+// rendered, appended to dst. lp.t is nil when the POST takes the header map's path: s not
+// open yet (no postHdr), another transport, or a value that does not render.
+func (s *Session) leanFields(dst []byte, method, name string) (lp leanPost) {
+	if s.postHdr == nil {
+		return lp
+	}
+	t := s.leanTransport()
+	if t == nil {
+		return lp
+	}
+	fields, ok := s.headFields(dst, method, name)
+	if !ok {
+		return lp
+	}
+	return leanPost{t: t, fields: fields}
 }
 
 // readReply reads the reply to request id, then drains or drops the body: a status other

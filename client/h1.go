@@ -221,6 +221,13 @@ func h1Errorf(format string, args ...any) error {
 
 // RoundTrip implements http.RoundTripper. It always closes req.Body.
 func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	return t.roundTripFields(req, nil)
+}
+
+// roundTripFields is RoundTrip with req's header fields already rendered (fields, as
+// writeFields writes them, the caller's promise that they are req.Header's): a session's
+// POSTs send the same fields every time (headFields). nil: render req.Header.
+func (t *h1Transport) roundTripFields(req *http.Request, fields []byte) (*http.Response, error) {
 	ctx := req.Context()
 	if req.URL == nil || req.URL.Scheme != "http" || req.URL.Host == "" {
 		closeReqBody(req)
@@ -238,7 +245,7 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			closeReqBody(req)
 			return nil, withCtx(ctx, err)
 		}
-		resp, responded, err := c.roundTrip(ctx, req) // closes req.Body
+		resp, responded, err := c.roundTrip(ctx, req, fields) // closes req.Body
 		if err == nil {
 			return resp, nil
 		}
@@ -455,12 +462,12 @@ func withCtx(ctx context.Context, err error) error {
 // roundTrip writes req on c and reads the head of the reply. responded reports whether any
 // byte of a reply arrived (the request must then not be sent again). The context is
 // watched until the body ends (watch); on error c is closed.
-func (c *h1Conn) roundTrip(ctx context.Context, req *http.Request) (resp *http.Response, responded bool, err error) {
+func (c *h1Conn) roundTrip(ctx context.Context, req *http.Request, fields []byte) (resp *http.Response, responded bool, err error) {
 	if !c.watch(ctx) {
 		c.close()
 		return nil, false, ctx.Err()
 	}
-	if err := c.writeRequest(req); err != nil {
+	if err := c.writeRequest(req, fields); err != nil {
 		c.release()
 		c.close()
 		return nil, false, withCtx(ctx, err)
@@ -480,8 +487,9 @@ func (c *h1Conn) roundTrip(ctx context.Context, req *http.Request) (resp *http.R
 	return resp, true, nil
 }
 
-// writeRequest writes req's head and body and flushes them. It closes req.Body.
-func (c *h1Conn) writeRequest(req *http.Request) error {
+// writeRequest writes req's head (its header fields rendered already when fields is not
+// nil) and body and flushes them. It closes req.Body.
+func (c *h1Conn) writeRequest(req *http.Request, fields []byte) error {
 	body := req.Body
 	if body == http.NoBody {
 		body = nil
@@ -491,7 +499,7 @@ func (c *h1Conn) writeRequest(req *http.Request) error {
 	}
 	bw := c.t.writer(c.nc)
 	defer c.t.putWriter(bw)
-	n, err := writeHead(bw, req, body != nil)
+	n, err := writeHead(bw, req, body != nil, fields)
 	if err != nil {
 		return err
 	}
@@ -513,9 +521,10 @@ func (c *h1Conn) writeRequest(req *http.Request) error {
 	return bw.Flush()
 }
 
-// writeHead writes req's request line and header fields, ending with the blank line, and
-// returns the length of the body that follows: 0 for none, -1 for a chunked one.
-func writeHead(bw *bufio.Writer, req *http.Request, hasBody bool) (int64, error) {
+// writeHead writes req's request line and header fields (fields when not nil, else
+// req.Header's, writeFields), ending with the blank line, and returns the length of the
+// body that follows: 0 for none, -1 for a chunked one.
+func writeHead(bw *bufio.Writer, req *http.Request, hasBody bool, fields []byte) (int64, error) {
 	method := req.Method
 	if method == "" {
 		method = http.MethodGet
@@ -536,7 +545,9 @@ func writeHead(bw *bufio.Writer, req *http.Request, hasBody bool) (int64, error)
 	bw.WriteString(" HTTP/1.1\r\nHost: ")
 	bw.WriteString(host)
 	bw.WriteString("\r\n")
-	if err := writeFields(bw, req.Header); err != nil {
+	if fields != nil {
+		bw.Write(fields)
+	} else if err := writeFields(bw, req.Header); err != nil {
 		return 0, err
 	}
 	if req.Close && req.Header["Connection"] == nil {

@@ -36,7 +36,7 @@ func TestWriteHeadAllocs(t *testing.T) {
 		"Mcp-Protocol-Version": {"2025-11-25"}}}
 	bw := bufio.NewWriterSize(io.Discard, 4096)
 	if n := testing.AllocsPerRun(100, func() {
-		if _, err := writeHead(bw, req, true); err != nil {
+		if _, err := writeHead(bw, req, true, nil); err != nil {
 			t.Fatal(err)
 		}
 		bw.Reset(io.Discard)

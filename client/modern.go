@@ -121,24 +121,16 @@ func (t *Target) Stateless(env *Envelope) *Session {
 // 2025-11-25, which declares its capabilities once, in initialize, and has a session to end.
 func (s *Session) Envelope() *Envelope { return s.env }
 
-// newModernPost builds the POST of a request of 2026-07-28 on s: params (a JSON object, or
-// nil) with the envelope as params._meta, appended to dst as the body, and the session's
-// header with Mcp-Method and, where the method has one, Mcp-Name (E24, E64): name when
-// the caller has it, else read from params.
-func (s *Session) newModernPost(ctx context.Context, dst []byte, id mcp.ID, method string, params []byte, name string) ([]byte, *http.Request, error) {
+// modernBody appends to dst the body of request id of 2026-07-28 on s: params (a JSON
+// object, or nil) with the envelope as params._meta.
+func (s *Session) modernBody(dst []byte, id mcp.ID, method string, params []byte) ([]byte, error) {
 	body := mcp.AppendRequest(dst, id, method, nil)
 	body = append(body[:len(body)-1], `,"params":`...) // without the closing brace
 	body, err := appendWithMeta(body, params, s.env.meta)
 	if err != nil {
-		return dst, nil, fmt.Errorf("%s params: %w", method, err)
+		return dst, fmt.Errorf("%s params: %w", method, err)
 	}
-	body = append(body, '}')
-	hdr, err := s.modernHeader(method, params, name)
-	if err != nil {
-		return body, nil, err
-	}
-	req, err := s.newPostWith(ctx, body, hdr)
-	return body, req, err
+	return append(body, '}'), nil
 }
 
 // modernHeaders is the header of a session's latest request of 2026-07-28, with the method
