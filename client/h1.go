@@ -763,22 +763,25 @@ func trimOWS(b []byte) []byte {
 // header, and the body framed by it.
 func (c *h1Conn) response(req *http.Request, code, minor int, status string, fields []h1Field) (*http.Response, error) {
 	r := new(h1Reply) // the response, its body and its header values in one allocation
-	h := r.header(fields)
+	h, framing := r.header(fields)
 	b := &r.body
 	b.c, b.left = c, -1
-	b.keep = !req.Close && !hasToken(req.Header["Connection"], "close") && keepAlive(h, minor)
+	b.keep = !req.Close && !hasToken(req.Header["Connection"], "close") && keepAlive(h, minor, framing&hasConnection != 0)
 	cl := int64(-1)
 	var te []string
-	if v := h["Transfer-Encoding"]; v != nil {
+	switch {
+	case framing&hasTransferEncoding != 0:
+		v := h["Transfer-Encoding"]
 		if len(v) != 1 || !asciiEqualFold([]byte(v[0]), "chunked") {
 			return nil, h1Errorf("unsupported Transfer-Encoding %q", v)
 		}
 		te = []string{"chunked"}
 		delete(h, "Transfer-Encoding")
 		delete(h, "Content-Length")
-	} else if v := h["Content-Length"]; v != nil {
+	case framing&hasContentLength != 0:
+		v := h["Content-Length"]
 		for _, s := range v {
-			n, err := strconv.ParseInt(s, 10, 64)
+			n, err := parseLength(s)
 			if err != nil || n < 0 || (cl >= 0 && n != cl) {
 				return nil, h1Errorf("bad Content-Length %q", v)
 			}
@@ -813,14 +816,31 @@ func (c *h1Conn) response(req *http.Request, code, minor int, status string, fie
 	return &r.resp, nil
 }
 
-// header builds the header of fields, its values backed by r's array when they fit.
-func (r *h1Reply) header(fields []h1Field) http.Header {
+// The framing fields a reply's header has (h1Reply.header): response looks up only those.
+const (
+	hasTransferEncoding uint8 = 1 << iota
+	hasContentLength
+	hasConnection
+)
+
+// header builds the header of fields, its values backed by r's array when they fit, and
+// says which framing fields it has.
+func (r *h1Reply) header(fields []h1Field) (http.Header, uint8) {
 	h := make(http.Header, len(fields))
 	vals := r.vals[:]
 	if len(fields) > len(vals) {
 		vals = make([]string, len(fields))
 	}
+	var framing uint8
 	for i, f := range fields {
+		switch f.k {
+		case "Transfer-Encoding":
+			framing |= hasTransferEncoding
+		case "Content-Length":
+			framing |= hasContentLength
+		case "Connection":
+			framing |= hasConnection
+		}
 		if old, ok := h[f.k]; ok {
 			h[f.k] = append(old, f.v)
 			continue
@@ -828,7 +848,24 @@ func (r *h1Reply) header(fields []h1Field) http.Header {
 		vals[i] = f.v
 		h[f.k] = vals[i : i+1 : i+1]
 	}
-	return h
+	return h, framing
+}
+
+// parseLength is strconv.ParseInt(s, 10, 64) of a Content-Length: plain digits (what
+// servers send) without strconv, anything else (a sign, too many digits) by it.
+func parseLength(s string) (int64, error) {
+	if len(s) == 0 || len(s) > 18 {
+		return strconv.ParseInt(s, 10, 64)
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return strconv.ParseInt(s, 10, 64)
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, nil
 }
 
 // h1Reply is what readHead allocates for one reply.
@@ -874,9 +911,13 @@ func (c *h1Conn) readLine(budget *int) ([]byte, error) {
 	return line, nil
 }
 
-// keepAlive reports whether the server lets the connection be reused after this reply.
-func keepAlive(h http.Header, minor int) bool {
-	v := h["Connection"]
+// keepAlive reports whether the server lets the connection be reused after this reply
+// (has: its header has a Connection field).
+func keepAlive(h http.Header, minor int, has bool) bool {
+	var v []string
+	if has {
+		v = h["Connection"]
+	}
 	if hasToken(v, "close") {
 		return false
 	}
