@@ -22,7 +22,8 @@ import (
 //
 // The sleepers are a min-heap by due time under one timer, armed for the earliest, whose
 // channel the idle senders wait on beside x.idle: the sender that receives a tick drives the
-// client due itself. (A time.AfterFunc per client ran each wake-up on a goroutine of its own,
+// client due itself, and a sender that finds a client due when it is done with the last
+// one takes it without waiting (dueNow). (A time.AfterFunc per client ran each wake-up on a goroutine of its own,
 // which handed the client to a sender over x.idle: a goroutine made and ended, a channel
 // handoff and a second wake-up for every poll.) So that a tick never waits for a sender, a
 // sender that leaves the idle ones with none (a tick, a dispatch) starts another (watch).
@@ -82,6 +83,9 @@ func (x *executor) serve(v *vu) {
 		if v != nil {
 			v.drive()
 		}
+		if v = x.dueNow(); v != nil {
+			continue // a client is due already: served without a wait for the tick
+		}
 		if x.nIdle.Add(1) > maxIdleSenders {
 			x.nIdle.Add(-1)
 			return
@@ -126,6 +130,30 @@ func (x *executor) due() *vu {
 		x.dispatch(v)
 	}
 	return first
+}
+
+// dueNow takes the earliest sleeper off the heap if its time has come, and re-arms the
+// timer for the next: a sender that finds a client due as it leaves the last one serves it
+// at once. Under load clients come due while every sender is busy; each would otherwise
+// cost a park of the sender, a tick and a wake-up.
+func (x *executor) dueNow() *vu {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(x.sleeps) == 0 {
+		return nil
+	}
+	now := time.Now()
+	if x.sleeps[0].wakeAt.After(now) {
+		return nil
+	}
+	v := x.sleeps.remove(0)
+	v.sleeping, v.woke = 0, true
+	if len(x.sleeps) > 0 {
+		x.timer.Reset(x.sleeps[0].wakeAt.Sub(now))
+	} else {
+		x.timer.Stop()
+	}
+	return v
 }
 
 // close ends the idle senders once no client runs any more, and waits for them.
@@ -292,8 +320,10 @@ func (h *sleepHeap) remove(i int) *vu {
 	return v
 }
 
+// less orders the heap: the client at i is due before the one at j.
 func (h sleepHeap) less(i, j int) bool { return h[i].wakeAt.Before(h[j].wakeAt) }
 
+// swap exchanges the clients at i and j, and their slots.
 func (h sleepHeap) swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].slot, h[j].slot = i, j

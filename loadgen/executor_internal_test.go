@@ -75,3 +75,26 @@ func TestSleepHeap(t *testing.T) {
 		check()
 	}
 }
+
+// TestDueNow: a sender done with a client takes the earliest sleeper at once when its time
+// has come (no park, no tick), marked woken and out of the heap, and leaves it when it is
+// due later.
+func TestDueNow(t *testing.T) {
+	x := newExecutor()
+	defer x.timer.Stop()
+	now := time.Now()
+	late, soon := &vu{idx: 0, slot: -1, sleeping: sleepWork}, &vu{idx: 1, slot: -1, sleeping: sleepWork}
+	late.wakeAt, soon.wakeAt = now.Add(time.Hour), now.Add(-time.Millisecond)
+	x.sleeps.push(late)
+	if v := x.dueNow(); v != nil {
+		t.Fatalf("client %d taken an hour early", v.idx)
+	}
+	x.sleeps.push(soon)
+	v := x.dueNow()
+	if v != soon || !v.woke || v.sleeping != 0 || v.slot != -1 {
+		t.Fatalf("took %v (woke %v, sleeping %d, slot %d), want client 1 woken and out", v, v != nil && v.woke, v.sleeping, v.slot)
+	}
+	if len(x.sleeps) != 1 || x.sleeps[0] != late {
+		t.Fatalf("%d sleepers left, want the late one", len(x.sleeps))
+	}
+}
