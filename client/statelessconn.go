@@ -125,14 +125,12 @@ func (c statelessConn) Get(ctx context.Context, ref TaskRef) (TaskRead, Reply, e
 // readStatelessTask reads a tasks/get result of 2026-07-28: what rr read in the reply's
 // pass, or raw parsed when rr did not read it (rr nil: parse raw).
 func readStatelessTask(raw []byte, rr *mcp.ResultReader) TaskRead {
-	var r mcp.TaskResult
-	var q mcp.Quirks
-	var err error
-	if rr != nil && rr.Read {
-		r, q, err = rr.TaskResult, rr.Quirks, rr.Err
-	} else {
-		r, q, err = mcp.ParseGetTaskResult(raw)
+	if rr == nil || !rr.Read {
+		read := mcp.GetTaskResultReader()
+		read.TaskResult, read.Quirks, read.Err = mcp.ParseGetTaskResult(raw)
+		rr = &read
 	}
+	r, q, err := &rr.TaskResult, rr.Quirks, rr.Err // r points into rr: no copy of the task
 	if err == nil && !r.Status.Valid() {
 		err = errNoStatus
 	}
