@@ -267,8 +267,12 @@ type Session struct {
 	// postHdr is the header of every POST once the session is open, shared by them (a
 	// RoundTripper does not modify a request); nil until then.
 	postHdr http.Header
-	nextID  atomic.Int64
-	retry   atomic.Int64 // the latest SSE retry field, in ms; 0 = none seen (H5)
+	// fields are the rendered shared header fields of its POSTs (Target.headBase), looked up
+	// once when the session opens: a slice of the Target's rendering, shared; nil: the
+	// POSTs take the header map's path (headfields.go).
+	fields []byte
+	nextID atomic.Int64
+	retry  atomic.Int64 // the latest SSE retry field, in ms; 0 = none seen (H5)
 }
 
 // Version is the protocol version the session sends in MCP-Protocol-Version.
@@ -354,6 +358,7 @@ func (t *Target) connect(ctx context.Context, caps mcp.ClientCapabilities, keepI
 		s.init = init
 	}
 	s.postHdr = s.postHeader()
+	s.fields = t.headBase(s.version)
 	if err := s.post(ctx, mcp.AppendRequest(nil, mcp.ID{}, t.dialect().Method(mcp.OpInitialized), nil)); err != nil {
 		return nil, fmt.Errorf("notifications/initialized: %w", err)
 	}

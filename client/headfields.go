@@ -15,9 +15,9 @@ import (
 // (h1.go) rendered the header map of each request anew, validating every value, and a
 // request of 2026-07-28 built a map of its own for its two fields after every wait
 // (modernHeader): about 3,000 instructions a request in 2025-11-25, more in 2026-07-28.
-// Now the shared fields are rendered once per target and version (headBase), and each
-// request appends its own lines to them (headFields). Requests through any other transport
-// keep their header maps.
+// Now the shared fields are rendered once per target and version (headBase), looked up
+// once per session (Session.fields), and each request appends its own lines to them
+// (headFields). Requests through any other transport keep their header maps.
 
 // renderedBase is the rendered shared fields of a target's POSTs for one version.
 type renderedBase struct {
@@ -85,16 +85,15 @@ func (s *Session) leanTransport() *h1Transport {
 }
 
 // headFields appends to dst the rendered header fields of a POST on s, the open session or
-// requester (postHdr set): the shared ones (headBase), then the session id, and for a
-// request of 2026-07-28 Mcp-Method (method) and Mcp-Name (name, "" for none). It reports
-// false when a field does not render: the POST then takes the header map's path, where it
-// fails as before.
+// requester: the shared ones (s.fields, headBase's), then the session id, and for a request
+// of 2026-07-28 Mcp-Method (method) and Mcp-Name (name, "" for none). It reports false when
+// s has no rendered fields or one of its own does not render: the POST then takes the
+// header map's path, where it fails as before.
 func (s *Session) headFields(dst []byte, method, name string) ([]byte, bool) {
-	base := s.t.headBase(s.version)
-	if base == nil {
+	if s.fields == nil {
 		return dst, false
 	}
-	dst = append(dst, base...)
+	dst = append(dst, s.fields...)
 	for _, f := range [...]struct{ k, v string }{{"Mcp-Session-Id", s.id}, {mcp.HeaderMethod, method}, {mcp.HeaderName, name}} {
 		if f.v == "" {
 			continue

@@ -102,7 +102,7 @@ func (e *Envelope) DeclaresTasks() bool { return e.tasks }
 // requester's own): a header map is about 450 bytes, which a run of 100,000 clients held once
 // per client.
 func (t *Target) Stateless(env *Envelope) *Session {
-	s := &Session{t: t, env: env, version: env.version}
+	s := &Session{t: t, env: env, version: env.version, fields: t.headBase(env.version)}
 	env.mu.Lock()
 	defer env.mu.Unlock()
 	if h, ok := env.hdrs[t]; ok {

@@ -21,6 +21,7 @@ import (
 func (t *Target) Attach(id, version string) *Session {
 	s := &Session{t: t, id: id, version: version}
 	s.postHdr = s.postHeader()
+	s.fields = t.headBase(version)
 	return s
 }
 
