@@ -53,6 +53,10 @@ type Target struct {
 
 	u   *url.URL  // URL parsed, filled in by CacheEndpoint for a run; nil = parse per request
 	era *eraCache // the era found (Era); nil until the first detection
+	// base holds the rendered shared header fields of the POSTs (headBase), by Target: a
+	// copy of t (a tenant's, with its own token) shares the map, never the entry. Made by
+	// CacheEndpoint; nil: POSTs render their header maps.
+	base *sync.Map
 }
 
 // NewHTTPClient returns a client whose keep-alive pool holds up to conns idle connections,
@@ -109,12 +113,33 @@ func NewHTTPClientWith(o ClientOptions) *http.Client {
 // send sends one request. A plain client (no cookie jar, no overall timeout: what
 // NewHTTPClient returns) hands it straight to its transport: http.Client.Do would only add
 // redirect bookkeeping (a header copy per request), and MCP endpoints do not redirect POSTs.
+// A request with a reply deadline (ReplyBy) that the transport does not enforce itself gets
+// it as a context deadline, released when its body is closed.
 func (t *Target) send(req *http.Request) (*http.Response, error) {
 	c := t.Client
-	if rt := c.Transport; rt != nil && c.Jar == nil && c.Timeout == 0 && c.CheckRedirect == nil {
-		resp, err := rt.RoundTrip(req)
-		if err != nil && req.Context().Err() != nil {
-			err = req.Context().Err() // as Do reports a cancelled or expired request
+	rt := c.Transport
+	direct := rt != nil && c.Jar == nil && c.Timeout == 0 && c.CheckRedirect == nil
+	if at, ok := replyDeadline(req.Context()); ok && !(direct && enforcesReplyBy(rt, req)) {
+		req, cancel := withReplyDeadline(req, at)
+		resp, err := sendOn(c, direct, req)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+		return resp, nil
+	}
+	return sendOn(c, direct, req)
+}
+
+// sendOn sends req with c: straight through its transport when direct (send), else by Do.
+func sendOn(c *http.Client, direct bool, req *http.Request) (*http.Response, error) {
+	if direct {
+		resp, err := c.Transport.RoundTrip(req)
+		if err != nil {
+			if cerr := requestErr(req.Context()); cerr != nil {
+				err = cerr // as Do reports a cancelled or expired request
+			}
 		}
 		return resp, err
 	}
@@ -249,8 +274,12 @@ type Session struct {
 	// postHdr is the header of every POST once the session is open, shared by them (a
 	// RoundTripper does not modify a request); nil until then.
 	postHdr http.Header
-	nextID  atomic.Int64
-	retry   atomic.Int64 // the latest SSE retry field, in ms; 0 = none seen (H5)
+	// fields are the rendered shared header fields of its POSTs (Target.headBase), looked up
+	// once when the session opens: a slice of the Target's rendering, shared; nil: the
+	// POSTs take the header map's path (headfields.go).
+	fields []byte
+	nextID atomic.Int64
+	retry  atomic.Int64 // the latest SSE retry field, in ms; 0 = none seen (H5)
 }
 
 // Version is the protocol version the session sends in MCP-Protocol-Version.
@@ -316,7 +345,7 @@ func (t *Target) connect(ctx context.Context, caps mcp.ClientCapabilities, keepI
 	if err != nil {
 		return nil, err
 	}
-	rep, hdr, err := s.do(ctx, t.dialect().Method(mcp.OpInitialize), params, nil, CutNone)
+	rep, hdr, err := s.do(ctx, t.dialect().Method(mcp.OpInitialize), params, "", nil, nil, CutNone)
 	if err != nil {
 		return nil, err
 	}
@@ -336,6 +365,7 @@ func (t *Target) connect(ctx context.Context, caps mcp.ClientCapabilities, keepI
 		s.init = init
 	}
 	s.postHdr = s.postHeader()
+	s.fields = t.headBase(s.version)
 	if err := s.post(ctx, mcp.AppendRequest(nil, mcp.ID{}, t.dialect().Method(mcp.OpInitialized), nil)); err != nil {
 		return nil, fmt.Errorf("notifications/initialized: %w", err)
 	}
@@ -345,7 +375,7 @@ func (t *Target) connect(ctx context.Context, caps mcp.ClientCapabilities, keepI
 // Call sends one request and waits for its reply, whether it comes as application/json or
 // as an SSE stream (H4); h sees server requests and notifications met on the stream.
 func (s *Session) Call(ctx context.Context, method string, params []byte, h ServerHandler) (Reply, error) {
-	rep, _, err := s.do(ctx, method, params, h, CutNone)
+	rep, _, err := s.do(ctx, method, params, "", nil, h, CutNone)
 	return rep, err
 }
 
@@ -362,7 +392,25 @@ func (s *Session) CallOpCut(ctx context.Context, op mcp.Op, params []byte, h Ser
 	if method == "" {
 		return Reply{}, fmt.Errorf("client: %s has no method in protocol %s", op, s.dialect().Version())
 	}
-	rep, _, err := s.do(ctx, method, params, h, cut)
+	rep, _, err := s.do(ctx, method, params, "", nil, h, cut)
+	return rep, err
+}
+
+// callTask is CallOpCut of a request about the task ref whose params are ref's own
+// ({"taskId": ...}: tasks/get, tasks/cancel). In 2026-07-28 its Mcp-Name is ref's
+// (TaskRef.name), not read back out of params: that was about 1,800 instructions of every
+// poll. rr, when not nil, reads the result of a JSON reply in the pass that decodes it
+// (mcp.DecodeReply); rr.Read false: the caller parses Reply.Result.
+func (s *Session) callTask(ctx context.Context, op mcp.Op, ref TaskRef, rr *mcp.ResultReader, cut Cut) (Reply, error) {
+	method := s.dialect().Method(op)
+	if method == "" {
+		return Reply{}, fmt.Errorf("client: %s has no method in protocol %s", op, s.dialect().Version())
+	}
+	name := ""
+	if s.env != nil && mcp.NameParam(method) == "taskId" {
+		name = ref.name()
+	}
+	rep, _, err := s.do(ctx, method, ref.Params(), name, rr, nil, cut)
 	return rep, err
 }
 
@@ -379,7 +427,7 @@ func (s *Session) dialect() mcp.Dialect {
 // wrapping ErrCut when the cut happened; a cut whose point never came (CutStream on a JSON
 // reply, CutBeforeAnswer on a stream without a server request) leaves the call whole.
 func (s *Session) CallCut(ctx context.Context, method string, params []byte, h ServerHandler, cut Cut) (Reply, error) {
-	rep, _, err := s.do(ctx, method, params, h, cut)
+	rep, _, err := s.do(ctx, method, params, "", nil, h, cut)
 	return rep, err
 }
 
@@ -504,6 +552,9 @@ func (t *Target) CacheEndpoint() {
 	if t.u == nil {
 		t.u, _ = parseEndpoint(t.URL) // an unparsable URL fails on every request, as before
 	}
+	if t.base == nil {
+		t.base = new(sync.Map)
+	}
 }
 
 // parseEndpoint parses raw as http.NewRequest does, an empty port dropped.
@@ -532,42 +583,42 @@ func (s *Session) post(ctx context.Context, body []byte) error {
 	return nil
 }
 
-// do sends one request of method with params and reads its reply: under a client span
-// when the Target has a Tracer (doTraced, trace.go), else as it is.
-func (s *Session) do(ctx context.Context, method string, params []byte, h ServerHandler, cut Cut) (Reply, http.Header, error) {
+// do sends one request and reads its reply: under a client span when the Target has a
+// Tracer (doTraced, trace.go), else as it is. A request about a task (callTask) may say
+// its Mcp-Name in 2026-07-28 (name; "": read from params) and bring the reader of its
+// result (rr; nil: none).
+func (s *Session) do(ctx context.Context, method string, params []byte, name string, rr *mcp.ResultReader, h ServerHandler, cut Cut) (Reply, http.Header, error) {
 	id := mcp.IntID(s.nextID.Add(1))
 	if s.t.Tracer != nil {
-		return s.doTraced(ctx, id, method, params, h, cut)
+		return s.doTraced(ctx, id, method, params, name, rr, h, cut)
 	}
-	return s.exchange(ctx, id, method, params, nil, h, cut)
+	return s.exchange(ctx, id, method, params, nil, name, rr, h, cut)
 }
 
 // exchange is do of request id, its params' _meta carrying the trace context members
 // (telemetry.AppendMeta; nil = none).
-func (s *Session) exchange(ctx context.Context, id mcp.ID, method string, params, members []byte, h ServerHandler, cut Cut) (Reply, http.Header, error) {
-	bp := bufPool.Get().(*[]byte)
-	var body []byte
-	var req *http.Request
-	var err error
-	if s.env != nil {
-		body, req, err = s.newModernPost(ctx, (*bp)[:0], id, method, params, members)
-	} else {
-		if len(members) > 0 {
-			if params, err = appendTraceParams(nil, params, members); err != nil {
-				bufPool.Put(bp)
-				return Reply{}, nil, fmt.Errorf("%s params: %w", method, err)
-			}
+func (s *Session) exchange(ctx context.Context, id mcp.ID, method string, params, members []byte, name string, rr *mcp.ResultReader, h ServerHandler, cut Cut) (Reply, http.Header, error) {
+	if len(members) > 0 && s.env == nil { // 2025-11-25: in the params' own _meta
+		var err error
+		if params, err = appendTraceParams(nil, params, members); err != nil {
+			return Reply{}, nil, fmt.Errorf("%s params: %w", method, err)
 		}
-		body = mcp.AppendRequest((*bp)[:0], id, method, params)
-		req, err = s.newPost(ctx, body)
 	}
+	bp, fp := bufPool.Get().(*[]byte), bufPool.Get().(*[]byte) // the body, the rendered fields
+	defer bufPool.Put(fp)
+	defer bufPool.Put(bp)
+	body, req, lp, err := s.build(ctx, (*bp)[:0], (*fp)[:0], id, method, params, members, name)
 	if err != nil {
-		bufPool.Put(bp)
 		return Reply{}, nil, err
 	}
-	resp, err := s.t.send(req)
+	var resp *http.Response
+	if lp.t != nil {
+		resp, err = lp.send(req)
+		*fp = lp.fields[:0]
+	} else {
+		resp, err = s.t.send(req)
+	}
 	*bp = body[:0]
-	bufPool.Put(bp)
 	if err != nil {
 		return Reply{}, nil, &TransportError{Op: method, Err: err}
 	}
@@ -575,13 +626,63 @@ func (s *Session) exchange(ctx context.Context, id mcp.ID, method string, params
 		resp.Body.Close() // unread: the connection is dropped, not returned to the pool
 		return Reply{}, resp.Header, &TransportError{Op: method, Err: ErrCut}
 	}
-	return s.readReply(ctx, resp, id, method, h, cut)
+	return s.readReply(ctx, resp, id, method, h, cut, rr)
+}
+
+// build builds the POST of request id on s: its body appended to dst, and, when it goes
+// through the lean transport (leanFields), its fields rendered, appended to fdst (lp.t nil:
+// the request's header map says them).
+func (s *Session) build(ctx context.Context, dst, fdst []byte, id mcp.ID, method string, params, members []byte, name string) (body []byte, req *http.Request, lp leanPost, err error) {
+	if s.env == nil {
+		body = mcp.AppendRequest(dst, id, method, params)
+		lp = s.leanFields(fdst, "", "")
+		req, err = s.newPost(ctx, body)
+		return body, req, lp, err
+	}
+	if body, err = s.modernBody(dst, id, method, params, members); err != nil {
+		return dst, nil, lp, err
+	}
+	if s.postHdr != nil && s.leanTransport() != nil && name == "" {
+		if name, err = mcp.NameHeader(method, params); err != nil {
+			return body, nil, lp, err // as modernHeader fails
+		}
+	}
+	if lp = s.leanFields(fdst, method, name); lp.t != nil {
+		req, err = s.newPostWith(ctx, body, s.postHdr) // Mcp-Method and Mcp-Name are in the fields
+		return body, req, lp, err
+	}
+	hdr, err := s.modernHeader(method, params, name)
+	if err != nil {
+		return body, nil, lp, err
+	}
+	req, err = s.newPostWith(ctx, body, hdr)
+	return body, req, lp, err
+}
+
+// leanFields returns the POST of s's lean path: the lean transport and the fields of a
+// POST of method (a request of 2026-07-28: method and its Mcp-Name name; "" for 2025-11-25)
+// rendered, appended to dst. lp.t is nil when the POST takes the header map's path: s not
+// open yet (no postHdr), another transport, or a value that does not render.
+func (s *Session) leanFields(dst []byte, method, name string) (lp leanPost) {
+	if s.postHdr == nil {
+		return lp
+	}
+	t := s.leanTransport()
+	if t == nil {
+		return lp
+	}
+	fields, ok := s.headFields(dst, method, name)
+	if !ok {
+		return lp
+	}
+	return leanPost{t: t, fields: fields}
 }
 
 // readReply reads the reply to request id, then drains or drops the body: a status other
 // than 200 is an error (statusError), a JSON or SSE body the reply (H4). The modern era's
-// requests (modern.go) read theirs with it too, on a Session of no session.
-func (s *Session) readReply(ctx context.Context, resp *http.Response, id mcp.ID, method string, h ServerHandler, cut Cut) (Reply, http.Header, error) {
+// requests (modern.go) read theirs with it too, on a Session of no session. rr, when not
+// nil, reads the result of a JSON reply (readJSON).
+func (s *Session) readReply(ctx context.Context, resp *http.Response, id mcp.ID, method string, h ServerHandler, cut Cut, rr *mcp.ResultReader) (Reply, http.Header, error) {
 	if resp.StatusCode != http.StatusOK {
 		defer drain(resp.Body)
 		err := statusError(resp, s.id != "" && s.dialect().Op(method) != mcp.OpInitialize)
@@ -607,7 +708,7 @@ func (s *Session) readReply(ctx context.Context, resp *http.Response, id mcp.ID,
 	if mt == "text/html" || mt == "application/xhtml+xml" {
 		return Reply{}, resp.Header, &ProtocolError{Msg: method + " reply is an HTML page (" + mt + "), not JSON-RPC"}
 	}
-	rep, err := readJSON(resp.Body, id, method)
+	rep, err := readJSON(resp.Body, id, method, rr)
 	if err != nil && ct != "" && mt != "application/json" {
 		err = withContentType(err, ct)
 	}
@@ -644,7 +745,9 @@ func mediaType(ct string) string {
 // maxReply bounds a reply body the client will read.
 const maxReply = 16 << 20
 
-func readJSON(body io.Reader, id mcp.ID, method string) (Reply, error) {
+// readJSON reads a JSON reply to request id; rr, when not nil, reads its result in the
+// same pass (mcp.DecodeReply).
+func readJSON(body io.Reader, id mcp.ID, method string, rr *mcp.ResultReader) (Reply, error) {
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	b, err := readAll((*bp)[:0], body, maxReply+1)
@@ -657,7 +760,7 @@ func readJSON(body io.Reader, id mcp.ID, method string) (Reply, error) {
 	if len(b) > maxReply {
 		return Reply{}, &ProtocolError{Msg: fmt.Sprintf("%s reply larger than the reply bound (%d MiB)", method, maxReply>>20)}
 	}
-	msg, perr := mcp.Decode(b)
+	msg, perr := mcp.DecodeReply(b, rr)
 	if perr != nil {
 		return Reply{}, &ProtocolError{Msg: method + " reply: " + perr.Message}
 	}

@@ -78,12 +78,23 @@ type Traits struct {
 // tasks/cancel and tasks/result encoded once for all of them (NewTaskRef), so that a poll
 // encodes nothing. An era spelled otherwise reads ID.
 type TaskRef struct {
-	ID     string
-	params []byte // {"taskId": ID}
+	ID      string
+	params  []byte // {"taskId": ID}
+	mcpName string // ID as Mcp-Name carries it (mcp.EncodeHeaderValue): ID itself when plain
 }
 
 // NewTaskRef returns the reference of the task id.
-func NewTaskRef(id string) TaskRef { return TaskRef{ID: id, params: TaskIDParams(id)} }
+func NewTaskRef(id string) TaskRef {
+	return TaskRef{ID: id, params: TaskIDParams(id), mcpName: mcp.EncodeHeaderValue(id)}
+}
+
+// name is the Mcp-Name of the requests about the task (E64): its id, encoded.
+func (r TaskRef) name() string {
+	if r.mcpName == "" && r.ID != "" {
+		return mcp.EncodeHeaderValue(r.ID)
+	}
+	return r.mcpName
+}
 
 // Params are the {"taskId": ...} params of the requests about the task.
 func (r TaskRef) Params() []byte {

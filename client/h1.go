@@ -118,8 +118,20 @@ type h1Conn struct {
 	nc     net.Conn
 	br     *bufio.Reader
 	idleAt time.Time
-	// interrupt is c.abort as a func value made once, for context.AfterFunc.
-	interrupt func()
+	// deadline is the deadline set on nc for the current request (ReplyBy); zero = none.
+	// It is set before the liveness probe of a reused connection, which a past one fails.
+	deadline time.Time
+
+	// The watch of the context whose end interrupts c's requests (watch), kept from one
+	// request to the next of the same context: a run's requests, all under one context,
+	// register once per connection instead of once per request (a context.AfterFunc and its
+	// stop were about 2,700 instructions of every round trip).
+	mu        sync.Mutex
+	watchDone <-chan struct{} // Done of the watched context; nil = none watched
+	stopWatch func() bool     // stops the watch; nil = none
+	ended     bool            // the watched context ended (interruptFor)
+	busy      bool            // a request is in flight on c (watch, release)
+	cut       bool            // the request in flight was interrupted: c must not be reused
 
 	// The liveness probe of alive: nil raw where the socket cannot be probed.
 	raw      syscall.RawConn
@@ -128,8 +140,74 @@ type h1Conn struct {
 	probeBuf [1]byte
 }
 
-func (c *h1Conn) abort() { _ = c.nc.SetDeadline(aLongTimeAgo) }
-func (c *h1Conn) close() { _ = c.nc.Close() }
+// watch marks c busy with a request under ctx and makes sure that ctx's end interrupts it:
+// the watch of the previous request serves if it watches the same Done channel, else it is
+// replaced. It reports false, c not busy, when ctx is seen ended already.
+func (c *h1Conn) watch(ctx context.Context) bool {
+	done := ctx.Done()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if done != c.watchDone {
+		if c.stopWatch != nil {
+			c.stopWatch() // if it runs anyway, interruptFor finds another Done watched
+		}
+		c.watchDone, c.stopWatch, c.ended = done, nil, false
+		if done != nil {
+			c.stopWatch = context.AfterFunc(ctx, func() { c.interruptFor(done) })
+		}
+	}
+	if c.ended {
+		return false
+	}
+	c.busy, c.cut = true, false
+	return true
+}
+
+// interruptFor is the watch of the context whose Done is done: once it ends, the request
+// in flight on c under it fails at once (its I/O deadline passes), and c is not reused.
+func (c *h1Conn) interruptFor(done <-chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.watchDone != done {
+		return // a stopped watch that ran late: c serves another context now
+	}
+	c.ended = true
+	if c.busy {
+		c.cut = true
+		_ = c.nc.SetDeadline(aLongTimeAgo)
+	}
+}
+
+// release ends c's request: it reports false if the request was interrupted (interruptFor),
+// and c must then be closed.
+func (c *h1Conn) release() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.busy = false
+	return !c.cut
+}
+
+// setDeadline sets the I/O deadline of c's next request to at (zero: none), if it is not
+// set already.
+func (c *h1Conn) setDeadline(at time.Time) error {
+	if at.Equal(c.deadline) {
+		return nil
+	}
+	c.deadline = at
+	return c.nc.SetDeadline(at)
+}
+
+// close closes c and stops its watch.
+func (c *h1Conn) close() {
+	c.mu.Lock()
+	stop := c.stopWatch
+	c.stopWatch, c.watchDone = nil, nil
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	_ = c.nc.Close()
+}
 
 // aLongTimeAgo is a deadline that has passed: setting it fails blocked and future I/O at once.
 var aLongTimeAgo = time.Unix(1, 0)
@@ -143,6 +221,13 @@ func h1Errorf(format string, args ...any) error {
 
 // RoundTrip implements http.RoundTripper. It always closes req.Body.
 func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	return t.roundTripFields(req, nil)
+}
+
+// roundTripFields is RoundTrip with req's header fields already rendered (fields, as
+// writeFields writes them, the caller's promise that they are req.Header's): a session's
+// POSTs send the same fields every time (headFields). nil: render req.Header.
+func (t *h1Transport) roundTripFields(req *http.Request, fields []byte) (*http.Response, error) {
 	ctx := req.Context()
 	if req.URL == nil || req.URL.Scheme != "http" || req.URL.Host == "" {
 		closeReqBody(req)
@@ -153,17 +238,18 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	key := hostPort(req.URL)
+	at, _ := replyDeadline(ctx)
 	for attempt := 0; ; attempt++ {
-		c, reused, err := t.conn(ctx, key, attempt > 0) // a retry goes on a new connection
+		c, reused, err := t.conn(ctx, key, at, attempt > 0) // a retry goes on a new connection
 		if err != nil {
 			closeReqBody(req)
 			return nil, withCtx(ctx, err)
 		}
-		resp, responded, err := c.roundTrip(ctx, req) // closes req.Body
+		resp, responded, err := c.roundTrip(ctx, req, fields) // closes req.Body
 		if err == nil {
 			return resp, nil
 		}
-		if attempt > 0 || !reused || responded || ctx.Err() != nil || !replayable(req) {
+		if attempt > 0 || !reused || responded || requestErr(ctx) != nil || !replayable(req) {
 			return nil, err
 		}
 		if req.GetBody != nil {
@@ -207,19 +293,28 @@ func hostPort(u *url.URL) string {
 }
 
 // conn takes an idle connection to key that is still open, or dials a new one (always when
-// fresh).
-func (t *h1Transport) conn(ctx context.Context, key string, fresh bool) (c *h1Conn, reused bool, err error) {
+// fresh), with the I/O deadline at (zero: none) for the request it is taken for.
+func (t *h1Transport) conn(ctx context.Context, key string, at time.Time, fresh bool) (c *h1Conn, reused bool, err error) {
 	if !fresh {
-		if c := t.takeIdle(key); c != nil {
+		if c := t.takeIdle(key, at); c != nil {
 			return c, true, nil
 		}
 	}
-	nc, err := t.sources.dialer(&t.dialer).DialContext(ctx, "tcp", key)
+	d := t.sources.dialer(&t.dialer)
+	if !at.IsZero() { // the dial too is bounded by the reply deadline, as by a context's
+		dd := *d
+		dd.Deadline = at
+		d = &dd
+	}
+	nc, err := d.DialContext(ctx, "tcp", key)
 	if err != nil {
 		return nil, false, err
 	}
 	c = &h1Conn{t: t, key: key, nc: nc, br: bufio.NewReaderSize(nc, 4096)}
-	c.interrupt = c.abort
+	if err := c.setDeadline(at); err != nil {
+		c.close()
+		return nil, false, err
+	}
 	if sc, ok := nc.(syscall.Conn); ok && runtime.GOOS != "windows" {
 		if raw, err := sc.SyscallConn(); err == nil {
 			c.raw, c.probe = raw, c.probeFD
@@ -229,8 +324,9 @@ func (t *h1Transport) conn(ctx context.Context, key string, fresh bool) (c *h1Co
 }
 
 // takeIdle pops the newest idle connection to key that has neither timed out nor been
-// closed by the server. Connections found timed out are closed with every older one.
-func (t *h1Transport) takeIdle(key string) *h1Conn {
+// closed by the server, its I/O deadline set to at. Connections found timed out are closed
+// with every older one.
+func (t *h1Transport) takeIdle(key string, at time.Time) *h1Conn {
 	for {
 		t.mu.Lock()
 		p := t.idle[key]
@@ -259,7 +355,7 @@ func (t *h1Transport) takeIdle(key string) *h1Conn {
 			}
 			return nil
 		}
-		if c.alive() {
+		if c.setDeadline(at) == nil && c.alive() { // the deadline first: a past one fails the probe
 			return c
 		}
 		c.close()
@@ -353,13 +449,11 @@ func readFD[FD ~int | ~uintptr](read func(FD, []byte) (int, error), fd uintptr, 
 	return read(FD(fd), b)
 }
 
-// noStop stands for context.AfterFunc's stop when the context can never fire.
-func noStop() bool { return true }
-
-// withCtx wraps err with ctx's error when ctx has ended, so that callers can tell a timeout
-// (errors.Is(err, context.DeadlineExceeded)) from a failure of the peer.
+// withCtx wraps err with ctx's error when ctx has ended or its reply deadline passed
+// (requestErr), so that callers can tell a timeout (errors.Is(err,
+// context.DeadlineExceeded)) from a failure of the peer.
 func withCtx(ctx context.Context, err error) error {
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+	if cerr := requestErr(ctx); cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("%w: %w", cerr, err)
 	}
 	return err
@@ -367,25 +461,25 @@ func withCtx(ctx context.Context, err error) error {
 
 // roundTrip writes req on c and reads the head of the reply. responded reports whether any
 // byte of a reply arrived (the request must then not be sent again). The context is
-// watched until the body ends; on error c is closed.
-func (c *h1Conn) roundTrip(ctx context.Context, req *http.Request) (resp *http.Response, responded bool, err error) {
-	stop := noStop
-	if ctx.Done() != nil {
-		stop = context.AfterFunc(ctx, c.interrupt)
+// watched until the body ends (watch); on error c is closed.
+func (c *h1Conn) roundTrip(ctx context.Context, req *http.Request, fields []byte) (resp *http.Response, responded bool, err error) {
+	if !c.watch(ctx) {
+		c.close()
+		return nil, false, ctx.Err()
 	}
-	if err := c.writeRequest(req); err != nil {
-		stop()
+	if err := c.writeRequest(req, fields); err != nil {
+		c.release()
 		c.close()
 		return nil, false, withCtx(ctx, err)
 	}
 	resp, responded, err = c.readHead(req)
 	if err != nil {
-		stop()
+		c.release()
 		c.close()
 		return nil, responded, withCtx(ctx, err)
 	}
 	b := resp.Body.(*h1Body)
-	b.ctx, b.stop = ctx, stop
+	b.ctx = ctx
 	if b.left == 0 && b.cr == nil { // no body: the connection is free now
 		resp.Body = http.NoBody
 		b.end(io.EOF)
@@ -393,8 +487,9 @@ func (c *h1Conn) roundTrip(ctx context.Context, req *http.Request) (resp *http.R
 	return resp, true, nil
 }
 
-// writeRequest writes req's head and body and flushes them. It closes req.Body.
-func (c *h1Conn) writeRequest(req *http.Request) error {
+// writeRequest writes req's head (its header fields rendered already when fields is not
+// nil) and body and flushes them. It closes req.Body.
+func (c *h1Conn) writeRequest(req *http.Request, fields []byte) error {
 	body := req.Body
 	if body == http.NoBody {
 		body = nil
@@ -404,7 +499,7 @@ func (c *h1Conn) writeRequest(req *http.Request) error {
 	}
 	bw := c.t.writer(c.nc)
 	defer c.t.putWriter(bw)
-	n, err := writeHead(bw, req, body != nil)
+	n, err := writeHead(bw, req, body != nil, fields)
 	if err != nil {
 		return err
 	}
@@ -426,9 +521,10 @@ func (c *h1Conn) writeRequest(req *http.Request) error {
 	return bw.Flush()
 }
 
-// writeHead writes req's request line and header fields, ending with the blank line, and
-// returns the length of the body that follows: 0 for none, -1 for a chunked one.
-func writeHead(bw *bufio.Writer, req *http.Request, hasBody bool) (int64, error) {
+// writeHead writes req's request line and header fields (fields when not nil, else
+// req.Header's, writeFields), ending with the blank line, and returns the length of the
+// body that follows: 0 for none, -1 for a chunked one.
+func writeHead(bw *bufio.Writer, req *http.Request, hasBody bool, fields []byte) (int64, error) {
 	method := req.Method
 	if method == "" {
 		method = http.MethodGet
@@ -449,7 +545,9 @@ func writeHead(bw *bufio.Writer, req *http.Request, hasBody bool) (int64, error)
 	bw.WriteString(" HTTP/1.1\r\nHost: ")
 	bw.WriteString(host)
 	bw.WriteString("\r\n")
-	if err := writeFields(bw, req.Header); err != nil {
+	if fields != nil {
+		bw.Write(fields)
+	} else if err := writeFields(bw, req.Header); err != nil {
 		return 0, err
 	}
 	if req.Close && req.Header["Connection"] == nil {
@@ -665,22 +763,25 @@ func trimOWS(b []byte) []byte {
 // header, and the body framed by it.
 func (c *h1Conn) response(req *http.Request, code, minor int, status string, fields []h1Field) (*http.Response, error) {
 	r := new(h1Reply) // the response, its body and its header values in one allocation
-	h := r.header(fields)
+	h, framing := r.header(fields)
 	b := &r.body
 	b.c, b.left = c, -1
-	b.keep = !req.Close && !hasToken(req.Header["Connection"], "close") && keepAlive(h, minor)
+	b.keep = !req.Close && !hasToken(req.Header["Connection"], "close") && keepAlive(h, minor, framing&hasConnection != 0)
 	cl := int64(-1)
 	var te []string
-	if v := h["Transfer-Encoding"]; v != nil {
+	switch {
+	case framing&hasTransferEncoding != 0:
+		v := h["Transfer-Encoding"]
 		if len(v) != 1 || !asciiEqualFold([]byte(v[0]), "chunked") {
 			return nil, h1Errorf("unsupported Transfer-Encoding %q", v)
 		}
 		te = []string{"chunked"}
 		delete(h, "Transfer-Encoding")
 		delete(h, "Content-Length")
-	} else if v := h["Content-Length"]; v != nil {
+	case framing&hasContentLength != 0:
+		v := h["Content-Length"]
 		for _, s := range v {
-			n, err := strconv.ParseInt(s, 10, 64)
+			n, err := parseLength(s)
 			if err != nil || n < 0 || (cl >= 0 && n != cl) {
 				return nil, h1Errorf("bad Content-Length %q", v)
 			}
@@ -715,14 +816,31 @@ func (c *h1Conn) response(req *http.Request, code, minor int, status string, fie
 	return &r.resp, nil
 }
 
-// header builds the header of fields, its values backed by r's array when they fit.
-func (r *h1Reply) header(fields []h1Field) http.Header {
+// The framing fields a reply's header has (h1Reply.header): response looks up only those.
+const (
+	hasTransferEncoding uint8 = 1 << iota
+	hasContentLength
+	hasConnection
+)
+
+// header builds the header of fields, its values backed by r's array when they fit, and
+// says which framing fields it has.
+func (r *h1Reply) header(fields []h1Field) (http.Header, uint8) {
 	h := make(http.Header, len(fields))
 	vals := r.vals[:]
 	if len(fields) > len(vals) {
 		vals = make([]string, len(fields))
 	}
+	var framing uint8
 	for i, f := range fields {
+		switch f.k {
+		case "Transfer-Encoding":
+			framing |= hasTransferEncoding
+		case "Content-Length":
+			framing |= hasContentLength
+		case "Connection":
+			framing |= hasConnection
+		}
 		if old, ok := h[f.k]; ok {
 			h[f.k] = append(old, f.v)
 			continue
@@ -730,7 +848,24 @@ func (r *h1Reply) header(fields []h1Field) http.Header {
 		vals[i] = f.v
 		h[f.k] = vals[i : i+1 : i+1]
 	}
-	return h
+	return h, framing
+}
+
+// parseLength is strconv.ParseInt(s, 10, 64) of a Content-Length: plain digits (what
+// servers send) without strconv, anything else (a sign, too many digits) by it.
+func parseLength(s string) (int64, error) {
+	if len(s) == 0 || len(s) > 18 {
+		return strconv.ParseInt(s, 10, 64)
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return strconv.ParseInt(s, 10, 64)
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, nil
 }
 
 // h1Reply is what readHead allocates for one reply.
@@ -776,9 +911,13 @@ func (c *h1Conn) readLine(budget *int) ([]byte, error) {
 	return line, nil
 }
 
-// keepAlive reports whether the server lets the connection be reused after this reply.
-func keepAlive(h http.Header, minor int) bool {
-	v := h["Connection"]
+// keepAlive reports whether the server lets the connection be reused after this reply
+// (has: its header has a Connection field).
+func keepAlive(h http.Header, minor int, has bool) bool {
+	var v []string
+	if has {
+		v = h["Connection"]
+	}
 	if hasToken(v, "close") {
 		return false
 	}
@@ -965,10 +1104,9 @@ var errBodyClosed = errors.New("http: read on closed response body")
 type h1Body struct {
 	c     *h1Conn
 	ctx   context.Context
-	stop  func() bool // stops the context watch; false if the watch fired
-	cr    io.Reader   // chunked decoder
-	left  int64       // bytes left when framed by Content-Length, else -1
-	keep  bool        // the connection may be reused after the body
+	cr    io.Reader // chunked decoder
+	left  int64     // bytes left when framed by Content-Length, else -1
+	keep  bool      // the connection may be reused after the body
 	state atomic.Int32
 	err   error // what Read returns once bodyDone
 }
@@ -1029,8 +1167,9 @@ func (b *h1Body) readTrailer() error {
 	}
 }
 
-// end finishes the body with err (io.EOF for a clean end): it stops the context watch and
-// returns the connection to the pool, or closes it. It returns what Read should return.
+// end finishes the body with err (io.EOF for a clean end): it ends the connection's request
+// (release) and returns the connection to the pool, or closes it. It returns what Read
+// should return.
 func (b *h1Body) end(err error) error {
 	if err != io.EOF {
 		err = withCtx(b.ctx, err)
@@ -1039,7 +1178,7 @@ func (b *h1Body) end(err error) error {
 		return errBodyClosed // Close won the race
 	}
 	b.err = err
-	if ok := b.stop(); ok && err == io.EOF && b.keep {
+	if ok := b.c.release(); ok && err == io.EOF && b.keep {
 		b.c.t.putIdle(b.c)
 	} else {
 		b.c.close()
@@ -1051,7 +1190,7 @@ func (b *h1Body) end(err error) error {
 // or endless body is never drained); after it, it does nothing.
 func (b *h1Body) Close() error {
 	if b.state.CompareAndSwap(bodyOpen, bodyClosed) {
-		b.stop()
+		b.c.release()
 		b.c.close()
 	}
 	return nil

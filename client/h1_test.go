@@ -634,7 +634,7 @@ func FuzzH1ReadHead(f *testing.F) {
 			}
 		}
 		b := resp.Body.(*h1Body)
-		b.ctx, b.stop = context.Background(), noStop
+		b.ctx = context.Background()
 		got, err := io.ReadAll(io.LimitReader(b, 1<<20))
 		if err == nil && resp.ContentLength >= 0 && int64(len(got)) != resp.ContentLength && b.left >= 0 {
 			t.Fatalf("read %d bytes of a %d-byte body", len(got), resp.ContentLength)
@@ -644,8 +644,11 @@ func FuzzH1ReadHead(f *testing.F) {
 
 // BenchmarkH1RoundTrip: one small JSON POST and its Content-Length reply over loopback, from
 // 64 goroutines, through the lean transport and through net/http's (with NewHTTPClient's
-// old settings) for comparison. The server is net/http's in the same process, so ns/op and
-// allocs/op count both sides; the difference between the two is the client's.
+// old settings) for comparison, each request bounded by context.WithTimeout; and through the
+// lean transport bounded by ReplyBy under one cancellable context, as a virtual client's
+// requests are (h1-replyby: no timer, no context and no watch per request). The server is
+// net/http's in the same process, so ns/op and allocs/op count both sides; the difference
+// between two sub-benchmarks is the client's.
 func BenchmarkH1RoundTrip(b *testing.B) {
 	reply := []byte(`{"jsonrpc":"2.0","id":1,"result":{"taskId":"5b9f0c2e8d7a4e31a1c4f0d2b6e8a913","status":"working","ttl":60000,"pollInterval":1000}}`)
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -655,12 +658,16 @@ func BenchmarkH1RoundTrip(b *testing.B) {
 	}))
 	defer s.Close()
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"5b9f0c2e8d7a4e31a1c4f0d2b6e8a913"}}`)
+	run, stop := context.WithCancel(context.Background())
+	defer stop()
 	for _, tc := range []struct {
-		name string
-		rt   http.RoundTripper
+		name    string
+		rt      http.RoundTripper
+		replyBy bool
 	}{
-		{"h1", newH1Transport(64)},
-		{"net-http", &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64, DisableCompression: true}},
+		{"h1", newH1Transport(64), false},
+		{"h1-replyby", newH1Transport(64), true},
+		{"net-http", &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64, DisableCompression: true}, false},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			c := &http.Client{Transport: tc.rt}
@@ -670,7 +677,10 @@ func BenchmarkH1RoundTrip(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				buf := make([]byte, 512)
 				for pb.Next() {
-					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+					ctx, cancel := ReplyBy(run, time.Now().Add(30*time.Second)), context.CancelFunc(func() {})
+					if !tc.replyBy {
+						ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+					}
 					req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, bytes.NewReader(body))
 					req.Header["Content-Type"] = []string{"application/json"}
 					resp, err := c.Do(req)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -36,7 +37,7 @@ func TestWriteHeadAllocs(t *testing.T) {
 		"Mcp-Protocol-Version": {"2025-11-25"}}}
 	bw := bufio.NewWriterSize(io.Discard, 4096)
 	if n := testing.AllocsPerRun(100, func() {
-		if _, err := writeHead(bw, req, true); err != nil {
+		if _, err := writeHead(bw, req, true, nil); err != nil {
 			t.Fatal(err)
 		}
 		bw.Reset(io.Discard)
@@ -64,5 +65,18 @@ func TestNewPostAllocs(t *testing.T) {
 			t.Fatalf("body %q", got)
 		}
 		req.Body, _ = req.GetBody()
+	}
+}
+
+// TestParseLength holds parseLength to strconv.ParseInt(s, 10, 64), which it stands in for
+// on every reply: the same value and the same failure for each.
+func TestParseLength(t *testing.T) {
+	for _, s := range []string{"0", "212", "0123", "", "+5", "-1", " 5", "5 ", "1e3", "999999999999999999",
+		"9223372036854775807", "9223372036854775808", "123456789012345678901"} {
+		n, err := parseLength(s)
+		wn, werr := strconv.ParseInt(s, 10, 64)
+		if n != wn || (err == nil) != (werr == nil) {
+			t.Errorf("parseLength(%q) = %d, %v; ParseInt: %d, %v", s, n, err, wn, werr)
+		}
 	}
 }

@@ -55,18 +55,26 @@ func (c legacyConn) Create(ctx context.Context, call []byte, answers *InputAnswe
 
 // Get sends tasks/get: the task (R15).
 func (c legacyConn) Get(ctx context.Context, ref TaskRef) (TaskRead, Reply, error) {
-	rep, err := c.s.CallOpCut(ctx, mcp.OpTasksGet, ref.Params(), nil, CutNone)
+	rr := mcp.TaskReader()
+	rep, err := c.s.callTask(ctx, mcp.OpTasksGet, ref, &rr, CutNone)
 	if err != nil || rep.Err != nil {
 		return TaskRead{}, rep, err
 	}
-	tk, perr := readLegacyTask(rep.Result)
+	tk, perr := readLegacyTask(rep.Result, &rr)
 	return TaskRead{Task: tk, Malformed: perr}, rep, nil
 }
 
-// readLegacyTask reads the task of a tasks/get or tasks/cancel result; one without a valid
-// status is malformed.
-func readLegacyTask(raw []byte) (mcp.Task, error) {
-	tk, err := mcp.ParseTask(raw)
+// readLegacyTask reads the task of a tasks/get or tasks/cancel result, what rr read in the
+// reply's pass or raw parsed when rr did not read it (rr nil: parse raw); one without a
+// valid status is malformed.
+func readLegacyTask(raw []byte, rr *mcp.ResultReader) (mcp.Task, error) {
+	var tk mcp.Task
+	var err error
+	if rr != nil && rr.Read {
+		tk, err = rr.Task, rr.Err
+	} else {
+		tk, err = mcp.ParseTask(raw)
+	}
 	if err == nil && !tk.Status.Valid() {
 		err = errNoStatus
 	}
@@ -86,11 +94,12 @@ func (c legacyConn) Answer(context.Context, TaskRef, mcp.InputResponses, Cut) (R
 
 // Cancel sends tasks/cancel: the reply is the task (R25).
 func (c legacyConn) Cancel(ctx context.Context, ref TaskRef, cut Cut) (Cancelled, Reply, error) {
-	rep, err := c.s.CallOpCut(ctx, mcp.OpTasksCancel, ref.Params(), nil, cut)
+	rr := mcp.TaskReader()
+	rep, err := c.s.callTask(ctx, mcp.OpTasksCancel, ref, &rr, cut)
 	if err != nil || rep.Err != nil {
 		return Cancelled{}, rep, err
 	}
-	tk, perr := readLegacyTask(rep.Result)
+	tk, perr := readLegacyTask(rep.Result, &rr)
 	return Cancelled{Task: tk, Malformed: perr}, rep, nil
 }
 

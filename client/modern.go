@@ -102,7 +102,7 @@ func (e *Envelope) DeclaresTasks() bool { return e.tasks }
 // requester's own): a header map is about 450 bytes, which a run of 100,000 clients held once
 // per client.
 func (t *Target) Stateless(env *Envelope) *Session {
-	s := &Session{t: t, env: env, version: env.version}
+	s := &Session{t: t, env: env, version: env.version, fields: t.headBase(env.version)}
 	env.mu.Lock()
 	defer env.mu.Unlock()
 	if h, ok := env.hdrs[t]; ok {
@@ -121,24 +121,17 @@ func (t *Target) Stateless(env *Envelope) *Session {
 // 2025-11-25, which declares its capabilities once, in initialize, and has a session to end.
 func (s *Session) Envelope() *Envelope { return s.env }
 
-// newModernPost builds the POST of a request of 2026-07-28 on s: params (a JSON object, or
-// nil) with the envelope as params._meta (and in it the trace context members, when
-// traced), appended to dst as the body, and the session's header with Mcp-Method and,
-// where the method has one, Mcp-Name (E24, E64).
-func (s *Session) newModernPost(ctx context.Context, dst []byte, id mcp.ID, method string, params, members []byte) ([]byte, *http.Request, error) {
+// modernBody appends to dst the body of request id of 2026-07-28 on s: params (a JSON
+// object, or nil) with the envelope as params._meta, and in it the trace context members
+// when traced (telemetry.AppendMeta; nil = none).
+func (s *Session) modernBody(dst []byte, id mcp.ID, method string, params, members []byte) ([]byte, error) {
 	body := mcp.AppendRequest(dst, id, method, nil)
 	body = append(body[:len(body)-1], `,"params":`...) // without the closing brace
 	body, err := appendWithMeta(body, params, s.env.meta, members)
 	if err != nil {
-		return dst, nil, fmt.Errorf("%s params: %w", method, err)
+		return dst, fmt.Errorf("%s params: %w", method, err)
 	}
-	body = append(body, '}')
-	hdr, err := s.modernHeader(method, params)
-	if err != nil {
-		return body, nil, err
-	}
-	req, err := s.newPostWith(ctx, body, hdr)
-	return body, req, err
+	return append(body, '}'), nil
 }
 
 // modernHeaders is the header of a session's latest request of 2026-07-28, with the method
@@ -151,14 +144,17 @@ type modernHeaders struct {
 }
 
 // modernHeader returns the header of a request for method with params on s: the session's
-// with Mcp-Method and Mcp-Name. The header of the latest request stays with s until idle.
-func (s *Session) modernHeader(method string, params []byte) (http.Header, error) {
+// with Mcp-Method and Mcp-Name (name, the encoded value, when the caller has it; else read
+// from params). The header of the latest request stays with s until idle.
+func (s *Session) modernHeader(method string, params []byte, name string) (http.Header, error) {
 	if c := s.lastHdr.Load(); c != nil && c.method == method && bytes.Equal(c.params, params) {
 		return c.h, nil
 	}
-	name, err := mcp.NameHeader(method, params)
-	if err != nil {
-		return nil, err
+	if name == "" {
+		var err error
+		if name, err = mcp.NameHeader(method, params); err != nil {
+			return nil, err
+		}
 	}
 	h := make(http.Header, len(s.postHdr)+2)
 	for k, v := range s.postHdr {
@@ -287,7 +283,7 @@ func (s *modernSession) post(ctx context.Context, r modernRequest) (Reply, error
 	// A Session of no session reads the reply: no id to lose (a 404 is the era's unknown
 	// method, E27, not a session gone), and a server request on the stream, which the era
 	// does not have (E28), is refused.
-	rep, _, err := (&Session{t: s.t}).readReply(ctx, resp, r.id, method, nil, CutNone)
+	rep, _, err := (&Session{t: s.t}).readReply(ctx, resp, r.id, method, nil, CutNone, nil)
 	return rep, err
 }
 

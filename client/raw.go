@@ -21,12 +21,13 @@ import (
 func (t *Target) Attach(id, version string) *Session {
 	s := &Session{t: t, id: id, version: version}
 	s.postHdr = s.postHeader()
+	s.fields = t.headBase(version)
 	return s
 }
 
 // CallHeader is Call, and also returns the reply's HTTP header (nil when no reply came).
 func (s *Session) CallHeader(ctx context.Context, method string, params []byte, h ServerHandler) (Reply, http.Header, error) {
-	return s.do(ctx, method, params, h, CutNone)
+	return s.do(ctx, method, params, "", nil, h, CutNone)
 }
 
 // Notify sends a notification (no id, no reply expected): the server answers 202 (H4).

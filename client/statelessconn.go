@@ -114,16 +114,23 @@ func retryParams(call []byte, a *InputAnswers) ([]byte, error) {
 // Get sends tasks/get: the task with what its status inlines (E50), read leniently where
 // the ext-gaps allow (Quirks).
 func (c statelessConn) Get(ctx context.Context, ref TaskRef) (TaskRead, Reply, error) {
-	rep, err := c.s.CallOpCut(ctx, mcp.OpTasksGet, ref.Params(), nil, CutNone)
+	rr := mcp.GetTaskResultReader()
+	rep, err := c.s.callTask(ctx, mcp.OpTasksGet, ref, &rr, CutNone)
 	if err != nil || rep.Err != nil {
 		return TaskRead{}, rep, err
 	}
-	return readStatelessTask(rep.Result), rep, nil
+	return readStatelessTask(rep.Result, &rr), rep, nil
 }
 
-// readStatelessTask reads a tasks/get result of 2026-07-28.
-func readStatelessTask(raw []byte) TaskRead {
-	r, q, err := mcp.ParseGetTaskResult(raw)
+// readStatelessTask reads a tasks/get result of 2026-07-28: what rr read in the reply's
+// pass, or raw parsed when rr did not read it (rr nil: parse raw).
+func readStatelessTask(raw []byte, rr *mcp.ResultReader) TaskRead {
+	if rr == nil || !rr.Read {
+		read := mcp.GetTaskResultReader()
+		read.TaskResult, read.Quirks, read.Err = mcp.ParseGetTaskResult(raw)
+		rr = &read
+	}
+	r, q, err := &rr.TaskResult, rr.Quirks, rr.Err // r points into rr: no copy of the task
 	if err == nil && !r.Status.Valid() {
 		err = errNoStatus
 	}
@@ -149,7 +156,7 @@ func (c statelessConn) Answer(ctx context.Context, ref TaskRef, responses mcp.In
 
 // Cancel sends tasks/cancel, acknowledged without the task (E60).
 func (c statelessConn) Cancel(ctx context.Context, ref TaskRef, cut Cut) (Cancelled, Reply, error) {
-	rep, err := c.s.CallOpCut(ctx, mcp.OpTasksCancel, ref.Params(), nil, cut)
+	rep, err := c.s.callTask(ctx, mcp.OpTasksCancel, ref, nil, cut)
 	if err != nil || rep.Err != nil {
 		return Cancelled{}, rep, err
 	}

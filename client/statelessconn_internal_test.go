@@ -43,3 +43,57 @@ func TestParseCallOfTheEnvelope(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskRefName: the Mcp-Name a request about a task carries from its TaskRef (callTask)
+// is the one NameHeader reads out of the request's params, for plain ids and for ids that
+// must be encoded (E25).
+func TestTaskRefName(t *testing.T) {
+	for _, id := range []string{"5b9f0c2e8d7a4e31a1c4f0d2b6e8a913", "tâche 1", " lead", "=?base64?eA==?=", "a\"b\\c"} {
+		ref := NewTaskRef(id)
+		for _, m := range []string{mcp.MethodTasksGet, mcp.MethodTasksCancel} {
+			want, err := mcp.NameHeader(m, ref.Params())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ref.name(); got != want {
+				t.Errorf("%s of %q: Mcp-Name %q, want %q", m, id, got, want)
+			}
+		}
+		if got, want := (TaskRef{ID: id}).name(), ref.name(); got != want {
+			t.Errorf("a TaskRef not made by NewTaskRef: %q, want %q", got, want)
+		}
+	}
+}
+
+// TestModernHeaderAllocs guards the cost of the header of a poll in 2026-07-28 after the
+// client was idle (Session.Idle drops the cached one): with the name from the TaskRef it is
+// the header map and its values and the cache entry, without reading the name back out of
+// params (a closure, the name string and the scan: about 1,800 instructions).
+func TestModernHeaderAllocs(t *testing.T) {
+	tg := &Target{URL: "http://127.0.0.1:8080/mcp"}
+	env, err := tg.NewEnvelope(ProtocolModern, mcp.ModernClientCapabilities{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := tg.Stateless(env)
+	ref := NewTaskRef("5b9f0c2e8d7a4e31a1c4f0d2b6e8a913")
+	build := func(name string) func() {
+		return func() {
+			s.Idle()
+			if _, err := s.modernHeader(mcp.MethodTasksGet, ref.Params(), name); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	fromRef := testing.AllocsPerRun(100, build(ref.name()))
+	fromParams := testing.AllocsPerRun(100, build(""))
+	t.Logf("from the TaskRef %v, from params %v", fromRef, fromParams)
+	// the map and its group, the two value slices, the cache entry and its params copy
+	if fromRef > 6 || fromRef >= fromParams {
+		t.Errorf("header of a poll: %v allocations from the TaskRef, %v from params; want at most 6, and fewer", fromRef, fromParams)
+	}
+	h, _ := s.modernHeader(mcp.MethodTasksGet, ref.Params(), "")
+	if got := h[mcp.HeaderName]; len(got) != 1 || got[0] != ref.ID {
+		t.Errorf("Mcp-Name %q, want %q", got, ref.ID)
+	}
+}

@@ -27,8 +27,9 @@ import (
 //
 // With no Tracer nothing of this runs: do pays one nil check, the body is what it was.
 
-// doTraced is do of request id under a client span of s's Target's Tracer.
-func (s *Session) doTraced(ctx context.Context, id mcp.ID, method string, params []byte, h ServerHandler, cut Cut) (Reply, http.Header, error) {
+// doTraced is do of request id under a client span of s's Target's Tracer; nameHdr and
+// rr are do's (the Mcp-Name the caller has, the reader of the result).
+func (s *Session) doTraced(ctx context.Context, id mcp.ID, method string, params []byte, nameHdr string, rr *mcp.ResultReader, h ServerHandler, cut Cut) (Reply, http.Header, error) {
 	tool := ""
 	if s.dialect().Op(method) == mcp.OpToolsCall {
 		tool = stringMember(params, "name")
@@ -44,7 +45,7 @@ func (s *Session) doTraced(ctx context.Context, id mcp.ID, method string, params
 	ctx, span := s.t.Tracer.Start(ctx, name, opts...)
 	defer span.End()
 	var members [128]byte
-	rep, hdr, err := s.exchange(ctx, id, method, params, telemetry.AppendMeta(members[:0], span.SpanContext()), h, cut)
+	rep, hdr, err := s.exchange(ctx, id, method, params, telemetry.AppendMeta(members[:0], span.SpanContext()), nameHdr, rr, h, cut)
 	if span.IsRecording() {
 		s.annotate(span, id, method, tool, rep, err)
 	}

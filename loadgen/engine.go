@@ -91,8 +91,7 @@ func New(cfg Config, t *client.Target, m *client.Manifest, rec *metrics.Recorder
 	t.CacheEndpoint()
 	e := &Engine{cfg: cfg, target: t, dialect: t.DialectInUse(), rec: rec, manifest: m,
 		shards: max(1, cfg.Shards), stopLoad: make(chan struct{}), refusals: map[int]int64{},
-		unknowns: map[string]int64{}, recovery: cfg.recovery(), faulty: cfg.Faults.On(), start: time.Now(),
-		exec: newExecutor()}
+		unknowns: map[string]int64{}, recovery: cfg.recovery(), faulty: cfg.Faults.On(), start: time.Now()}
 	if cfg.MaxConns > 0 {
 		e.slots = make(chan struct{}, cfg.MaxConns)
 	}
@@ -355,6 +354,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	start := time.Now()
 	e.start = start
+	e.exec = newExecutor()
 	loadCtx, cancelLoad := context.WithDeadline(ctx, start.Add(e.cfg.Duration))
 	defer cancelLoad()
 	go func() {

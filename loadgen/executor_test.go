@@ -3,6 +3,7 @@ package loadgen_test
 import (
 	"context"
 	"runtime"
+	rtmetrics "runtime/metrics"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -14,8 +15,8 @@ import (
 	"github.com/tasksim/tasksim/scenarios"
 )
 
-// TestWaitingClientsHoldNoGoroutine: a client waiting for its next poll is a timer, not a
-// goroutine (executor.go). 1,000 closed-model clients poll 5 s tasks every second; once all
+// TestWaitingClientsHoldNoGoroutine: a client waiting for its next poll is an entry among
+// the executor's sleepers, not a goroutine (executor.go). 1,000 closed-model clients poll 5 s tasks every second; once all
 // of them are waiting, the run holds far fewer goroutines than clients.
 func TestWaitingClientsHoldNoGoroutine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -38,6 +39,40 @@ func TestWaitingClientsHoldNoGoroutine(t *testing.T) {
 		}
 		if n := snap.Counters[metrics.TasksCompleted]; n != clients {
 			t.Errorf("%d tasks completed, want %d (one per client)", n, clients)
+		}
+	})
+}
+
+// TestPollWakeupsStartNoGoroutine guards the cost of the wait between two polls: a client
+// that comes due is driven by the idle sender that received the executor's timer tick, on
+// no goroutine of its own (a time.AfterFunc per wait started one for every poll, and handed
+// the client to a sender from it). 20 clients poll 1 h tasks every 100 ms for 5 s: the
+// goroutines started during the run are one per request (the in-process transport serves
+// each on its own) and a few more, not two per poll.
+func TestPollWakeupsStartNoGoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		created := func() uint64 {
+			s := []rtmetrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+			rtmetrics.Read(s)
+			return s[0].Value.Uint64()
+		}
+		before := created()
+		snap, _ := runEmbedded(t, mockserver.Config{}, loadgen.Config{
+			Tool: "work_task", Args: map[string]any{"duration_ms": 3_600_000},
+			Clients: 20, Duration: 5 * time.Second, Grace: time.Second,
+			Poll: loadgen.PollPolicy{Kind: loadgen.PollFixed, Interval: 100 * time.Millisecond},
+		}, nil)
+		n := created() - before
+		polls := snap.RequestCount(mcp.OpTasksGet)
+		requests := polls + snap.RequestCount(mcp.OpToolsCall) + snap.RequestCount(mcp.OpInitialize) +
+			snap.RequestCount(mcp.OpDelete)
+		if polls < 900 {
+			t.Fatalf("%d polls, want about 1,000", polls)
+		}
+		t.Logf("%d goroutines started for %d requests (%d polls)", n, requests, polls)
+		if extra := int64(n) - requests; extra > 200 {
+			t.Errorf("%d goroutines started for %d requests (%d polls): %d beyond one a request, want at most 200",
+				n, requests, polls, extra)
 		}
 	})
 }

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -35,16 +34,16 @@ type vu struct {
 	resultBy time.Time   // the latest instant of the tasks/result the driver sends (meteredConn.Result)
 	timer    *time.Timer // for the waits inside a step (see sleepUntil), re-armed for each
 
-	// Between the steps of a task (stepTask), while the client waits on its timer with no
-	// goroutine of its own (executor.go).
-	step     Step        // the step waited for, when waiting
-	waiting  bool        // stepTask returned to wait for step
-	woke     bool        // the wait ran its course (false: its context ended first)
-	phase    phase       // where drive resumes (executor.go)
-	intended time.Time   // the intended start of the next task
-	wake     *time.Timer // calls resume at the end of a wait (executor.go)
-	wakeMu   sync.Mutex  // orders sleep, resume and interrupt
-	sleeping int32       // which context's end cuts the current wait short; 0 = none
+	// Between the steps of a task (stepTask), while the client waits among the executor's
+	// sleepers with no goroutine of its own (executor.go).
+	step     Step      // the step waited for, when waiting
+	waiting  bool      // stepTask returned to wait for step
+	woke     bool      // the wait ran its course (false: its context ended first)
+	phase    phase     // where drive resumes (executor.go)
+	intended time.Time // the intended start of the next task
+	sleeping int32     // which context's end cuts the current wait short; 0 = none (executor.mu)
+	wakeAt   time.Time // when the current wait ends (executor.mu)
+	slot     int       // the client's index among the executor's sleepers; -1 = not sleeping (executor.mu)
 
 	frng          *rand.Rand // fault decisions and backoff jitter, apart from rng (recovery.go)
 	seq           uint64     // tasks started by this client
@@ -82,8 +81,7 @@ func (e *Engine) newVU(idx int) *vu {
 		v.probe = true
 		v.prng = rand.New(rand.NewPCG(e.cfg.Seed^probeSalt, uint64(idx)+1))
 	}
-	v.wake = time.AfterFunc(time.Hour, v.resume) // armed by sleep only (executor.go)
-	v.wake.Stop()
+	v.slot = -1 // not among the sleepers (executor.go)
 	return v
 }
 
@@ -221,15 +219,21 @@ func (v *vu) attempt(ctx context.Context, m mcp.Op, limit time.Time, x exchange)
 			return client.Reply{}, &notSentError{err}
 		}
 	}
-	rctx, cancel := ctx, context.CancelFunc(func() {})
-	if !limit.IsZero() {
-		rctx, cancel = context.WithDeadline(ctx, limit)
-	} else if !stream {
-		rctx, cancel = context.WithTimeout(ctx, v.e.cfg.timeout())
-	}
 	start := time.Now()
-	rep, err := x(rctx, v.conn)
-	cancel()
+	var rep client.Reply
+	var err error
+	switch {
+	case !limit.IsZero():
+		rctx, cancel := context.WithDeadline(ctx, limit)
+		rep, err = x(rctx, v.conn)
+		cancel()
+	case !stream:
+		// The per-request timeout as a reply deadline (client.ReplyBy): no timer and no
+		// context of its own for each request.
+		rep, err = x(client.ReplyBy(ctx, start.Add(v.e.cfg.timeout())), v.conn)
+	default:
+		rep, err = x(ctx, v.conn)
+	}
 	v.count(m, start, rep, err)
 	return rep, err
 }

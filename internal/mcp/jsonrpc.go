@@ -115,13 +115,18 @@ type Message struct {
 // member of the wrong type) goes to decodeStd, the encoding/json reading, so that answers
 // and error texts are encoding/json's (FuzzDecodeMatchesEncodingJSON). Params, Result and
 // the id are copies: the Message does not alias b.
-func Decode(b []byte) (Message, *Error) {
+func Decode(b []byte) (Message, *Error) { return DecodeReply(b, nil) }
+
+// DecodeReply is Decode, with the result of a reply read by rr in the same pass when it is
+// an object (ResultReader): a client reads a task from every poll's reply, and reading it
+// again from Result took a second pass over it. rr may be nil.
+func DecodeReply(b []byte, rr *ResultReader) (Message, *Error) {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || b[0] != '{' {
 		return Message{}, notAnObject(b)
 	}
 	var env members
-	switch ok := env.split(b); {
+	switch ok := env.split(b, rr); {
 	case !ok:
 		return Message{}, Errorf(CodeParseError, "parse error: body is not valid JSON")
 	case env.odd:
@@ -144,6 +149,9 @@ func Decode(b []byte) (Message, *Error) {
 		return m, Errorf(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
 	}
 	err := m.fill(&env, method, rpcErr, hasID) // before m is read for the return
+	if err == nil && m.Kind == KindResult && rr != nil && rr.collected {
+		rr.finish(env.result) // a span of b: what rr keeps, it copies
+	}
 	return m, err
 }
 
@@ -226,10 +234,21 @@ type members struct {
 }
 
 // split reads b, which starts with '{', as exactly one JSON object into e's members; it
-// reports false when b is not valid JSON or holds more than one value.
-func (e *members) split(b []byte) bool {
+// reports false when b is not valid JSON or holds more than one value. rr, when not nil,
+// collects the members of the result, if it is an object (ResultReader.collect), as the
+// pass meets them.
+func (e *members) split(b []byte, rr *ResultReader) bool {
 	r := newObjectReader(b)
-	for r.next() {
+	for r.nextName() {
+		if rr != nil && string(r.name) == "result" && e.result == nil && r.s.peek() == '{' {
+			n := r.objectAt()
+			rr.collect(&n)
+			if !r.endNested(&n) {
+				break
+			}
+		} else if !r.skipValue() {
+			break
+		}
 		var dst *[]byte
 		switch string(r.name) {
 		case "jsonrpc":

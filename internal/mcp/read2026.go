@@ -47,12 +47,20 @@ type taskWire struct {
 // present, not required: a created task has none (E45); ParseGetTaskResult requires it. A
 // payload on another status is dropped.
 func ParseTaskResult(raw []byte) (TaskResult, Quirks, error) {
-	var r TaskResult
 	if v := bytes.TrimLeft(raw, " \t\r\n"); len(v) == 0 || v[0] != '{' {
-		return r, 0, fmt.Errorf("task result: want a JSON object, got %s", clip(raw))
+		return TaskResult{}, 0, fmt.Errorf("task result: want a JSON object, got %s", clip(raw))
 	}
 	var w taskWire
-	if err := readTaskWire(raw, &w); err != nil {
+	err := readTaskWire(raw, &w)
+	return taskResultOf(&w, err)
+}
+
+// taskResultOf is ParseTaskResult's end, from the wire form readTaskWire read (err, its
+// error). Status and ttlMs in w may still be spans of the input: it must not have been
+// reused yet.
+func taskResultOf(w *taskWire, err error) (TaskResult, Quirks, error) {
+	var r TaskResult
+	if err != nil {
 		return r, 0, fmt.Errorf("task result: %w", err)
 	}
 	var q Quirks
@@ -68,7 +76,7 @@ func ParseTaskResult(raw []byte) (TaskResult, Quirks, error) {
 			return r, q, fmt.Errorf("task result: task: %w", err)
 		}
 		inner.Meta = w.Meta
-		w, q = inner, q|QuirkNestedTask
+		*w, q = inner, q|QuirkNestedTask
 	}
 	t, err := w.detailed()
 	if err != nil {
@@ -82,7 +90,11 @@ func ParseTaskResult(raw []byte) (TaskResult, Quirks, error) {
 // for (E50), then resultType, which must be "complete" (E51). A "task" there, as the spec's own examples have it, is read as "complete"
 // and reported (QuirkTaskResultType, docs/RULES.md#ext-gap-1); another value is an error.
 func ParseGetTaskResult(raw []byte) (TaskResult, Quirks, error) {
-	r, q, err := ParseTaskResult(raw)
+	return getTaskResultOf(ParseTaskResult(raw))
+}
+
+// getTaskResultOf is ParseGetTaskResult's end, from ParseTaskResult's answer.
+func getTaskResultOf(r TaskResult, q Quirks, err error) (TaskResult, Quirks, error) {
 	if err != nil {
 		return r, q, err
 	}

@@ -277,10 +277,13 @@ func (s *scanner) member(depth int) (nameEnd, valueStart int, plainName, ok bool
 // objectReader reads the members of one JSON object, the whole input (whitespace around it
 // allowed), in one validating pass without callbacks: next steps to each member in turn,
 // and ok tells, once next has reported false, whether the input was exactly one valid
-// object.
+// object. A reader made by objectAt reads an object nested in another's input instead: it
+// ends at its closing brace, and the outer reader goes on from there (endNested).
 type objectReader struct {
 	s           scanner
 	state       uint8
+	depth       int    // the nesting of the object read: 1 for the input's own
+	nested      bool   // the object is a value inside the input (objectAt)
 	name, value []byte // the current member's unescaped name and raw value (a span of b)
 	// plainString says the value is a string that reads as itself (no escape, ASCII).
 	plainString bool
@@ -290,13 +293,13 @@ type objectReader struct {
 const (
 	orFirst  uint8 = iota // before the first member
 	orNext                // after a member
-	orDone                // the object and the input ended, valid
+	orDone                // the object (and, but for a nested one, the input) ended, valid
 	orFailed              // not one valid object
 )
 
 // newObjectReader returns a reader of b's members.
 func newObjectReader(b []byte) objectReader {
-	r := objectReader{s: scanner{b: b}}
+	r := objectReader{s: scanner{b: b}, depth: 1}
 	r.s.ws()
 	if r.s.peek() != '{' {
 		r.state = orFailed
@@ -307,6 +310,13 @@ func newObjectReader(b []byte) objectReader {
 
 // next steps to the next member, reporting false after the last one or on a syntax error.
 func (r *objectReader) next() bool {
+	return r.nextName() && r.skipValue()
+}
+
+// nextName steps to the next member's name, reporting false after the last member or on a
+// syntax error. After true, r.name is the name and the scanner is at the member's value,
+// which skipValue reads, or objectAt when it is an object read member by member.
+func (r *objectReader) nextName() bool {
 	s := &r.s
 	s.ws()
 	switch r.state {
@@ -329,24 +339,72 @@ func (r *objectReader) next() bool {
 		return false
 	}
 	start := s.i
-	nameEnd, valueStart, plainName, ok := s.member(1)
-	if !ok {
+	if s.peek() != '"' || !s.str() {
 		r.state = orFailed
 		return false
 	}
-	r.name, r.value = s.b[start+1:nameEnd-1], s.b[valueStart:s.i]
+	nameEnd, plainName := s.i, s.plain
+	s.ws()
+	if s.peek() != ':' {
+		r.state = orFailed
+		return false
+	}
+	s.i++
+	s.ws()
+	r.name = s.b[start+1 : nameEnd-1]
 	if !plainName {
 		r.name = unquoteName(s.b[start:nameEnd])
 	}
-	// A string value is the last string str skipped: plain tells of it.
-	r.plainString = s.b[valueStart] == '"' && s.plain
 	r.state = orNext
 	return true
 }
 
-// end closes the object at '}': the input must end there, but for whitespace.
+// skipValue reads the value of the member nextName stepped to into r.value.
+func (r *objectReader) skipValue() bool {
+	s := &r.s
+	valueStart := s.i
+	if !s.value(r.depth) {
+		r.state = orFailed
+		return false
+	}
+	r.value = s.b[valueStart:s.i]
+	// A string value is the last string str skipped: plain tells of it.
+	r.plainString = s.b[valueStart] == '"' && s.plain
+	return true
+}
+
+// objectAt returns a reader of the member value nextName stepped to, an object (the
+// caller has seen its '{'), one level deeper. Once it has read the object, endNested
+// takes r past it.
+func (r *objectReader) objectAt() objectReader {
+	n := objectReader{s: r.s, depth: r.depth + 1, nested: true}
+	if n.depth > maxDepth {
+		n.state = orFailed
+	}
+	n.s.i++ // '{'
+	return n
+}
+
+// endNested takes r past the object n (objectAt) read, as skipValue would have read it:
+// false, r failed, if n was no valid object.
+func (r *objectReader) endNested(n *objectReader) bool {
+	if !n.ok() {
+		r.state = orFailed
+		return false
+	}
+	r.value = r.s.b[r.s.i:n.s.i]
+	r.s.i, r.plainString = n.s.i, false
+	return true
+}
+
+// end closes the object at '}': the input must end there, but for whitespace, unless the
+// object is nested.
 func (r *objectReader) end() bool {
 	r.s.i++
+	if r.nested {
+		r.state = orDone
+		return false
+	}
 	r.s.ws()
 	r.state = orFailed
 	if r.s.i == len(r.s.b) {

@@ -162,13 +162,34 @@ func ParseTask(b []byte) (Task, error) {
 		return parseTaskStd(b) // not an object: encoding/json says what it is
 	}
 	var f taskMembers
-	var plain uint64 // bit i: f[i] is a plain string
-	odd := false
 	r := newObjectReader(b)
+	plain, odd := collect(&r, f[:], taskMemberIndex, taskMemberNames[:])
+	return f.taskOf(b, plain, odd || !r.ok())
+}
+
+// taskOf is ParseTask of b from its members f, collected (plain: collect's); odd leaves b to
+// encoding/json, as does a member of the wrong type (for encoding/json's reading and words).
+func (f *taskMembers) taskOf(b []byte, plain uint64, odd bool) (Task, error) {
+	if odd {
+		return parseTaskStd(b)
+	}
+	t, err := f.task(plain)
+	if err != nil {
+		return parseTaskStd(b)
+	}
+	return t, nil
+}
+
+// collect reads the members of the object r reads into f, the raw value of each name that
+// index knows at its index, and sets bit i of plain when f[i] is a plain string
+// (objectReader.plainString). odd says that a member came twice or that a name matched one of
+// names only by case: encoding/json reads those its own way. r.ok tells, after, whether the
+// object was valid.
+func collect(r *objectReader, f [][]byte, index func([]byte) int, names []string) (plain uint64, odd bool) {
 	for r.next() {
-		i := taskMemberIndex(r.name)
+		i := index(r.name)
 		if i < 0 {
-			odd = odd || FoldsTo(r.name, taskMemberNames[:]...)
+			odd = odd || FoldsTo(r.name, names...)
 			continue
 		}
 		odd = odd || f[i] != nil
@@ -177,14 +198,7 @@ func ParseTask(b []byte) (Task, error) {
 			plain |= 1 << i
 		}
 	}
-	if !r.ok() || odd {
-		return parseTaskStd(b)
-	}
-	t, err := f.task(plain)
-	if err != nil { // a member of the wrong type: encoding/json's reading and words
-		return parseTaskStd(b)
-	}
-	return t, nil
+	return plain, odd
 }
 
 // parseTaskStd is ParseTask by encoding/json, for what its single pass leaves to it.

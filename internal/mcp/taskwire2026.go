@@ -37,24 +37,19 @@ const (
 // may be a reused buffer.
 func readTaskWire(raw []byte, w *taskWire) error {
 	var f taskFields
-	var plain uint64 // bit i: f[i] is a plain string
-	odd := false
 	r := newObjectReader(raw)
-	for r.next() {
-		i := taskWireIndex(r.name)
-		if i < 0 {
-			odd = odd || FoldsTo(r.name, taskWireNames[:]...)
-			continue
-		}
-		odd = odd || f[i] != nil
-		f[i] = r.value
-		if r.plainString {
-			plain |= 1 << i
-		}
-	}
-	if !r.ok() || odd || f.read(w, plain) != nil {
-		*w = taskWire{}
-		return json.Unmarshal(raw, w)
+	plain, odd := collect(&r, f[:], taskWireIndex, taskWireNames[:])
+	return f.wire(raw, w, plain, odd || !r.ok())
+}
+
+// wire is readTaskWire of raw from its members f, collected (plain: collect's); odd leaves
+// raw to encoding/json, as does a member of the wrong type.
+func (f *taskFields) wire(raw []byte, w *taskWire, plain uint64, odd bool) error {
+	if odd || f.read(w, plain) != nil {
+		var std taskWire // declared here: only this path hands it to encoding/json, and allocates it
+		err := json.Unmarshal(raw, &std)
+		*w = std
+		return err
 	}
 	return nil
 }
@@ -133,11 +128,17 @@ func (f *taskFields) read(w *taskWire, plain uint64) error {
 	if v := f[twPollIntervalMs]; v != nil {
 		w.PollIntervalMs, err = readMs(v)
 	}
+	// The targets of encoding/json are declared where they are used, so that w itself does
+	// not escape (and is not allocated) for the replies that have neither member.
 	if v := f[twInputRequests]; v != nil && err == nil && string(v) != "null" {
-		err = json.Unmarshal(v, &w.InputRequests)
+		in := w.InputRequests
+		err = json.Unmarshal(v, &in)
+		w.InputRequests = in
 	}
 	if v := f[twError]; v != nil && err == nil && string(v) != "null" {
-		err = json.Unmarshal(v, &w.Error)
+		e := w.Error
+		err = json.Unmarshal(v, &e)
+		w.Error = e
 	}
 	return err
 }
