@@ -93,21 +93,20 @@ func NewHTTPClientWith(o ClientOptions) *http.Client {
 	plain := newH1Transport(conns)
 	plain.sources = src
 	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
-	return &http.Client{Transport: &schemeTransport{
-		plain: plain,
-		other: &http.Transport{
-			Proxy: nil,
-			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-				return src.dialer(dialer).DialContext(ctx, network, addr)
-			},
-			TLSClientConfig:     o.TLS,
-			MaxIdleConns:        conns,
-			MaxIdleConnsPerHost: conns,
-			IdleConnTimeout:     90 * time.Second,
-			DisableCompression:  true,
-			ForceAttemptHTTP2:   false,
+	st := &schemeTransport{plain: plain}
+	st.other = &http.Transport{
+		Proxy: nil,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return src.dialer(dialer).DialContext(ctx, network, addr)
 		},
-	}}
+		TLSClientConfig:     st.watchCertRequests(o.TLS),
+		MaxIdleConns:        conns,
+		MaxIdleConnsPerHost: conns,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+		ForceAttemptHTTP2:   false,
+	}
+	return &http.Client{Transport: st}
 }
 
 // send sends one request. A plain client (no cookie jar, no overall timeout: what

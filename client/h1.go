@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -85,6 +86,9 @@ func newH1Transport(maxIdle int) *h1Transport {
 type schemeTransport struct {
 	plain *h1Transport
 	other *http.Transport
+	// certAsked is set once a target asked for a client certificate in a handshake and
+	// none was configured (watchCertRequests).
+	certAsked atomic.Bool
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -93,7 +97,40 @@ func (t *schemeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.plain.RoundTrip(req)
 	}
 	resp, err := t.other.RoundTrip(req)
+	if err != nil && t.certAsked.Load() && connBroken(err) {
+		// In TLS 1.3 a server refuses a missing client certificate after the client's side
+		// of the handshake is done: the request's write may fail first (a broken pipe, a
+		// reset) and hide the server's alert. A target that asked and then closed the
+		// connection under the request is told as such.
+		err = &TLSError{Err: fmt.Errorf("%w (%w)", err, errClientCertAsked)}
+	}
 	return resp, tlsError(err) // a handshake failure says which flag fixes it (tls.go)
+}
+
+// connBroken reports whether err is a connection the peer closed under the request: a
+// broken pipe, a reset, an end of stream, or the transport closing it on the peer's alert.
+func connBroken(err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed)
+}
+
+// watchCertRequests returns cfg (nil: Go's defaults) set to note, in t.certAsked, a
+// handshake in which the target asked for a client certificate and none was configured: it
+// answers with none, as Go does without the callback.
+func (t *schemeTransport) watchCertRequests(cfg *tls.Config) *tls.Config {
+	if cfg != nil && (len(cfg.Certificates) > 0 || cfg.GetClientCertificate != nil) {
+		return cfg
+	}
+	if cfg == nil {
+		cfg = &tls.Config{}
+	} else {
+		cfg = cfg.Clone()
+	}
+	cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+		t.certAsked.Store(true)
+		return &tls.Certificate{}, nil
+	}
+	return cfg
 }
 
 // CloseIdleConnections closes the idle connections of both transports

@@ -80,15 +80,22 @@ func (e *TLSError) Error() string {
 		return e.Err.Error() + ": the target's certificate is signed by a CA this machine does not trust; add the CA with --ca-cert FILE (added to the system roots)"
 	case errors.As(e.Err, &host):
 		return e.Err.Error() + ": the target's certificate is for another name; use the URL's host the certificate names"
-	case strings.Contains(e.Err.Error(), "certificate required"):
+	case strings.Contains(e.Err.Error(), "certificate required"), errors.Is(e.Err, errClientCertAsked):
 		return e.Err.Error() + ": the target asks for a client certificate (mutual TLS); give it with --client-cert FILE --client-key FILE"
 	}
 	return e.Err.Error()
 }
 
+// errClientCertAsked marks a failed request to a target that asked for a client
+// certificate, none being configured (schemeTransport.watchCertRequests).
+var errClientCertAsked = errors.New("the target asked for a client certificate in the handshake and none was given")
+
 // tlsError wraps err in a TLSError when it is one of the handshake failures TLSError
-// explains, and returns it unchanged otherwise.
+// explains, and returns it unchanged otherwise (a TLSError already).
 func tlsError(err error) error {
+	if _, ok := err.(*TLSError); ok {
+		return err
+	}
 	var unknown x509.UnknownAuthorityError
 	var host x509.HostnameError
 	if errors.As(err, &unknown) || errors.As(err, &host) || (err != nil && strings.Contains(err.Error(), "tls: certificate required")) {
