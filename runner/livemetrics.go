@@ -174,6 +174,19 @@ func (m *liveMetrics) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
+// durationLabels are error.type and gen_ai.tool.name of the durations of op counted with
+// outcome o, as both exporters label them: the outcome's name but for a result (""), the
+// run's tool on tools/call ("" elsewhere).
+func (m *liveMetrics) durationLabels(op mcp.Op, o metrics.Outcome) (errType, tool string) {
+	if o != metrics.OutcomeOK {
+		errType = o.Name()
+	}
+	if op == mcp.OpToolsCall {
+		tool = m.tool
+	}
+	return errType, tool
+}
+
 // Collect implements prometheus.Collector: the totals up to the last closed window.
 func (m *liveMetrics) Collect(ch chan<- prometheus.Metric) {
 	m.mu.Lock()
@@ -188,13 +201,7 @@ func (m *liveMetrics) Collect(ch chan<- prometheus.Metric) {
 			if b.Total() == 0 {
 				continue
 			}
-			errType, tool := "", ""
-			if metrics.Outcome(o) != metrics.OutcomeOK {
-				errType = metrics.Outcome(o).Name()
-			}
-			if op == mcp.OpToolsCall {
-				tool = m.tool
-			}
+			errType, tool := m.durationLabels(op, metrics.Outcome(o))
 			ch <- constHistogram(m.duration, b, metrics.DurationBounds, 1e-6, method, m.protocol, errType, tool)
 		}
 	}

@@ -49,13 +49,7 @@ func (m *liveMetrics) Produce(context.Context) ([]metricdata.ScopeMetrics, error
 			if b.Total() == 0 {
 				continue
 			}
-			errType, tool := "", ""
-			if metrics.Outcome(o) != metrics.OutcomeOK {
-				errType = metrics.Outcome(o).Name()
-			}
-			if op == mcp.OpToolsCall {
-				tool = m.tool
-			}
+			errType, tool := m.durationLabels(op, metrics.Outcome(o))
 			set := attribute.NewSet(shard, method, attribute.String(telemetry.AttrProtocol, m.protocol),
 				attribute.String(telemetry.AttrErrorType, errType), attribute.String(telemetry.AttrToolName, tool))
 			durations = append(durations, m.histogramPoint(set, b, metrics.DurationBounds, 1e-6, now))
