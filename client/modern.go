@@ -10,7 +10,10 @@ import (
 	"slices"
 	"sync"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/tasksim/tasksim/internal/mcp"
+	"github.com/tasksim/tasksim/internal/telemetry"
 )
 
 // Requests of the modern era (protocol 2026-07-28, docs/RULES.md#e1): no initialize and no
@@ -35,10 +38,13 @@ type modernRequest struct {
 
 // newModernRequest builds the request for method with params (a JSON object, nil for none),
 // the envelope of version and caps added as params._meta.
-func (t *Target) newModernRequest(id mcp.ID, version, method string, params []byte, caps mcp.ModernClientCapabilities) (modernRequest, error) {
+func (t *Target) newModernRequest(id mcp.ID, version, method string, params []byte, caps mcp.ModernClientCapabilities, members []byte) (modernRequest, error) {
 	meta, err := t.requestMeta(version, caps)
 	if err != nil {
 		return modernRequest{}, err
+	}
+	if len(members) > 0 { // the trace context, inside the envelope (telemetry.AppendMeta)
+		meta = append(append(append(meta[:len(meta)-1:len(meta)-1], ','), members...), '}')
 	}
 	p, err := withMeta(params, meta)
 	if err != nil {
@@ -246,11 +252,26 @@ type modernSession struct {
 // call sends one request of the modern era, op spelled by V20260728, and reads its reply.
 func (s *modernSession) call(ctx context.Context, op mcp.Op, params []byte, caps mcp.ModernClientCapabilities) (Reply, error) {
 	s.nextID++
-	r, err := s.t.newModernRequest(mcp.IntID(s.nextID), s.version, mcp.V20260728{}.Method(op), params, caps)
+	id, method := mcp.IntID(s.nextID), mcp.V20260728{}.Method(op)
+	if s.t.Tracer == nil {
+		r, err := s.t.newModernRequest(id, s.version, method, params, caps, nil)
+		if err != nil {
+			return Reply{}, err
+		}
+		return s.post(ctx, r)
+	}
+	ctx, span := s.t.Tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindClient)) // the probe's requests (trace.go)
+	defer span.End()
+	var members [128]byte
+	r, err := s.t.newModernRequest(id, s.version, method, params, caps, telemetry.AppendMeta(members[:0], span.SpanContext()))
 	if err != nil {
 		return Reply{}, err
 	}
-	return s.post(ctx, r)
+	rep, err := s.post(ctx, r)
+	if span.IsRecording() {
+		annotateSpan(span, op, id, method, "", s.version, "", rep, err)
+	}
+	return rep, err
 }
 
 // post sends r and reads its reply.

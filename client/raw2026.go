@@ -87,7 +87,7 @@ func (c *ModernClient) build(req ModernRequest) (modernRequest, error) {
 	var r modernRequest
 	if req.Meta == nil {
 		var err error
-		if r, err = c.s.t.newModernRequest(id, version, req.Method, req.Params, caps); err != nil {
+		if r, err = c.s.t.newModernRequest(id, version, req.Method, req.Params, caps, nil); err != nil {
 			return r, err
 		}
 	} else {

@@ -55,18 +55,24 @@ func (s *Session) doTraced(ctx context.Context, id mcp.ID, method string, params
 // annotate sets the convention's attributes of a request's span from its reply, and the
 // span's status: an error when error.type is set.
 func (s *Session) annotate(span trace.Span, id mcp.ID, method, tool string, rep Reply, err error) {
+	annotateSpan(span, s.dialect().Op(method), id, method, tool, s.version, s.id, rep, err)
+}
+
+// annotateSpan is annotate of a request of op in protocol version on session sessionID
+// ("": none), for any requester.
+func annotateSpan(span trace.Span, op mcp.Op, id mcp.ID, method, tool, version, sessionID string, rep Reply, err error) {
 	attrs := make([]attribute.KeyValue, 0, 6)
 	attrs = append(attrs, attribute.String(telemetry.AttrMethod, method), attribute.String(telemetry.AttrRequestID, id.String()))
-	if v := s.version; v != "" {
-		attrs = append(attrs, attribute.String(telemetry.AttrProtocol, v))
+	if version != "" {
+		attrs = append(attrs, attribute.String(telemetry.AttrProtocol, version))
 	}
-	if s.id != "" {
-		attrs = append(attrs, attribute.String(telemetry.AttrSessionID, s.id))
+	if sessionID != "" {
+		attrs = append(attrs, attribute.String(telemetry.AttrSessionID, sessionID))
 	}
 	if tool != "" {
 		attrs = append(attrs, attribute.String(telemetry.AttrToolName, tool))
 	}
-	if et := errorType(s.dialect().Op(method), rep, err); et != "" {
+	if et := errorType(op, rep, err); et != "" {
 		attrs = append(attrs, attribute.String(telemetry.AttrErrorType, et))
 		span.SetStatus(codes.Error, et) // the type only: an error's text may quote the target
 	}

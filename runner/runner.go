@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/redact"
 	"github.com/tasksim/tasksim/internal/telemetry"
@@ -234,6 +236,8 @@ type runRequest struct {
 	contract   *results.Contract // the contract suite's result; nil when it did not run
 	summarized bool              // summary.json holds the run's summary
 	conns      Connections       // how the clients reach the target
+	tracer     trace.Tracer      // the telemetry's (startTelemetry); nil: untraced
+	late       lateLive          // the live figures as the telemetry's metrics, once they exist
 }
 
 func newRunRequest(sc *scenarios.Scenario, opts Options) *runRequest {
@@ -343,6 +347,11 @@ func (r *runRequest) run(ctx context.Context) (*results.Summary, error) {
 		events = metrics.NewEvents(0)
 		r.cfg.Events = events
 	}
+	tel, err := r.startTelemetry(ctx) // before the probe: its requests are spans too
+	if err != nil {
+		return nil, err
+	}
+	defer tel.Shutdown(ctx) // after the collector's last window: the final export has it
 	target, srv, closeTarget, err := r.reach(ctx, rec, events)
 	if err != nil {
 		return nil, err
@@ -352,12 +361,12 @@ func (r *runRequest) run(ctx context.Context) (*results.Summary, error) {
 		return nil, fmt.Errorf("output directory: %w", err)
 	}
 	r.rollbackPolicy(srv) // rollback.go
-	live, tel, err := r.startExports(ctx, target)
+	live, err := r.startLive(target)
 	if err != nil {
 		return nil, err
 	}
+	r.late.set(live) // the OTLP metrics from now on
 	defer live.close()
-	defer tel.Shutdown(ctx) // after the collector's last window: the final export has it
 	eng, err := loadgen.New(*r.cfg, target, r.manifest, rec)
 	if err != nil {
 		return nil, &UsageError{err}
@@ -395,21 +404,6 @@ func (r *runRequest) run(ctx context.Context) (*results.Summary, error) {
 		}
 		return sum
 	}, eng, events, col.aborted)
-}
-
-// startExports starts what the run exports while it goes on: its live figures (startLive)
-// and its telemetry (startTelemetry, telemetry.go), which exports them too.
-func (r *runRequest) startExports(ctx context.Context, target *client.Target) (*liveMetrics, *telemetry.Provider, error) {
-	live, err := r.startLive(target)
-	if err != nil {
-		return nil, nil, err
-	}
-	tel, err := r.startTelemetry(ctx, target, live)
-	if err != nil {
-		live.close()
-		return nil, nil, err
-	}
-	return live, tel, nil
 }
 
 // startLive starts the run's live figures when something reads them: the /metrics of

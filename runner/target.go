@@ -44,6 +44,7 @@ func (r *runRequest) reach(ctx context.Context, rec *metrics.Recorder, events *m
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	target.Tracer = r.tracer // the probe's requests are spans too (nil: untraced)
 	if srv != nil {
 		closers = append(closers, srv.Close)
 		r.cfg.Reconciler = embeddedReconciler(sc, srv)

@@ -9,8 +9,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	prombridge "go.opentelemetry.io/contrib/bridges/prometheus"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"github.com/tasksim/tasksim/client"
 	"github.com/tasksim/tasksim/internal/telemetry"
 )
 
@@ -95,27 +95,45 @@ func (t Telemetry) start(ctx context.Context, service string, metrics sdkmetric.
 	return p, nil
 }
 
-// startTelemetry starts the run's telemetry and hands its tracer to target, whose
-// clients' requests and tasks are then spans (client/trace.go, loadgen/taskspan.go); nil
-// when the run exports none.
-func (r *runRequest) startTelemetry(ctx context.Context, target *client.Target, live *liveMetrics) (*telemetry.Provider, error) {
-	var prod sdkmetric.Producer // a nil *liveMetrics must not be a non-nil Producer
-	if live != nil {
-		prod = live
-	}
-	p, err := r.opts.Telemetry.start(ctx, "tasksim", prod, func(line string) { r.note("%s", line) })
+// startTelemetry starts the run's telemetry, before the probe, so that its requests are
+// spans too, and keeps its tracer (r.tracer), which reach hands to the target: its
+// clients' requests and tasks are then spans (client/trace.go, loadgen/taskspan.go). Its
+// metrics are the run's live figures, exported from when they exist (r.late, after the
+// probe). nil when the run exports none.
+func (r *runRequest) startTelemetry(ctx context.Context) (*telemetry.Provider, error) {
+	p, err := r.opts.Telemetry.start(ctx, "tasksim", &r.late, func(line string) { r.note("%s", line) })
 	if err != nil || p == nil {
 		return nil, err
 	}
-	target.Tracer = p.Tracer()
+	r.tracer = p.Tracer()
 	where := r.opts.Telemetry.Endpoint
 	if where == "" {
 		where = "the OTEL_EXPORTER_OTLP_* endpoint"
 	}
 	limit := "no cap"
 	if n := r.opts.Telemetry.MaxPerSecond; n > 0 {
-		limit = fmt.Sprintf("at most %g new traces a second", n)
+		limit = fmt.Sprintf("at most %g new task traces a second", n)
 	}
 	r.note("telemetry: traces and metrics over OTLP to %s (sample ratio %g, %s)", where, r.opts.Telemetry.SampleRatio, limit)
 	return p, nil
+}
+
+// lateLive is the run's live figures as its OTLP metrics (an SDK Producer): the telemetry
+// starts before the probe, the live figures, which need the manifest, after it; an export
+// before they exist has nothing to send.
+type lateLive struct{ m atomic.Pointer[liveMetrics] }
+
+// set hands over the live figures; nil keeps none.
+func (l *lateLive) set(m *liveMetrics) {
+	if m != nil {
+		l.m.Store(m)
+	}
+}
+
+// Produce implements sdkmetric.Producer: the live figures' export, none before set.
+func (l *lateLive) Produce(ctx context.Context) ([]metricdata.ScopeMetrics, error) {
+	if m := l.m.Load(); m != nil {
+		return m.Produce(ctx)
+	}
+	return nil, nil
 }

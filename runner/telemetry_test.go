@@ -203,11 +203,13 @@ func checkSpans(t *testing.T, proto string, spans []*tracepb.Span) {
 	for _, s := range spans {
 		byID[hex.EncodeToString(s.GetSpanId())] = s
 	}
-	var creates, polls, tasks, servers, serverChildren int
+	var creates, polls, tasks, servers, serverChildren, probes int
 	for _, s := range spans {
 		a := attrs(s)
 		parent := byID[hex.EncodeToString(s.GetParentSpanId())]
 		switch {
+		case s.GetKind() == tracepb.Span_SPAN_KIND_CLIENT && s.GetName() == "tools/list":
+			probes++ // the probe's, before the load: traced too
 		case s.GetKind() == tracepb.Span_SPAN_KIND_CLIENT && s.GetName() == "tools/call work_task":
 			creates++
 			if a["mcp.method.name"] != "tools/call" || a["gen_ai.tool.name"] != "work_task" || a["jsonrpc.request.id"] == "" || a["mcp.protocol.version"] != proto {
@@ -242,9 +244,9 @@ func checkSpans(t *testing.T, proto string, spans []*tracepb.Span) {
 			}
 		}
 	}
-	if creates == 0 || polls == 0 || tasks == 0 || servers == 0 || serverChildren == 0 {
-		t.Errorf("spans: %d creates, %d polls, %d tasks, %d server spans (%d children of client spans); want some of each (%d spans)",
-			creates, polls, tasks, servers, serverChildren, len(spans))
+	if creates == 0 || polls == 0 || tasks == 0 || servers == 0 || serverChildren == 0 || probes == 0 {
+		t.Errorf("spans: %d creates, %d polls, %d tasks, %d server spans (%d children of client spans), %d tools/list of the probe; want some of each (%d spans)",
+			creates, polls, tasks, servers, serverChildren, probes, len(spans))
 	}
 }
 
