@@ -324,21 +324,8 @@ func (r *runRequest) stopped() bool {
 // run runs the scenario and writes its outputs. Until summarized is true, an error left
 // no summary.
 func (r *runRequest) run(ctx context.Context) (*results.Summary, error) {
-	if r.sc.Contract {
-		if err := r.contractPhase(ctx); err != nil {
-			return nil, err
-		}
-		r.start = time.Now() // the load's figures count from its own start
-	}
-	if r.opts.StartTogether != nil {
-		if err := r.meet(ctx); err != nil {
-			return nil, err
-		}
-	}
-	if r.opts.StartAt.After(r.start) {
-		// The run's clock, its windows and files count from the common start, so that every
-		// shard's seconds line up; the probe before it falls in the first window, as always.
-		r.start = r.opts.StartAt
+	if err := r.beforeSetup(ctx); err != nil {
+		return nil, err
 	}
 	r.phase(PhaseSetup)
 	rec := metrics.NewRecorder(r.cfg.Shards, r.start)
@@ -404,6 +391,29 @@ func (r *runRequest) run(ctx context.Context) (*results.Summary, error) {
 		}
 		return sum
 	}, eng, events, col.aborted)
+}
+
+// beforeSetup is what comes before a run's setup: the contract suite (scenario contract:
+// true), after which the load's figures count from the load's own start; the meeting of an
+// A/B run's sides (Options.StartTogether); and the common start of the shards
+// (Options.StartAt), from which the run's clock, its windows and files count, so that every
+// shard's seconds line up (the probe before it falls in the first window, as always).
+func (r *runRequest) beforeSetup(ctx context.Context) error {
+	if r.sc.Contract {
+		if err := r.contractPhase(ctx); err != nil {
+			return err
+		}
+		r.start = time.Now()
+	}
+	if r.opts.StartTogether != nil {
+		if err := r.meet(ctx); err != nil {
+			return err
+		}
+	}
+	if r.opts.StartAt.After(r.start) {
+		r.start = r.opts.StartAt
+	}
+	return nil
 }
 
 // startLive starts the run's live figures when something reads them: the /metrics of
