@@ -237,7 +237,7 @@ type runRequest struct {
 	summarized bool              // summary.json holds the run's summary
 	conns      Connections       // how the clients reach the target
 	tracer     trace.Tracer      // the telemetry's (startTelemetry); nil: untraced
-	late       lateLive          // the live figures as the telemetry's metrics, once they exist
+	late       lateMetrics       // the live figures as the telemetry's metrics, once they exist
 }
 
 func newRunRequest(sc *scenarios.Scenario, opts Options) *runRequest {
@@ -352,7 +352,9 @@ func (r *runRequest) run(ctx context.Context) (*results.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.late.set(live) // the OTLP metrics from now on
+	if live != nil {
+		r.late.set(live) // the OTLP metrics from now on
+	}
 	defer live.close()
 	eng, err := loadgen.New(*r.cfg, target, r.manifest, rec)
 	if err != nil {

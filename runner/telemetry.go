@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	prombridge "go.opentelemetry.io/contrib/bridges/prometheus"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -48,33 +47,46 @@ func (t Telemetry) Check() error {
 // StartServe starts the telemetry of a standalone server (`tasksim serve
 // --otlp-endpoint`): its traces, the server spans (mockserver.Config.Tracer, which it
 // sets on cfg's caller's behalf through the returned provider's Tracer), and, when m is
-// not nil, its metrics: what its /metrics serves, through the OpenTelemetry Prometheus
-// bridge; nil when off. notes hears of a failed export, once. The caller shuts it down.
+// not nil, its metrics once m has them (ServeMetrics.Set); nil when off. notes hears of a
+// failed export, once. The caller shuts it down.
 func (t Telemetry) StartServe(ctx context.Context, m *ServeMetrics, notes func(string)) (*telemetry.Provider, error) {
-	var prod sdkmetric.Producer
+	var prod sdkmetric.Producer // a nil *ServeMetrics must not be a non-nil Producer
 	if m != nil {
-		prod = prombridge.NewMetricProducer(prombridge.WithGatherer(m))
+		prod = &m.lateMetrics
 	}
 	return t.start(ctx, "tasksim-serve", prod, notes)
 }
 
-// ServeMetrics is the metrics registry of a standalone server for its OTLP export
-// (StartServe): the server is built after its telemetry, whose tracer it takes, so its
-// registry (mockserver.Server.Gatherer) is handed over with Set once it exists; an export
-// before that has nothing to send.
-type ServeMetrics struct {
-	g atomic.Pointer[prometheus.Gatherer]
+// lateMetrics is the OTLP metrics of a run or a server whose source exists only after its
+// telemetry started: the telemetry comes first, so that the probe's requests (a run) or the
+// server's spans (serve) have their tracer; an export before set has nothing to send.
+type lateMetrics struct {
+	p atomic.Pointer[sdkmetric.Producer]
 }
 
-// Set hands over the server's registry.
-func (m *ServeMetrics) Set(g prometheus.Gatherer) { m.g.Store(&g) }
+// set hands over the source; nil keeps none.
+func (l *lateMetrics) set(p sdkmetric.Producer) {
+	if p != nil {
+		l.p.Store(&p)
+	}
+}
 
-// Gather implements prometheus.Gatherer: the server's metrics, none before Set.
-func (m *ServeMetrics) Gather() ([]*dto.MetricFamily, error) {
-	if g := m.g.Load(); g != nil {
-		return (*g).Gather()
+// Produce implements sdkmetric.Producer: the source's export, none before set.
+func (l *lateMetrics) Produce(ctx context.Context) ([]metricdata.ScopeMetrics, error) {
+	if p := l.p.Load(); p != nil {
+		return (*p).Produce(ctx)
 	}
 	return nil, nil
+}
+
+// ServeMetrics is the metrics of a standalone server for its OTLP export (StartServe): its
+// registry (mockserver.Server.Gatherer, what /metrics serves), handed over with Set once
+// the server exists, read through the OpenTelemetry Prometheus bridge.
+type ServeMetrics struct{ lateMetrics }
+
+// Set hands over the server's registry.
+func (m *ServeMetrics) Set(g prometheus.Gatherer) {
+	m.set(prombridge.NewMetricProducer(prombridge.WithGatherer(g)))
 }
 
 // start starts the providers of t for service (nil when telemetry is off), exporting
@@ -116,24 +128,4 @@ func (r *runRequest) startTelemetry(ctx context.Context) (*telemetry.Provider, e
 	}
 	r.note("telemetry: traces and metrics over OTLP to %s (sample ratio %g, %s)", where, r.opts.Telemetry.SampleRatio, limit)
 	return p, nil
-}
-
-// lateLive is the run's live figures as its OTLP metrics (an SDK Producer): the telemetry
-// starts before the probe, the live figures, which need the manifest, after it; an export
-// before they exist has nothing to send.
-type lateLive struct{ m atomic.Pointer[liveMetrics] }
-
-// set hands over the live figures; nil keeps none.
-func (l *lateLive) set(m *liveMetrics) {
-	if m != nil {
-		l.m.Store(m)
-	}
-}
-
-// Produce implements sdkmetric.Producer: the live figures' export, none before set.
-func (l *lateLive) Produce(ctx context.Context) ([]metricdata.ScopeMetrics, error) {
-	if m := l.m.Load(); m != nil {
-		return m.Produce(ctx)
-	}
-	return nil, nil
 }
